@@ -1,0 +1,48 @@
+/* CPU backend — add through oneDNN's binary primitive.
+ *
+ * Z[M,N] = X + Y. oneDNN computes in f32 and rounds once to Z's dtype. */
+#include "cpu_onednn.h"
+
+#include <dnnl_debug.h>
+
+#include <stdio.h>
+
+mb_status_t mb__cpu_add_onednn_prepare(void *bstate,
+                                       const mb_kernel_call_t *call,
+                                       void **kstate) {
+  mb_cpu_state_t *st = bstate;
+  const mb_op_params_t *p = call->params;
+  char what[48];
+  snprintf(what, sizeof what, "add %s->%s", st->host.dtype_name(p->dtype),
+           st->host.dtype_name(p->dtype_out));
+  mb_status_t status = mb__cpu_onednn_check(st, what);
+  if (status != MB_OK) return status;
+
+  const int64_t m = p->shape[0], n = p->shape[1];
+  mb_cpu_onednn_operands_t ops = {
+      .arg = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST}};
+  status = mb__cpu_onednn_md_2d(st, what, &ops.md[0], m, n, p->dtype);
+  if (status == MB_OK)
+    status = mb__cpu_onednn_md_2d(st, what, &ops.md[1], m, n, p->dtype_b);
+  if (status == MB_OK)
+    status = mb__cpu_onednn_md_2d(st, what, &ops.md[2], m, n, p->dtype_out);
+  if (status != MB_OK) return status;
+
+  dnnl_binary_desc_t desc;
+  const dnnl_status_t s = dnnl_binary_desc_init(&desc, dnnl_binary_add,
+                                                &ops.md[0], &ops.md[1],
+                                                &ops.md[2]);
+  if (s != dnnl_success) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: binary descriptor: %s", what,
+                 dnnl_status2str(s));
+    return MB_ERR_UNSUPPORTED;
+  }
+  dnnl_primitive_attr_t attr = NULL;
+  if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: cannot create attributes", what);
+    return MB_ERR_NO_MEMORY;
+  }
+  status = mb__cpu_onednn_create(st, what, &desc, attr, &ops, call, kstate);
+  dnnl_primitive_attr_destroy(attr);
+  return status;
+}

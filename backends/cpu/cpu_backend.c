@@ -1,0 +1,243 @@
+/* CPU backend — the module's entry point, its vtable and kernel table, and
+ * the small hooks (device info, memory, copies, timer).
+ *
+ * One device: the whole machine (the cores this process may use), with one
+ * OpenMP thread pinned per core. */
+#include "cpu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- instance ------------------------------------------------------------ */
+
+static void cpu_fini(void *state) {
+  mb_cpu_state_t *st = state;
+  if (!st) return;
+#ifdef MB_HAVE_ONEDNN
+  mb__cpu_onednn_fini(st);
+#endif
+  mb__cpu_flush_fini(st);
+  mb__cpu_topology_fini(st);
+  free(st);
+}
+
+static void format_version(mb_cpu_state_t *st) {
+  char onednn[128] = "portable C only (built without oneDNN)";
+#ifdef MB_HAVE_ONEDNN
+  mb__cpu_onednn_version(onednn, sizeof onednn);
+#endif
+  const unsigned hw = hwloc_get_api_version();
+  snprintf(st->version, sizeof st->version, "%s, hwloc %u.%u.%u", onednn,
+           hw >> 16, (hw >> 8) & 0xffu, hw & 0xffu);
+}
+
+static mb_status_t cpu_init(const mb_host_api_t *host, void **state) {
+  mb_cpu_state_t *st = calloc(1, sizeof *st);
+  if (!st) {
+    host->set_error("cpu: cannot allocate the backend state");
+    return MB_ERR_NO_MEMORY;
+  }
+  st->host = *host;
+  st->host.struct_size = sizeof st->host;
+  const mb_status_t status = mb__cpu_topology_init(st);
+  if (status != MB_OK) {
+    cpu_fini(st);
+    return status;
+  }
+  mb__cpu_pin_threads(st);
+#ifdef MB_HAVE_ONEDNN
+  mb__cpu_onednn_init(st);
+#endif
+  mb__cpu_peak_measure(st);
+  format_version(st);
+  MB_CPU_LOG(st, MB_LOG_DEBUG,
+             "cpu: %s, %u cores, %u threads, peak f32 %.1f GFLOP/s, bf16 "
+             "%.1f GFLOP/s (%s)",
+             st->name, st->cores, st->threads, 1e-9 * st->peak[MB_DTYPE_F32],
+             1e-9 * st->peak[MB_DTYPE_BF16], st->peak_source);
+  *state = st;
+  return MB_OK;
+}
+
+static const char *cpu_version(void *state) {
+  return ((const mb_cpu_state_t *)state)->version;
+}
+
+/* ---- device -------------------------------------------------------------- */
+
+static uint32_t cpu_device_count(void *state, const char **why_none) {
+  (void)state;
+  if (why_none) *why_none = NULL;
+  return 1;
+}
+
+static mb_status_t check_device(const mb_cpu_state_t *st, uint32_t dev) {
+  if (dev == 0) return MB_OK;
+  st->host.set_error("cpu: no device %u (the cpu backend has device 0 only)",
+                     dev);
+  return MB_ERR_NOT_FOUND;
+}
+
+static mb_status_t cpu_device_info(void *state, uint32_t dev,
+                                   mb_device_info_t *out) {
+  const mb_cpu_state_t *st = state;
+  const mb_status_t status = check_device(st, dev);
+  if (status != MB_OK) return status;
+  mb_device_info_t info = MB_DEVICE_INFO_INIT;
+  info.backend = "cpu";
+  info.index = 0;
+  info.name = st->name;
+  info.kind = MB_DEVICE_CPU;
+  info.memory_bytes = st->memory_bytes;
+  info.mem_bw_bytes_per_s = 0.0; /* not measured (yet) */
+  info.compute_units = st->cores;
+  info.clock_hz = st->clock_hz;
+  memcpy(info.cache_bytes, st->cache_bytes, sizeof info.cache_bytes);
+  info.peak_source = st->peak_source;
+  /* Fill only as much as the caller's struct holds. */
+  const size_t size =
+      out->struct_size < sizeof info ? out->struct_size : sizeof info;
+  const uint32_t caller_size = out->struct_size;
+  memcpy(out, &info, size);
+  out->struct_size = caller_size;
+  return MB_OK;
+}
+
+static double cpu_peak_flops(void *state, uint32_t dev, mb_dtype_t dtype) {
+  const mb_cpu_state_t *st = state;
+  if (dev != 0 || dtype <= MB_DTYPE_NONE || dtype >= MB_DTYPE_COUNT) return 0;
+  return st->peak[dtype];
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+static mb_status_t cpu_alloc(void *state, uint32_t dev, size_t bytes,
+                             void **ptr) {
+  mb_cpu_state_t *st = state;
+  const mb_status_t status = check_device(st, dev);
+  return status != MB_OK ? status : mb__cpu_alloc(st, bytes, ptr);
+}
+
+static void cpu_free(void *state, uint32_t dev, void *ptr) {
+  (void)state, (void)dev;
+  free(ptr);
+}
+
+static mb_status_t cpu_copy(void *state, uint32_t dev, void *dst,
+                            const void *src, size_t bytes) {
+  (void)state, (void)dev;
+  if (bytes) memcpy(dst, src, bytes);
+  return MB_OK;
+}
+
+/* Every kernel has finished when it returns. */
+static mb_status_t cpu_sync(void *state, uint32_t dev) {
+  (void)state, (void)dev;
+  return MB_OK;
+}
+
+static mb_status_t cpu_flush_cache(void *state, uint32_t dev) {
+  mb_cpu_state_t *st = state;
+  const mb_status_t status = check_device(st, dev);
+  return status != MB_OK ? status : mb__cpu_flush(st);
+}
+
+/* ---- timer --------------------------------------------------------------- */
+
+static mb_status_t cpu_time_batch(void *state, uint32_t dev,
+                                  mb_kernel_run_fn run, void *kstate,
+                                  const mb_kernel_call_t *call, uint32_t batch,
+                                  double *elapsed_ns) {
+  mb_cpu_state_t *st = state;
+  mb__cpu_pin_threads(st); /* untimed; free when already pinned */
+  (void)dev;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (uint32_t i = 0; i < batch; ++i) {
+    const mb_status_t status = run(kstate, call);
+    if (status != MB_OK) return status;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  *elapsed_ns = 1e9 * (double)(t1.tv_sec - t0.tv_sec) +
+                (double)(t1.tv_nsec - t0.tv_nsec);
+  return MB_OK;
+}
+
+/* ---- the tables ---------------------------------------------------------- */
+
+#define MB__CPU_KERNEL(op, impl, a, b, out, acc, prefix)                    \
+  {sizeof(mb_backend_kernel_t), op, impl, MB_DTYPE_##a, MB_DTYPE_##b,       \
+   MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare, prefix##_run,     \
+   prefix##_release}
+
+#define MB__CPU_ONEDNN(op, a, b, out, acc, prefix)                          \
+  {sizeof(mb_backend_kernel_t), op, "onednn", MB_DTYPE_##a, MB_DTYPE_##b,   \
+   MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare,                   \
+   mb__cpu_onednn_run, mb__cpu_onednn_release}
+
+/* The first entry matching a request is its default: oneDNN first. */
+static const mb_backend_kernel_t cpu_kernels[] = {
+#ifdef MB_HAVE_ONEDNN
+    MB__CPU_ONEDNN("gemm", F32, F32, F32, F32, mb__cpu_gemm_onednn),
+    MB__CPU_ONEDNN("gemm", BF16, BF16, BF16, F32, mb__cpu_gemm_onednn),
+    MB__CPU_ONEDNN("gemm", BF16, BF16, F32, F32, mb__cpu_gemm_onednn),
+    MB__CPU_ONEDNN("add", F32, F32, F32, F32, mb__cpu_add_onednn),
+    MB__CPU_ONEDNN("add", BF16, BF16, BF16, F32, mb__cpu_add_onednn),
+#endif
+    MB__CPU_KERNEL("gemm", "c", F32, F32, F32, F32, mb__cpu_gemm_c),
+    MB__CPU_KERNEL("gemm", "c", BF16, BF16, BF16, F32, mb__cpu_gemm_c),
+    MB__CPU_KERNEL("gemm", "c", BF16, BF16, F32, F32, mb__cpu_gemm_c),
+    MB__CPU_KERNEL("add", "c", F32, F32, F32, F32, mb__cpu_add_c),
+    MB__CPU_KERNEL("add", "c", BF16, BF16, BF16, F32, mb__cpu_add_c),
+};
+
+static const mb_backend_vtable_t cpu_vtable = {
+    .abi_version = MB_BACKEND_ABI_VERSION,
+    .struct_size = sizeof(mb_backend_vtable_t),
+    .name = "cpu",
+    .description = "host CPU: oneDNN and portable C kernels, OpenMP threads "
+                   "pinned one per core (hwloc)",
+    .init = cpu_init,
+    .fini = cpu_fini,
+    .version = cpu_version,
+    .device_count = cpu_device_count,
+    .device_info = cpu_device_info,
+    .peak_flops = cpu_peak_flops,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_to_device = cpu_copy,
+    .copy_to_host = cpu_copy,
+    .sync = cpu_sync,
+    .flush_cache = cpu_flush_cache,
+    .time_batch = cpu_time_batch,
+    .kernels = cpu_kernels,
+    .num_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0],
+};
+
+/* ---- entry --------------------------------------------------------------- */
+
+/* The host table must reach at least to set_error before we can complain. */
+#define MB__HOST_HAS(host, member)                       \
+  ((host)->struct_size >= offsetof(mb_host_api_t, member) + \
+                              sizeof((host)->member))
+
+MB_BACKEND_EXPORT const mb_backend_vtable_t *mb_backend_entry(
+    const mb_host_api_t *host) {
+  if (!host || !MB__HOST_HAS(host, set_error) || !host->set_error) return NULL;
+  if (host->abi_version != MB_BACKEND_ABI_VERSION) {
+    host->set_error(
+        "cpu: backend ABI version %u, but the library offers version %u",
+        MB_BACKEND_ABI_VERSION, host->abi_version);
+    return NULL;
+  }
+  if (host->struct_size < sizeof(mb_host_api_t) || !host->log ||
+      !host->convert || !host->dtype_bytes || !host->dtype_name) {
+    host->set_error(
+        "cpu: the library's host table is incomplete (%u bytes, this module "
+        "needs %zu with every function set)",
+        host->struct_size, sizeof(mb_host_api_t));
+    return NULL;
+  }
+  return &cpu_vtable;
+}

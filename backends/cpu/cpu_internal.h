@@ -1,0 +1,138 @@
+/* CPU backend — the backend state and what the files of the module share.
+ *
+ * Everything mutable lives in one mb_cpu_state_t created by init() and freed
+ * by fini(); the module has no other mutable global. */
+#ifndef MB_CPU_INTERNAL_H
+#define MB_CPU_INTERNAL_H
+
+#include <microbench/sys/backend.h>
+
+#include <hwloc.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef MB_HAVE_ONEDNN
+#include <dnnl.h>
+#endif
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The portable kernels are compiled for the baseline ISA and, where GCC can,
+ * cloned for AVX2+FMA and AVX-512 with run-time dispatch (ifunc), so one
+ * module binary is fast on every x86-64 and still runs on the oldest. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    __GNUC__ >= 12
+#define MB_CPU_CLONES \
+  __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#else
+#define MB_CPU_CLONES
+#endif
+
+typedef struct mb_cpu_state {
+  mb_host_api_t host; /* our copy: the caller's table need not outlive us */
+
+  /* Topology (cpu_topology.c). */
+  hwloc_topology_t topo;
+  unsigned cores;     /* cores we may run on; >= 1 */
+  unsigned threads;   /* OpenMP threads, one per core (1 without OpenMP) */
+  char name[128];     /* "AMD EPYC 9654" */
+  uint64_t memory_bytes;
+  uint64_t cache_bytes[3]; /* L1d per core, L2 per core, last level total */
+  double clock_hz;
+  hwloc_cpuset_t saved_binding; /* the init thread's binding, restored */
+  pthread_t pinned_master;      /* whose OpenMP team is pinned */
+  int pinned;
+
+  /* Peaks (cpu_peak.c), FLOP/s per input dtype; 0 = unknown. */
+  double peak[MB_DTYPE_COUNT];
+  char peak_source[128];
+
+  /* Cache flush buffer (cpu_flush.c), allocated on first use. */
+  uint64_t *flush_buf;
+  size_t flush_words;
+  uint64_t flush_epoch;
+
+  char version[192];
+
+#ifdef MB_HAVE_ONEDNN
+  dnnl_engine_t engine; /* NULL: oneDNN unusable, see onednn_why */
+  dnnl_stream_t stream;
+  char onednn_why[160];
+#endif
+} mb_cpu_state_t;
+
+#define MB_CPU_ERROR(st, ...) ((st)->host.set_error(__VA_ARGS__))
+#define MB_CPU_LOG(st, level, ...) \
+  ((st)->host.log((st)->host.host, (level), __VA_ARGS__))
+
+/* ---- OpenMP without OpenMP ------------------------------------------------
+ * The module builds without OpenMP (then everything runs on one thread). */
+static inline unsigned mb__cpu_thread_id(void) {
+#ifdef _OPENMP
+  return (unsigned)omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+static inline double mb__cpu_now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- cpu_topology.c ------------------------------------------------------ */
+mb_status_t mb__cpu_topology_init(mb_cpu_state_t *st);
+void mb__cpu_topology_fini(mb_cpu_state_t *st);
+/* Binds the calling thread's OpenMP team one thread per core. Untimed; a
+ * no-op when this thread's team is already pinned. */
+void mb__cpu_pin_threads(mb_cpu_state_t *st);
+
+/* ---- cpu_peak.c ---------------------------------------------------------- */
+void mb__cpu_peak_measure(mb_cpu_state_t *st);
+
+/* ---- cpu_memory.c -------------------------------------------------------- */
+mb_status_t mb__cpu_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr);
+
+/* ---- cpu_flush.c --------------------------------------------------------- */
+mb_status_t mb__cpu_flush(mb_cpu_state_t *st);
+void mb__cpu_flush_fini(mb_cpu_state_t *st);
+
+#ifdef MB_HAVE_ONEDNN
+/* ---- cpu_onednn.c -------------------------------------------------------- */
+/* Engine and stream; never fails: without them the oneDNN kernels say why. */
+void mb__cpu_onednn_init(mb_cpu_state_t *st);
+void mb__cpu_onednn_fini(mb_cpu_state_t *st);
+/* "oneDNN 2.6.3 (cpu runtime OpenMP, isa avx512_core_bf16)" */
+void mb__cpu_onednn_version(char *buf, size_t size);
+#endif
+
+/* ---- kernels: prepare / run / release ------------------------------------ */
+mb_status_t mb__cpu_gemm_c_prepare(void *bstate, const mb_kernel_call_t *call,
+                                   void **kstate);
+mb_status_t mb__cpu_gemm_c_run(void *kstate, const mb_kernel_call_t *call);
+void mb__cpu_gemm_c_release(void *kstate);
+
+mb_status_t mb__cpu_add_c_prepare(void *bstate, const mb_kernel_call_t *call,
+                                  void **kstate);
+mb_status_t mb__cpu_add_c_run(void *kstate, const mb_kernel_call_t *call);
+void mb__cpu_add_c_release(void *kstate);
+
+#ifdef MB_HAVE_ONEDNN
+/* The oneDNN kernels differ only in the primitive they build; running and
+ * releasing a primitive is shared (cpu_onednn.c). */
+mb_status_t mb__cpu_gemm_onednn_prepare(void *bstate,
+                                        const mb_kernel_call_t *call,
+                                        void **kstate);
+mb_status_t mb__cpu_add_onednn_prepare(void *bstate,
+                                       const mb_kernel_call_t *call,
+                                       void **kstate);
+mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call);
+void mb__cpu_onednn_release(void *kstate);
+#endif
+
+#endif

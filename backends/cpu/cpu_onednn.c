@@ -1,0 +1,208 @@
+/* CPU backend — oneDNN engine, stream, version, and the shared kernel that
+ * runs one primitive over the caller's buffers. */
+#include "cpu_onednn.h"
+
+#include <dnnl_debug.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct onednn_kernel {
+  mb_cpu_state_t *st;
+  char what[48];
+  dnnl_primitive_t prim;
+  dnnl_memory_t mem[3];  /* in[0], in[1], out[0] */
+  void *bound[3];        /* the buffer each memory object points at now */
+  dnnl_memory_t scratch; /* NULL when the primitive needs none */
+  dnnl_exec_arg_t args[4];
+  int nargs;
+} onednn_kernel_t;
+
+static const struct {
+  mb_dtype_t ours;
+  dnnl_data_type_t theirs;
+} dtype_map[] = {
+    {MB_DTYPE_F32, dnnl_f32}, {MB_DTYPE_BF16, dnnl_bf16},
+    {MB_DTYPE_F16, dnnl_f16}, {MB_DTYPE_I8, dnnl_s8},
+    {MB_DTYPE_I32, dnnl_s32},
+};
+
+void mb__cpu_onednn_init(mb_cpu_state_t *st) {
+  dnnl_status_t s = dnnl_engine_create(&st->engine, dnnl_cpu, 0);
+  if (s == dnnl_success)
+    s = dnnl_stream_create(&st->stream, st->engine, dnnl_stream_default_flags);
+  if (s != dnnl_success) {
+    snprintf(st->onednn_why, sizeof st->onednn_why,
+             "cpu: oneDNN cpu engine/stream creation failed: %s",
+             dnnl_status2str(s));
+    mb__cpu_onednn_fini(st);
+  }
+}
+
+void mb__cpu_onednn_fini(mb_cpu_state_t *st) {
+  if (st->stream) dnnl_stream_destroy(st->stream);
+  if (st->engine) dnnl_engine_destroy(st->engine);
+  st->stream = NULL;
+  st->engine = NULL;
+}
+
+void mb__cpu_onednn_version(char *buf, size_t size) {
+  const dnnl_version_t *v = dnnl_version();
+  const char *isa = dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa());
+  /* "cpu_isa_avx512_core_bf16" -> "avx512_core_bf16" */
+  if (strncmp(isa, "cpu_isa_", 8) == 0) isa += 8;
+  snprintf(buf, size, "oneDNN %d.%d.%d (cpu runtime %s, isa %s)", v->major,
+           v->minor, v->patch, dnnl_runtime2str(v->cpu_runtime), isa);
+}
+
+mb_status_t mb__cpu_onednn_check(mb_cpu_state_t *st, const char *what) {
+  if (st->engine) return MB_OK;
+  MB_CPU_ERROR(st, "cpu/onednn: %s: %s", what, st->onednn_why);
+  return MB_ERR_UNSUPPORTED;
+}
+
+mb_status_t mb__cpu_onednn_md_2d(mb_cpu_state_t *st, const char *what,
+                                 dnnl_memory_desc_t *md, int64_t rows,
+                                 int64_t cols, mb_dtype_t dtype) {
+  for (size_t i = 0; i < sizeof dtype_map / sizeof dtype_map[0]; ++i) {
+    if (dtype_map[i].ours != dtype) continue;
+    const dnnl_dims_t dims = {rows, cols};
+    const dnnl_status_t s =
+        dnnl_memory_desc_init_by_tag(md, 2, dims, dtype_map[i].theirs, dnnl_ab);
+    if (s == dnnl_success) return MB_OK;
+    MB_CPU_ERROR(st, "cpu/onednn: %s: %lldx%lld memory descriptor: %s", what,
+                 (long long)rows, (long long)cols, dnnl_status2str(s));
+    return MB_ERR_BACKEND;
+  }
+  MB_CPU_ERROR(st, "cpu/onednn: %s: dtype %s has no oneDNN equivalent", what,
+               st->host.dtype_name(dtype));
+  return MB_ERR_UNSUPPORTED;
+}
+
+static void *operand_ptr(const mb_kernel_call_t *call, int i) {
+  return i < 2 ? call->in[i] : call->out[0];
+}
+
+void mb__cpu_onednn_release(void *kstate) {
+  onednn_kernel_t *k = kstate;
+  if (!k) return;
+  for (int i = 0; i < 3; ++i)
+    if (k->mem[i]) dnnl_memory_destroy(k->mem[i]);
+  if (k->scratch) dnnl_memory_destroy(k->scratch);
+  if (k->prim) dnnl_primitive_destroy(k->prim);
+  free(k);
+}
+
+/* Says which implementation oneDNN picked: a "ref" one is a slow loop nest,
+ * worth a warning since the numbers will look like a bug. */
+static void log_impl(mb_cpu_state_t *st, const char *what,
+                     const_dnnl_primitive_desc_t pd) {
+  const char *impl = NULL;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
+          dnnl_success ||
+      !impl)
+    return;
+  const int ref = strncmp(impl, "ref", 3) == 0;
+  MB_CPU_LOG(st, ref ? MB_LOG_WARN : MB_LOG_DEBUG,
+             "cpu/onednn: %s uses oneDNN implementation %s%s", what, impl,
+             ref ? " (reference: slow)" : "");
+}
+
+/* The scratchpad is ours ("user" mode) and allocated here: otherwise oneDNN
+ * may allocate it inside the timed execute, or share a global one. */
+static mb_status_t create_primitive(onednn_kernel_t *k,
+                                    const_dnnl_op_desc_t op_desc,
+                                    dnnl_primitive_attr_t attr) {
+  mb_cpu_state_t *st = k->st;
+  dnnl_status_t s =
+      dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (s != dnnl_success) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: scratchpad mode: %s", k->what,
+                 dnnl_status2str(s));
+    return MB_ERR_BACKEND;
+  }
+  dnnl_primitive_desc_t pd = NULL;
+  s = dnnl_primitive_desc_create(&pd, op_desc, attr, st->engine, NULL);
+  if (s != dnnl_success) {
+    MB_CPU_ERROR(st,
+                 "cpu/onednn: %s: oneDNN has no implementation for these "
+                 "dtypes and attributes on this CPU (%s)",
+                 k->what, dnnl_status2str(s));
+    return MB_ERR_UNSUPPORTED;
+  }
+  log_impl(st, k->what, pd);
+  const dnnl_memory_desc_t *scratch_md =
+      dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  if (scratch_md && dnnl_memory_desc_get_size(scratch_md) > 0)
+    s = dnnl_memory_create(&k->scratch, scratch_md, st->engine,
+                           DNNL_MEMORY_ALLOCATE);
+  if (s == dnnl_success) s = dnnl_primitive_create(&k->prim, pd);
+  dnnl_primitive_desc_destroy(pd);
+  if (s != dnnl_success) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: creating the primitive: %s", k->what,
+                 dnnl_status2str(s));
+    return s == dnnl_out_of_memory ? MB_ERR_NO_MEMORY : MB_ERR_BACKEND;
+  }
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
+                                  const_dnnl_op_desc_t op_desc,
+                                  dnnl_primitive_attr_t attr,
+                                  const mb_cpu_onednn_operands_t *ops,
+                                  const mb_kernel_call_t *call, void **kstate) {
+  onednn_kernel_t *k = calloc(1, sizeof *k);
+  if (!k) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: out of memory", what);
+    return MB_ERR_NO_MEMORY;
+  }
+  k->st = st;
+  snprintf(k->what, sizeof k->what, "%s", what);
+  mb_status_t status = create_primitive(k, op_desc, attr);
+  for (int i = 0; i < 3 && status == MB_OK; ++i) {
+    k->bound[i] = operand_ptr(call, i);
+    const dnnl_status_t s =
+        dnnl_memory_create(&k->mem[i], &ops->md[i], st->engine, k->bound[i]);
+    if (s != dnnl_success) {
+      MB_CPU_ERROR(st, "cpu/onednn: %s: wrapping operand %d: %s", what, i,
+                   dnnl_status2str(s));
+      status = MB_ERR_BACKEND;
+    }
+    k->args[k->nargs++] = (dnnl_exec_arg_t){ops->arg[i], k->mem[i]};
+  }
+  if (status != MB_OK) {
+    mb__cpu_onednn_release(k);
+    return status;
+  }
+  if (k->scratch)
+    k->args[k->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, k->scratch};
+  *kstate = k;
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
+  onednn_kernel_t *k = kstate;
+  mb_cpu_state_t *st = k->st;
+  /* Re-pointing a memory object at another buffer is cheap on CPU, so a
+   * caller rotating through operand copies needs no new primitive. */
+  for (int i = 0; i < 3; ++i) {
+    void *p = operand_ptr(call, i);
+    if (p == k->bound[i]) continue;
+    const dnnl_status_t s = dnnl_memory_set_data_handle(k->mem[i], p);
+    if (s != dnnl_success) {
+      MB_CPU_ERROR(st, "cpu/onednn: %s: re-pointing operand %d: %s", k->what,
+                   i, dnnl_status2str(s));
+      return MB_ERR_BACKEND;
+    }
+    k->bound[i] = p;
+  }
+  dnnl_status_t s =
+      dnnl_primitive_execute(k->prim, st->stream, k->nargs, k->args);
+  if (s == dnnl_success) s = dnnl_stream_wait(st->stream);
+  if (s != dnnl_success) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: execution failed: %s", k->what,
+                 dnnl_status2str(s));
+    return MB_ERR_BACKEND;
+  }
+  return MB_OK;
+}

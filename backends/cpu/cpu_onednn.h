@@ -1,0 +1,38 @@
+/* CPU backend — what the oneDNN kernels share: building a primitive over the
+ * caller's buffers, and running it. A oneDNN kernel is one primitive with
+ * three operands (two inputs, one output); gemm and add differ only in the
+ * operation descriptor and attributes they build. */
+#ifndef MB_CPU_ONEDNN_H
+#define MB_CPU_ONEDNN_H
+
+#include "cpu_internal.h"
+
+#ifdef MB_HAVE_ONEDNN
+
+/* Which execution argument each operand is: in[0], in[1], out[0]. */
+typedef struct mb_cpu_onednn_operands {
+  int arg[3];                 /* DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST */
+  dnnl_memory_desc_t md[3];
+} mb_cpu_onednn_operands_t;
+
+/* MB_OK, or MB_ERR_UNSUPPORTED (with an error message) when oneDNN is not
+ * usable in this process. */
+mb_status_t mb__cpu_onednn_check(mb_cpu_state_t *st, const char *what);
+
+/* A row-major rows × cols matrix of `dtype`. */
+mb_status_t mb__cpu_onednn_md_2d(mb_cpu_state_t *st, const char *what,
+                                 dnnl_memory_desc_t *md, int64_t rows,
+                                 int64_t cols, mb_dtype_t dtype);
+
+/* Builds the primitive for `op_desc` with `attr` (borrowed; scratchpad mode
+ * is set here), wraps the call's buffers, and returns the kernel state.
+ * MB_ERR_UNSUPPORTED when oneDNN has no implementation for it. `what` names
+ * the kernel in messages, e.g. "gemm bf16". */
+mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
+                                  const_dnnl_op_desc_t op_desc,
+                                  dnnl_primitive_attr_t attr,
+                                  const mb_cpu_onednn_operands_t *ops,
+                                  const mb_kernel_call_t *call, void **kstate);
+
+#endif
+#endif

@@ -1,0 +1,190 @@
+/* CPU backend — peak FLOP/s, measured.
+ *
+ * A table of clock × vector width × FMA ports is wrong as often as it is
+ * right (AVX-512 frequency licences, Zen 4 issuing 512-bit FMAs as two
+ * halves, virtual machines, power limits), so we measure: every pinned thread
+ * runs a loop of independent multiply-adds at the same time, and the peak is
+ * the sum of their rates: the best of a few short rounds, since anything
+ * else running on the machine can only make a round slower. The loop has enough accumulators to
+ * hide the FMA latency on every FMA port (latency 4-6 × 2 ports ≤ 16), and the
+ * accumulators are combined and stored to a volatile so nothing is elided.
+ *
+ * This file is always compiled with optimisation (see CMakeLists.txt): a
+ * peak measured from unoptimised code would be meaningless. */
+#include "cpu_internal.h"
+
+#include <stdio.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MB_CPU_X86 1
+#endif
+
+enum {
+  CHUNK_ITERS = 4096, /* iterations between two clock reads: ~10-50 µs */
+};
+static const double warmup_s = 0.005; /* wakes the FPU up to full clock */
+static const double round_s = 0.008;  /* 4 rounds: ~40 ms per dtype */
+enum { ROUNDS = 4 };
+
+typedef float (*peak_loop_fn)(uint64_t iters);
+
+typedef struct peak_loop {
+  const char *isa;
+  int (*supported)(void);
+  double flop_per_iter;
+  peak_loop_fn run;
+} peak_loop_t;
+
+/* ---- f32 loops ----------------------------------------------------------- */
+
+/* acc = acc * a + b converges to b / (1 - a) = 1: no overflow, no denormal. */
+#define MB_PEAK_A 0.999f
+#define MB_PEAK_B 0.001f
+
+#ifdef MB_CPU_X86
+enum { AVX512_ACC = 16, AVX2_ACC = 12 }; /* 32 zmm / 16 ymm registers */
+
+__attribute__((target("avx512f"))) static float fma_avx512(uint64_t iters) {
+  const __m512 a = _mm512_set1_ps(MB_PEAK_A), b = _mm512_set1_ps(MB_PEAK_B);
+  __m512 acc[AVX512_ACC];
+  for (int i = 0; i < AVX512_ACC; ++i) acc[i] = _mm512_set1_ps((float)i);
+  for (uint64_t n = 0; n < iters; ++n) {
+#pragma GCC unroll 16
+    for (int i = 0; i < AVX512_ACC; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  for (int i = 1; i < AVX512_ACC; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+  return _mm512_reduce_add_ps(acc[0]);
+}
+
+__attribute__((target("avx2,fma"))) static float fma_avx2(uint64_t iters) {
+  const __m256 a = _mm256_set1_ps(MB_PEAK_A), b = _mm256_set1_ps(MB_PEAK_B);
+  __m256 acc[AVX2_ACC];
+  for (int i = 0; i < AVX2_ACC; ++i) acc[i] = _mm256_set1_ps((float)i);
+  for (uint64_t n = 0; n < iters; ++n) {
+#pragma GCC unroll 12
+    for (int i = 0; i < AVX2_ACC; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  }
+  for (int i = 1; i < AVX2_ACC; ++i) acc[0] = _mm256_add_ps(acc[0], acc[i]);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, acc[0]);
+  float sum = 0.0f;
+  for (int i = 0; i < 8; ++i) sum += lanes[i];
+  return sum;
+}
+
+/* vdpbf16ps: each 32-bit lane adds two bf16 products, so one 512-bit
+ * instruction is 32 multiply-adds = 64 FLOP. The accumulators grow by
+ * 2 × 0.01² per step: far from overflow for any measuring time. */
+__attribute__((target("avx512f,avx512bf16"))) static float dp_bf16_avx512(
+    uint64_t iters) {
+  const __m512 x = _mm512_set1_ps(0.01f);
+  const __m512bh a = _mm512_cvtne2ps_pbh(x, x);
+  __m512 acc[AVX512_ACC];
+  for (int i = 0; i < AVX512_ACC; ++i) acc[i] = _mm512_set1_ps((float)i);
+  for (uint64_t n = 0; n < iters; ++n) {
+#pragma GCC unroll 16
+    for (int i = 0; i < AVX512_ACC; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, a);
+  }
+  for (int i = 1; i < AVX512_ACC; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+  return _mm512_reduce_add_ps(acc[0]);
+}
+
+/* __builtin_cpu_supports wants a literal, hence one function per feature.
+ * It also checks that the OS saves the vector registers (XCR0). */
+static int has_avx512f(void) { return __builtin_cpu_supports("avx512f") != 0; }
+static int has_avx2_fma(void) {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+static int has_avx512_bf16(void) {
+  return has_avx512f() && __builtin_cpu_supports("avx512bf16") != 0;
+}
+#endif /* MB_CPU_X86 */
+
+enum { SCALAR_ACC = 8 };
+
+/* Whatever the compiler makes of a multiply-add on this target. */
+static float fma_scalar(uint64_t iters) {
+  float acc[SCALAR_ACC];
+  for (int i = 0; i < SCALAR_ACC; ++i) acc[i] = (float)i;
+  for (uint64_t n = 0; n < iters; ++n) {
+#pragma GCC unroll 8
+    for (int i = 0; i < SCALAR_ACC; ++i) acc[i] = acc[i] * MB_PEAK_A + MB_PEAK_B;
+  }
+  float sum = 0.0f;
+  for (int i = 0; i < SCALAR_ACC; ++i) sum += acc[i];
+  return sum;
+}
+
+static int always(void) { return 1; }
+
+/* Widest first; the first supported entry is used. */
+static const peak_loop_t f32_loops[] = {
+#ifdef MB_CPU_X86
+    {"avx512f", has_avx512f, 2.0 * 16 * AVX512_ACC, fma_avx512},
+    {"avx2+fma", has_avx2_fma, 2.0 * 8 * AVX2_ACC, fma_avx2},
+#endif
+    {"scalar", always, 2.0 * SCALAR_ACC, fma_scalar},
+};
+
+static const peak_loop_t bf16_loops[] = {
+#ifdef MB_CPU_X86
+    {"avx512_bf16", has_avx512_bf16, 64.0 * AVX512_ACC, dp_bf16_avx512},
+#endif
+    {NULL, NULL, 0.0, NULL},
+};
+
+static const peak_loop_t *first_supported(const peak_loop_t *loops, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (loops[i].supported && loops[i].supported()) return &loops[i];
+  return NULL;
+}
+
+/* Runs `loop` on this thread for at least `seconds`; returns FLOP/s. */
+static double rate(const peak_loop_t *loop, double seconds) {
+  volatile float sink = 0.0f;
+  uint64_t iters = 0;
+  const double t0 = mb__cpu_now_s();
+  double t;
+  do {
+    sink = loop->run(CHUNK_ITERS);
+    iters += CHUNK_ITERS;
+    t = mb__cpu_now_s();
+  } while (t - t0 < seconds);
+  (void)sink;
+  return (double)iters * loop->flop_per_iter / (t - t0);
+}
+
+/* In each round all threads start together (barrier) and each times itself;
+ * the round's rate is their sum. */
+static double measure(const mb_cpu_state_t *st, const peak_loop_t *loop) {
+  double best = 0.0;
+  double sums[ROUNDS] = {0.0};
+#pragma omp parallel num_threads(st->threads)
+  {
+    (void)rate(loop, warmup_s);
+    for (int r = 0; r < ROUNDS; ++r) {
+#pragma omp barrier
+      const double mine = rate(loop, round_s);
+#pragma omp atomic
+      sums[r] += mine;
+    }
+  }
+  for (int r = 0; r < ROUNDS; ++r)
+    if (sums[r] > best) best = sums[r];
+  return best;
+}
+
+void mb__cpu_peak_measure(mb_cpu_state_t *st) {
+  const peak_loop_t *f32 =
+      first_supported(f32_loops, sizeof f32_loops / sizeof f32_loops[0]);
+  const peak_loop_t *bf16 =
+      first_supported(bf16_loops, sizeof bf16_loops / sizeof bf16_loops[0]);
+  st->peak[MB_DTYPE_F32] = measure(st, f32);
+  /* Without bf16 dot-product instructions bf16 math is converted to f32. */
+  st->peak[MB_DTYPE_BF16] = bf16 ? measure(st, bf16) : st->peak[MB_DTYPE_F32];
+  snprintf(st->peak_source, sizeof st->peak_source,
+           "measured: FMA loop, f32 %s, bf16 %s, %u thread%s", f32->isa,
+           bf16 ? bf16->isa : "as f32", st->threads,
+           st->threads == 1 ? "" : "s");
+}

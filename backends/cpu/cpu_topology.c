@@ -1,0 +1,153 @@
+/* CPU backend — what the machine is (hwloc) and thread pinning.
+ *
+ * hwloc loads only the resources this process may use (cpuset of taskset,
+ * cgroups), so "cores" is what we can actually run on. */
+#include "cpu_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Cache levels from the outermost in, to find the last level. */
+static const hwloc_obj_type_t cache_levels_outer_first[] = {
+    HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L3CACHE,
+    HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE};
+
+/* Size of one cache of `type` divided among the cores sharing it. */
+static uint64_t cache_per_core(hwloc_topology_t topo, hwloc_obj_type_t type) {
+  hwloc_obj_t c = hwloc_get_obj_by_type(topo, type, 0);
+  if (!c || !c->attr) return 0;
+  int sharing = hwloc_get_nbobjs_inside_cpuset_by_type(topo, c->cpuset,
+                                                       HWLOC_OBJ_CORE);
+  return c->attr->cache.size / (uint64_t)(sharing > 0 ? sharing : 1);
+}
+
+/* Total size of all caches of the outermost level present. */
+static uint64_t last_level_total(hwloc_topology_t topo) {
+  const size_t n =
+      sizeof cache_levels_outer_first / sizeof cache_levels_outer_first[0];
+  for (size_t i = 0; i < n; ++i) {
+    const int count = hwloc_get_nbobjs_by_type(topo, cache_levels_outer_first[i]);
+    if (count <= 0) continue;
+    uint64_t total = 0;
+    for (int j = 0; j < count; ++j) {
+      hwloc_obj_t c =
+          hwloc_get_obj_by_type(topo, cache_levels_outer_first[i], (unsigned)j);
+      if (c && c->attr) total += c->attr->cache.size;
+    }
+    return total;
+  }
+  return 0;
+}
+
+/* "AMD EPYC 9654", or "2 x AMD EPYC 9654" on a two-socket machine. */
+static void model_name(hwloc_topology_t topo, char *buf, size_t size) {
+  const int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+  const char *model = obj ? hwloc_obj_get_info_by_name(obj, "CPUModel") : NULL;
+  if (!model)
+    model = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "CPUModel");
+  if (!model || !*model) model = "CPU";
+  if (packages > 1)
+    snprintf(buf, size, "%d x %s", packages, model);
+  else
+    snprintf(buf, size, "%s", model);
+}
+
+/* cpufreq reports kHz; virtual machines usually have no cpufreq at all. */
+static double max_clock_hz(void) {
+  FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+  if (!f) return 0.0;
+  unsigned long long khz = 0;
+  const int ok = fscanf(f, "%llu", &khz) == 1;
+  fclose(f);
+  return ok ? 1e3 * (double)khz : 0.0;
+}
+
+mb_status_t mb__cpu_topology_init(mb_cpu_state_t *st) {
+  if (hwloc_topology_init(&st->topo) != 0) {
+    MB_CPU_ERROR(st, "cpu: hwloc_topology_init failed");
+    return MB_ERR_BACKEND;
+  }
+  if (hwloc_topology_load(st->topo) != 0) {
+    MB_CPU_ERROR(st, "cpu: hwloc_topology_load failed");
+    hwloc_topology_destroy(st->topo);
+    st->topo = NULL;
+    return MB_ERR_BACKEND;
+  }
+  int cores = hwloc_get_nbobjs_by_type(st->topo, HWLOC_OBJ_CORE);
+  if (cores <= 0) cores = hwloc_get_nbobjs_by_type(st->topo, HWLOC_OBJ_PU);
+  st->cores = cores > 0 ? (unsigned)cores : 1u;
+#ifdef _OPENMP
+  st->threads = st->cores;
+#else
+  st->threads = 1;
+#endif
+  model_name(st->topo, st->name, sizeof st->name);
+  st->memory_bytes = hwloc_get_root_obj(st->topo)->total_memory;
+  st->cache_bytes[0] = cache_per_core(st->topo, HWLOC_OBJ_L1CACHE);
+  st->cache_bytes[1] = cache_per_core(st->topo, HWLOC_OBJ_L2CACHE);
+  st->cache_bytes[2] = last_level_total(st->topo);
+  st->clock_hz = max_clock_hz();
+
+  /* Pinning binds the calling thread too (it is thread 0 of its team); keep
+   * its binding so fini can give the application its thread back. */
+  st->saved_binding = hwloc_bitmap_alloc();
+  if (st->saved_binding &&
+      hwloc_get_cpubind(st->topo, st->saved_binding, HWLOC_CPUBIND_THREAD) !=
+          0) {
+    hwloc_bitmap_free(st->saved_binding);
+    st->saved_binding = NULL;
+  }
+  return MB_OK;
+}
+
+void mb__cpu_topology_fini(mb_cpu_state_t *st) {
+  if (!st->topo) return;
+  if (st->saved_binding && st->pinned &&
+      pthread_equal(st->pinned_master, pthread_self()))
+    hwloc_set_cpubind(st->topo, st->saved_binding, HWLOC_CPUBIND_THREAD);
+  hwloc_bitmap_free(st->saved_binding);
+  hwloc_topology_destroy(st->topo);
+  st->topo = NULL;
+}
+
+/* One thread per core, on one PU of it (not its SMT sibling), so that timings
+ * do not depend on where the scheduler happens to put threads and two threads
+ * never share a core's FMA units. libgomp keeps a team's threads for the next
+ * parallel region of the same size from the same thread, so this binding
+ * holds for our regions and for oneDNN's, which all use `threads` threads.
+ * Another calling thread has another team: time_batch and flush_cache call
+ * this again, which costs nothing when the team is already pinned. */
+void mb__cpu_pin_threads(mb_cpu_state_t *st) {
+#ifdef _OPENMP
+  if (st->pinned && pthread_equal(st->pinned_master, pthread_self())) return;
+  omp_set_num_threads((int)st->threads);
+  int failed = 0;
+  hwloc_topology_t topo = st->topo;
+#pragma omp parallel num_threads(st->threads) reduction(+ : failed)
+  {
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE,
+                                             (unsigned)omp_get_thread_num());
+    if (!core)
+      core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU,
+                                   (unsigned)omp_get_thread_num());
+    hwloc_cpuset_t set = core ? hwloc_bitmap_dup(core->cpuset) : NULL;
+    if (set) {
+      hwloc_bitmap_singlify(set);
+      if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD) != 0) ++failed;
+      hwloc_bitmap_free(set);
+    } else {
+      ++failed;
+    }
+  }
+  if (failed)
+    MB_CPU_LOG(st, MB_LOG_WARN,
+               "cpu: could not pin %d of %u OpenMP threads to their cores; "
+               "timings may be noisier",
+               failed, st->threads);
+  st->pinned_master = pthread_self();
+  st->pinned = 1;
+#else
+  (void)st;
+#endif
+}

@@ -1,0 +1,144 @@
+/* mbench list ops|backends|devices|kernels, and mbench info. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define O(field) offsetof(cli_opts_t, field)
+
+static const opt_def_t k_list_opts[] = {
+    {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},
+    {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
+};
+#define NUM_LIST_OPTS (sizeof k_list_opts / sizeof k_list_opts[0])
+
+static int list_ops(mb_context_t *ctx) {
+  printf("%-8s %-8s %s\n", "op", "shape", "summary / kernels");
+  for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {
+    printf("%-8s %-8s %s\n", mb_op_name(op), mb_op_shape_syntax(op),
+           mb_op_summary(op));
+    printf("%-17s kernels:", "");
+    int any = 0;
+    for (size_t i = 0; i < mb_kernel_count(ctx); i++) {
+      mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
+      if (mb_kernel_info(ctx, i, &k) != MB_OK) continue;
+      if (strcmp(k.op, mb_op_name(op)) != 0) continue;
+      printf(" %s/%s(%s->%s)", k.backend, k.name, mb_dtype_name(k.dtype),
+             mb_dtype_name(k.dtype_out));
+      any = 1;
+    }
+    printf("%s\n", any ? "" : " none loaded");
+  }
+  return EXIT_OK;
+}
+
+static int list_backends(mb_context_t *ctx) {
+  size_t n = mb_backend_count(ctx);
+  if (n == 0) {
+    printf("no backend modules found.\n"
+           "Set MB_BACKEND_PATH to the directory holding mb_backend_*.so, or\n"
+           "run with MB_BACKEND_VERBOSE=1 to see where mbench looked.\n");
+    return EXIT_OK;
+  }
+  printf("%-12s %-11s %-7s %s\n", "backend", "status", "devices",
+         "version / reason");
+  for (size_t i = 0; i < n; i++) {
+    mb_backend_info_t b = MB_BACKEND_INFO_INIT;
+    if (mb_backend_info(ctx, i, &b) != MB_OK) continue;
+    const char *status = !b.loaded          ? "unavailable"
+                         : b.device_count ? "ready"
+                                          : "no device";
+    printf("%-12s %-11s %-7u %s%s%s\n", b.name, status, b.device_count,
+           b.version, *b.version && *b.reason ? "; " : "", b.reason);
+    if (!b.loaded) printf("%-12s path: %s\n", "", b.path);
+  }
+  return EXIT_OK;
+}
+
+static void print_peak(mb_device_t *dev, mb_dtype_t dt) {
+  double pf = mb_device_peak_flops(dev, dt);
+  if (pf > 0) printf(" %s %.1f GFLOP/s", mb_dtype_name(dt), pf / 1e9);
+}
+
+static int list_devices(mb_context_t *ctx) {
+  size_t n = mb_device_count(ctx);
+  if (n == 0) printf("no devices (see mbench list backends)\n");
+  for (size_t i = 0; i < n; i++) {
+    mb_device_t *dev = mb_device_at(ctx, i);
+    mb_device_info_t d = MB_DEVICE_INFO_INIT;
+    mb_device_info(dev, &d);
+    printf("%s:%u  %s\n", d.backend, d.index, d.name);
+    printf("    kind %s, %u compute units, memory %.1f GiB", d.kind == MB_DEVICE_GPU ? "gpu" : "cpu",
+           d.compute_units, (double)d.memory_bytes / (1u << 30));
+    if (d.clock_hz > 0) printf(", clock %.2f GHz", d.clock_hz / 1e9);
+    printf("\n    caches: L1d %llu KiB, L2 %llu KiB, last level %llu KiB\n",
+           (unsigned long long)d.cache_bytes[0] >> 10,
+           (unsigned long long)d.cache_bytes[1] >> 10,
+           (unsigned long long)d.cache_bytes[2] >> 10);
+    printf("    peak:");
+    print_peak(dev, MB_DTYPE_F32);
+    print_peak(dev, MB_DTYPE_BF16);
+    print_peak(dev, MB_DTYPE_F16);
+    print_peak(dev, MB_DTYPE_F8E4M3);
+    print_peak(dev, MB_DTYPE_I8);
+    printf(" (%s)\n", *d.peak_source ? d.peak_source : "unknown");
+    if (d.mem_bw_bytes_per_s > 0)
+      printf("    memory bandwidth %.1f GB/s\n", d.mem_bw_bytes_per_s / 1e9);
+  }
+  return EXIT_OK;
+}
+
+static const struct {
+  const char *what;
+  int (*fn)(mb_context_t *);
+} k_lists[] = {{"ops", list_ops},
+               {"backends", list_backends},
+               {"devices", list_devices}};
+#define NUM_LISTS (sizeof k_lists / sizeof k_lists[0])
+
+int cmd_list(int argc, char **argv) {
+  cli_opts_t o;
+  const char *words[1];
+  size_t nwords;
+  memset(&o, 0, sizeof o);
+  if (cli_parse("list", argc, argv, 2, k_list_opts, NUM_LIST_OPTS, &o, words, 1,
+                &nwords) != 0)
+    return EXIT_USAGE;
+  if (o.help || nwords == 0) {
+    printf("usage: mbench list ops|backends|devices\n");
+    return o.help ? EXIT_OK : EXIT_USAGE;
+  }
+  for (size_t i = 0; i < NUM_LISTS; i++) {
+    if (strcmp(words[0], k_lists[i].what) != 0) continue;
+    mb_context_t *ctx;
+    if (cli_context("list", o.verbose, &ctx) != 0) return EXIT_USAGE;
+    int rc = k_lists[i].fn(ctx);
+    mb_context_destroy(ctx);
+    return rc;
+  }
+  return cli_error("list", "unknown list \"%s\"; valid: ops, backends, devices",
+                   words[0]);
+}
+
+int cmd_info(int argc, char **argv) {
+  cli_opts_t o;
+  const char *words[1];
+  size_t nwords;
+  memset(&o, 0, sizeof o);
+  if (cli_parse("info", argc, argv, 2, k_list_opts, NUM_LIST_OPTS, &o, words, 0,
+                &nwords) != 0)
+    return EXIT_USAGE;
+  if (o.help) {
+    printf("usage: mbench info\n\nVersion, backends and devices.\n");
+    return EXIT_OK;
+  }
+  mb_context_t *ctx;
+  if (cli_context("info", o.verbose, &ctx) != 0) return EXIT_USAGE;
+  printf("libmicrobench %s (commit %s)\n\n", mb_version(), mb_git_commit());
+  list_backends(ctx);
+  printf("\n");
+  list_devices(ctx);
+  mb_context_destroy(ctx);
+  return EXIT_OK;
+}

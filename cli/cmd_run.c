@@ -1,0 +1,324 @@
+/* mbench run (one benchmark) and the default suite. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define O(field) offsetof(cli_opts_t, field)
+
+static const opt_def_t k_run_opts[] = {
+    {"op", 0, OPT_STR, O(op), "OP", "op to measure (mbench list ops)"},
+    {"shape", 0, OPT_STR, O(shape), "MxKxN|MxN", "problem shape"},
+    {"dtype", 0, OPT_STR, O(dtype), "DT", "input dtype: f32, bf16, f16 (default f32)"},
+    {"out-dtype", 0, OPT_STR, O(out_dtype), "DT", "output dtype (default: op's, usually the input's)"},
+    {"backend", 0, OPT_STR, O(backend), "B", "backend (default: best with a device)"},
+    {"device", 0, OPT_UINT, O(device), "N", "device index within the backend (0)"},
+    {"impl", 0, OPT_STR, O(impl), "NAME", "kernel implementation (default: the backend's first)"},
+    {"cache", 0, OPT_STR, O(cache), "cold|hot", "flush caches before each sample (cold, default) or not"},
+    {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed", "stopping criterion (stdrel; fixed with --samples)"},
+    {"samples", 0, OPT_UINT, O(samples), "N", "take exactly N samples (implies --criterion fixed)"},
+    {"min-samples", 0, OPT_UINT, O(min_samples), "N", "stdrel: at least N samples (10)"},
+    {"min-time", 0, OPT_DOUBLE, O(min_time), "S", "stdrel: at least S seconds measured (0.5)"},
+    {"max-noise", 0, OPT_DOUBLE, O(max_noise), "F", "stdrel: stop below this relative stdev (0.005)"},
+    {"timeout", 0, OPT_DOUBLE, O(timeout), "S", "stdrel: give up sampling after S seconds (15)"},
+    {"warmup", 0, OPT_DOUBLE, O(warmup), "S", "warm up at least S seconds (0.025)"},
+    {"warmup-runs", 0, OPT_UINT, O(warmup_runs), "N", "warm up at least N runs (1)"},
+    {"batch", 0, OPT_UINT, O(batch), "N", "runs per sample (default: automatic for hot)"},
+    {"seed", 0, OPT_U64, O(seed), "N", "input generator seed (42)"},
+    {"alpha", 0, OPT_DOUBLE, O(alpha), "A", "gemm: D = alpha*A.B + beta*D (1)"},
+    {"beta", 0, OPT_DOUBLE, O(beta), "B", "gemm: (0)"},
+    {"strict", 0, OPT_FLAG, O(strict), NULL, "a wrong result is a failure and is not timed"},
+    {"format", 'f', OPT_STR, O(format), "table|json|csv|md", "output format (table; with -o: from the extension)"},
+    {"output", 'o', OPT_STR, O(output), "FILE", "write results to FILE (the table still goes to stdout)"},
+    {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},
+    {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
+};
+#define NUM_RUN_OPTS (sizeof k_run_opts / sizeof k_run_opts[0])
+
+/* The suite takes only what changes where and how it reports. */
+static const opt_def_t k_suite_opts[] = {
+    {"backend", 0, OPT_STR, O(backend), "B", "backend (default: best with a device)"},
+    {"cache", 0, OPT_STR, O(cache), "cold|hot", "cache policy (cold)"},
+    {"timeout", 0, OPT_DOUBLE, O(timeout), "S", "per benchmark sampling limit (4)"},
+    {"format", 'f', OPT_STR, O(format), "table|json|csv|md", "output format (table)"},
+    {"output", 'o', OPT_STR, O(output), "FILE", "write results to FILE (the table still goes to stdout)"},
+    {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},
+    {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
+};
+#define NUM_SUITE_OPTS (sizeof k_suite_opts / sizeof k_suite_opts[0])
+
+/* "1024x512x256" -> params->shape. */
+static int parse_shape(const char *text, mb_op_params_t *p) {
+  const char *s = text;
+  p->ndim = 0;
+  while (*s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || v <= 0 || p->ndim == MB_MAX_DIMS)
+      return cli_error("run",
+                       "--shape \"%s\": expected positive integers joined by "
+                       "'x', e.g. 1024x1024x1024",
+                       text);
+    p->shape[p->ndim++] = v;
+    s = end;
+    if (*s == 'x' || *s == 'X' || *s == ',') s++;
+    else if (*s)
+      return cli_error("run", "--shape \"%s\": unexpected \"%s\"", text, s);
+  }
+  return p->ndim ? 0 : cli_error("run", "--shape is empty");
+}
+
+static const char *format_from_extension(const char *path) {
+  static const struct {
+    const char *ext, *format;
+  } k_ext[] = {{".json", "json"}, {".csv", "csv"}, {".md", "md"}};
+  size_t n = strlen(path);
+  for (size_t i = 0; i < sizeof k_ext / sizeof k_ext[0]; i++) {
+    size_t e = strlen(k_ext[i].ext);
+    if (n > e && strcmp(path + n - e, k_ext[i].ext) == 0) return k_ext[i].format;
+  }
+  return "table";
+}
+
+/* Where results go: the chosen format to FILE or stdout, plus the table on
+ * stdout whenever stdout is not already taken. */
+typedef struct sinks {
+  mb_report_t *file, *console;
+} sinks_t;
+
+static int open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
+                      int argc, char **argv, sinks_t *s) {
+  mb_report_options_t ro = MB_REPORT_OPTIONS_INIT;
+  const char *fname = o->format ? o->format
+                      : o->output ? format_from_extension(o->output)
+                                  : "table";
+  if (mb_format_from_name(fname, &ro.format) != MB_OK)
+    return cli_error(cmd, "--format: %s", mb_error_last());
+  ro.path = o->output;
+  ro.argc = argc;
+  ro.argv = (const char *const *)argv;
+  memset(s, 0, sizeof *s);
+  if (mb_report_open(ctx, &ro, &s->file) != MB_OK)
+    return cli_error(cmd, "%s", mb_error_last());
+  if (o->output) {
+    mb_report_options_t co = MB_REPORT_OPTIONS_INIT;
+    if (mb_report_open(ctx, &co, &s->console) != MB_OK)
+      return cli_error(cmd, "%s", mb_error_last());
+  }
+  return 0;
+}
+
+static int add_result(const char *cmd, sinks_t *s, const mb_result_t *r) {
+  if (mb_report_add(s->file, r) != MB_OK ||
+      (s->console && mb_report_add(s->console, r) != MB_OK))
+    return cli_error(cmd, "writing results: %s", mb_error_last());
+  return 0;
+}
+
+static int close_sinks(const char *cmd, sinks_t *s) {
+  int rc = 0;
+  if (mb_report_close(s->file) != MB_OK)
+    rc = cli_error(cmd, "writing results: %s", mb_error_last());
+  if (mb_report_close(s->console) != MB_OK)
+    rc = cli_error(cmd, "writing results: %s", mb_error_last());
+  return rc;
+}
+
+/* 1 when the result is a failure for the exit code: failed, or wrong. */
+static int result_failed(const mb_result_t *r) {
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_correctness_t c = MB_CORRECTNESS_INIT;
+  mb_result_info(r, &info);
+  mb_result_correctness(r, &c);
+  return info.status == MB_RESULT_FAILED || (c.checked && !c.pass);
+}
+
+static int apply_common(const char *cmd, const cli_opts_t *o,
+                        mb_bench_spec_t *spec) {
+  static const char *const k_cache[] = {"cold", "hot"};
+  static const char *const k_crit[] = {"stdrel", "fixed"};
+  if (o->cache) {
+    size_t i = 0;
+    while (i < 2 && strcmp(o->cache, k_cache[i]) != 0) i++;
+    if (i == 2)
+      return cli_error(cmd, "--cache: unknown policy \"%s\"; valid: cold, hot",
+                       o->cache);
+    spec->cache = (mb_cache_policy_t)i;
+  }
+  if (o->criterion) {
+    size_t i = 0;
+    while (i < 2 && strcmp(o->criterion, k_crit[i]) != 0) i++;
+    if (i == 2)
+      return cli_error(cmd,
+                       "--criterion: unknown criterion \"%s\"; valid: stdrel, "
+                       "fixed",
+                       o->criterion);
+    spec->criterion = (mb_criterion_t)i;
+  }
+  if (o->samples) {
+    spec->samples = o->samples;
+    if (!o->criterion) spec->criterion = MB_CRITERION_FIXED;
+  }
+  if (spec->criterion == MB_CRITERION_FIXED && !spec->samples)
+    return cli_error(cmd, "--criterion fixed needs --samples N");
+  if (o->min_samples) spec->min_samples = o->min_samples;
+  if (o->min_time >= 0) spec->min_time_s = o->min_time;
+  if (o->max_noise >= 0) spec->max_noise = o->max_noise;
+  if (o->timeout >= 0) spec->timeout_s = o->timeout;
+  if (o->warmup >= 0) spec->warmup_s = o->warmup;
+  if (o->warmup_runs) spec->warmup_runs = o->warmup_runs;
+  spec->batch = o->batch;
+  spec->seed = o->seed;
+  spec->backend = o->backend;
+  spec->device = o->device;
+  spec->impl = o->impl;
+  if (o->strict) spec->flags |= MB_BENCH_STRICT;
+  return 0;
+}
+
+static void init_opts(cli_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->min_time = o->max_noise = o->timeout = o->warmup = -1;
+  o->alpha = 1;
+  o->seed = 42;
+}
+
+/* Runs one spec into the sinks; returns 1 when it failed, 0 when it ran,
+ * EXIT_USAGE-style negative on an input error. */
+static int run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
+                   const mb_bench_spec_t *spec) {
+  mb_result_t *r = NULL;
+  if (mb_bench_run(ctx, spec, &r) != MB_OK) {
+    cli_error(cmd, "%s", mb_error_last());
+    return -1;
+  }
+  int failed = result_failed(r);
+  if (add_result(cmd, sinks, r) != 0) failed = -1;
+  mb_result_destroy(r);
+  return failed;
+}
+
+int cmd_run(int argc, char **argv) {
+  cli_opts_t o;
+  const char *words[1];
+  size_t nwords;
+  init_opts(&o);
+  if (cli_parse("run", argc, argv, 2, k_run_opts, NUM_RUN_OPTS, &o, words, 0,
+                &nwords) != 0)
+    return EXIT_USAGE;
+  if (o.help) {
+    printf("usage: mbench run --op OP --shape SHAPE [options]\n\n"
+           "Measures one op on one backend, checks it against the reference,\n"
+           "and reports the statistics of every sample.\n\noptions:\n");
+    cli_print_options(k_run_opts, NUM_RUN_OPTS);
+    return EXIT_OK;
+  }
+  if (!o.op) return cli_error("run", "--op is required; see mbench list ops");
+  if (!o.shape) return cli_error("run", "--shape is required (e.g. 1024x1024x1024)");
+  mb_op_params_t params = MB_OP_PARAMS_INIT;
+  if (parse_shape(o.shape, &params) != 0) return EXIT_USAGE;
+  if (o.dtype && mb_dtype_from_name(o.dtype, &params.dtype) != MB_OK)
+    return cli_error("run", "--dtype: %s", mb_error_last());
+  if (o.out_dtype && mb_dtype_from_name(o.out_dtype, &params.dtype_out) != MB_OK)
+    return cli_error("run", "--out-dtype: %s", mb_error_last());
+  params.alpha = o.alpha;
+  params.beta = o.beta;
+  mb_bench_spec_t spec = MB_BENCH_SPEC_INIT;
+  spec.op = o.op;
+  spec.params = &params;
+  if (apply_common("run", &o, &spec) != 0) return EXIT_USAGE;
+
+  mb_context_t *ctx;
+  if (cli_context("run", o.verbose, &ctx) != 0) return EXIT_USAGE;
+  sinks_t sinks;
+  int rc = EXIT_USAGE;
+  if (open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
+    int failed = run_one("run", ctx, &sinks, &spec);
+    rc = failed < 0 ? EXIT_USAGE : failed ? EXIT_BENCH_FAILED : EXIT_OK;
+    if (close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  }
+  mb_context_destroy(ctx);
+  return rc;
+}
+
+/* The default suite: a few gemm and add shapes, small enough to finish in
+ * well under a minute on two cores. */
+static const struct {
+  const char *op, *dtype, *out;
+  int64_t shape[3];
+  uint32_t ndim;
+} k_suite[] = {
+    {"gemm", "f32", NULL, {1024, 1024, 1024}, 3},
+    {"gemm", "f32", NULL, {2048, 2048, 2048}, 3},
+    {"gemm", "bf16", NULL, {1024, 1024, 1024}, 3},
+    {"gemm", "bf16", NULL, {2048, 2048, 2048}, 3},
+    {"gemm", "bf16", "f32", {2048, 2048, 2048}, 3},
+    {"add", "f32", NULL, {1024, 1024}, 2},
+    {"add", "f32", NULL, {4096, 4096}, 2},
+    {"add", "bf16", NULL, {4096, 4096}, 2},
+};
+
+static void print_devices(mb_context_t *ctx, const char *backend) {
+  for (size_t i = 0; i < mb_device_count(ctx); i++) {
+    mb_device_info_t di = MB_DEVICE_INFO_INIT;
+    mb_device_t *dev = mb_device_at(ctx, i);
+    mb_device_info(dev, &di);
+    if (backend && strcmp(backend, di.backend) != 0) continue;
+    printf("# %s:%u  %s  (%u cores; peak f32 %.1f GFLOP/s, bf16 %.1f GFLOP/s; %s)\n",
+           di.backend, di.index, di.name, di.compute_units,
+           mb_device_peak_flops(dev, MB_DTYPE_F32) / 1e9,
+           mb_device_peak_flops(dev, MB_DTYPE_BF16) / 1e9,
+           *di.peak_source ? di.peak_source : "peak unknown");
+  }
+}
+
+int cmd_suite(int argc, char **argv) {
+  cli_opts_t o;
+  const char *words[1];
+  size_t nwords;
+  init_opts(&o);
+  int first = argc > 1 && strcmp(argv[1], "suite") == 0 ? 2 : 1;
+  if (cli_parse("suite", argc, argv, first, k_suite_opts, NUM_SUITE_OPTS, &o,
+                words, 0, &nwords) != 0)
+    return EXIT_USAGE;
+  if (o.help) {
+    printf("usage: mbench [suite] [options]\n\n"
+           "Runs the default suite (gemm f32/bf16 at 1024^3 and 2048^3, add\n"
+           "f32/bf16) on the best available backend and prints a table.\n\n"
+           "options:\n");
+    cli_print_options(k_suite_opts, NUM_SUITE_OPTS);
+    return EXIT_OK;
+  }
+  mb_bench_spec_t base = MB_BENCH_SPEC_INIT;
+  base.timeout_s = 4.0;
+  if (apply_common("suite", &o, &base) != 0) return EXIT_USAGE;
+  mb_context_t *ctx;
+  if (cli_context("suite", o.verbose, &ctx) != 0) return EXIT_USAGE;
+  print_devices(ctx, o.backend);
+  sinks_t sinks;
+  int rc = EXIT_USAGE;
+  if (open_sinks("suite", ctx, &o, argc, argv, &sinks) == 0) {
+    rc = EXIT_OK;
+    for (size_t i = 0; i < sizeof k_suite / sizeof k_suite[0]; i++) {
+      mb_op_params_t params = MB_OP_PARAMS_INIT;
+      params.ndim = k_suite[i].ndim;
+      memcpy(params.shape, k_suite[i].shape, sizeof k_suite[i].shape);
+      mb_dtype_from_name(k_suite[i].dtype, &params.dtype);
+      if (k_suite[i].out) mb_dtype_from_name(k_suite[i].out, &params.dtype_out);
+      mb_bench_spec_t spec = base;
+      spec.op = k_suite[i].op;
+      spec.params = &params;
+      int failed = run_one("suite", ctx, &sinks, &spec);
+      if (failed < 0) {
+        rc = EXIT_USAGE;
+        break;
+      }
+      if (failed) rc = EXIT_BENCH_FAILED;
+    }
+    if (close_sinks("suite", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  }
+  mb_context_destroy(ctx);
+  return rc;
+}

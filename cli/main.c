@@ -1,0 +1,53 @@
+/* mbench: the command-line face of libmicrobench. It parses and prints;
+ * everything else is the library's public API. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *help;
+} k_commands[] = {
+    {"run", cmd_run, "measure one op (mbench run --help)"},
+    {"suite", cmd_suite, "the default suite (what plain `mbench` runs)"},
+    {"list", cmd_list, "list ops, backends or devices"},
+    {"info", cmd_info, "version, backends and devices"},
+};
+#define NUM_COMMANDS (sizeof k_commands / sizeof k_commands[0])
+
+static void usage(void) {
+  printf("usage: mbench [command] [options]\n\n"
+         "Accelerator microbenchmarks with checked numerics.\n"
+         "With no command, runs the default suite and prints a table.\n\n"
+         "commands:\n");
+  for (size_t i = 0; i < NUM_COMMANDS; i++)
+    printf("  %-8s %s\n", k_commands[i].name, k_commands[i].help);
+  printf("\noptions:\n  -h, --help     show this help\n"
+         "  --version      print the version\n\n"
+         "exit status: 0 ok, 1 a benchmark failed or computed a wrong result,\n"
+         "2 usage or input error.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || argv[1][0] == '-') {
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+      usage();
+      return EXIT_OK;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+      printf("mbench %s (libmicrobench %s, commit %s)\n", mb_version(),
+             mb_version(), mb_git_commit());
+      return EXIT_OK;
+    }
+    return cmd_suite(argc, argv);
+  }
+  for (size_t i = 0; i < NUM_COMMANDS; i++)
+    if (strcmp(argv[1], k_commands[i].name) == 0) return k_commands[i].fn(argc, argv);
+  fprintf(stderr, "mbench: unknown command \"%s\"; valid commands:", argv[1]);
+  for (size_t i = 0; i < NUM_COMMANDS; i++)
+    fprintf(stderr, "%s %s", i ? "," : "", k_commands[i].name);
+  fprintf(stderr, "\n");
+  return EXIT_USAGE;
+}

@@ -1,0 +1,55 @@
+/* libmicrobench — the context: owns loaded backends, their devices, user
+ * kernels and log settings. Everything mutable lives in a context.
+ *
+ * Threading: one context per thread at a time. Distinct contexts may be
+ * used from distinct threads concurrently. */
+#ifndef MICROBENCH_CONTEXT_H
+#define MICROBENCH_CONTEXT_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mb_context mb_context_t;
+
+/* Receives every log line at or above the context's level. `msg` is valid
+ * only during the call. */
+typedef void (*mb_log_fn)(void *user, mb_log_level_t level, const char *msg);
+
+/* Do not search $MB_BACKEND_PATH nor the default module directory: only
+ * `backend_path` (tests, sandboxes). */
+#define MB_CONTEXT_NO_DEFAULT_BACKENDS 1u
+
+typedef struct mb_context_options {
+  uint32_t struct_size;
+  /* Colon-separated directories searched for backend modules
+   * (mb_backend_*.so) before $MB_BACKEND_PATH and the default directory
+   * (`microbench/` beside libmicrobench.so). NULL: none. Borrowed: read
+   * during mb_context_create only. */
+  const char *backend_path;
+  mb_log_level_t log_level; /* default MB_LOG_WARN */
+  mb_log_fn log_fn;         /* NULL: log to stderr */
+  void *log_user;           /* passed to log_fn; borrowed for the context's life */
+  uint32_t flags;           /* MB_CONTEXT_* */
+} mb_context_options_t;
+
+#define MB_CONTEXT_OPTIONS_INIT \
+  {sizeof(mb_context_options_t), NULL, MB_LOG_WARN, NULL, NULL, 0u}
+
+/* Creates a context and loads (registers) every backend module found. A
+ * module that fails to load is recorded with its reason, never fatal; see
+ * mb_backend_info(). `opts` may be NULL (defaults). The caller owns *out
+ * and releases it with mb_context_destroy(). $MB_BACKEND_VERBOSE=1 logs
+ * every module tried and why it was or was not loaded. */
+MB_API mb_status_t mb_context_create(mb_context_t **out,
+                                     const mb_context_options_t *opts);
+/* Unloads everything; every tensor/result of the context must be destroyed
+ * first. NULL is a no-op. */
+MB_API void mb_context_destroy(mb_context_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,56 @@
+/* libmicrobench — result writers: console table, JSON, CSV, markdown.
+ *
+ * A report is streamed: each mb_report_add() puts the row on disk before it
+ * returns (JSON files are rewritten atomically so the file is always a whole,
+ * valid document), so a crash keeps every finished result.
+ *
+ * Threading: one thread at a time per report. */
+#ifndef MICROBENCH_REPORT_H
+#define MICROBENCH_REPORT_H
+
+#include <stdio.h>
+
+#include "bench.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mb_format {
+  MB_FORMAT_TABLE = 0,
+  MB_FORMAT_JSON = 1,
+  MB_FORMAT_CSV = 2,
+  MB_FORMAT_MARKDOWN = 3
+} mb_format_t;
+
+/* "table", "json", "csv", "md" (also "markdown"); errors list valid names. */
+MB_API mb_status_t mb_format_from_name(const char *name, mb_format_t *out);
+MB_API const char *mb_format_name(mb_format_t format);
+
+typedef struct mb_report_options {
+  uint32_t struct_size;
+  mb_format_t format;
+  const char *path;          /* file to write; NULL: `stream` */
+  FILE *stream;              /* NULL with NULL path: stdout; borrowed */
+  int argc;                  /* recorded in meta.argv; borrowed during open */
+  const char *const *argv;
+} mb_report_options_t;
+
+#define MB_REPORT_OPTIONS_INIT \
+  {sizeof(mb_report_options_t), MB_FORMAT_TABLE, NULL, NULL, 0, NULL}
+
+typedef struct mb_report mb_report_t;
+
+/* The context supplies meta (version, commit, host) and devices. */
+MB_API mb_status_t mb_report_open(mb_context_t *ctx,
+                                  const mb_report_options_t *opts,
+                                  mb_report_t **out);
+/* Writes one result (copied as needed; `r` stays the caller's). */
+MB_API mb_status_t mb_report_add(mb_report_t *rep, const mb_result_t *r);
+/* Finishes the document and frees the report. NULL is a no-op (MB_OK). */
+MB_API mb_status_t mb_report_close(mb_report_t *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,133 @@
+/* libmicrobench — the ABI a backend module implements.
+ *
+ * A module is a shared object named mb_backend_<name>.so exporting one
+ * symbol, MB_BACKEND_ENTRY_SYMBOL, of type mb_backend_entry_fn. The library
+ * passes a table of host functions (so modules never link against
+ * libmicrobench) and gets back a constant vtable. Loading only registers the
+ * backend; init() is called on first use.
+ *
+ * Compatibility: the vtable and host table only grow by appending members;
+ * `struct_size` says how much of it the other side knows. A module whose
+ * abi_version differs from MB_BACKEND_ABI_VERSION is refused with a reason.
+ * A NULL optional hook means "not supported".
+ *
+ * Threading: the library calls a backend from one thread at a time per
+ * context; a backend may keep per-context state in `state`. */
+#ifndef MICROBENCH_SYS_BACKEND_H
+#define MICROBENCH_SYS_BACKEND_H
+
+#include "../device.h"
+#include "../op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MB_BACKEND_ABI_VERSION 1u
+#define MB_BACKEND_ENTRY_SYMBOL "mb_backend_entry"
+
+#if defined(__GNUC__)
+#define MB_BACKEND_EXPORT __attribute__((visibility("default")))
+#define MB__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define MB_BACKEND_EXPORT
+#define MB__PRINTF(f, a)
+#endif
+
+/* Functions the library offers a module. `host` is opaque: pass it back. */
+typedef struct mb_host_api {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  void *host;
+  /* Log through the context's log settings. */
+  void (*log)(void *host, mb_log_level_t level, const char *fmt, ...)
+      MB__PRINTF(3, 4);
+  /* Set this thread's mb_error_last() message (say what and where). */
+  void (*set_error)(const char *fmt, ...) MB__PRINTF(1, 2);
+  /* The library's conversions (mb_convert) and sizes (mb_dtype_bytes). */
+  mb_status_t (*convert)(void *dst, mb_dtype_t dst_dtype, const void *src,
+                         mb_dtype_t src_dtype, size_t count, unsigned flags);
+  size_t (*dtype_bytes)(mb_dtype_t dtype, size_t count);
+  const char *(*dtype_name)(mb_dtype_t dtype);
+} mb_host_api_t;
+
+/* One kernel invocation. Pointers are device addresses, in the op's operand
+ * order (inputs, then outputs); params are resolved (no NONE dtypes). */
+typedef struct mb_kernel_call {
+  uint32_t struct_size;
+  const mb_op_params_t *params;
+  void *const *in;
+  uint32_t num_in;
+  void *const *out;
+  uint32_t num_out;
+  uint32_t device;
+} mb_kernel_call_t;
+
+typedef mb_status_t (*mb_kernel_run_fn)(void *kstate,
+                                        const mb_kernel_call_t *call);
+
+/* A kernel a backend offers, matched on (op, dtype, dtype_b, dtype_out,
+ * dtype_acc); MB_DTYPE_NONE in the table matches any. */
+typedef struct mb_backend_kernel {
+  uint32_t struct_size;
+  const char *op;
+  const char *name; /* implementation: "onednn", "c", "cublaslt" */
+  mb_dtype_t dtype, dtype_b, dtype_out, dtype_acc;
+  /* Optional: MB_OK if it can run these params on this device, else
+   * MB_ERR_UNSUPPORTED with *why set (static string or backend-owned). */
+  mb_status_t (*supports)(void *bstate, uint32_t dev,
+                          const mb_op_params_t *params, const char **why);
+  /* Untimed: build plans/primitives. *kstate is passed to run/release. */
+  mb_status_t (*prepare)(void *bstate, const mb_kernel_call_t *call,
+                         void **kstate);
+  mb_kernel_run_fn run;
+  void (*release)(void *kstate);
+} mb_backend_kernel_t;
+
+typedef struct mb_backend_vtable {
+  uint32_t abi_version; /* MB_BACKEND_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(mb_backend_vtable_t) the module knows */
+  const char *name;     /* [a-z0-9_]+, e.g. "cpu" */
+  const char *description;
+
+  /* Instantiate: discover devices. A backend with no usable device returns
+   * MB_OK, reports 0 devices and says why through device_count(). */
+  mb_status_t (*init)(const mb_host_api_t *host, void **state);
+  void (*fini)(void *state);
+  /* Backend and library versions, e.g. "oneDNN 2.6.3 (omp), hwloc 2.9.0". */
+  const char *(*version)(void *state);
+  /* Devices; when 0, *why_none says why (may be NULL otherwise). */
+  uint32_t (*device_count)(void *state, const char **why_none);
+  /* Strings in *out are owned by the backend state. */
+  mb_status_t (*device_info)(void *state, uint32_t dev, mb_device_info_t *out);
+  double (*peak_flops)(void *state, uint32_t dev, mb_dtype_t dtype);
+
+  mb_status_t (*alloc)(void *state, uint32_t dev, size_t bytes, void **ptr);
+  void (*free)(void *state, uint32_t dev, void *ptr);
+  mb_status_t (*copy_to_device)(void *state, uint32_t dev, void *dst,
+                                const void *src, size_t bytes);
+  mb_status_t (*copy_to_host)(void *state, uint32_t dev, void *dst,
+                              const void *src, size_t bytes);
+  mb_status_t (*sync)(void *state, uint32_t dev);
+
+  /* Evicts the last-level cache (and private caches) of the device. Called
+   * before each cold sample, outside the timed region. */
+  mb_status_t (*flush_cache)(void *state, uint32_t dev);
+  /* Times `batch` back-to-back runs of run(kstate, call) with the device's
+   * timer and writes the elapsed nanoseconds for the whole batch. */
+  mb_status_t (*time_batch)(void *state, uint32_t dev, mb_kernel_run_fn run,
+                            void *kstate, const mb_kernel_call_t *call,
+                            uint32_t batch, double *elapsed_ns);
+
+  const mb_backend_kernel_t *kernels;
+  size_t num_kernels;
+} mb_backend_vtable_t;
+
+/* The one exported symbol. Returns NULL (after host->set_error) on failure. */
+typedef const mb_backend_vtable_t *(*mb_backend_entry_fn)(
+    const mb_host_api_t *host);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,80 @@
+/* Internal: the objects behind the public handles. */
+#ifndef MB_LIB_INTERNAL_H
+#define MB_LIB_INTERNAL_H
+
+#include "microbench.h"
+#include "microbench/sys/backend.h"
+#include "error.h"
+
+/* One backend module that was tried (loaded or not), or a search directory
+ * that could not be read. */
+typedef struct mb__backend {
+  char *name; /* vtable name, or the file name when loading failed */
+  char *path;
+  char *reason; /* "" when fine */
+  void *dl;     /* dlopen handle; NULL when not loaded */
+  const mb_backend_vtable_t *vt;
+  void *state;     /* from vt->init; NULL until instantiated */
+  int initialized; /* init attempted */
+  int usable;      /* loaded and init succeeded */
+  uint32_t first_device, num_devices; /* slice of ctx->devices */
+} mb__backend_t;
+
+struct mb_device {
+  mb_context_t *ctx;
+  mb__backend_t *backend;
+  uint32_t index;        /* within the backend */
+  mb_device_info_t info; /* strings owned by the backend state */
+};
+
+/* A user kernel registered through mb_kernel_register (strings copied). */
+typedef struct mb__user_kernel {
+  mb_kernel_desc_t desc;
+  char *op, *name, *backend;
+} mb__user_kernel_t;
+
+struct mb_context {
+  mb_log_level_t log_level;
+  mb_log_fn log_fn;
+  void *log_user;
+  int verbose_loader;
+  mb_host_api_t host;
+
+  mb__backend_t *backends;
+  size_t num_backends;
+  mb_device_t *devices;
+  size_t num_devices;
+  int devices_ready;
+
+  mb__user_kernel_t *user_kernels;
+  size_t num_user_kernels;
+};
+
+struct mb_tensor {
+  mb_device_t *dev;
+  mb_dtype_t dtype;
+  uint32_t ndim;
+  int64_t shape[MB_MAX_DIMS];
+  size_t numel, nbytes;
+  void *data;
+};
+
+/* context.c */
+void mb__log(const mb_context_t *ctx, mb_log_level_t level, const char *fmt,
+             ...) MB__FMT(3, 4);
+/* Loader diagnostics, shown only under MB_BACKEND_VERBOSE=1. */
+void mb__loader_say(const mb_context_t *ctx, const char *fmt, ...)
+    MB__FMT(2, 3);
+/* Instantiates every loaded backend and builds the device list (idempotent). */
+mb_status_t mb__devices_init(mb_context_t *ctx);
+
+/* loader.c */
+void mb__loader_scan(mb_context_t *ctx, const char *option_path,
+                     uint32_t flags);
+void mb__loader_unload(mb_context_t *ctx);
+
+/* util.c */
+char *mb__strdup(const char *s);
+double mb__now_s(void); /* CLOCK_MONOTONIC seconds */
+
+#endif

@@ -1,0 +1,130 @@
+/* The op catalogue: a constant table, look-up by name or alias, iteration
+ * by cursor, and the public accessors. */
+#include <stdio.h>
+#include <string.h>
+
+#include "op_internal.h"
+
+/* Sorted by name; `mbench list ops` prints this order. */
+static const mb_op_t *const k_ops[] = {&mb__op_add, &mb__op_gemm};
+#define MB__NUM_OPS (sizeof k_ops / sizeof k_ops[0])
+
+static void list_ops(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < MB__NUM_OPS && len < cap; i++) {
+    int n = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
+                     k_ops[i]->name);
+    if (n < 0) break;
+    len += (size_t)n;
+  }
+}
+
+const mb_op_t *mb_op_find(const char *name) {
+  char valid[512];
+  if (!name) {
+    mb__fail(MB_ERR_INVALID_ARG, "mb_op_find: name is NULL");
+    return NULL;
+  }
+  for (size_t i = 0; i < MB__NUM_OPS; i++) {
+    if (strcmp(k_ops[i]->name, name) == 0) return k_ops[i];
+    for (const char *const *a = k_ops[i]->aliases; a && *a; a++)
+      if (strcmp(*a, name) == 0) return k_ops[i];
+  }
+  list_ops(valid, sizeof valid);
+  mb__fail(MB_ERR_NOT_FOUND, "unknown op \"%s\"; valid ops: %s", name, valid);
+  return NULL;
+}
+
+const mb_op_t *mb_op_next(const mb_op_t *prev) {
+  if (!prev) return k_ops[0];
+  for (size_t i = 0; i + 1 < MB__NUM_OPS; i++)
+    if (k_ops[i] == prev) return k_ops[i + 1];
+  return NULL;
+}
+
+const char *mb_op_name(const mb_op_t *op) { return op ? op->name : ""; }
+const char *mb_op_summary(const mb_op_t *op) { return op ? op->summary : ""; }
+uint32_t mb_op_rank(const mb_op_t *op) { return op ? op->rank : 0; }
+const char *mb_op_shape_syntax(const mb_op_t *op) {
+  return op ? op->shape_syntax : "";
+}
+uint32_t mb_op_num_inputs(const mb_op_t *op) {
+  return op ? op->num_inputs : 0;
+}
+uint32_t mb_op_num_outputs(const mb_op_t *op) {
+  return op ? op->num_outputs : 0;
+}
+
+mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *p) {
+  if (!op || !p) return mb__fail(MB_ERR_INVALID_ARG, "mb_op_resolve: NULL argument");
+  if (p->struct_size != sizeof *p)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: params.struct_size %u, expected %zu (use "
+                    "MB_OP_PARAMS_INIT)",
+                    op->name, p->struct_size, sizeof *p);
+  mb_status_t st = mb__check_shape(op, p);
+  return st != MB_OK ? st : op->resolve(p);
+}
+
+double mb_op_flop(const mb_op_t *op, const mb_op_params_t *p) {
+  return op && p ? op->flop(p) : 0.0;
+}
+
+double mb_op_bytes(const mb_op_t *op, const mb_op_params_t *p) {
+  return op && p ? op->bytes(p) : 0.0;
+}
+
+mb_status_t mb_op_operand(const mb_op_t *op, const mb_op_params_t *p,
+                          uint32_t role, mb_dtype_t *dtype, uint32_t *ndim,
+                          int64_t *shape) {
+  if (!op || !p || !dtype || !ndim || !shape)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_op_operand: NULL argument");
+  if (role >= op->num_inputs + op->num_outputs)
+    return mb__fail(MB_ERR_INVALID_ARG, "%s has %u operands; role %u invalid",
+                    op->name, op->num_inputs + op->num_outputs, role);
+  op->operand(p, role, dtype, ndim, shape);
+  return MB_OK;
+}
+
+mb_status_t mb__check_shape(const mb_op_t *op, const mb_op_params_t *p) {
+  if (p->ndim != op->rank)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: shape has %u dimension(s); %s needs %u (%s)", op->name,
+                    p->ndim, op->name, op->rank, op->shape_syntax);
+  for (uint32_t i = 0; i < p->ndim; i++)
+    if (p->shape[i] <= 0 || p->shape[i] > ((int64_t)1 << 40))
+      return mb__fail(MB_ERR_INVALID_ARG,
+                      "%s: shape dimension %u (%c of %s) is %lld; must be in "
+                      "1 .. 2^40",
+                      op->name, i, op->shape_syntax[2 * i], op->shape_syntax,
+                      (long long)p->shape[i]);
+  return MB_OK;
+}
+
+mb_status_t mb__check_dtype(const mb_op_t *op, const char *field,
+                            mb_dtype_t dtype, const mb_dtype_t *valid,
+                            size_t num_valid) {
+  char list[256];
+  size_t len = 0;
+  for (size_t i = 0; i < num_valid; i++) {
+    if (valid[i] == dtype) return MB_OK;
+    int n = snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                     mb_dtype_name(valid[i]));
+    if (n > 0 && (size_t)n < sizeof list - len) len += (size_t)n;
+  }
+  if (num_valid == 0) list[0] = '\0';
+  return mb__fail(MB_ERR_INVALID_ARG, "%s: %s \"%s\" is not supported; valid: %s",
+                  op->name, field, mb_dtype_name(dtype), list);
+}
+
+size_t mb__operand_numel(const mb_op_t *op, const mb_op_params_t *p,
+                         uint32_t role) {
+  mb_dtype_t dt;
+  uint32_t nd;
+  int64_t shape[MB_MAX_DIMS];
+  op->operand(p, role, &dt, &nd, shape);
+  size_t n = 1;
+  for (uint32_t i = 0; i < nd; i++) n *= (size_t)shape[i];
+  return n;
+}

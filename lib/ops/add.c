@@ -1,0 +1,111 @@
+/* add: Z[M,N] = X + Y, element-wise. FLOP = MN; bytes = 3 MN size (OPS.md). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "dtype_internal.h"
+#include "op_internal.h"
+
+static const mb_dtype_t k_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
+                                      MB_DTYPE_F16};
+static const mb_dtype_t k_acc[] = {MB_DTYPE_F32};
+
+static mb_status_t add_resolve(mb_op_params_t *p) {
+  if (p->dtype == MB_DTYPE_NONE) p->dtype = MB_DTYPE_F32;
+  if (p->dtype_b == MB_DTYPE_NONE) p->dtype_b = p->dtype;
+  if (p->dtype_out == MB_DTYPE_NONE) p->dtype_out = p->dtype;
+  if (p->dtype_acc == MB_DTYPE_NONE) p->dtype_acc = MB_DTYPE_F32;
+  mb_status_t st;
+  if ((st = mb__check_dtype(&mb__op_add, "dtype", p->dtype, k_dtypes,
+                            sizeof k_dtypes / sizeof k_dtypes[0])) != MB_OK ||
+      (st = mb__check_dtype(&mb__op_add, "dtype_b", p->dtype_b, &p->dtype,
+                            1)) != MB_OK ||
+      (st = mb__check_dtype(&mb__op_add, "dtype_out", p->dtype_out, &p->dtype,
+                            1)) != MB_OK ||
+      (st = mb__check_dtype(&mb__op_add, "dtype_acc", p->dtype_acc, k_acc,
+                            1)) != MB_OK)
+    return st;
+  return MB_OK;
+}
+
+static void add_operand(const mb_op_params_t *p, uint32_t role,
+                        mb_dtype_t *dtype, uint32_t *ndim, int64_t *shape) {
+  const mb_dtype_t dtypes[] = {p->dtype, p->dtype_b, p->dtype_out};
+  *dtype = dtypes[role];
+  *ndim = 2;
+  shape[0] = p->shape[0];
+  shape[1] = p->shape[1];
+}
+
+static double add_numel(const mb_op_params_t *p) {
+  return (double)p->shape[0] * (double)p->shape[1];
+}
+
+static double add_flop(const mb_op_params_t *p) { return add_numel(p); }
+
+static double add_bytes(const mb_op_params_t *p) {
+  size_t n = (size_t)add_numel(p);
+  return (double)(mb_dtype_bytes(p->dtype, n) + mb_dtype_bytes(p->dtype_b, n) +
+                  mb_dtype_bytes(p->dtype_out, n));
+}
+
+static int add_reads_output(const mb_op_params_t *p) {
+  (void)p;
+  return 0;
+}
+
+static double add_ref_cost(const mb_op_params_t *p) {
+  (void)p;
+  return 1.0;
+}
+
+typedef struct add_ref {
+  const void *x, *y;
+  mb_dtype_t dx, dy;
+} add_ref_t;
+
+static mb_status_t add_ref_prepare(const mb_op_params_t *p,
+                                   const void *const *host, void **state) {
+  add_ref_t *r = malloc(sizeof *r);
+  if (!r) return mb__fail(MB_ERR_NO_MEMORY, "add reference: out of memory");
+  *r = (add_ref_t){host[0], host[1], p->dtype, p->dtype_b};
+  *state = r;
+  return MB_OK;
+}
+
+static void add_ref_element(const void *state, size_t idx, double *value,
+                            double *scale) {
+  const add_ref_t *r = state;
+  double x = mb__load(r->x, r->dx, idx), y = mb__load(r->y, r->dy, idx);
+  *value = x + y;
+  *scale = fabs(x) + fabs(y);
+}
+
+static void add_ref_release(void *state) { free(state); }
+
+/* One rounding in the compute type, one to the output type. */
+static double add_tolerance(const mb_op_params_t *p) {
+  return 2.0 * (mb_dtype_unit_roundoff(p->dtype_acc) +
+                mb_dtype_unit_roundoff(p->dtype_out));
+}
+
+static const char *const k_add_aliases[] = {"elementwise_add", NULL};
+
+const mb_op_t mb__op_add = {
+    .name = "add",
+    .summary = "Z = X + Y, element-wise (X, Y, Z: MxN)",
+    .shape_syntax = "MxN",
+    .aliases = k_add_aliases,
+    .rank = 2,
+    .num_inputs = 2,
+    .num_outputs = 1,
+    .resolve = add_resolve,
+    .operand = add_operand,
+    .flop = add_flop,
+    .bytes = add_bytes,
+    .reads_output = add_reads_output,
+    .ref_cost = add_ref_cost,
+    .ref_prepare = add_ref_prepare,
+    .ref_element = add_ref_element,
+    .ref_release = add_ref_release,
+    .tolerance = add_tolerance,
+};

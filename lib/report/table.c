@@ -1,0 +1,99 @@
+/* The console table and its markdown twin: the same columns, aligned text
+ * for terminals, pipes for markdown. Rows are printed as results finish. */
+#include <math.h>
+#include <string.h>
+
+#include "report.h"
+
+typedef struct column {
+  const char *title;
+  int width; /* table mode; negative = left-aligned */
+} column_t;
+
+static const column_t k_columns[] = {
+    {"op", -6},       {"shape", -16},   {"dtype", -14},  {"backend", -9},
+    {"impl", -7},     {"cache", -5},    {"median", 11},  {"noise", 7},
+    {"samples", 7},   {"GFLOP/s", 10},  {"GB/s", 9},     {"%peak", 6},
+    {"check", -6}};
+#define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
+
+static void put_row(mb_report_t *rep, const char *const *cells) {
+  int md = rep->format == MB_FORMAT_MARKDOWN;
+  for (size_t i = 0; i < NUM_COLUMNS; i++) {
+    if (md)
+      fprintf(rep->out, "| %s ", cells[i]);
+    else
+      fprintf(rep->out, "%s%*s", i ? "  " : "", k_columns[i].width, cells[i]);
+  }
+  fputs(md ? "|\n" : "\n", rep->out);
+}
+
+static mb_status_t table_begin(mb_report_t *rep) {
+  const char *titles[NUM_COLUMNS];
+  for (size_t i = 0; i < NUM_COLUMNS; i++) titles[i] = k_columns[i].title;
+  put_row(rep, titles);
+  if (rep->format == MB_FORMAT_MARKDOWN) {
+    for (size_t i = 0; i < NUM_COLUMNS; i++)
+      fputs(k_columns[i].width < 0 ? "|:---" : "|---:", rep->out);
+    fputs("|\n", rep->out);
+  }
+  fflush(rep->out);
+  return MB_OK;
+}
+
+static void fmt_rate(double v, char *buf, size_t cap) {
+  if (!(v > 0) || !isfinite(v))
+    snprintf(buf, cap, "-");
+  else
+    snprintf(buf, cap, v >= 100 ? "%.0f" : v >= 1 ? "%.1f" : "%.3f", v);
+}
+
+static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
+  char shape[64], dtype[48], median[32], noise[16], samples[24], gflops[24],
+      gbps[24], pct[16], check[16];
+  const mb_op_params_t *p = &r->info.params;
+  mb__result_shape(r, shape, sizeof shape);
+  if (p->dtype_out != p->dtype)
+    snprintf(dtype, sizeof dtype, "%s->%s", mb_dtype_name(p->dtype),
+             mb_dtype_name(p->dtype_out));
+  else
+    snprintf(dtype, sizeof dtype, "%s", mb_dtype_name(p->dtype));
+  int ran = r->info.status == MB_RESULT_OK;
+  if (ran) {
+    mb__format_ns(r->stats.median, median, sizeof median);
+    snprintf(noise, sizeof noise, "%.2f%%", 100.0 * r->stats.rel_stdev);
+    snprintf(samples, sizeof samples, "%llu", (unsigned long long)r->stats.count);
+    fmt_rate(r->derived.tflops * 1e3, gflops, sizeof gflops);
+    fmt_rate(r->derived.gbps, gbps, sizeof gbps);
+    fmt_rate(r->derived.pct_peak, pct, sizeof pct);
+  } else {
+    snprintf(median, sizeof median, "-");
+    strcpy(noise, "-");
+    strcpy(samples, "-");
+    strcpy(gflops, "-");
+    strcpy(gbps, "-");
+    strcpy(pct, "-");
+  }
+  snprintf(check, sizeof check, "%s",
+           !ran ? mb_result_status_name(r->info.status)
+           : !r->corr.checked ? "-"
+           : r->corr.pass     ? "pass"
+                              : "FAIL");
+  const char *cells[NUM_COLUMNS] = {r->op,    shape,  dtype,   r->backend,
+                                    r->impl,  r->info.cache == MB_CACHE_HOT ? "hot" : "cold",
+                                    median,   noise,  samples, gflops,
+                                    gbps,     pct,    check};
+  put_row(rep, cells);
+  /* Why it did not run belongs right under the row, not in a log. */
+  if (!ran) fprintf(rep->out, "  %s: %s\n", check, r->reason);
+  fflush(rep->out);
+  return MB_OK;
+}
+
+static mb_status_t table_end(mb_report_t *rep) {
+  fflush(rep->out);
+  return MB_OK;
+}
+
+const mb__writer_t mb__writer_table = {table_begin, table_row, table_end};
+const mb__writer_t mb__writer_markdown = {table_begin, table_row, table_end};

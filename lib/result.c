@@ -1,0 +1,165 @@
+/* Results: identity, status, correctness, statistics, derived figures and
+ * every sample. Read through copy-out accessors so the structs can grow. */
+#include "result.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const k_status_names[] = {"ok", "skipped", "failed"};
+
+const char *mb_result_status_name(mb_result_status_t s) {
+  return (unsigned)s < 3 ? k_status_names[s] : "?";
+}
+
+mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
+                            const mb_op_params_t *params,
+                            const mb_bench_spec_t *spec, const mb_device_t *dev) {
+  mb_result_t *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->reason = mb__strdup("");
+  r->op = mb__strdup(op);
+  r->shape_syntax = mb__strdup(shape_syntax);
+  r->backend = mb__strdup(dev ? dev->backend->name : spec->backend);
+  r->device = mb__strdup(dev ? dev->info.name : "");
+  r->impl = mb__strdup(spec->impl ? spec->impl : "");
+  if (!r->reason || !r->op || !r->shape_syntax || !r->backend || !r->device ||
+      !r->impl) {
+    mb_result_destroy(r);
+    return NULL;
+  }
+  r->timing = *spec;
+  r->timing.op = r->timing.backend = r->timing.impl = NULL;
+  r->timing.params = NULL;
+  r->info = (mb_result_info_t){.struct_size = sizeof r->info,
+                               .status = MB_RESULT_OK,
+                               .reason = r->reason,
+                               .op = r->op,
+                               .backend = r->backend,
+                               .device = r->device,
+                               .device_index = dev ? dev->index : spec->device,
+                               .impl = r->impl,
+                               .cache = spec->cache,
+                               .params = *params,
+                               .seed = spec->seed};
+  r->corr.struct_size = sizeof r->corr;
+  r->stats.struct_size = sizeof r->stats;
+  r->stats.stop_reason = "";
+  r->derived.struct_size = sizeof r->derived;
+  return r;
+}
+
+void mb_result_destroy(mb_result_t *r) {
+  if (!r) return;
+  free(r->reason);
+  free(r->op);
+  free(r->backend);
+  free(r->device);
+  free(r->impl);
+  free(r->shape_syntax);
+  free(r->samples);
+  free(r->json);
+  free(r);
+}
+
+void mb__result_set_status(mb_result_t *r, mb_result_status_t s,
+                           const char *reason) {
+  char *copy = mb__strdup(reason);
+  r->info.status = s;
+  if (copy) {
+    free(r->reason);
+    r->reason = copy;
+    r->info.reason = copy;
+  }
+}
+
+void mb__result_set_impl(mb_result_t *r, const char *impl) {
+  char *copy = mb__strdup(impl);
+  if (!copy) return;
+  free(r->impl);
+  r->impl = copy;
+  r->info.impl = copy;
+}
+
+mb_status_t mb__result_add_sample(mb_result_t *r, double ns) {
+  if (r->num_samples == r->cap_samples) {
+    size_t cap = r->cap_samples ? 2 * r->cap_samples : 256;
+    double *grown = realloc(r->samples, cap * sizeof *grown);
+    if (!grown) return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping samples");
+    r->samples = grown;
+    r->cap_samples = cap;
+  }
+  r->samples[r->num_samples++] = ns;
+  return MB_OK;
+}
+
+void mb__result_shape(const mb_result_t *r, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0; i < r->info.params.ndim && len < cap; i++) {
+    int n = snprintf(buf + len, cap - len, "%s%lld", i ? "x" : "",
+                     (long long)r->info.params.shape[i]);
+    if (n < 0) break;
+    len += (size_t)n;
+  }
+}
+
+static const char *const k_cache_names[] = {"cold", "hot"};
+
+void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
+  char shape[128];
+  mb__result_shape(r, shape, sizeof shape);
+  const mb_op_params_t *p = &r->info.params;
+  snprintf(buf, cap, "%s/%s/%s.%s.%s/%s:%u/%s/%s", r->op, shape,
+           mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b),
+           mb_dtype_name(p->dtype_out), r->backend, r->info.device_index,
+           *r->impl ? r->impl : "-", k_cache_names[r->info.cache & 1]);
+}
+
+/* Copy out at most the caller's struct_size (0 means "all of it"). */
+static mb_status_t copy_out(void *dst, const void *src, size_t size,
+                            const char *what) {
+  uint32_t want;
+  if (!dst) return mb__fail(MB_ERR_INVALID_ARG, "%s: NULL argument", what);
+  memcpy(&want, dst, sizeof want);
+  size_t n = want && want < size ? want : size;
+  memcpy(dst, src, n);
+  memcpy(dst, &(uint32_t){(uint32_t)n}, sizeof(uint32_t));
+  return MB_OK;
+}
+
+mb_status_t mb_result_info(const mb_result_t *r, mb_result_info_t *out) {
+  if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_info: NULL result");
+  return copy_out(out, &r->info, sizeof r->info, "mb_result_info");
+}
+
+mb_status_t mb_result_correctness(const mb_result_t *r, mb_correctness_t *out) {
+  if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_correctness: NULL result");
+  return copy_out(out, &r->corr, sizeof r->corr, "mb_result_correctness");
+}
+
+mb_status_t mb_result_stats(const mb_result_t *r, mb_stats_t *out) {
+  if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_stats: NULL result");
+  return copy_out(out, &r->stats, sizeof r->stats, "mb_result_stats");
+}
+
+mb_status_t mb_result_derived(const mb_result_t *r, mb_derived_t *out) {
+  if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_derived: NULL result");
+  return copy_out(out, &r->derived, sizeof r->derived, "mb_result_derived");
+}
+
+const double *mb_result_samples(const mb_result_t *r, size_t *count) {
+  if (count) *count = r ? r->num_samples : 0;
+  return r ? r->samples : NULL;
+}
+
+const char *mb_result_json(const mb_result_t *r) {
+  if (!r) return NULL;
+  if (!r->json) {
+    cJSON *obj = mb__result_to_cjson(r);
+    if (!obj) return NULL;
+    ((mb_result_t *)r)->json = cJSON_PrintUnformatted(obj);
+    cJSON_Delete(obj);
+  }
+  return r->json;
+}

@@ -1,0 +1,36 @@
+/* Internal: the object behind mb_result_t. */
+#ifndef MB_LIB_RESULT_H
+#define MB_LIB_RESULT_H
+
+#include <cjson/cJSON.h>
+
+#include "internal.h"
+
+struct mb_result {
+  mb_result_info_t info; /* strings point at the copies below */
+  char *reason, *op, *backend, *device, *impl, *shape_syntax;
+  mb_bench_spec_t timing; /* the spec's numeric settings (string fields NULL) */
+  mb_correctness_t corr;
+  mb_stats_t stats;
+  mb_derived_t derived;
+  double *samples;
+  size_t num_samples, cap_samples;
+  char *json; /* built on first mb_result_json() */
+};
+
+/* A result with its identity set; status ok, reason "". NULL on OOM. */
+mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
+                            const mb_op_params_t *params,
+                            const mb_bench_spec_t *spec, const mb_device_t *dev);
+void mb__result_set_status(mb_result_t *r, mb_result_status_t s,
+                           const char *reason);
+void mb__result_set_impl(mb_result_t *r, const char *impl);
+mb_status_t mb__result_add_sample(mb_result_t *r, double ns);
+/* "gemm/1024x1024x1024/f32/cpu:0/onednn/cold": unique within a plan. */
+void mb__result_id(const mb_result_t *r, char *buf, size_t cap);
+/* "1024x1024x1024" */
+void mb__result_shape(const mb_result_t *r, char *buf, size_t cap);
+/* The result as a cJSON object (caller frees). */
+cJSON *mb__result_to_cjson(const mb_result_t *r);
+
+#endif

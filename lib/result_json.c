@@ -1,0 +1,134 @@
+/* One result as a JSON object (schema microbench.results/1). Every figure
+ * carries its unit in its name (_ns, _s, bytes, tflops, gbps). */
+#include <math.h>
+#include <stdio.h>
+
+#include "result.h"
+
+static const char *const k_cache_names[] = {"cold", "hot"};
+static const char *const k_criterion_names[] = {"stdrel", "fixed"};
+
+/* JSON has no inf/NaN: they become null. */
+static void add_num(cJSON *o, const char *k, double v) {
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static void add_shape(cJSON *o, const mb_result_t *r) {
+  cJSON *shape = cJSON_AddObjectToObject(o, "shape");
+  /* shape_syntax is "MxKxN": one letter per dimension. */
+  for (uint32_t i = 0; i < r->info.params.ndim; i++) {
+    char key[2] = {r->shape_syntax[2 * i], 0};
+    cJSON_AddNumberToObject(shape, key, (double)r->info.params.shape[i]);
+  }
+}
+
+static void add_dtypes(cJSON *o, const mb_op_params_t *p) {
+  cJSON *d = cJSON_AddObjectToObject(o, "dtypes");
+  cJSON_AddStringToObject(d, "a", mb_dtype_name(p->dtype));
+  cJSON_AddStringToObject(d, "b", mb_dtype_name(p->dtype_b));
+  cJSON_AddStringToObject(d, "out", mb_dtype_name(p->dtype_out));
+  cJSON_AddStringToObject(d, "acc", mb_dtype_name(p->dtype_acc));
+}
+
+static void add_timing(cJSON *o, const mb_bench_spec_t *t) {
+  cJSON *j = cJSON_AddObjectToObject(o, "timing");
+  cJSON_AddStringToObject(j, "criterion", k_criterion_names[t->criterion & 1]);
+  cJSON_AddNumberToObject(j, "min_samples", t->min_samples);
+  cJSON_AddNumberToObject(j, "samples", t->samples);
+  cJSON_AddNumberToObject(j, "min_time_s", t->min_time_s);
+  cJSON_AddNumberToObject(j, "max_noise", t->max_noise);
+  cJSON_AddNumberToObject(j, "timeout_s", t->timeout_s);
+  cJSON_AddNumberToObject(j, "warmup_s", t->warmup_s);
+  cJSON_AddNumberToObject(j, "warmup_runs", t->warmup_runs);
+  cJSON_AddNumberToObject(j, "batch_requested", t->batch);
+}
+
+static void add_correctness(cJSON *o, const mb_correctness_t *c) {
+  cJSON *j = cJSON_AddObjectToObject(o, "correctness");
+  cJSON_AddBoolToObject(j, "checked", c->checked);
+  if (!c->checked) return;
+  cJSON_AddBoolToObject(j, "pass", c->pass);
+  add_num(j, "max_abs_err", c->max_abs_err);
+  add_num(j, "max_rel_err", c->max_rel_err);
+  add_num(j, "max_err_ratio", c->max_err_ratio);
+  add_num(j, "sqnr_db", c->sqnr_db); /* null: no error at all */
+  cJSON_AddBoolToObject(j, "exact", c->max_abs_err == 0);
+  add_num(j, "tolerance", c->tolerance);
+  cJSON_AddNumberToObject(j, "elements_checked", (double)c->elements_checked);
+  cJSON_AddNumberToObject(j, "elements_total", (double)c->elements_total);
+  cJSON_AddBoolToObject(j, "sampled", c->elements_checked < c->elements_total);
+}
+
+static void add_stats(cJSON *o, const mb_stats_t *s) {
+  cJSON *j = cJSON_AddObjectToObject(o, "stats");
+  static const struct {
+    const char *key;
+    size_t off;
+  } k_fields[] = {
+      {"min_ns", offsetof(mb_stats_t, min)},
+      {"max_ns", offsetof(mb_stats_t, max)},
+      {"mean_ns", offsetof(mb_stats_t, mean)},
+      {"median_ns", offsetof(mb_stats_t, median)},
+      {"stdev_ns", offsetof(mb_stats_t, stdev)},
+      {"rel_stdev", offsetof(mb_stats_t, rel_stdev)},
+      {"p10_ns", offsetof(mb_stats_t, p10)},
+      {"p25_ns", offsetof(mb_stats_t, p25)},
+      {"p75_ns", offsetof(mb_stats_t, p75)},
+      {"p90_ns", offsetof(mb_stats_t, p90)},
+      {"p99_ns", offsetof(mb_stats_t, p99)},
+      {"iqr_ns", offsetof(mb_stats_t, iqr)},
+      {"measured_ns", offsetof(mb_stats_t, measured_ns)},
+      {"wall_s", offsetof(mb_stats_t, wall_s)},
+  };
+  cJSON_AddNumberToObject(j, "count", (double)s->count);
+  cJSON_AddNumberToObject(j, "batch", s->batch);
+  for (size_t i = 0; i < sizeof k_fields / sizeof k_fields[0]; i++)
+    add_num(j, k_fields[i].key,
+            *(const double *)((const char *)s + k_fields[i].off));
+  cJSON_AddNumberToObject(j, "warmup_runs", s->warmup_runs);
+  cJSON_AddStringToObject(j, "stop_reason", s->stop_reason ? s->stop_reason : "");
+}
+
+static void add_derived(cJSON *o, const mb_derived_t *d) {
+  cJSON *j = cJSON_AddObjectToObject(o, "derived");
+  add_num(j, "flop", d->flop);
+  add_num(j, "bytes", d->bytes);
+  add_num(j, "intensity", d->intensity);
+  add_num(j, "tflops", d->tflops);
+  add_num(j, "gbps", d->gbps);
+  add_num(j, "peak_tflops", d->peak_flops / 1e12);
+  add_num(j, "pct_peak", d->pct_peak);
+}
+
+cJSON *mb__result_to_cjson(const mb_result_t *r) {
+  char id[512];
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  mb__result_id(r, id, sizeof id);
+  cJSON_AddStringToObject(o, "id", id);
+  cJSON_AddStringToObject(o, "op", r->op);
+  add_shape(o, r);
+  add_dtypes(o, &r->info.params);
+  cJSON *params = cJSON_AddObjectToObject(o, "params");
+  add_num(params, "alpha", r->info.params.alpha);
+  add_num(params, "beta", r->info.params.beta);
+  cJSON_AddStringToObject(o, "backend", r->backend);
+  cJSON_AddNumberToObject(o, "device_index", r->info.device_index);
+  cJSON_AddStringToObject(o, "device", r->device);
+  cJSON_AddStringToObject(o, "impl", r->impl);
+  cJSON_AddStringToObject(o, "cache", k_cache_names[r->info.cache & 1]);
+  cJSON_AddNumberToObject(o, "seed", (double)r->info.seed);
+  cJSON_AddStringToObject(o, "status", mb_result_status_name(r->info.status));
+  cJSON_AddStringToObject(o, "reason", r->reason);
+  add_timing(o, &r->timing);
+  add_correctness(o, &r->corr);
+  add_stats(o, &r->stats);
+  cJSON *samples = cJSON_AddArrayToObject(o, "samples_ns");
+  for (size_t i = 0; i < r->num_samples; i++)
+    cJSON_AddItemToArray(samples, cJSON_CreateNumber(r->samples[i]));
+  add_derived(o, &r->derived);
+  return o;
+}

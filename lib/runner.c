@@ -1,0 +1,336 @@
+/* One benchmark: set up seeded inputs, run once and check against the
+ * reference, warm up, sample until the criterion holds, summarise.
+ * Whether it ran (status) is kept apart from what it measured. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "criterion.h"
+#include "kernel.h"
+#include "result.h"
+#include "rng.h"
+#include "stats.h"
+#include "verify.h"
+
+/* Hot samples batch enough runs to last this long: ~10^4 x the cost of
+ * reading CLOCK_MONOTONIC (~20 ns), so timer overhead stays under 0.01 %. */
+#define MB__TARGET_SAMPLE_NS 2e5
+#define MB__MAX_BATCH 1000000u
+#define MB__MAX_OPERANDS 8
+
+typedef struct run {
+  mb_context_t *ctx;
+  const mb_op_t *op;
+  mb_op_params_t params;
+  mb_bench_spec_t spec;
+  mb_device_t *dev;
+  mb__kernel_t kernel;
+  uint32_t num_operands;
+  void *host[MB__MAX_OPERANDS];
+  mb_tensor_t *tensors[MB__MAX_OPERANDS];
+  void *ptrs[MB__MAX_OPERANDS];
+  mb_kernel_call_t call;
+  mb_kernel_args_t args; /* for user kernels */
+  void *kstate;
+  int prepared;
+} run_t;
+
+/* A user kernel behind the backend's kernel-call interface. */
+static mb_status_t user_kernel_run(void *kstate, const mb_kernel_call_t *call) {
+  const run_t *r = kstate;
+  (void)call;
+  return r->kernel.uk->desc.run(r->kernel.uk->desc.user, &r->args);
+}
+
+static mb_kernel_run_fn kernel_fn(const run_t *r) {
+  return r->kernel.bk ? r->kernel.bk->run : user_kernel_run;
+}
+
+static void *kernel_state(run_t *r) {
+  return r->kernel.bk ? r->kstate : (void *)r;
+}
+
+static mb_status_t time_runs(run_t *r, uint32_t batch, double *ns) {
+  const mb__backend_t *b = r->dev->backend;
+  mb_error_clear();
+  return b->vt->time_batch(b->state, r->dev->index, kernel_fn(r),
+                           kernel_state(r), &r->call, batch, ns);
+}
+
+/* ---- set-up and tear-down ------------------------------------------------ */
+
+/* Inputs get seeded normal(0,1) values; outputs that the kernel does not
+ * read get NaN, so an element the kernel never writes fails the check. */
+static mb_status_t setup_operands(run_t *r) {
+  const mb_op_t *op = r->op;
+  r->num_operands = op->num_inputs + op->num_outputs;
+  for (uint32_t role = 0; role < r->num_operands; role++) {
+    mb_dtype_t dt;
+    uint32_t nd;
+    int64_t shape[MB_MAX_DIMS];
+    op->operand(&r->params, role, &dt, &nd, shape);
+    mb_status_t st = mb_tensor_create(r->dev, dt, nd, shape, &r->tensors[role]);
+    if (st != MB_OK) return st;
+    size_t bytes = mb_tensor_nbytes(r->tensors[role]);
+    r->host[role] = calloc(1, bytes ? bytes : 1);
+    if (!r->host[role])
+      return mb__fail(MB_ERR_NO_MEMORY,
+                      "out of host memory: %zu bytes for operand %u", bytes,
+                      role);
+    mb_fill_t fill = MB_FILL_INIT;
+    fill.seed = mb__rng_u64(r->spec.seed, role);
+    int is_output = role >= op->num_inputs;
+    if (is_output && !op->reads_output(&r->params)) {
+      fill.kind = MB_FILL_CONSTANT;
+      fill.a = NAN;
+    }
+    st = mb_fill_host(r->host[role], dt, mb_tensor_numel(r->tensors[role]),
+                      &fill);
+    if (st == MB_OK)
+      st = mb_tensor_copy_from_host(r->tensors[role], r->host[role], bytes);
+    if (st != MB_OK) return st;
+    r->ptrs[role] = mb_tensor_data(r->tensors[role]);
+  }
+  r->call = (mb_kernel_call_t){sizeof r->call, &r->params,       r->ptrs,
+                               op->num_inputs, r->ptrs + op->num_inputs,
+                               op->num_outputs, r->dev->index};
+  r->args = (mb_kernel_args_t){sizeof r->args,  op,
+                               &r->params,      r->tensors,
+                               op->num_inputs,  r->tensors + op->num_inputs,
+                               op->num_outputs};
+  return MB_OK;
+}
+
+static mb_status_t prepare_kernel(run_t *r) {
+  mb_status_t st = MB_OK;
+  mb_error_clear();
+  if (r->kernel.bk && r->kernel.bk->prepare)
+    st = r->kernel.bk->prepare(r->dev->backend->state, &r->call, &r->kstate);
+  else if (r->kernel.uk && r->kernel.uk->desc.setup)
+    st = r->kernel.uk->desc.setup(r->kernel.uk->desc.user, &r->args);
+  r->prepared = st == MB_OK;
+  return st;
+}
+
+static void teardown(run_t *r) {
+  if (r->prepared) {
+    if (r->kernel.bk && r->kernel.bk->release)
+      r->kernel.bk->release(r->kstate);
+    else if (r->kernel.uk && r->kernel.uk->desc.teardown)
+      r->kernel.uk->desc.teardown(r->kernel.uk->desc.user, &r->args);
+  }
+  for (uint32_t i = 0; i < r->num_operands; i++) {
+    mb_tensor_destroy(r->tensors[i]);
+    free(r->host[i]);
+  }
+}
+
+/* ---- phases ---------------------------------------------------------------- */
+
+static mb_status_t check_correctness(run_t *r, mb_result_t *res) {
+  const mb__backend_t *b = r->dev->backend;
+  mb_tensor_t *out = r->tensors[r->op->num_inputs];
+  size_t bytes = mb_tensor_nbytes(out);
+  void *got = malloc(bytes ? bytes : 1);
+  if (!got) return mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
+  mb_error_clear();
+  mb_status_t st = kernel_fn(r)(kernel_state(r), &r->call);
+  if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
+  if (st == MB_OK) st = mb_tensor_copy_to_host(out, got, bytes);
+  if (st == MB_OK)
+    st = mb__verify(r->op, &r->params, (const void *const *)r->host, got,
+                    r->spec.seed ^ 0x5eedull, &res->corr);
+  free(got);
+  return st;
+}
+
+/* Runs until both warm-up limits are met; returns the fastest run (ns), the
+ * estimate that sizes the batch. */
+static mb_status_t warm_up(run_t *r, uint32_t *runs, double *best_ns) {
+  double start = mb__now_s();
+  *best_ns = INFINITY;
+  *runs = 0;
+  while (*runs < r->spec.warmup_runs ||
+         mb__now_s() - start < r->spec.warmup_s) {
+    double ns;
+    mb_status_t st = time_runs(r, 1, &ns);
+    if (st != MB_OK) return st;
+    if (ns < *best_ns) *best_ns = ns;
+    (*runs)++;
+    if (mb__now_s() - start > r->spec.timeout_s) break;
+  }
+  return MB_OK;
+}
+
+/* Cold samples are single runs: a batch would only be cold for its first
+ * run. Hot samples batch short kernels far above timer resolution. */
+static uint32_t choose_batch(const run_t *r, double est_ns) {
+  if (r->spec.batch) return r->spec.batch;
+  if (r->spec.cache == MB_CACHE_COLD) return 1;
+  if (!(est_ns > 0) || est_ns >= MB__TARGET_SAMPLE_NS) return 1;
+  double b = ceil(MB__TARGET_SAMPLE_NS / est_ns);
+  return b > MB__MAX_BATCH ? MB__MAX_BATCH : (uint32_t)b;
+}
+
+static mb_status_t sample(run_t *r, mb_result_t *res, uint32_t batch) {
+  const mb__backend_t *b = r->dev->backend;
+  mb__criterion_t crit;
+  mb__criterion_init(&crit, r->spec.criterion, r->spec.min_samples,
+                     r->spec.samples, r->spec.min_time_s, r->spec.max_noise);
+  double start = mb__now_s();
+  const char *reason = NULL;
+  for (;;) {
+    if (r->spec.cache == MB_CACHE_COLD && b->vt->flush_cache) {
+      mb_status_t st = b->vt->flush_cache(b->state, r->dev->index);
+      if (st != MB_OK) return st;
+    }
+    double ns;
+    mb_status_t st = time_runs(r, batch, &ns);
+    if (st != MB_OK) return st;
+    st = mb__result_add_sample(res, ns / batch);
+    if (st != MB_OK) return st;
+    res->stats.measured_ns += ns;
+    mb__criterion_add(&crit, ns / batch, ns);
+    if (mb__criterion_done(&crit, &reason)) break;
+    /* `fixed` means exactly N samples (num_runs), so only stdrel times out. */
+    if (r->spec.criterion == MB_CRITERION_STDREL &&
+        mb__now_s() - start > r->spec.timeout_s) {
+      reason = "timeout";
+      break;
+    }
+  }
+  res->stats.wall_s = mb__now_s() - start;
+  res->stats.stop_reason = reason;
+  return MB_OK;
+}
+
+static void derive(const run_t *r, mb_result_t *res) {
+  mb_derived_t *d = &res->derived;
+  double median_ns = res->stats.median;
+  d->flop = r->op->flop(&r->params);
+  d->bytes = r->op->bytes(&r->params);
+  d->intensity = d->bytes > 0 ? d->flop / d->bytes : 0;
+  d->tflops = median_ns > 0 ? d->flop / median_ns / 1e3 : 0;
+  d->gbps = median_ns > 0 ? d->bytes / median_ns : 0;
+  d->peak_flops = mb_device_peak_flops(r->dev, r->params.dtype);
+  d->pct_peak = d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
+}
+
+/* Everything after the kernel is chosen. Failures become the result's
+ * status; nothing here is an input error. */
+static void execute(run_t *r, mb_result_t *res) {
+  mb_status_t st = setup_operands(r);
+  if (st != MB_OK) goto failed;
+  st = prepare_kernel(r);
+  if (st == MB_ERR_UNSUPPORTED) {
+    mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
+    return;
+  }
+  if (st != MB_OK) goto failed;
+  if ((st = check_correctness(r, res)) != MB_OK) goto failed;
+  if (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT)) {
+    char why[256];
+    snprintf(why, sizeof why,
+             "wrong result: error %.3g x the tolerance (max abs error %.3g)",
+             res->corr.max_err_ratio, res->corr.max_abs_err);
+    mb__result_set_status(res, MB_RESULT_FAILED, why);
+    return;
+  }
+  uint32_t warm_runs;
+  double est_ns;
+  if ((st = warm_up(r, &warm_runs, &est_ns)) != MB_OK) goto failed;
+  uint32_t batch = choose_batch(r, est_ns);
+  if ((st = sample(r, res, batch)) != MB_OK) goto failed;
+  if ((st = mb__stats_compute(res->samples, res->num_samples, &res->stats)) !=
+      MB_OK)
+    goto failed;
+  res->stats.batch = batch;
+  res->stats.warmup_runs = warm_runs;
+  derive(r, res);
+  return;
+failed:
+  mb__result_set_status(res, MB_RESULT_FAILED,
+                        *mb_error_last() ? mb_error_last() : mb_status_str(st));
+}
+
+/* ---- the public entry ----------------------------------------------------- */
+
+static mb_status_t check_spec(const mb_bench_spec_t *s) {
+  if (s->cache != MB_CACHE_COLD && s->cache != MB_CACHE_HOT)
+    return mb__fail(MB_ERR_INVALID_ARG, "cache policy %d; valid: cold, hot",
+                    (int)s->cache);
+  if (s->criterion != MB_CRITERION_STDREL && s->criterion != MB_CRITERION_FIXED)
+    return mb__fail(MB_ERR_INVALID_ARG, "criterion %d; valid: stdrel, fixed",
+                    (int)s->criterion);
+  if (s->criterion == MB_CRITERION_FIXED && s->samples == 0)
+    return mb__fail(MB_ERR_INVALID_ARG, "samples: fixed criterion needs >= 1");
+  if (s->min_samples == 0)
+    return mb__fail(MB_ERR_INVALID_ARG, "min_samples must be >= 1");
+  if (!(s->max_noise > 0) || !(s->min_time_s >= 0) || !(s->timeout_s > 0) ||
+      !(s->warmup_s >= 0))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "timing: need max_noise > 0, min_time_s >= 0, timeout_s > "
+                    "0, warmup_s >= 0 (got %g, %g, %g, %g)",
+                    s->max_noise, s->min_time_s, s->timeout_s, s->warmup_s);
+  return MB_OK;
+}
+
+/* The first GPU device if any, else the first device. */
+static mb_device_t *best_device(mb_context_t *ctx) {
+  size_t n = mb_device_count(ctx);
+  for (size_t i = 0; i < n; i++)
+    if (ctx->devices[i].info.kind == MB_DEVICE_GPU) return &ctx->devices[i];
+  return n ? &ctx->devices[0] : NULL;
+}
+
+mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
+                         mb_result_t **out) {
+  if (!ctx || !spec || !out)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_bench_run: NULL argument");
+  *out = NULL;
+  if (spec->struct_size != sizeof *spec)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_bench_run: spec.struct_size %u, expected %zu (use "
+                    "MB_BENCH_SPEC_INIT)",
+                    spec->struct_size, sizeof *spec);
+  run_t r = {.ctx = ctx, .spec = *spec};
+  if (!(r.op = mb_op_find(spec->op))) return MB_ERR_NOT_FOUND;
+  mb_op_params_t defaults = MB_OP_PARAMS_INIT;
+  r.params = spec->params ? *spec->params : defaults;
+  mb_status_t st = mb_op_resolve(r.op, &r.params);
+  if (st != MB_OK || (st = check_spec(spec)) != MB_OK) return st;
+
+  mb_result_t *res;
+  if (spec->backend) {
+    st = mb_device_find(ctx, spec->backend, spec->device, &r.dev);
+    if (st == MB_ERR_NOT_FOUND) return st; /* unknown backend: input error */
+  } else if (!(r.dev = best_device(ctx))) {
+    st = mb__fail(MB_ERR_NO_DEVICE, "no device: %s",
+                  ctx->num_backends ? "no backend has a device"
+                                    : "no backend module found");
+  }
+  res = mb__result_new(r.op->name, r.op->shape_syntax, &r.params, spec, r.dev);
+  if (!res) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a result");
+  if (!r.dev) { /* a known backend without a usable device */
+    mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
+    *out = res;
+    return MB_OK;
+  }
+  char why[1024];
+  st = mb__kernel_select(ctx, r.op, &r.params, r.dev, spec->impl, &r.kernel,
+                         why, sizeof why);
+  if (st == MB_ERR_NOT_FOUND) {
+    mb_result_destroy(res);
+    return st;
+  }
+  if (st != MB_OK) {
+    mb__result_set_status(res, MB_RESULT_SKIPPED, why);
+  } else {
+    mb__result_set_impl(res, r.kernel.name);
+    execute(&r, res);
+    teardown(&r);
+  }
+  *out = res;
+  return MB_OK;
+}

@@ -1,0 +1,202 @@
+"""mbench end to end: JSON documents, exit codes, and the messages bad input
+gets. Run by ctest with MBENCH (the binary) and MB_TEST_FIXTURE_DIR set."""
+import csv
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+MBENCH = os.environ.get("MBENCH", "mbench")
+FIXTURES = os.environ.get("MB_TEST_FIXTURE_DIR", "")
+QUICK = ["--samples", "3", "--warmup", "0"]
+
+
+def mbench(*args, env=None):
+    e = dict(os.environ)
+    e.pop("MB_BACKEND_PATH", None)
+    e.update(env or {})
+    return subprocess.run([MBENCH, *args], capture_output=True, text=True,
+                          env=e, timeout=600)
+
+
+class Run(unittest.TestCase):
+    def json_run(self, *args):
+        p = mbench("run", *args, "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_gemm_json_document(self):
+        doc = self.json_run("--op", "gemm", "--shape", "256x128x64",
+                            "--dtype", "f32", "--min-time", "0.05")
+        self.assertEqual(doc["schema"], "microbench.results/1")
+        for key in ("version", "git_commit", "argv", "host", "backends"):
+            self.assertIn(key, doc["meta"])
+        self.assertIn("--shape", doc["meta"]["argv"])
+        self.assertGreaterEqual(len(doc["devices"]), 1)
+        (r,) = doc["results"]
+        self.assertEqual((r["op"], r["status"], r["backend"], r["cache"]),
+                         ("gemm", "ok", "cpu", "cold"))
+        self.assertEqual(r["shape"], {"M": 256, "K": 128, "N": 64})
+        self.assertEqual(r["dtypes"]["a"], "f32")
+        self.assertTrue(r["correctness"]["pass"])
+        self.assertGreater(r["correctness"]["elements_checked"], 0)
+        stats = r["stats"]
+        self.assertEqual(len(r["samples_ns"]), stats["count"])
+        self.assertGreaterEqual(stats["count"], 10)
+        self.assertIn(stats["stop_reason"], ("converged", "plateau", "timeout"))
+        for k in ("min_ns", "max_ns", "mean_ns", "median_ns", "stdev_ns",
+                  "rel_stdev", "p10_ns", "p25_ns", "p75_ns", "p90_ns",
+                  "p99_ns", "iqr_ns", "batch"):
+            self.assertIn(k, stats)
+        self.assertLessEqual(stats["min_ns"], stats["median_ns"])
+        self.assertEqual(r["derived"]["flop"], 2 * 256 * 128 * 64)
+        self.assertGreater(r["derived"]["tflops"], 0)
+
+    def test_fixed_samples_and_impls(self):
+        for impl in ("onednn", "c"):
+            for dtype, out in (("f32", "f32"), ("bf16", "bf16"), ("bf16", "f32")):
+                doc = self.json_run("--op", "gemm", "--shape", "65x33x17",
+                                    "--dtype", dtype, "--out-dtype", out,
+                                    "--impl", impl, *QUICK)
+                (r,) = doc["results"]
+                self.assertEqual(r["impl"], impl)
+                self.assertEqual(r["dtypes"]["out"], out)
+                self.assertTrue(r["correctness"]["pass"], r)
+                self.assertEqual(len(r["samples_ns"]), 3)
+                self.assertEqual(r["stats"]["stop_reason"], "fixed")
+
+    def test_add_hot(self):
+        doc = self.json_run("--op", "add", "--shape", "64x64", "--dtype",
+                            "bf16", "--cache", "hot", *QUICK)
+        (r,) = doc["results"]
+        self.assertEqual((r["cache"], r["status"]), ("hot", "ok"))
+        self.assertGreater(r["stats"]["batch"], 1)
+        self.assertEqual(r["derived"]["bytes"], 3 * 64 * 64 * 2)
+
+    def test_output_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            for ext in ("json", "csv", "md"):
+                path = os.path.join(d, "r." + ext)
+                p = mbench("run", "--op", "add", "--shape", "32x32", *QUICK,
+                           "-o", path)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("add", p.stdout)  # the table still on stdout
+                with open(path) as f:
+                    text = f.read()
+                if ext == "json":
+                    self.assertEqual(json.loads(text)["results"][0]["op"], "add")
+                elif ext == "csv":
+                    rows = list(csv.DictReader(text.splitlines()))
+                    self.assertEqual(rows[0]["op"], "add")
+                    self.assertEqual(rows[0]["correct"], "true")
+                    self.assertEqual(rows[0]["samples"], "3")
+                else:
+                    self.assertIn("| add ", text)
+
+
+class BadInput(unittest.TestCase):
+    def expect_usage_error(self, args, *needles):
+        p = mbench(*args)
+        self.assertEqual(p.returncode, 2, (p.stdout, p.stderr))
+        for n in needles:
+            self.assertIn(n, p.stderr)
+
+    def test_unknown_op(self):
+        self.expect_usage_error(
+            ["run", "--op", "gemmm", "--shape", "8x8x8"],
+            'unknown op "gemmm"; valid ops: add, gemm')
+
+    def test_unknown_dtype(self):
+        self.expect_usage_error(
+            ["run", "--op", "gemm", "--shape", "8x8x8", "--dtype", "fp33"],
+            'unknown dtype "fp33"', "valid dtypes: f32")
+
+    def test_unsupported_dtype_for_op(self):
+        self.expect_usage_error(
+            ["run", "--op", "gemm", "--shape", "8x8x8", "--dtype", "i32"],
+            'dtype "i32" is not supported; valid: f32, bf16, f16')
+
+    def test_bad_shapes(self):
+        self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8"],
+                                "needs 3 (MxKxN)")
+        self.expect_usage_error(["run", "--op", "gemm", "--shape", "8xax8"],
+                                '--shape "8xax8"')
+        self.expect_usage_error(["run", "--op", "add", "--shape", "0x8"],
+                                "--shape \"0x8\": expected positive integers")
+
+    def test_unknown_backend_and_impl(self):
+        self.expect_usage_error(
+            ["run", "--op", "add", "--shape", "8x8", "--backend", "tpu"],
+            'unknown backend "tpu"', "cpu (1 device)")
+        self.expect_usage_error(
+            ["run", "--op", "add", "--shape", "8x8", "--impl", "mine"],
+            'unknown implementation "mine"', "onednn")
+
+    def test_bad_options(self):
+        self.expect_usage_error(["run", "--frobnicate"], "unknown option --frobnicate")
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--samples", "-3"], "--samples")
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--cache", "warm"], "valid: cold, hot")
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--format", "xml"], "valid formats")
+        self.expect_usage_error(["list", "things"], "valid: ops, backends, devices")
+        self.expect_usage_error(["frob"], 'unknown command "frob"')
+        self.expect_usage_error(["run", "--shape", "8x8"], "--op is required")
+
+    def test_unwritable_output(self):
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 *QUICK, "-o", "/nonexistent/x.csv"],
+                                "/nonexistent/x.csv")
+
+
+class Listing(unittest.TestCase):
+    def test_lists_and_info(self):
+        for args in (["list", "ops"], ["list", "backends"], ["list", "devices"],
+                     ["info"], ["--version"], ["--help"], ["run", "--help"]):
+            p = mbench(*args)
+            self.assertEqual(p.returncode, 0, (args, p.stderr))
+            self.assertTrue(p.stdout.strip(), args)
+        self.assertIn("cpu/onednn(f32->f32)", mbench("list", "ops").stdout)
+
+    def test_nonexistent_backend_path_explains(self):
+        p = mbench("list", "backends", env={"MB_BACKEND_PATH": "/nonexistent"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("/nonexistent", p.stdout)
+        self.assertIn("cannot read search directory", p.stdout)
+
+    def test_verbose_loader(self):
+        p = mbench("list", "backends", env={"MB_BACKEND_VERBOSE": "1",
+                                            "MB_BACKEND_PATH": "/nonexistent"})
+        self.assertEqual(p.returncode, 0)
+        self.assertIn('loaded backend "cpu"', p.stderr)
+        self.assertIn("/nonexistent: cannot read directory", p.stderr)
+
+
+@unittest.skipUnless(FIXTURES, "MB_TEST_FIXTURE_DIR not set")
+class WrongKernel(unittest.TestCase):
+    def test_wrong_result_exit_1(self):
+        env = {"MB_BACKEND_PATH": os.path.join(FIXTURES, "working")}
+        p = mbench("run", "--op", "gemm", "--shape", "16x16x16", "--backend",
+                   "wrong", *QUICK, env=env)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("FAIL", p.stdout)
+        p = mbench("run", "--op", "gemm", "--shape", "16x16x16", "--backend",
+                   "wrong", *QUICK, "--strict", "--format", "json", env=env)
+        self.assertEqual(p.returncode, 1)
+        (r,) = json.loads(p.stdout)["results"]
+        self.assertEqual(r["status"], "failed")
+        self.assertIn("wrong result", r["reason"])
+        self.assertEqual(r["samples_ns"], [])
+
+    def test_skipped_backend_without_device(self):
+        env = {"MB_BACKEND_PATH": os.path.join(FIXTURES, "nodevice")}
+        p = mbench("run", "--op", "gemm", "--shape", "16x16x16", "--backend",
+                   "nodevice", *QUICK, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("skipped: backend \"nodevice\" has no device", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,277 @@
+/* The runner: criteria, batching, cache policy, correctness wiring, user
+ * kernels, and every way a run can fail without losing the result. */
+#include <math.h>
+
+#include "test_util.h"
+
+static mb_context_t *g_ctx;
+
+static int setup(void **state) {
+  (void)state;
+  char path[8192];
+  snprintf(path, sizeof path, "%s:%s/working", test_env_dir("MB_TEST_MODULE_DIR"),
+           test_env_dir("MB_TEST_FIXTURE_DIR"));
+  g_ctx = test_context(path);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  mb_context_destroy(g_ctx);
+  return 0;
+}
+
+static mb_op_params_t shape3(int64_t m, int64_t k, int64_t n) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 3;
+  p.shape[0] = m;
+  p.shape[1] = k;
+  p.shape[2] = n;
+  return p;
+}
+
+static mb_bench_spec_t quick_spec(const char *op, const mb_op_params_t *p) {
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = op;
+  s.params = p;
+  s.backend = "cpu";
+  s.criterion = MB_CRITERION_FIXED;
+  s.samples = 5;
+  s.warmup_s = 0;
+  return s;
+}
+
+typedef struct outcome {
+  mb_result_info_t info;
+  mb_correctness_t corr;
+  mb_stats_t stats;
+  mb_derived_t derived;
+  size_t num_samples;
+} outcome_t;
+
+static outcome_t run_ok(const mb_bench_spec_t *s) {
+  mb_result_t *r = NULL;
+  outcome_t o = {MB_RESULT_INFO_INIT, MB_CORRECTNESS_INIT, MB_STATS_INIT,
+                 MB_DERIVED_INIT, 0};
+  if (mb_bench_run(g_ctx, s, &r) != MB_OK) fail_msg("%s", mb_error_last());
+  mb_result_info(r, &o.info);
+  mb_result_correctness(r, &o.corr);
+  mb_result_stats(r, &o.stats);
+  mb_result_derived(r, &o.derived);
+  const double *samples = mb_result_samples(r, &o.num_samples);
+  for (size_t i = 0; i < o.num_samples; i++) assert_true(samples[i] > 0);
+  /* Strings are the result's: copy what tests compare after destroy. */
+  static char reason[1024], impl[64];
+  snprintf(reason, sizeof reason, "%s", o.info.reason);
+  snprintf(impl, sizeof impl, "%s", o.info.impl);
+  o.info.reason = reason;
+  o.info.impl = impl;
+  o.info.op = o.info.backend = o.info.device = NULL;
+  mb_result_destroy(r);
+  return o;
+}
+
+static void test_fixed_count(void **state) {
+  (void)state;
+  mb_op_params_t p = shape3(64, 64, 64);
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  outcome_t o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_OK);
+  assert_true(o.corr.checked && o.corr.pass);
+  assert_int_equal(o.stats.count, 5);
+  assert_int_equal(o.num_samples, 5);
+  assert_string_equal(o.stats.stop_reason, "fixed");
+  assert_int_equal(o.stats.batch, 1); /* cold: one run per sample */
+  assert_true(o.stats.min <= o.stats.median && o.stats.median <= o.stats.max);
+  assert_true(o.derived.flop == 2.0 * 64 * 64 * 64);
+  assert_true(fabs(o.derived.tflops - o.derived.flop / o.stats.median / 1e3) <
+              1e-12 * o.derived.tflops + 1e-15);
+}
+
+static void test_stdrel_hot_batches(void **state) {
+  (void)state;
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 2;
+  p.shape[0] = 16;
+  p.shape[1] = 16;
+  mb_bench_spec_t s = quick_spec("add", &p);
+  s.criterion = MB_CRITERION_STDREL;
+  s.samples = 0;
+  s.cache = MB_CACHE_HOT;
+  s.min_time_s = 0.05;
+  s.timeout_s = 2;
+  outcome_t o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_OK);
+  assert_true(o.stats.batch > 1); /* a tiny add is batched */
+  assert_true(o.stats.count >= 10);
+  assert_true(o.stats.measured_ns >= 0.05e9 ||
+              strcmp(o.stats.stop_reason, "timeout") == 0);
+  assert_true(o.stats.warmup_runs >= 1);
+}
+
+static void test_no_kernel_is_skipped(void **state) {
+  (void)state;
+  mb_op_params_t p = shape3(8, 8, 8);
+  p.dtype = MB_DTYPE_F16; /* a valid gemm the CPU backend has no kernel for */
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  outcome_t o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_SKIPPED);
+  assert_contains(o.info.reason, "no gemm kernel on cpu for f16");
+  assert_int_equal(o.num_samples, 0);
+}
+
+static void test_input_errors(void **state) {
+  (void)state;
+  mb_op_params_t p = shape3(8, 8, 8);
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  mb_result_t *r = NULL;
+  s.impl = "nosuch";
+  assert_int_equal(mb_bench_run(g_ctx, &s, &r), MB_ERR_NOT_FOUND);
+  assert_null(r);
+  assert_contains(mb_error_last(), "unknown implementation \"nosuch\"");
+  assert_contains(mb_error_last(), "onednn");
+  s = quick_spec("gemmm", &p);
+  assert_int_equal(mb_bench_run(g_ctx, &s, &r), MB_ERR_NOT_FOUND);
+  s = quick_spec("gemm", &p);
+  s.backend = "tpu";
+  assert_int_equal(mb_bench_run(g_ctx, &s, &r), MB_ERR_NOT_FOUND);
+  assert_contains(mb_error_last(), "unknown backend \"tpu\"");
+  s = quick_spec("gemm", &p);
+  s.criterion = MB_CRITERION_STDREL;
+  s.max_noise = 0;
+  assert_int_equal(mb_bench_run(g_ctx, &s, &r), MB_ERR_INVALID_ARG);
+  assert_null(r);
+}
+
+static void test_out_of_memory_is_a_failed_result(void **state) {
+  (void)state;
+  mb_op_params_t p = shape3(1 << 22, 1 << 22, 1 << 22); /* 64 TiB per operand */
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  outcome_t o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_FAILED);
+  assert_contains(o.info.reason, "out of memory");
+  assert_contains(o.info.reason, "cpu:0");
+}
+
+/* ---- user kernels ---------------------------------------------------------- */
+
+typedef struct naive {
+  int drop_last_term; /* deliberately wrong */
+  int fail;
+  int setups, teardowns;
+} naive_t;
+
+static mb_status_t naive_gemm(void *user, const mb_kernel_args_t *a) {
+  naive_t *cfg = user;
+  if (cfg->fail) return MB_ERR_BACKEND;
+  const int64_t m = a->params->shape[0], k = a->params->shape[1],
+                n = a->params->shape[2];
+  const float *x = mb_tensor_data(a->inputs[0]), *w = mb_tensor_data(a->inputs[1]);
+  float *d = mb_tensor_data(a->outputs[0]);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double acc = 0;
+      for (int64_t p = 0; p < k - cfg->drop_last_term; p++)
+        acc += (double)x[i * k + p] * w[p * n + j];
+      d[i * n + j] = (float)acc;
+    }
+  return MB_OK;
+}
+
+static mb_status_t count_setup(void *user, const mb_kernel_args_t *a) {
+  (void)a;
+  ((naive_t *)user)->setups++;
+  return MB_OK;
+}
+static mb_status_t count_teardown(void *user, const mb_kernel_args_t *a) {
+  (void)a;
+  ((naive_t *)user)->teardowns++;
+  return MB_OK;
+}
+
+static void register_naive(const char *name, naive_t *cfg) {
+  mb_kernel_desc_t d = MB_KERNEL_DESC_INIT;
+  d.op = "gemm";
+  d.name = name;
+  d.dtype = MB_DTYPE_F32;
+  d.run = naive_gemm;
+  d.setup = count_setup;
+  d.teardown = count_teardown;
+  d.user = cfg;
+  assert_int_equal(mb_kernel_register(g_ctx, &d), MB_OK);
+}
+
+static void test_user_kernels(void **state) {
+  (void)state;
+  static naive_t right = {0, 0, 0, 0}, wrong = {1, 0, 0, 0},
+                 broken = {0, 1, 0, 0};
+  register_naive("naive", &right);
+  register_naive("naive_wrong", &wrong);
+  register_naive("naive_broken", &broken);
+  mb_kernel_desc_t dup = MB_KERNEL_DESC_INIT;
+  dup.op = "gemm";
+  dup.name = "naive";
+  dup.dtype = MB_DTYPE_F32;
+  dup.run = naive_gemm;
+  assert_int_equal(mb_kernel_register(g_ctx, &dup), MB_ERR_INVALID_ARG);
+  dup.name = "Bad Name";
+  assert_int_equal(mb_kernel_register(g_ctx, &dup), MB_ERR_INVALID_ARG);
+
+  mb_op_params_t p = shape3(48, 40, 56);
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  s.impl = "naive";
+  outcome_t o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_OK);
+  assert_string_equal(o.info.impl, "naive");
+  assert_true(o.corr.pass);
+  assert_int_equal(right.setups, 1);
+  assert_int_equal(right.teardowns, 1);
+
+  s.impl = "naive_wrong"; /* timed, but marked wrong */
+  o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_OK);
+  assert_true(o.corr.checked);
+  assert_false(o.corr.pass);
+  assert_true(o.corr.max_err_ratio > 1);
+  assert_int_equal(o.num_samples, 5);
+
+  s.flags = MB_BENCH_STRICT; /* wrong is a failure, not timed */
+  o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_FAILED);
+  assert_contains(o.info.reason, "wrong result");
+  assert_int_equal(o.num_samples, 0);
+
+  s.flags = 0;
+  s.impl = "naive_broken";
+  o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_FAILED);
+
+  /* No impl named: the user kernel registered first wins over the backend's. */
+  s.impl = NULL;
+  o = run_ok(&s);
+  assert_string_equal(o.info.impl, "naive");
+}
+
+/* A backend whose gemm is wrong: caught on the backend path too. */
+static void test_wrong_backend_kernel(void **state) {
+  (void)state;
+  mb_op_params_t p = shape3(16, 16, 16);
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  s.backend = "wrong";
+  outcome_t o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_OK);
+  assert_false(o.corr.pass);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fixed_count),
+      cmocka_unit_test(test_stdrel_hot_batches),
+      cmocka_unit_test(test_no_kernel_is_skipped),
+      cmocka_unit_test(test_input_errors),
+      cmocka_unit_test(test_out_of_memory_is_a_failed_result),
+      cmocka_unit_test(test_wrong_backend_kernel),
+      cmocka_unit_test(test_user_kernels), /* last: it registers kernels */
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,260 @@
+/* The op catalogue: look-up, validation, FLOP/byte model, references and
+ * the (sampled) verification against them. */
+#include <math.h>
+#include <time.h>
+
+#include "test_util.h"
+#include "op_internal.h"
+#include "verify.h"
+
+static mb_op_params_t gemm_params(int64_t m, int64_t k, int64_t n) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 3;
+  p.shape[0] = m;
+  p.shape[1] = k;
+  p.shape[2] = n;
+  return p;
+}
+
+static void test_find(void **state) {
+  (void)state;
+  assert_ptr_equal(mb_op_find("gemm"), &mb__op_gemm);
+  assert_ptr_equal(mb_op_find("matmul"), &mb__op_gemm);
+  assert_ptr_equal(mb_op_find("add"), &mb__op_add);
+  assert_null(mb_op_find("gemmm"));
+  assert_string_equal(mb_error_last(),
+                      "unknown op \"gemmm\"; valid ops: add, gemm");
+  int n = 0;
+  for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) n++;
+  assert_int_equal(n, 2);
+}
+
+static void test_resolve(void **state) {
+  (void)state;
+  mb_op_params_t p = gemm_params(4, 5, 6);
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  assert_int_equal(p.dtype, MB_DTYPE_F32);
+  assert_int_equal(p.dtype_out, MB_DTYPE_F32);
+  assert_int_equal(p.dtype_acc, MB_DTYPE_F32);
+  p = gemm_params(4, 5, 6);
+  p.dtype = MB_DTYPE_BF16;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  assert_int_equal(p.dtype_out, MB_DTYPE_BF16);
+  p = gemm_params(4, 5, 6);
+  p.dtype = MB_DTYPE_I32;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
+  assert_string_equal(mb_error_last(),
+                      "gemm: dtype \"i32\" is not supported; valid: f32, bf16, f16");
+  p = gemm_params(4, 5, 6);
+  p.ndim = 2;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "needs 3 (MxKxN)");
+  p = gemm_params(4, 0, 6);
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "dimension 1 (K of MxKxN) is 0");
+  p = gemm_params(4, 5, 6);
+  p.struct_size = 8;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
+}
+
+static void test_flop_bytes(void **state) {
+  (void)state;
+  mb_op_params_t p = gemm_params(2048, 1024, 512);
+  p.dtype = MB_DTYPE_BF16;
+  p.dtype_out = MB_DTYPE_F32;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  assert_true(mb_op_flop(&mb__op_gemm, &p) == 2.0 * 2048 * 1024 * 512);
+  assert_true(mb_op_bytes(&mb__op_gemm, &p) ==
+              2.0 * 2048 * 1024 + 2.0 * 1024 * 512 + 4.0 * 2048 * 512);
+  p.beta = 1; /* D is read too */
+  assert_true(mb_op_bytes(&mb__op_gemm, &p) ==
+              2.0 * 2048 * 1024 + 2.0 * 1024 * 512 + 8.0 * 2048 * 512);
+  mb_op_params_t a = MB_OP_PARAMS_INIT;
+  a.ndim = 2;
+  a.shape[0] = 100;
+  a.shape[1] = 30;
+  a.dtype = MB_DTYPE_BF16;
+  assert_int_equal(mb_op_resolve(&mb__op_add, &a), MB_OK);
+  assert_true(mb_op_flop(&mb__op_add, &a) == 3000);
+  assert_true(mb_op_bytes(&mb__op_add, &a) == 3 * 3000 * 2);
+}
+
+/* [[1,2],[3,4]] . [[5,6],[7,8]] = [[19,22],[43,50]]; alpha 2, beta 0.5. */
+static void test_gemm_reference_known(void **state) {
+  (void)state;
+  mb_op_params_t p = gemm_params(2, 2, 2);
+  p.alpha = 2;
+  p.beta = 0.5;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, d0[] = {10, 20, 30, 40};
+  const void *host[] = {a, b, d0};
+  void *ref;
+  assert_int_equal(mb__op_gemm.ref_prepare(&p, host, &ref), MB_OK);
+  const double want[] = {2 * 19 + 5, 2 * 22 + 10, 2 * 43 + 15, 2 * 50 + 20};
+  const double scale[] = {2 * 19 + 5, 2 * 22 + 10, 2 * 43 + 15, 2 * 50 + 20};
+  for (size_t i = 0; i < 4; i++) {
+    double v, s;
+    mb__op_gemm.ref_element(ref, i, &v, &s);
+    assert_true(v == want[i]);
+    assert_true(s == scale[i]);
+  }
+  mb__op_gemm.ref_release(ref);
+}
+
+static void test_add_reference_known(void **state) {
+  (void)state;
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 2;
+  p.shape[0] = 1;
+  p.shape[1] = 3;
+  assert_int_equal(mb_op_resolve(&mb__op_add, &p), MB_OK);
+  const float x[] = {1, -2, 0.5f}, y[] = {2, 2, -4};
+  const void *host[] = {x, y};
+  void *ref;
+  assert_int_equal(mb__op_add.ref_prepare(&p, host, &ref), MB_OK);
+  double v, s;
+  mb__op_add.ref_element(ref, 2, &v, &s);
+  assert_true(v == -3.5 && s == 4.5);
+  mb__op_add.ref_release(ref);
+}
+
+/* A correct f32 GEMM in double, then rounded: the output a perfect kernel
+ * would produce. */
+static void exact_gemm(const float *a, const float *b, float *d, int m, int k,
+                       int n) {
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) {
+      double acc = 0;
+      for (int p = 0; p < k; p++) acc += (double)a[i * k + p] * b[p * n + j];
+      d[i * n + j] = (float)acc;
+    }
+}
+
+typedef struct gemm_case {
+  int m, k, n;
+  float *a, *b, *d;
+  mb_op_params_t p;
+} gemm_case_t;
+
+static void case_init(gemm_case_t *c, int m, int k, int n) {
+  c->m = m, c->k = k, c->n = n;
+  c->a = malloc(sizeof(float) * m * k);
+  c->b = malloc(sizeof(float) * k * n);
+  c->d = malloc(sizeof(float) * m * n);
+  mb_fill_t f = MB_FILL_INIT;
+  f.seed = 1;
+  mb_fill_host(c->a, MB_DTYPE_F32, (size_t)m * k, &f);
+  f.seed = 2;
+  mb_fill_host(c->b, MB_DTYPE_F32, (size_t)k * n, &f);
+  exact_gemm(c->a, c->b, c->d, m, k, n);
+  c->p = gemm_params(m, k, n);
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &c->p), MB_OK);
+}
+
+static void case_free(gemm_case_t *c) {
+  free(c->a);
+  free(c->b);
+  free(c->d);
+}
+
+static mb_correctness_t check(gemm_case_t *c) {
+  const void *host[] = {c->a, c->b, c->d};
+  mb_correctness_t r = MB_CORRECTNESS_INIT;
+  assert_int_equal(mb__verify(&mb__op_gemm, &c->p, host, c->d, 7, &r), MB_OK);
+  return r;
+}
+
+static void test_verify_full_and_sampled(void **state) {
+  (void)state;
+  gemm_case_t small, big;
+  case_init(&small, 33, 47, 29); /* checked in full */
+  mb_correctness_t r = check(&small);
+  assert_true(r.pass);
+  assert_int_equal(r.elements_checked, 33 * 29);
+  assert_true(r.max_err_ratio <= 1.0);
+  small.d[5 * 29 + 7] += 1e-3f; /* one wrong element */
+  r = check(&small);
+  assert_false(r.pass);
+  case_free(&small);
+
+  case_init(&big, 512, 512, 512); /* sampled: 512^3 > MB__VERIFY_FULL_WORK */
+  r = check(&big);
+  assert_true(r.pass);
+  assert_int_equal(r.elements_checked, MB__VERIFY_SAMPLES + 2);
+  assert_int_equal(r.elements_total, 512 * 512);
+  assert_true(r.sqnr_db > 100);
+  /* The last element alone: the corners are always checked. */
+  big.d[512 * 512 - 1] *= 1.01f;
+  r = check(&big);
+  assert_false(r.pass);
+  big.d[512 * 512 - 1] /= 1.01f;
+  /* One wrong row of 512 elements: ~16 of the 8192 samples land there. */
+  for (int j = 0; j < 512; j++) big.d[300 * 512 + j] *= 1.001f;
+  r = check(&big);
+  assert_false(r.pass);
+  case_free(&big);
+}
+
+static void test_verify_nan_output_fails(void **state) {
+  (void)state;
+  gemm_case_t c;
+  case_init(&c, 8, 8, 8);
+  c.d[3] = NAN;
+  mb_correctness_t r = check(&c);
+  assert_false(r.pass);
+  case_free(&c);
+}
+
+/* Not a timed assertion: prints how long the sampled check of a 4096^3
+ * GEMM takes (docs/results/cpu.md quotes it). */
+static void test_verify_4096_cost(void **state) {
+  (void)state;
+  const size_t n = 4096;
+  float *a = malloc(n * n * sizeof *a), *b = malloc(n * n * sizeof *b),
+        *d = calloc(n * n, sizeof *d);
+  mb_fill_t f = MB_FILL_INIT;
+  mb_fill_host(a, MB_DTYPE_F32, n * n, &f);
+  mb_fill_host(b, MB_DTYPE_F32, n * n, &f);
+  mb_op_params_t p = gemm_params(4096, 4096, 4096);
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  const void *host[] = {a, b, d};
+  mb_correctness_t r = MB_CORRECTNESS_INIT;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, d, 7, &r), MB_OK);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  assert_int_equal(r.elements_checked, MB__VERIFY_SAMPLES + 2);
+  assert_false(r.pass); /* d is all zeros */
+  printf("# sampled check of a 4096^3 gemm: %llu elements in %.3f s\n",
+         (unsigned long long)r.elements_checked,
+         (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+  free(a);
+  free(b);
+  free(d);
+}
+
+static void test_tolerance_from_formats(void **state) {
+  (void)state;
+  mb_op_params_t p = gemm_params(16, 1024, 16);
+  p.dtype = MB_DTYPE_BF16;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  /* 2 u(bf16) + 2 sqrt(1024) u(f32) */
+  assert_true(fabs(mb__op_gemm.tolerance(&p) - (2 * 0x1p-8 + 64 * 0x1p-24)) <
+              1e-15);
+  assert_true(mb__op_gemm.tolerance(&p) < 1e-2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_find),
+      cmocka_unit_test(test_resolve),
+      cmocka_unit_test(test_flop_bytes),
+      cmocka_unit_test(test_gemm_reference_known),
+      cmocka_unit_test(test_add_reference_known),
+      cmocka_unit_test(test_verify_full_and_sampled),
+      cmocka_unit_test(test_verify_nan_output_fails),
+      cmocka_unit_test(test_verify_4096_cost),
+      cmocka_unit_test(test_tolerance_from_formats),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,38 @@
+/* Shared by the tests: cmocka's includes and small helpers. */
+#ifndef MB_TEST_UTIL_H
+#define MB_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <microbench.h>
+
+/* A directory the build put fixtures or modules in (from ctest's env). */
+static inline const char *test_env_dir(const char *var) {
+  const char *v = getenv(var);
+  if (!v || !*v) fail_msg("%s is not set: run this test through ctest", var);
+  return v;
+}
+
+/* A context that loads only from `path` (no env, no default dir). */
+static inline mb_context_t *test_context(const char *path) {
+  mb_context_options_t o = MB_CONTEXT_OPTIONS_INIT;
+  mb_context_t *ctx = NULL;
+  o.backend_path = path;
+  o.flags = MB_CONTEXT_NO_DEFAULT_BACKENDS;
+  assert_int_equal(mb_context_create(&ctx, &o), MB_OK);
+  return ctx;
+}
+
+static inline void assert_contains(const char *hay, const char *needle) {
+  if (!strstr(hay, needle)) fail_msg("\"%s\" does not contain \"%s\"", hay, needle);
+}
+
+#endif
