@@ -91,7 +91,10 @@ static void load_module(mb_context_t *ctx, const char *file,
   if (already_tried(ctx, path)) return;
   mb__backend_t *b = add_entry(ctx, file, path);
   if (!b) return;
-  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  /* NODELETE: backends start threads (OpenMP teams, GPU runtimes) that
+   * outlive fini() and keep thread-local storage in the module; unmapping
+   * the code under them would crash the process at exit. */
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!dl) {
     const char *err = dlerror();
     set_reason(b, "cannot load: %s", err ? err : "unknown dlopen error");

@@ -277,11 +277,12 @@ static void check_gemm(fixture_t *fx, const mb_backend_kernel_t *k, size_t m,
                            1e-30;
         const double got = d.values[i * n + j];
         if (!(fabs(got - ref) <= tol))
-          fail_msg("gemm/%s %s,%s->%s %zux%zux%zu alpha %g beta %g: D[%zu,%zu]"
-                   " = %.9g, reference %.9g (tolerance %.3g)",
-                   k->name, mb_dtype_name(k->dtype), mb_dtype_name(k->dtype_b),
-                   mb_dtype_name(k->dtype_out), m, kk, n, alpha, beta, i, j,
-                   got, ref, tol);
+          fail_msg(
+              "gemm/%s %s,%s->%s %zux%zux%zu alpha %g beta %g: D[%zu,%zu]"
+              " = %.9g, reference %.9g (tolerance %.3g)",
+              k->name, mb_dtype_name(k->dtype), mb_dtype_name(k->dtype_b),
+              mb_dtype_name(k->dtype_out), m, kk, n, alpha, beta, i, j, got,
+              ref, tol);
       }
     }
   }
@@ -391,17 +392,19 @@ static void check_add_bf16_edges(fixture_t *fx, const mb_backend_kernel_t *k) {
     note_unsupported(k);
   } else {
     if (s != MB_OK) fail_msg("add/%s: %s", k->name, g_last_error);
-    assert_int_equal(
-        fx->vt->copy_to_host(fx->state, 0, got, z.dev, sizeof got), MB_OK);
+    assert_int_equal(fx->vt->copy_to_host(fx->state, 0, got, z.dev, sizeof got),
+                     MB_OK);
     const int may_flush = strcmp(k->name, "onednn") == 0;
     int bad = 0;
     for (size_t i = 0; i < N; ++i) {
       const uint16_t want = cases[i].z, mag = want & 0x7fff;
-      const int ok = mag > 0x7f80 ? (got[i] & 0x7fff) > 0x7f80
-                     : got[i] == want ||
-                         (may_flush && mag < 0x0080 && got[i] == (want & 0x8000));
+      const int ok = mag > 0x7f80
+                         ? (got[i] & 0x7fff) > 0x7f80
+                         : got[i] == want || (may_flush && mag < 0x0080 &&
+                                              got[i] == (want & 0x8000));
       if (!ok) {
-        fprintf(stderr, "add/%s bf16: 0x%04x + 0x%04x = 0x%04x, expected 0x%04x\n",
+        fprintf(stderr,
+                "add/%s bf16: 0x%04x + 0x%04x = 0x%04x, expected 0x%04x\n",
                 k->name, x[i], y[i], got[i], want);
         ++bad;
       }
@@ -543,8 +546,7 @@ static mb_status_t failing_run(void *kstate, const mb_kernel_call_t *call) {
 }
 
 static const mb_backend_kernel_t *find_kernel(const fixture_t *fx,
-                                              const char *op,
-                                              const char *name,
+                                              const char *op, const char *name,
                                               mb_dtype_t dtype) {
   for (size_t i = 0; i < fx->vt->num_kernels; ++i) {
     const mb_backend_kernel_t *k = &fx->vt->kernels[i];
@@ -574,8 +576,8 @@ static void test_time_batch(void **state) {
   void *ks = NULL;
   assert_int_equal(k->prepare(fx->state, &call, &ks), MB_OK);
   double one = 0.0, many = 0.0;
-  assert_int_equal(
-      fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &one), MB_OK);
+  assert_int_equal(fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &one),
+                   MB_OK);
   assert_int_equal(
       fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 50, &many), MB_OK);
   assert_true(one > 0.0);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 /* Below this many elements a parallel region costs more than the work. */
-static const size_t parallel_min = (size_t)1 << 15;
+enum { PARALLEL_MIN = 1 << 15 };
 
 /* Adds elements [lo, hi) of the operands. */
 typedef void (*add_slice_fn)(void *z, const void *x, const void *y, size_t lo,
@@ -98,7 +98,7 @@ mb_status_t mb__cpu_add_c_run(void *kstate, const mb_kernel_call_t *call) {
   const void *x = call->in[0], *y = call->in[1];
   /* One contiguous slice per thread keeps the inner loop simple enough to
    * vectorise and matches the allocator's first-touch split. */
-#pragma omp parallel num_threads(k->threads) if (n >= parallel_min)
+#pragma omp parallel num_threads(k->threads) if (n >= PARALLEL_MIN)
   {
     const unsigned nt = threads_in_team(), t = mb__cpu_thread_id();
     k->slice(z, x, y, n * t / nt, n * (t + 1) / nt);
@@ -106,4 +106,6 @@ mb_status_t mb__cpu_add_c_run(void *kstate, const mb_kernel_call_t *call) {
   return MB_OK;
 }
 
-void mb__cpu_add_c_release(void *kstate) { free(kstate); }
+void mb__cpu_add_c_release(void *kstate) {
+  free(kstate);
+}

@@ -3,8 +3,6 @@
  * Z[M,N] = X + Y. oneDNN computes in f32 and rounds once to Z's dtype. */
 #include "cpu_onednn.h"
 
-#include <dnnl_debug.h>
-
 #include <stdio.h>
 
 mb_status_t mb__cpu_add_onednn_prepare(void *bstate,
@@ -29,9 +27,8 @@ mb_status_t mb__cpu_add_onednn_prepare(void *bstate,
   if (status != MB_OK) return status;
 
   dnnl_binary_desc_t desc;
-  const dnnl_status_t s = dnnl_binary_desc_init(&desc, dnnl_binary_add,
-                                                &ops.md[0], &ops.md[1],
-                                                &ops.md[2]);
+  const dnnl_status_t s = dnnl_binary_desc_init(
+      &desc, dnnl_binary_add, &ops.md[0], &ops.md[1], &ops.md[2]);
   if (s != dnnl_success) {
     MB_CPU_ERROR(st, "cpu/onednn: %s: binary descriptor: %s", what,
                  dnnl_status2str(s));

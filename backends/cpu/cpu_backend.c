@@ -27,9 +27,15 @@ static void format_version(mb_cpu_state_t *st) {
 #ifdef MB_HAVE_ONEDNN
   mb__cpu_onednn_version(onednn, sizeof onednn);
 #endif
-  const unsigned hw = hwloc_get_api_version();
-  snprintf(st->version, sizeof st->version, "%s, hwloc %u.%u.%u", onednn,
-           hw >> 16, (hw >> 8) & 0xffu, hw & 0xffu);
+  /* hwloc reports only its API version at run time (2.9.0 has API 2.8.0);
+   * the release comes from the build (pkg-config). */
+#ifndef MB_CPU_HWLOC_RELEASE
+#define MB_CPU_HWLOC_RELEASE "?"
+#endif
+  const unsigned api = hwloc_get_api_version();
+  snprintf(st->version, sizeof st->version, "%s, hwloc %s (API %u.%u.%u)",
+           onednn, MB_CPU_HWLOC_RELEASE, api >> 16, (api >> 8) & 0xffu,
+           api & 0xffu);
 }
 
 static mb_status_t cpu_init(const mb_host_api_t *host, void **state) {
@@ -159,22 +165,26 @@ static mb_status_t cpu_time_batch(void *state, uint32_t dev,
     if (status != MB_OK) return status;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  *elapsed_ns = 1e9 * (double)(t1.tv_sec - t0.tv_sec) +
-                (double)(t1.tv_nsec - t0.tv_nsec);
+  *elapsed_ns =
+      1e9 * (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec);
   return MB_OK;
 }
 
 /* ---- the tables ---------------------------------------------------------- */
 
-#define MB__CPU_KERNEL(op, impl, a, b, out, acc, prefix)                    \
-  {sizeof(mb_backend_kernel_t), op, impl, MB_DTYPE_##a, MB_DTYPE_##b,       \
-   MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare, prefix##_run,     \
-   prefix##_release}
+#define MB__CPU_KERNEL(op, impl, a, b, out, acc, prefix)                      \
+  {                                                                           \
+    sizeof(mb_backend_kernel_t), op, impl, MB_DTYPE_##a, MB_DTYPE_##b,        \
+        MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare, prefix##_run, \
+        prefix##_release                                                      \
+  }
 
-#define MB__CPU_ONEDNN(op, a, b, out, acc, prefix)                          \
-  {sizeof(mb_backend_kernel_t), op, "onednn", MB_DTYPE_##a, MB_DTYPE_##b,   \
-   MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare,                   \
-   mb__cpu_onednn_run, mb__cpu_onednn_release}
+#define MB__CPU_ONEDNN(op, a, b, out, acc, prefix)                         \
+  {                                                                        \
+    sizeof(mb_backend_kernel_t), op, "onednn", MB_DTYPE_##a, MB_DTYPE_##b, \
+        MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare,            \
+        mb__cpu_onednn_run, mb__cpu_onednn_release                         \
+  }
 
 /* The first entry matching a request is its default: oneDNN first. */
 static const mb_backend_kernel_t cpu_kernels[] = {
@@ -196,8 +206,9 @@ static const mb_backend_vtable_t cpu_vtable = {
     .abi_version = MB_BACKEND_ABI_VERSION,
     .struct_size = sizeof(mb_backend_vtable_t),
     .name = "cpu",
-    .description = "host CPU: oneDNN and portable C kernels, OpenMP threads "
-                   "pinned one per core (hwloc)",
+    .description =
+        "host CPU: oneDNN and portable C kernels, OpenMP threads "
+        "pinned one per core (hwloc)",
     .init = cpu_init,
     .fini = cpu_fini,
     .version = cpu_version,
@@ -218,9 +229,9 @@ static const mb_backend_vtable_t cpu_vtable = {
 /* ---- entry --------------------------------------------------------------- */
 
 /* The host table must reach at least to set_error before we can complain. */
-#define MB__HOST_HAS(host, member)                       \
-  ((host)->struct_size >= offsetof(mb_host_api_t, member) + \
-                              sizeof((host)->member))
+#define MB__HOST_HAS(host, member) \
+  ((host)->struct_size >=          \
+   offsetof(mb_host_api_t, member) + sizeof((host)->member))
 
 MB_BACKEND_EXPORT const mb_backend_vtable_t *mb_backend_entry(
     const mb_host_api_t *host) {

@@ -16,9 +16,8 @@ static const size_t fallback_bytes = (size_t)64 << 20; /* LLC unknown */
 
 mb_status_t mb__cpu_flush(mb_cpu_state_t *st) {
   if (!st->flush_buf) {
-    const size_t bytes = st->cache_bytes[2]
-                             ? 2 * (size_t)st->cache_bytes[2]
-                             : fallback_bytes;
+    const size_t bytes =
+        st->cache_bytes[2] ? 2 * (size_t)st->cache_bytes[2] : fallback_bytes;
     void *p = NULL;
     const mb_status_t s = mb__cpu_alloc(st, bytes, &p);
     if (s != MB_OK) return s;

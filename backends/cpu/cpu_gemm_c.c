@@ -22,14 +22,14 @@ enum { TILE_M = 64, TILE_K = 128, TILE_N = 512 };
 /* Returns rows [r0, r0+rows) × columns [c0, c0+cols) of a row-major matrix
  * with `ld` elements per row as f32, in place or converted into `buf`, and
  * the row stride of what it returns in *ld_out. */
-typedef const float *(*block_fn)(const void *m, size_t ld, size_t r0,
-                                 size_t c0, size_t rows, size_t cols,
-                                 float *buf, size_t *ld_out);
+typedef const float *(*block_fn)(const void *m, size_t ld, size_t r0, size_t c0,
+                                 size_t rows, size_t cols, float *buf,
+                                 size_t *ld_out);
 
 /* Writes rows × cols of D at (r0, c0) from the accumulator. */
-typedef void (*store_fn)(void *d, size_t ld, size_t r0, size_t c0,
-                         size_t rows, size_t cols, const float *acc,
-                         float alpha, float beta);
+typedef void (*store_fn)(void *d, size_t ld, size_t r0, size_t c0, size_t rows,
+                         size_t cols, const float *acc, float alpha,
+                         float beta);
 
 typedef struct gemm_c {
   size_t m, k, n;
@@ -100,8 +100,7 @@ static void store_f32(void *d, size_t ld, size_t r0, size_t c0, size_t rows,
 }
 
 static void store_bf16(void *d, size_t ld, size_t r0, size_t c0, size_t rows,
-                       size_t cols, const float *acc, float alpha,
-                       float beta) {
+                       size_t cols, const float *acc, float alpha, float beta) {
   for (size_t i = 0; i < rows; ++i)
     store_bf16_row((uint16_t *)d + (r0 + i) * ld + c0, acc + i * cols, cols,
                    alpha, beta);
@@ -121,10 +120,10 @@ static const struct {
 /* c[rows × cols] += a[rows × depth] · b[depth × cols]; c has `cols` per row.
  * Two rows at a time share every load of b; four k steps at a time share
  * every load and store of c. */
-MB_CPU_CLONES static void block_multiply(size_t rows, size_t cols,
-                                         size_t depth, const float *a,
-                                         size_t lda, const float *b,
-                                         size_t ldb, float *restrict c) {
+MB_CPU_CLONES static void block_multiply(size_t rows, size_t cols, size_t depth,
+                                         const float *a, size_t lda,
+                                         const float *b, size_t ldb,
+                                         float *restrict c) {
   size_t i = 0;
   for (; i + 2 <= rows; i += 2) {
     float *restrict c0 = c + i * cols, *restrict c1 = c0 + cols;
@@ -169,7 +168,9 @@ MB_CPU_CLONES static void block_multiply(size_t rows, size_t cols,
   }
 }
 
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t min_size(size_t a, size_t b) {
+  return a < b ? a : b;
+}
 
 /* One tile of D: rows [i0, i0+TILE_M) × columns [j0, j0+TILE_N). */
 static void gemm_tile(const gemm_c_t *g, const void *a, const void *b, void *d,

@@ -7,8 +7,6 @@
  * rounding to the output dtype. */
 #include "cpu_onednn.h"
 
-#include <dnnl_debug.h>
-
 #include <stdio.h>
 
 static mb_status_t build_attr(mb_cpu_state_t *st, const char *what,

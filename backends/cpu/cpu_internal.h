@@ -37,9 +37,9 @@ typedef struct mb_cpu_state {
 
   /* Topology (cpu_topology.c). */
   hwloc_topology_t topo;
-  unsigned cores;     /* cores we may run on; >= 1 */
-  unsigned threads;   /* OpenMP threads, one per core (1 without OpenMP) */
-  char name[128];     /* "AMD EPYC 9654" */
+  unsigned cores;   /* cores we may run on; >= 1 */
+  unsigned threads; /* OpenMP threads, one per core (1 without OpenMP) */
+  char name[128];   /* "AMD EPYC 9654" */
   uint64_t memory_bytes;
   uint64_t cache_bytes[3]; /* L1d per core, L2 per core, last level total */
   double clock_hz;

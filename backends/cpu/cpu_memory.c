@@ -37,8 +37,8 @@ mb_status_t mb__cpu_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr) {
   const size_t page = page_l > 0 ? (size_t)page_l : 4096;
   const size_t pages = (bytes + page - 1) / page;
   unsigned char *bytes_p = p;
-#pragma omp parallel for num_threads(st->threads) schedule(static) \
-    if (pages >= 64)
+#pragma omp parallel for num_threads(st->threads) \
+    schedule(static) if (pages >= 64)
   for (size_t i = 0; i < pages; ++i) bytes_p[i * page] = 0;
   *ptr = p;
   return MB_OK;

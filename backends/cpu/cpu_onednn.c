@@ -2,7 +2,6 @@
  * runs one primitive over the caller's buffers. */
 #include "cpu_onednn.h"
 
-#include <dnnl_debug.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,8 +189,8 @@ mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
     if (p == k->bound[i]) continue;
     const dnnl_status_t s = dnnl_memory_set_data_handle(k->mem[i], p);
     if (s != dnnl_success) {
-      MB_CPU_ERROR(st, "cpu/onednn: %s: re-pointing operand %d: %s", k->what,
-                   i, dnnl_status2str(s));
+      MB_CPU_ERROR(st, "cpu/onednn: %s: re-pointing operand %d: %s", k->what, i,
+                   dnnl_status2str(s));
       return MB_ERR_BACKEND;
     }
     k->bound[i] = p;

@@ -9,9 +9,11 @@
 
 #ifdef MB_HAVE_ONEDNN
 
+#include <dnnl_debug.h> /* dnnl_status2str() for messages */
+
 /* Which execution argument each operand is: in[0], in[1], out[0]. */
 typedef struct mb_cpu_onednn_operands {
-  int arg[3];                 /* DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST */
+  int arg[3]; /* DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST */
   dnnl_memory_desc_t md[3];
 } mb_cpu_onednn_operands_t;
 

@@ -9,15 +9,15 @@
 
 /* Cache levels from the outermost in, to find the last level. */
 static const hwloc_obj_type_t cache_levels_outer_first[] = {
-    HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L3CACHE,
-    HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE};
+    HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE,
+    HWLOC_OBJ_L1CACHE};
 
 /* Size of one cache of `type` divided among the cores sharing it. */
 static uint64_t cache_per_core(hwloc_topology_t topo, hwloc_obj_type_t type) {
   hwloc_obj_t c = hwloc_get_obj_by_type(topo, type, 0);
   if (!c || !c->attr) return 0;
-  int sharing = hwloc_get_nbobjs_inside_cpuset_by_type(topo, c->cpuset,
-                                                       HWLOC_OBJ_CORE);
+  int sharing =
+      hwloc_get_nbobjs_inside_cpuset_by_type(topo, c->cpuset, HWLOC_OBJ_CORE);
   return c->attr->cache.size / (uint64_t)(sharing > 0 ? sharing : 1);
 }
 
@@ -26,7 +26,8 @@ static uint64_t last_level_total(hwloc_topology_t topo) {
   const size_t n =
       sizeof cache_levels_outer_first / sizeof cache_levels_outer_first[0];
   for (size_t i = 0; i < n; ++i) {
-    const int count = hwloc_get_nbobjs_by_type(topo, cache_levels_outer_first[i]);
+    const int count =
+        hwloc_get_nbobjs_by_type(topo, cache_levels_outer_first[i]);
     if (count <= 0) continue;
     uint64_t total = 0;
     for (int j = 0; j < count; ++j) {
@@ -92,9 +93,8 @@ mb_status_t mb__cpu_topology_init(mb_cpu_state_t *st) {
   /* Pinning binds the calling thread too (it is thread 0 of its team); keep
    * its binding so fini can give the application its thread back. */
   st->saved_binding = hwloc_bitmap_alloc();
-  if (st->saved_binding &&
-      hwloc_get_cpubind(st->topo, st->saved_binding, HWLOC_CPUBIND_THREAD) !=
-          0) {
+  if (st->saved_binding && hwloc_get_cpubind(st->topo, st->saved_binding,
+                                             HWLOC_CPUBIND_THREAD) != 0) {
     hwloc_bitmap_free(st->saved_binding);
     st->saved_binding = NULL;
   }

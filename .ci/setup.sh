@@ -1,0 +1,13 @@
+#!/bin/sh
+# Installs everything libmicrobench needs to build and test on Debian 12.
+# Idempotent; run as root (or with sudo available).
+set -eu
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake pkg-config git ca-certificates \
+  libcjson-dev libhwloc-dev libcmocka-dev libdnnl-dev \
+  python3 >/dev/null
+echo "setup: dependencies installed"

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Builds with warnings as errors and runs every test; then does it again
+# under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -eu
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure)
+
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMB_WERROR=ON \
+  -DMB_SANITIZE=ON
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ctest --output-on-failure)
+echo "test: all tests passed, also under ASan+UBSan"
