@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* hwloc reports only its API version at run time (2.9.0 has API 2.8.0); the
+ * release comes from the build (pkg-config, see CMakeLists.txt). */
+#ifndef MB_CPU_HWLOC_RELEASE
+#define MB_CPU_HWLOC_RELEASE "?"
+#endif
+
 /* ---- instance ------------------------------------------------------------ */
 
 static void cpu_fini(void *state) {
@@ -26,11 +32,6 @@ static void format_version(mb_cpu_state_t *st) {
   char onednn[128] = "portable C only (built without oneDNN)";
 #ifdef MB_HAVE_ONEDNN
   mb__cpu_onednn_version(onednn, sizeof onednn);
-#endif
-  /* hwloc reports only its API version at run time (2.9.0 has API 2.8.0);
-   * the release comes from the build (pkg-config). */
-#ifndef MB_CPU_HWLOC_RELEASE
-#define MB_CPU_HWLOC_RELEASE "?"
 #endif
   const unsigned api = hwloc_get_api_version();
   snprintf(st->version, sizeof st->version, "%s, hwloc %s (API %u.%u.%u)",

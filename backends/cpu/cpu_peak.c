@@ -10,8 +10,9 @@
  * 4-6 × 2 ports ≤ 16), and the accumulators are combined and stored to a
  * volatile so nothing is elided.
  *
- * This file is always compiled with optimisation (see CMakeLists.txt): a
- * peak measured from unoptimised code would be meaningless. */
+ * This file is always compiled optimised and uninstrumented (see
+ * CMakeLists.txt): at -O0, or under a sanitizer, the accumulators live in
+ * memory and the "peak" is a store-forwarding benchmark. */
 #include "cpu_internal.h"
 
 #include <stdio.h>

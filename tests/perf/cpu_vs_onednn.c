@@ -109,9 +109,10 @@ int main(int argc, char **argv) {
   double peak32 = mb_device_peak_flops(dev, MB_DTYPE_F32);
   double peak16 = mb_device_peak_flops(dev, MB_DTYPE_BF16);
   printf("device: %s, %u cores; peaks (%s): f32 %.1f GFLOP/s, bf16 %.1f "
-         "GFLOP/s\nlibmicrobench %s (commit %s), %s\n\n",
+         "GFLOP/s\nlibmicrobench %s (commit %s), oneDNN %d.%d.%d\n\n",
          di.name, di.compute_units, di.peak_source, peak32 / 1e9,
-         peak16 / 1e9, mb_version(), mb_git_commit(), dnnl_version()->hash);
+         peak16 / 1e9, mb_version(), mb_git_commit(), dnnl_version()->major,
+         dnnl_version()->minor, dnnl_version()->patch);
 
   static const struct {
     const char *label;
