@@ -1,4 +1,5 @@
 #include "microbench/common.h"
+#include "mb_git_commit.h" /* generated at build time */
 
 #define MB__STR2(x) #x
 #define MB__STR(x) MB__STR2(x)
