@@ -13,4 +13,10 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMB_WERROR=ON \
   -DMB_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ctest --output-on-failure)
-echo "test: all tests passed, also under ASan+UBSan"
+# The portable build: no oneDNN, so the C kernels are the CPU backend's only
+# ones; the module's own test and the conformance suite must pass on them.
+cmake -S . -B build-portable -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON \
+  -DMB_WITH_ONEDNN=OFF
+cmake --build build-portable -j"$jobs"
+(cd build-portable && ctest --output-on-failure -R 'test_cpu_module|conformance|test_bench')
+echo "test: all tests passed, also under ASan+UBSan and without oneDNN"

@@ -18,7 +18,13 @@ typedef struct cli_opts {
   int strict, help, verbose;
 } cli_opts_t;
 
-typedef enum opt_kind { OPT_STR, OPT_UINT, OPT_U64, OPT_DOUBLE, OPT_FLAG } opt_kind_t;
+typedef enum opt_kind {
+  OPT_STR,
+  OPT_UINT,
+  OPT_U64,
+  OPT_DOUBLE,
+  OPT_FLAG
+} opt_kind_t;
 
 typedef struct opt_def {
   const char *name; /* long name without "--" */

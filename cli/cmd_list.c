@@ -36,9 +36,10 @@ static int list_ops(mb_context_t *ctx) {
 static int list_backends(mb_context_t *ctx) {
   size_t n = mb_backend_count(ctx);
   if (n == 0) {
-    printf("no backend modules found.\n"
-           "Set MB_BACKEND_PATH to the directory holding mb_backend_*.so, or\n"
-           "run with MB_BACKEND_VERBOSE=1 to see where mbench looked.\n");
+    printf(
+        "no backend modules found.\n"
+        "Set MB_BACKEND_PATH to the directory holding mb_backend_*.so, or\n"
+        "run with MB_BACKEND_VERBOSE=1 to see where mbench looked.\n");
     return EXIT_OK;
   }
   printf("%-12s %-11s %-7s %s\n", "backend", "status", "devices",
@@ -46,7 +47,7 @@ static int list_backends(mb_context_t *ctx) {
   for (size_t i = 0; i < n; i++) {
     mb_backend_info_t b = MB_BACKEND_INFO_INIT;
     if (mb_backend_info(ctx, i, &b) != MB_OK) continue;
-    const char *status = !b.loaded          ? "unavailable"
+    const char *status = !b.loaded        ? "unavailable"
                          : b.device_count ? "ready"
                                           : "no device";
     printf("%-12s %-11s %-7u %s%s%s\n", b.name, status, b.device_count,
@@ -69,8 +70,9 @@ static int list_devices(mb_context_t *ctx) {
     mb_device_info_t d = MB_DEVICE_INFO_INIT;
     mb_device_info(dev, &d);
     printf("%s:%u  %s\n", d.backend, d.index, d.name);
-    printf("    kind %s, %u compute units, memory %.1f GiB", d.kind == MB_DEVICE_GPU ? "gpu" : "cpu",
-           d.compute_units, (double)d.memory_bytes / (1u << 30));
+    printf("    kind %s, %u compute units, memory %.1f GiB",
+           d.kind == MB_DEVICE_GPU ? "gpu" : "cpu", d.compute_units,
+           (double)d.memory_bytes / (1u << 30));
     if (d.clock_hz > 0) printf(", clock %.2f GHz", d.clock_hz / 1e9);
     printf("\n    caches: L1d %llu KiB, L2 %llu KiB, last level %llu KiB\n",
            (unsigned long long)d.cache_bytes[0] >> 10,
@@ -92,9 +94,8 @@ static int list_devices(mb_context_t *ctx) {
 static const struct {
   const char *what;
   int (*fn)(mb_context_t *);
-} k_lists[] = {{"ops", list_ops},
-               {"backends", list_backends},
-               {"devices", list_devices}};
+} k_lists[] = {
+    {"ops", list_ops}, {"backends", list_backends}, {"devices", list_devices}};
 #define NUM_LISTS (sizeof k_lists / sizeof k_lists[0])
 
 int cmd_list(int argc, char **argv) {

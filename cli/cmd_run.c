@@ -11,27 +11,45 @@
 static const opt_def_t k_run_opts[] = {
     {"op", 0, OPT_STR, O(op), "OP", "op to measure (mbench list ops)"},
     {"shape", 0, OPT_STR, O(shape), "MxKxN|MxN", "problem shape"},
-    {"dtype", 0, OPT_STR, O(dtype), "DT", "input dtype: f32, bf16, f16 (default f32)"},
-    {"out-dtype", 0, OPT_STR, O(out_dtype), "DT", "output dtype (default: op's, usually the input's)"},
-    {"backend", 0, OPT_STR, O(backend), "B", "backend (default: best with a device)"},
-    {"device", 0, OPT_UINT, O(device), "N", "device index within the backend (0)"},
-    {"impl", 0, OPT_STR, O(impl), "NAME", "kernel implementation (default: the backend's first)"},
-    {"cache", 0, OPT_STR, O(cache), "cold|hot", "flush caches before each sample (cold, default) or not"},
-    {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed", "stopping criterion (stdrel; fixed with --samples)"},
-    {"samples", 0, OPT_UINT, O(samples), "N", "take exactly N samples (implies --criterion fixed)"},
-    {"min-samples", 0, OPT_UINT, O(min_samples), "N", "stdrel: at least N samples (10)"},
-    {"min-time", 0, OPT_DOUBLE, O(min_time), "S", "stdrel: at least S seconds measured (0.5)"},
-    {"max-noise", 0, OPT_DOUBLE, O(max_noise), "F", "stdrel: stop below this relative stdev (0.005)"},
-    {"timeout", 0, OPT_DOUBLE, O(timeout), "S", "stdrel: give up sampling after S seconds (15)"},
-    {"warmup", 0, OPT_DOUBLE, O(warmup), "S", "warm up at least S seconds (0.025)"},
-    {"warmup-runs", 0, OPT_UINT, O(warmup_runs), "N", "warm up at least N runs (1)"},
-    {"batch", 0, OPT_UINT, O(batch), "N", "runs per sample (default: automatic for hot)"},
+    {"dtype", 0, OPT_STR, O(dtype), "DT",
+     "input dtype: f32, bf16, f16 (default f32)"},
+    {"out-dtype", 0, OPT_STR, O(out_dtype), "DT",
+     "output dtype (default: op's, usually the input's)"},
+    {"backend", 0, OPT_STR, O(backend), "B",
+     "backend (default: best with a device)"},
+    {"device", 0, OPT_UINT, O(device), "N",
+     "device index within the backend (0)"},
+    {"impl", 0, OPT_STR, O(impl), "NAME",
+     "kernel implementation (default: the backend's first)"},
+    {"cache", 0, OPT_STR, O(cache), "cold|hot",
+     "flush caches before each sample (cold, default) or not"},
+    {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed",
+     "stopping criterion (stdrel; fixed with --samples)"},
+    {"samples", 0, OPT_UINT, O(samples), "N",
+     "take exactly N samples (implies --criterion fixed)"},
+    {"min-samples", 0, OPT_UINT, O(min_samples), "N",
+     "stdrel: at least N samples (10)"},
+    {"min-time", 0, OPT_DOUBLE, O(min_time), "S",
+     "stdrel: at least S seconds measured (0.5)"},
+    {"max-noise", 0, OPT_DOUBLE, O(max_noise), "F",
+     "stdrel: stop below this relative stdev (0.005)"},
+    {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
+     "stdrel: give up sampling after S seconds (15)"},
+    {"warmup", 0, OPT_DOUBLE, O(warmup), "S",
+     "warm up at least S seconds (0.025)"},
+    {"warmup-runs", 0, OPT_UINT, O(warmup_runs), "N",
+     "warm up at least N runs (1)"},
+    {"batch", 0, OPT_UINT, O(batch), "N",
+     "runs per sample (default: automatic for hot)"},
     {"seed", 0, OPT_U64, O(seed), "N", "input generator seed (42)"},
     {"alpha", 0, OPT_DOUBLE, O(alpha), "A", "gemm: D = alpha*A.B + beta*D (1)"},
     {"beta", 0, OPT_DOUBLE, O(beta), "B", "gemm: (0)"},
-    {"strict", 0, OPT_FLAG, O(strict), NULL, "a wrong result is a failure and is not timed"},
-    {"format", 'f', OPT_STR, O(format), "table|json|csv|md", "output format (table; with -o: from the extension)"},
-    {"output", 'o', OPT_STR, O(output), "FILE", "write results to FILE (the table still goes to stdout)"},
+    {"strict", 0, OPT_FLAG, O(strict), NULL,
+     "a wrong result is a failure and is not timed"},
+    {"format", 'f', OPT_STR, O(format), "table|json|csv|md",
+     "output format (table; with -o: from the extension)"},
+    {"output", 'o', OPT_STR, O(output), "FILE",
+     "write results to FILE (the table still goes to stdout)"},
     {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},
     {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
 };
@@ -39,11 +57,15 @@ static const opt_def_t k_run_opts[] = {
 
 /* The suite takes only what changes where and how it reports. */
 static const opt_def_t k_suite_opts[] = {
-    {"backend", 0, OPT_STR, O(backend), "B", "backend (default: best with a device)"},
+    {"backend", 0, OPT_STR, O(backend), "B",
+     "backend (default: best with a device)"},
     {"cache", 0, OPT_STR, O(cache), "cold|hot", "cache policy (cold)"},
-    {"timeout", 0, OPT_DOUBLE, O(timeout), "S", "per benchmark sampling limit (4)"},
-    {"format", 'f', OPT_STR, O(format), "table|json|csv|md", "output format (table)"},
-    {"output", 'o', OPT_STR, O(output), "FILE", "write results to FILE (the table still goes to stdout)"},
+    {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
+     "per benchmark sampling limit (4)"},
+    {"format", 'f', OPT_STR, O(format), "table|json|csv|md",
+     "output format (table)"},
+    {"output", 'o', OPT_STR, O(output), "FILE",
+     "write results to FILE (the table still goes to stdout)"},
     {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},
     {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
 };
@@ -63,7 +85,8 @@ static int parse_shape(const char *text, mb_op_params_t *p) {
                        text);
     p->shape[p->ndim++] = v;
     s = end;
-    if (*s == 'x' || *s == 'X' || *s == ',') s++;
+    if (*s == 'x' || *s == 'X' || *s == ',')
+      s++;
     else if (*s)
       return cli_error("run", "--shape \"%s\": unexpected \"%s\"", text, s);
   }
@@ -77,7 +100,8 @@ static const char *format_from_extension(const char *path) {
   size_t n = strlen(path);
   for (size_t i = 0; i < sizeof k_ext / sizeof k_ext[0]; i++) {
     size_t e = strlen(k_ext[i].ext);
-    if (n > e && strcmp(path + n - e, k_ext[i].ext) == 0) return k_ext[i].format;
+    if (n > e && strcmp(path + n - e, k_ext[i].ext) == 0)
+      return k_ext[i].format;
   }
   return "table";
 }
@@ -91,7 +115,7 @@ typedef struct sinks {
 static int open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
                       int argc, char **argv, sinks_t *s) {
   mb_report_options_t ro = MB_REPORT_OPTIONS_INIT;
-  const char *fname = o->format ? o->format
+  const char *fname = o->format   ? o->format
                       : o->output ? format_from_extension(o->output)
                                   : "table";
   if (mb_format_from_name(fname, &ro.format) != MB_OK)
@@ -209,19 +233,22 @@ int cmd_run(int argc, char **argv) {
                 &nwords) != 0)
     return EXIT_USAGE;
   if (o.help) {
-    printf("usage: mbench run --op OP --shape SHAPE [options]\n\n"
-           "Measures one op on one backend, checks it against the reference,\n"
-           "and reports the statistics of every sample.\n\noptions:\n");
+    printf(
+        "usage: mbench run --op OP --shape SHAPE [options]\n\n"
+        "Measures one op on one backend, checks it against the reference,\n"
+        "and reports the statistics of every sample.\n\noptions:\n");
     cli_print_options(k_run_opts, NUM_RUN_OPTS);
     return EXIT_OK;
   }
   if (!o.op) return cli_error("run", "--op is required; see mbench list ops");
-  if (!o.shape) return cli_error("run", "--shape is required (e.g. 1024x1024x1024)");
+  if (!o.shape)
+    return cli_error("run", "--shape is required (e.g. 1024x1024x1024)");
   mb_op_params_t params = MB_OP_PARAMS_INIT;
   if (parse_shape(o.shape, &params) != 0) return EXIT_USAGE;
   if (o.dtype && mb_dtype_from_name(o.dtype, &params.dtype) != MB_OK)
     return cli_error("run", "--dtype: %s", mb_error_last());
-  if (o.out_dtype && mb_dtype_from_name(o.out_dtype, &params.dtype_out) != MB_OK)
+  if (o.out_dtype &&
+      mb_dtype_from_name(o.out_dtype, &params.dtype_out) != MB_OK)
     return cli_error("run", "--out-dtype: %s", mb_error_last());
   params.alpha = o.alpha;
   params.beta = o.beta;
@@ -266,11 +293,13 @@ static void print_devices(mb_context_t *ctx, const char *backend) {
     mb_device_t *dev = mb_device_at(ctx, i);
     mb_device_info(dev, &di);
     if (backend && strcmp(backend, di.backend) != 0) continue;
-    printf("# %s:%u  %s  (%u cores; peak f32 %.1f GFLOP/s, bf16 %.1f GFLOP/s; %s)\n",
-           di.backend, di.index, di.name, di.compute_units,
-           mb_device_peak_flops(dev, MB_DTYPE_F32) / 1e9,
-           mb_device_peak_flops(dev, MB_DTYPE_BF16) / 1e9,
-           *di.peak_source ? di.peak_source : "peak unknown");
+    printf(
+        "# %s:%u  %s  (%u cores; peak f32 %.1f GFLOP/s, bf16 %.1f GFLOP/s; "
+        "%s)\n",
+        di.backend, di.index, di.name, di.compute_units,
+        mb_device_peak_flops(dev, MB_DTYPE_F32) / 1e9,
+        mb_device_peak_flops(dev, MB_DTYPE_BF16) / 1e9,
+        *di.peak_source ? di.peak_source : "peak unknown");
   }
 }
 
@@ -284,10 +313,11 @@ int cmd_suite(int argc, char **argv) {
                 words, 0, &nwords) != 0)
     return EXIT_USAGE;
   if (o.help) {
-    printf("usage: mbench [suite] [options]\n\n"
-           "Runs the default suite (gemm f32/bf16 at 1024^3 and 2048^3, add\n"
-           "f32/bf16) on the best available backend and prints a table.\n\n"
-           "options:\n");
+    printf(
+        "usage: mbench [suite] [options]\n\n"
+        "Runs the default suite (gemm f32/bf16 at 1024^3 and 2048^3, add\n"
+        "f32/bf16) on the best available backend and prints a table.\n\n"
+        "options:\n");
     cli_print_options(k_suite_opts, NUM_SUITE_OPTS);
     return EXIT_OK;
   }

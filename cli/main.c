@@ -18,21 +18,24 @@ static const struct {
 #define NUM_COMMANDS (sizeof k_commands / sizeof k_commands[0])
 
 static void usage(void) {
-  printf("usage: mbench [command] [options]\n\n"
-         "Accelerator microbenchmarks with checked numerics.\n"
-         "With no command, runs the default suite and prints a table.\n\n"
-         "commands:\n");
+  printf(
+      "usage: mbench [command] [options]\n\n"
+      "Accelerator microbenchmarks with checked numerics.\n"
+      "With no command, runs the default suite and prints a table.\n\n"
+      "commands:\n");
   for (size_t i = 0; i < NUM_COMMANDS; i++)
     printf("  %-8s %s\n", k_commands[i].name, k_commands[i].help);
-  printf("\noptions:\n  -h, --help     show this help\n"
-         "  --version      print the version\n\n"
-         "exit status: 0 ok, 1 a benchmark failed or computed a wrong result,\n"
-         "2 usage or input error.\n");
+  printf(
+      "\noptions:\n  -h, --help     show this help\n"
+      "  --version      print the version\n\n"
+      "exit status: 0 ok, 1 a benchmark failed or computed a wrong result,\n"
+      "2 usage or input error.\n");
 }
 
 int main(int argc, char **argv) {
   if (argc < 2 || argv[1][0] == '-') {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    if (argc >= 2 &&
+        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
       usage();
       return EXIT_OK;
     }
@@ -44,7 +47,8 @@ int main(int argc, char **argv) {
     return cmd_suite(argc, argv);
   }
   for (size_t i = 0; i < NUM_COMMANDS; i++)
-    if (strcmp(argv[1], k_commands[i].name) == 0) return k_commands[i].fn(argc, argv);
+    if (strcmp(argv[1], k_commands[i].name) == 0)
+      return k_commands[i].fn(argc, argv);
   fprintf(stderr, "mbench: unknown command \"%s\"; valid commands:", argv[1]);
   for (size_t i = 0; i < NUM_COMMANDS; i++)
     fprintf(stderr, "%s %s", i ? "," : "", k_commands[i].name);

@@ -42,7 +42,8 @@ static int set_value(const char *cmd, const opt_def_t *d, const char *v,
       if (!*v || *end || errno || v[0] == '-' ||
           (d->kind == OPT_UINT && x > 0xFFFFFFFFull))
         return cli_error(cmd, "--%s: \"%s\" is not a non-negative integer",
-                         d->name, v), -1;
+                         d->name, v),
+               -1;
       if (d->kind == OPT_UINT)
         *(unsigned *)field = (unsigned)x;
       else
@@ -64,7 +65,8 @@ static int set_value(const char *cmd, const opt_def_t *d, const char *v,
 }
 
 static const opt_def_t *find_def(const opt_def_t *defs, size_t n,
-                                 const char *name, size_t len, char short_name) {
+                                 const char *name, size_t len,
+                                 char short_name) {
   for (size_t i = 0; i < n; i++) {
     if (short_name && defs[i].short_name == short_name) return &defs[i];
     if (!short_name && strlen(defs[i].name) == len &&
@@ -82,8 +84,10 @@ int cli_parse(const char *cmd, int argc, char **argv, int first,
     const char *a = argv[i];
     if (a[0] != '-' || a[1] == '\0') {
       if (*num_words == max_words)
-        return cli_error(cmd, "unexpected argument \"%s\"; see mbench %s --help",
-                         a, cmd), -1;
+        return cli_error(cmd,
+                         "unexpected argument \"%s\"; see mbench %s --help", a,
+                         cmd),
+               -1;
       words[(*num_words)++] = a;
       continue;
     }
@@ -108,7 +112,8 @@ int cli_parse(const char *cmd, int argc, char **argv, int first,
     }
     if (!inline_value) {
       if (i + 1 >= argc)
-        return cli_error(cmd, "--%s needs a value (%s)", d->name, d->metavar), -1;
+        return cli_error(cmd, "--%s needs a value (%s)", d->name, d->metavar),
+               -1;
       inline_value = argv[++i];
     }
     if (set_value(cmd, d, inline_value, opts) != 0) return -1;
@@ -119,8 +124,8 @@ int cli_parse(const char *cmd, int argc, char **argv, int first,
 void cli_print_options(const opt_def_t *defs, size_t num_defs) {
   for (size_t i = 0; i < num_defs; i++) {
     char left[64];
-    snprintf(left, sizeof left, "%s%c%s--%s %s",
-             defs[i].short_name ? "-" : "", defs[i].short_name ? defs[i].short_name : ' ',
+    snprintf(left, sizeof left, "%s%c%s--%s %s", defs[i].short_name ? "-" : "",
+             defs[i].short_name ? defs[i].short_name : ' ',
              defs[i].short_name ? ", " : " ", defs[i].name,
              defs[i].metavar ? defs[i].metavar : "");
     printf("  %-30s %s\n", left, defs[i].help);

@@ -63,7 +63,8 @@ static void host_set_error(const char *fmt, ...) {
 mb_status_t mb_context_create(mb_context_t **out,
                               const mb_context_options_t *opts) {
   mb_context_options_t defaults = MB_CONTEXT_OPTIONS_INIT;
-  if (!out) return mb__fail(MB_ERR_INVALID_ARG, "mb_context_create: out is NULL");
+  if (!out)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_context_create: out is NULL");
   *out = NULL;
   if (!opts) opts = &defaults;
   if (opts->struct_size < sizeof(uint32_t) * 2 ||
@@ -81,7 +82,8 @@ mb_status_t mb_context_create(mb_context_t **out,
                     (int)defaults.log_level);
 
   mb_context_t *ctx = calloc(1, sizeof *ctx);
-  if (!ctx) return mb__fail(MB_ERR_NO_MEMORY, "mb_context_create: out of memory");
+  if (!ctx)
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_context_create: out of memory");
   ctx->log_level = defaults.log_level;
   ctx->log_fn = defaults.log_fn;
   ctx->log_user = defaults.log_user;
@@ -131,9 +133,8 @@ static mb_status_t backend_instantiate(mb_context_t *ctx, mb__backend_t *b) {
     b->reason = mb__strdup(why ? why : "no device");
   }
   b->usable = 1;
-  mb__loader_say(ctx, "backend %s: %u device(s)%s%s", b->name,
-                 b->num_devices, b->num_devices ? "" : ": ",
-                 b->num_devices ? "" : b->reason);
+  mb__loader_say(ctx, "backend %s: %u device(s)%s%s", b->name, b->num_devices,
+                 b->num_devices ? "" : ": ", b->num_devices ? "" : b->reason);
   return MB_OK;
 }
 

@@ -9,9 +9,13 @@
 
 static _Thread_local char g_error[MB__ERROR_CAP];
 
-const char *mb_error_last(void) { return g_error; }
+const char *mb_error_last(void) {
+  return g_error;
+}
 
-void mb_error_clear(void) { g_error[0] = '\0'; }
+void mb_error_clear(void) {
+  g_error[0] = '\0';
+}
 
 void mb__error_setv(const char *fmt, va_list ap) {
   vsnprintf(g_error, sizeof g_error, fmt, ap);

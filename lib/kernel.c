@@ -49,9 +49,10 @@ mb_status_t mb_kernel_register(mb_context_t *ctx, const mb_kernel_desc_t *d) {
                       "already registered",
                       op->name, d->name, mb_dtype_name(d->dtype), d->backend);
   }
-  mb__user_kernel_t *grown = realloc(
-      ctx->user_kernels, (ctx->num_user_kernels + 1) * sizeof *grown);
-  if (!grown) return mb__fail(MB_ERR_NO_MEMORY, "mb_kernel_register: out of memory");
+  mb__user_kernel_t *grown =
+      realloc(ctx->user_kernels, (ctx->num_user_kernels + 1) * sizeof *grown);
+  if (!grown)
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_kernel_register: out of memory");
   ctx->user_kernels = grown;
   mb__user_kernel_t *u = &grown[ctx->num_user_kernels];
   u->desc = *d;
@@ -105,8 +106,8 @@ mb_status_t mb_kernel_info(const mb_context_t *ctx, size_t index,
       k -= vt->num_kernels;
     }
     if (!b)
-      return mb__fail(MB_ERR_INVALID_ARG, "mb_kernel_info: index %zu out of range",
-                      index);
+      return mb__fail(MB_ERR_INVALID_ARG,
+                      "mb_kernel_info: index %zu out of range", index);
     const mb_backend_kernel_t *bk = &b->vt->kernels[k];
     info.op = bk->op;
     info.name = bk->name;
@@ -114,8 +115,9 @@ mb_status_t mb_kernel_info(const mb_context_t *ctx, size_t index,
     info.dtype = bk->dtype;
     info.dtype_out = bk->dtype_out;
   }
-  size_t n = out->struct_size && out->struct_size < sizeof info ? out->struct_size
-                                                               : sizeof info;
+  size_t n = out->struct_size && out->struct_size < sizeof info
+                 ? out->struct_size
+                 : sizeof info;
   memcpy(out, &info, n);
   out->struct_size = (uint32_t)n;
   return MB_OK;
@@ -136,7 +138,8 @@ static int backend_kernel_matches(const mb_backend_kernel_t *k,
 static int user_kernel_matches(const mb__user_kernel_t *u, const mb_op_t *op,
                                const mb_op_params_t *p, const char *backend) {
   return strcmp(u->op, op->name) == 0 && strcmp(u->backend, backend) == 0 &&
-         u->desc.dtype == p->dtype && dtype_matches(u->desc.dtype_out, p->dtype_out);
+         u->desc.dtype == p->dtype &&
+         dtype_matches(u->desc.dtype_out, p->dtype_out);
 }
 
 /* Appends "name(dtype->out)" for every kernel of `op` on the backend. */
@@ -182,7 +185,8 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
     const mb_backend_kernel_t *k = &b->vt->kernels[i];
     if (impl && strcmp(k->name, impl) == 0 && strcmp(k->op, op->name) == 0)
       impl_exists = 1;
-    if ((impl && strcmp(k->name, impl) != 0) || !backend_kernel_matches(k, op, p))
+    if ((impl && strcmp(k->name, impl) != 0) ||
+        !backend_kernel_matches(k, op, p))
       continue;
     const char *no = NULL;
     if (k->supports && k->supports(b->state, dev->index, p, &no) != MB_OK) {

@@ -6,8 +6,8 @@
 
 typedef struct mb__kernel {
   const char *name;
-  const mb_backend_kernel_t *bk;  /* a backend's kernel, or */
-  const mb__user_kernel_t *uk;    /* a user kernel */
+  const mb_backend_kernel_t *bk; /* a backend's kernel, or */
+  const mb__user_kernel_t *uk;   /* a user kernel */
 } mb__kernel_t;
 
 /* Finds the kernel for (op, resolved params) on `dev`: `impl` if given, else

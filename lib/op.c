@@ -13,8 +13,8 @@ static void list_ops(char *buf, size_t cap) {
   size_t len = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < MB__NUM_OPS && len < cap; i++) {
-    int n = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
-                     k_ops[i]->name);
+    int n =
+        snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", k_ops[i]->name);
     if (n < 0) break;
     len += (size_t)n;
   }
@@ -43,9 +43,15 @@ const mb_op_t *mb_op_next(const mb_op_t *prev) {
   return NULL;
 }
 
-const char *mb_op_name(const mb_op_t *op) { return op ? op->name : ""; }
-const char *mb_op_summary(const mb_op_t *op) { return op ? op->summary : ""; }
-uint32_t mb_op_rank(const mb_op_t *op) { return op ? op->rank : 0; }
+const char *mb_op_name(const mb_op_t *op) {
+  return op ? op->name : "";
+}
+const char *mb_op_summary(const mb_op_t *op) {
+  return op ? op->summary : "";
+}
+uint32_t mb_op_rank(const mb_op_t *op) {
+  return op ? op->rank : 0;
+}
 const char *mb_op_shape_syntax(const mb_op_t *op) {
   return op ? op->shape_syntax : "";
 }
@@ -57,7 +63,8 @@ uint32_t mb_op_num_outputs(const mb_op_t *op) {
 }
 
 mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *p) {
-  if (!op || !p) return mb__fail(MB_ERR_INVALID_ARG, "mb_op_resolve: NULL argument");
+  if (!op || !p)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_op_resolve: NULL argument");
   if (p->struct_size != sizeof *p)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "%s: params.struct_size %u, expected %zu (use "
@@ -114,8 +121,9 @@ mb_status_t mb__check_dtype(const mb_op_t *op, const char *field,
     if (n > 0 && (size_t)n < sizeof list - len) len += (size_t)n;
   }
   if (num_valid == 0) list[0] = '\0';
-  return mb__fail(MB_ERR_INVALID_ARG, "%s: %s \"%s\" is not supported; valid: %s",
-                  op->name, field, mb_dtype_name(dtype), list);
+  return mb__fail(MB_ERR_INVALID_ARG,
+                  "%s: %s \"%s\" is not supported; valid: %s", op->name, field,
+                  mb_dtype_name(dtype), list);
 }
 
 size_t mb__operand_numel(const mb_op_t *op, const mb_op_params_t *p,

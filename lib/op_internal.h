@@ -10,8 +10,8 @@
 struct mb_op {
   const char *name;
   const char *summary;
-  const char *shape_syntax;     /* "MxKxN" */
-  const char *const *aliases;   /* NULL-terminated, may be NULL */
+  const char *shape_syntax;   /* "MxKxN" */
+  const char *const *aliases; /* NULL-terminated, may be NULL */
   uint32_t rank, num_inputs, num_outputs;
 
   /* Fill default dtypes and validate; errors name field, value, choices. */

@@ -14,7 +14,8 @@ const char *mb_result_status_name(mb_result_status_t s) {
 
 mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
                             const mb_op_params_t *params,
-                            const mb_bench_spec_t *spec, const mb_device_t *dev) {
+                            const mb_bench_spec_t *spec,
+                            const mb_device_t *dev) {
   mb_result_t *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->reason = mb__strdup("");
@@ -85,7 +86,8 @@ mb_status_t mb__result_add_sample(mb_result_t *r, double ns) {
   if (r->num_samples == r->cap_samples) {
     size_t cap = r->cap_samples ? 2 * r->cap_samples : 256;
     double *grown = realloc(r->samples, cap * sizeof *grown);
-    if (!grown) return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping samples");
+    if (!grown)
+      return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping samples");
     r->samples = grown;
     r->cap_samples = cap;
   }
@@ -134,7 +136,8 @@ mb_status_t mb_result_info(const mb_result_t *r, mb_result_info_t *out) {
 }
 
 mb_status_t mb_result_correctness(const mb_result_t *r, mb_correctness_t *out) {
-  if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_correctness: NULL result");
+  if (!r)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_result_correctness: NULL result");
   return copy_out(out, &r->corr, sizeof r->corr, "mb_result_correctness");
 }
 

@@ -21,7 +21,8 @@ struct mb_result {
 /* A result with its identity set; status ok, reason "". NULL on OOM. */
 mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
                             const mb_op_params_t *params,
-                            const mb_bench_spec_t *spec, const mb_device_t *dev);
+                            const mb_bench_spec_t *spec,
+                            const mb_device_t *dev);
 void mb__result_set_status(mb_result_t *r, mb_result_status_t s,
                            const char *reason);
 void mb__result_set_impl(mb_result_t *r, const char *impl);

@@ -89,7 +89,8 @@ static void add_stats(cJSON *o, const mb_stats_t *s) {
     add_num(j, k_fields[i].key,
             *(const double *)((const char *)s + k_fields[i].off));
   cJSON_AddNumberToObject(j, "warmup_runs", s->warmup_runs);
-  cJSON_AddStringToObject(j, "stop_reason", s->stop_reason ? s->stop_reason : "");
+  cJSON_AddStringToObject(j, "stop_reason",
+                          s->stop_reason ? s->stop_reason : "");
 }
 
 static void add_derived(cJSON *o, const mb_derived_t *d) {

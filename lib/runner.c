@@ -92,12 +92,12 @@ static mb_status_t setup_operands(run_t *r) {
     if (st != MB_OK) return st;
     r->ptrs[role] = mb_tensor_data(r->tensors[role]);
   }
-  r->call = (mb_kernel_call_t){sizeof r->call, &r->params,       r->ptrs,
-                               op->num_inputs, r->ptrs + op->num_inputs,
-                               op->num_outputs, r->dev->index};
-  r->args = (mb_kernel_args_t){sizeof r->args,  op,
-                               &r->params,      r->tensors,
-                               op->num_inputs,  r->tensors + op->num_inputs,
+  r->call = (mb_kernel_call_t){
+      sizeof r->call,           &r->params,      r->ptrs,      op->num_inputs,
+      r->ptrs + op->num_inputs, op->num_outputs, r->dev->index};
+  r->args = (mb_kernel_args_t){sizeof r->args, op,
+                               &r->params,     r->tensors,
+                               op->num_inputs, r->tensors + op->num_inputs,
                                op->num_outputs};
   return MB_OK;
 }
@@ -126,14 +126,16 @@ static void teardown(run_t *r) {
   }
 }
 
-/* ---- phases ---------------------------------------------------------------- */
+/* ---- phases ----------------------------------------------------------------
+ */
 
 static mb_status_t check_correctness(run_t *r, mb_result_t *res) {
   const mb__backend_t *b = r->dev->backend;
   mb_tensor_t *out = r->tensors[r->op->num_inputs];
   size_t bytes = mb_tensor_nbytes(out);
   void *got = malloc(bytes ? bytes : 1);
-  if (!got) return mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
+  if (!got)
+    return mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
   mb_error_clear();
   mb_status_t st = kernel_fn(r)(kernel_state(r), &r->call);
   if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
@@ -214,7 +216,8 @@ static void derive(const run_t *r, mb_result_t *res) {
   d->tflops = median_ns > 0 ? d->flop / median_ns / 1e3 : 0;
   d->gbps = median_ns > 0 ? d->bytes / median_ns : 0;
   d->peak_flops = mb_device_peak_flops(r->dev, r->params.dtype);
-  d->pct_peak = d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
+  d->pct_peak =
+      d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
 }
 
 /* Everything after the kernel is chosen. Failures become the result's
@@ -254,7 +257,8 @@ failed:
                         *mb_error_last() ? mb_error_last() : mb_status_str(st));
 }
 
-/* ---- the public entry ----------------------------------------------------- */
+/* ---- the public entry -----------------------------------------------------
+ */
 
 static mb_status_t check_spec(const mb_bench_spec_t *s) {
   if (s->cache != MB_CACHE_COLD && s->cache != MB_CACHE_HOT)

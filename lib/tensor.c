@@ -70,16 +70,24 @@ void mb_tensor_destroy(mb_tensor_t *t) {
 mb_dtype_t mb_tensor_dtype(const mb_tensor_t *t) {
   return t ? t->dtype : MB_DTYPE_NONE;
 }
-uint32_t mb_tensor_ndim(const mb_tensor_t *t) { return t ? t->ndim : 0; }
+uint32_t mb_tensor_ndim(const mb_tensor_t *t) {
+  return t ? t->ndim : 0;
+}
 const int64_t *mb_tensor_shape(const mb_tensor_t *t) {
   return t ? t->shape : NULL;
 }
-size_t mb_tensor_numel(const mb_tensor_t *t) { return t ? t->numel : 0; }
-size_t mb_tensor_nbytes(const mb_tensor_t *t) { return t ? t->nbytes : 0; }
+size_t mb_tensor_numel(const mb_tensor_t *t) {
+  return t ? t->numel : 0;
+}
+size_t mb_tensor_nbytes(const mb_tensor_t *t) {
+  return t ? t->nbytes : 0;
+}
 mb_device_t *mb_tensor_device(const mb_tensor_t *t) {
   return t ? t->dev : NULL;
 }
-void *mb_tensor_data(const mb_tensor_t *t) { return t ? t->data : NULL; }
+void *mb_tensor_data(const mb_tensor_t *t) {
+  return t ? t->data : NULL;
+}
 
 static mb_status_t check_bytes(const mb_tensor_t *t, const void *p,
                                size_t bytes, const char *fn) {

@@ -50,8 +50,8 @@ mb_status_t mb__verify(const mb_op_t *op, const mb_op_params_t *p,
     check_one(op, ref, out, dt, tol, 0, &e);
     check_one(op, ref, out, dt, tol, total - 1, &e);
     for (uint32_t s = 0; s < MB__VERIFY_SAMPLES; s++)
-      check_one(op, ref, out, dt, tol,
-                (size_t)(mb__rng_u64(seed, s) % total), &e);
+      check_one(op, ref, out, dt, tol, (size_t)(mb__rng_u64(seed, s) % total),
+                &e);
     checked = MB__VERIFY_SAMPLES + 2;
   }
   op->ref_release(ref);

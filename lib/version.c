@@ -9,6 +9,10 @@ const char *mb_version(void) {
       MB_VERSION_PATCH);
 }
 
-unsigned mb_version_number(void) { return MB_VERSION_NUMBER; }
+unsigned mb_version_number(void) {
+  return MB_VERSION_NUMBER;
+}
 
-const char *mb_git_commit(void) { return MB_GIT_COMMIT_STR; }
+const char *mb_git_commit(void) {
+  return MB_GIT_COMMIT_STR;
+}

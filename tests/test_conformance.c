@@ -9,7 +9,8 @@ static mb_context_t *g_ctx;
 
 static const int64_t k_gemm_shapes[][3] = {
     {1, 1, 1}, {17, 33, 9}, {64, 128, 96}, {129, 257, 65}, {256, 256, 256}};
-static const int64_t k_add_shapes[][2] = {{1, 1}, {3, 1000}, {257, 129}, {1024, 1024}};
+static const int64_t k_add_shapes[][2] = {
+    {1, 1}, {3, 1000}, {257, 129}, {1024, 1024}};
 
 static void run_kernel(const mb_kernel_info_t *k, const int64_t *shape,
                        uint32_t ndim) {
@@ -40,7 +41,8 @@ static void run_kernel(const mb_kernel_info_t *k, const int64_t *shape,
                                      : mb_result_status_name(info.status),
          c.max_err_ratio);
   if (info.status != MB_RESULT_OK) fail_msg("%s", info.reason);
-  if (!c.pass) fail_msg("wrong result: error %.3g x tolerance", c.max_err_ratio);
+  if (!c.pass)
+    fail_msg("wrong result: error %.3g x tolerance", c.max_err_ratio);
   mb_result_destroy(r);
 }
 

@@ -41,7 +41,10 @@ static void test_missing_dir(void **state) {
   mb_context_destroy(ctx);
 }
 
-static void test_garbage(void **s) { (void)s; expect_refused("garbage", "cannot load"); }
+static void test_garbage(void **s) {
+  (void)s;
+  expect_refused("garbage", "cannot load");
+}
 static void test_no_entry(void **s) {
   (void)s;
   expect_refused("noentry", "no symbol mb_backend_entry");

@@ -43,8 +43,9 @@ static void test_resolve(void **state) {
   p = gemm_params(4, 5, 6);
   p.dtype = MB_DTYPE_I32;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
-  assert_string_equal(mb_error_last(),
-                      "gemm: dtype \"i32\" is not supported; valid: f32, bf16, f16");
+  assert_string_equal(
+      mb_error_last(),
+      "gemm: dtype \"i32\" is not supported; valid: f32, bf16, f16");
   p = gemm_params(4, 5, 6);
   p.ndim = 2;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);

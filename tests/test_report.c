@@ -93,7 +93,8 @@ static void test_json_round_trip(void **state) {
   assert_string_equal(cJSON_GetObjectItem(doc, "schema")->valuestring,
                       "microbench.results/1");
   cJSON *meta = cJSON_GetObjectItem(doc, "meta");
-  assert_string_equal(cJSON_GetObjectItem(meta, "version")->valuestring, mb_version());
+  assert_string_equal(cJSON_GetObjectItem(meta, "version")->valuestring,
+                      mb_version());
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(meta, "argv")), 2);
   assert_non_null(cJSON_GetObjectItem(meta, "host"));
   cJSON *devices = cJSON_GetObjectItem(doc, "devices");
@@ -120,7 +121,8 @@ static void test_json_round_trip(void **state) {
   for (int i = 0; i < 4; i++)
     assert_true(cJSON_GetArrayItem(samples, i)->valuedouble == mine[i]);
   cJSON *derived = cJSON_GetObjectItem(r, "derived");
-  assert_true(cJSON_GetObjectItem(derived, "flop")->valuedouble == 2.0 * 32 * 48 * 40);
+  assert_true(cJSON_GetObjectItem(derived, "flop")->valuedouble ==
+              2.0 * 32 * 48 * 40);
   cJSON_Delete(doc);
 
   /* The per-result JSON is the same object. */

@@ -32,7 +32,8 @@ static inline mb_context_t *test_context(const char *path) {
 }
 
 static inline void assert_contains(const char *hay, const char *needle) {
-  if (!strstr(hay, needle)) fail_msg("\"%s\" does not contain \"%s\"", hay, needle);
+  if (!strstr(hay, needle))
+    fail_msg("\"%s\" does not contain \"%s\"", hay, needle);
 }
 
 #endif

@@ -17,8 +17,9 @@ extern "C" {
 #endif
 
 typedef enum mb_cache_policy {
-  MB_CACHE_COLD = 0, /* flush the last-level cache before each sample (untimed) */
-  MB_CACHE_HOT = 1   /* no flush; short kernels are batched */
+  MB_CACHE_COLD =
+      0,           /* flush the last-level cache before each sample (untimed) */
+  MB_CACHE_HOT = 1 /* no flush; short kernels are batched */
 } mb_cache_policy_t;
 
 typedef enum mb_criterion {
@@ -31,28 +32,31 @@ typedef enum mb_criterion {
 
 typedef struct mb_bench_spec {
   uint32_t struct_size;
-  const char *op;                /* name or alias; borrowed during the call */
-  const mb_op_params_t *params;  /* borrowed during the call */
-  const char *backend;           /* NULL: the best backend with a device */
-  uint32_t device;               /* index within the backend */
-  const char *impl;              /* kernel name; NULL: user kernel, else the backend's first */
-  mb_cache_policy_t cache;       /* default COLD */
-  mb_criterion_t criterion;      /* default STDREL */
-  uint32_t min_samples;          /* stdrel: at least this many (10) */
-  uint32_t samples;              /* fixed: exactly this many (0 with STDREL) */
-  double min_time_s;             /* stdrel: at least this much measured time (0.5) */
-  double max_noise;              /* stdrel: stop below this relative stdev (0.005) */
-  double timeout_s;              /* wall-clock limit for sampling (15) */
-  double warmup_s;               /* warm up at least this long (0.025) ... */
-  uint32_t warmup_runs;          /* ... and at least this many runs (1) */
-  uint32_t batch;                /* runs per sample; 0: automatic (hot only) */
-  uint64_t seed;                 /* input generator seed */
-  uint32_t flags;                /* MB_BENCH_* */
+  const char *op;               /* name or alias; borrowed during the call */
+  const mb_op_params_t *params; /* borrowed during the call */
+  const char *backend;          /* NULL: the best backend with a device */
+  uint32_t device;              /* index within the backend */
+  const char
+      *impl; /* kernel name; NULL: user kernel, else the backend's first */
+  mb_cache_policy_t cache;  /* default COLD */
+  mb_criterion_t criterion; /* default STDREL */
+  uint32_t min_samples;     /* stdrel: at least this many (10) */
+  uint32_t samples;         /* fixed: exactly this many (0 with STDREL) */
+  double min_time_s;        /* stdrel: at least this much measured time (0.5) */
+  double max_noise;         /* stdrel: stop below this relative stdev (0.005) */
+  double timeout_s;         /* wall-clock limit for sampling (15) */
+  double warmup_s;          /* warm up at least this long (0.025) ... */
+  uint32_t warmup_runs;     /* ... and at least this many runs (1) */
+  uint32_t batch;           /* runs per sample; 0: automatic (hot only) */
+  uint64_t seed;            /* input generator seed */
+  uint32_t flags;           /* MB_BENCH_* */
 } mb_bench_spec_t;
 
-#define MB_BENCH_SPEC_INIT                                                 \
-  {sizeof(mb_bench_spec_t), 0, 0, 0, 0u, 0, MB_CACHE_COLD,                 \
-   MB_CRITERION_STDREL, 10u, 0u, 0.5, 0.005, 15.0, 0.025, 1u, 0u, 42u, 0u}
+#define MB_BENCH_SPEC_INIT                                                     \
+  {                                                                            \
+    sizeof(mb_bench_spec_t), 0, 0, 0, 0u, 0, MB_CACHE_COLD,                    \
+        MB_CRITERION_STDREL, 10u, 0u, 0.5, 0.005, 15.0, 0.025, 1u, 0u, 42u, 0u \
+  }
 
 typedef struct mb_result mb_result_t;
 
@@ -78,69 +82,76 @@ MB_API const char *mb_result_status_name(mb_result_status_t s);
 typedef struct mb_result_info {
   uint32_t struct_size;
   mb_result_status_t status;
-  const char *reason;   /* "" when ok */
-  const char *op;       /* canonical op name */
+  const char *reason; /* "" when ok */
+  const char *op;     /* canonical op name */
   const char *backend;
-  const char *device;   /* device name */
+  const char *device; /* device name */
   uint32_t device_index;
-  const char *impl;     /* kernel that ran */
+  const char *impl; /* kernel that ran */
   mb_cache_policy_t cache;
   mb_op_params_t params; /* resolved */
   uint64_t seed;
 } mb_result_info_t;
 
-#define MB_RESULT_INFO_INIT                                             \
-  {sizeof(mb_result_info_t), MB_RESULT_OK, 0, 0, 0, 0, 0u, 0, MB_CACHE_COLD, \
-   MB_OP_PARAMS_INIT, 0u}
+#define MB_RESULT_INFO_INIT                                                   \
+  {                                                                           \
+    sizeof(mb_result_info_t), MB_RESULT_OK, 0, 0, 0, 0, 0u, 0, MB_CACHE_COLD, \
+        MB_OP_PARAMS_INIT, 0u                                                 \
+  }
 
 typedef struct mb_correctness {
   uint32_t struct_size;
-  int checked;               /* 0: not checked (skipped/failed before) */
+  int checked; /* 0: not checked (skipped/failed before) */
   int pass;
   double max_abs_err;
-  double max_rel_err;        /* over elements whose reference is nonzero */
-  double max_err_ratio;      /* max |err| / allowed; pass <=> <= 1 */
-  double sqnr_db;            /* 10 log10(sum ref^2 / sum err^2); inf if exact */
-  double tolerance;          /* relative tolerance (see docs/ops.md) */
+  double max_rel_err;   /* over elements whose reference is nonzero */
+  double max_err_ratio; /* max |err| / allowed; pass <=> <= 1 */
+  double sqnr_db;       /* 10 log10(sum ref^2 / sum err^2); inf if exact */
+  double tolerance;     /* relative tolerance (see docs/ops.md) */
   uint64_t elements_checked;
   uint64_t elements_total;
 } mb_correctness_t;
 
 #define MB_CORRECTNESS_INIT \
-  {sizeof(mb_correctness_t), 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u}
+  { sizeof(mb_correctness_t), 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u }
 
 /* Times are per kernel run, in nanoseconds. */
 typedef struct mb_stats {
   uint32_t struct_size;
-  uint64_t count;            /* samples */
-  uint32_t batch;            /* runs per sample */
+  uint64_t count; /* samples */
+  uint32_t batch; /* runs per sample */
   double min, max, mean, median, stdev, rel_stdev;
   double p10, p25, p75, p90, p99, iqr;
-  double measured_ns;        /* sum of samples x batch (time inside the timer) */
-  double wall_s;             /* wall time spent sampling, flushes included */
+  double measured_ns; /* sum of samples x batch (time inside the timer) */
+  double wall_s;      /* wall time spent sampling, flushes included */
   uint32_t warmup_runs;
-  const char *stop_reason;   /* "converged", "plateau", "timeout", "fixed", "unstable"; static */
+  const char *stop_reason; /* "converged", "plateau", "timeout", "fixed",
+                              "unstable"; static */
 } mb_stats_t;
 
 #define MB_STATS_INIT                                                        \
-  {sizeof(mb_stats_t), 0u, 0u, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, \
-   0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0}
+  {                                                                          \
+    sizeof(mb_stats_t), 0u, 0u, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, \
+        0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0                                       \
+  }
 
 typedef struct mb_derived {
   uint32_t struct_size;
-  double flop;              /* per run */
-  double bytes;             /* minimal compulsory traffic per run */
-  double intensity;         /* flop / bytes */
-  double tflops;            /* flop / median */
-  double gbps;              /* bytes / median, GB/s (1e9) */
-  double peak_flops;        /* device peak for the input dtype; 0 unknown */
-  double pct_peak;          /* 100 * flop rate / peak; 0 when unknown */
+  double flop;       /* per run */
+  double bytes;      /* minimal compulsory traffic per run */
+  double intensity;  /* flop / bytes */
+  double tflops;     /* flop / median */
+  double gbps;       /* bytes / median, GB/s (1e9) */
+  double peak_flops; /* device peak for the input dtype; 0 unknown */
+  double pct_peak;   /* 100 * flop rate / peak; 0 when unknown */
 } mb_derived_t;
 
-#define MB_DERIVED_INIT {sizeof(mb_derived_t), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}
+#define MB_DERIVED_INIT \
+  { sizeof(mb_derived_t), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }
 
 MB_API mb_status_t mb_result_info(const mb_result_t *r, mb_result_info_t *out);
-MB_API mb_status_t mb_result_correctness(const mb_result_t *r, mb_correctness_t *out);
+MB_API mb_status_t mb_result_correctness(const mb_result_t *r,
+                                         mb_correctness_t *out);
 MB_API mb_status_t mb_result_stats(const mb_result_t *r, mb_stats_t *out);
 MB_API mb_status_t mb_result_derived(const mb_result_t *r, mb_derived_t *out);
 /* Every sample (per-run ns), in the order taken. Owned by the result. */

@@ -35,17 +35,17 @@ MB_API unsigned mb_version_number(void);
 MB_API const char *mb_git_commit(void);
 
 /* Every status code, from one table: X(NAME, value, description). */
-#define MB_STATUS_MAP(X)                                        \
-  X(OK, 0, "success")                                           \
-  X(ERR_INVALID_ARG, -1, "invalid argument")                    \
-  X(ERR_NOT_FOUND, -2, "not found")                             \
-  X(ERR_UNSUPPORTED, -3, "not supported")                       \
-  X(ERR_NO_MEMORY, -4, "out of memory")                         \
-  X(ERR_BACKEND, -5, "backend error")                           \
-  X(ERR_IO, -6, "input/output error")                           \
-  X(ERR_ABI, -7, "ABI version mismatch")                        \
-  X(ERR_PARSE, -8, "parse error")                               \
-  X(ERR_NO_DEVICE, -9, "no device")                             \
+#define MB_STATUS_MAP(X)                     \
+  X(OK, 0, "success")                        \
+  X(ERR_INVALID_ARG, -1, "invalid argument") \
+  X(ERR_NOT_FOUND, -2, "not found")          \
+  X(ERR_UNSUPPORTED, -3, "not supported")    \
+  X(ERR_NO_MEMORY, -4, "out of memory")      \
+  X(ERR_BACKEND, -5, "backend error")        \
+  X(ERR_IO, -6, "input/output error")        \
+  X(ERR_ABI, -7, "ABI version mismatch")     \
+  X(ERR_PARSE, -8, "parse error")            \
+  X(ERR_NO_DEVICE, -9, "no device")          \
   X(ERR_INTERNAL, -10, "internal error")
 
 typedef enum mb_status {

@@ -31,12 +31,12 @@ typedef struct mb_context_options {
   const char *backend_path;
   mb_log_level_t log_level; /* default MB_LOG_WARN */
   mb_log_fn log_fn;         /* NULL: log to stderr */
-  void *log_user;           /* passed to log_fn; borrowed for the context's life */
-  uint32_t flags;           /* MB_CONTEXT_* */
+  void *log_user; /* passed to log_fn; borrowed for the context's life */
+  uint32_t flags; /* MB_CONTEXT_* */
 } mb_context_options_t;
 
 #define MB_CONTEXT_OPTIONS_INIT \
-  {sizeof(mb_context_options_t), NULL, MB_LOG_WARN, NULL, NULL, 0u}
+  { sizeof(mb_context_options_t), NULL, MB_LOG_WARN, NULL, NULL, 0u }
 
 /* Creates a context and loads (registers) every backend module found. A
  * module that fails to load is recorded with its reason, never fatal; see

@@ -19,14 +19,14 @@ extern "C" {
 #endif
 
 /* X(ENUM, name, bits, is_float) — the one table of data types. */
-#define MB_DTYPE_MAP(X)       \
-  X(F32, "f32", 32, 1)        \
-  X(F16, "f16", 16, 1)        \
-  X(BF16, "bf16", 16, 1)      \
-  X(F8E4M3, "f8e4m3", 8, 1)   \
-  X(F8E5M2, "f8e5m2", 8, 1)   \
-  X(I8, "i8", 8, 0)           \
-  X(I4, "i4", 4, 0)           \
+#define MB_DTYPE_MAP(X)     \
+  X(F32, "f32", 32, 1)      \
+  X(F16, "f16", 16, 1)      \
+  X(BF16, "bf16", 16, 1)    \
+  X(F8E4M3, "f8e4m3", 8, 1) \
+  X(F8E5M2, "f8e5m2", 8, 1) \
+  X(I8, "i8", 8, 0)         \
+  X(I4, "i4", 4, 0)         \
   X(I32, "i32", 32, 0)
 
 typedef enum mb_dtype {
@@ -34,7 +34,7 @@ typedef enum mb_dtype {
 #define MB__DTYPE_ENUM(e, name, bits, flt) MB_DTYPE_##e,
   MB_DTYPE_MAP(MB__DTYPE_ENUM)
 #undef MB__DTYPE_ENUM
-  MB_DTYPE_COUNT
+      MB_DTYPE_COUNT
 } mb_dtype_t;
 
 #define MB_CONVERT_SATURATE 1u

@@ -32,7 +32,6 @@ MB_API const char *mb_op_shape_syntax(const mb_op_t *op);
 MB_API uint32_t mb_op_num_inputs(const mb_op_t *op);
 MB_API uint32_t mb_op_num_outputs(const mb_op_t *op);
 
-
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
  * defaults; mb_op_resolve() fills them and validates everything. */
 typedef struct mb_op_params {
@@ -48,9 +47,11 @@ typedef struct mb_op_params {
   uint32_t flags;
 } mb_op_params_t;
 
-#define MB_OP_PARAMS_INIT                                                   \
-  {sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE,    \
-   MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u}
+#define MB_OP_PARAMS_INIT                                                \
+  {                                                                      \
+    sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE, \
+        MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u        \
+  }
 
 /* Fills defaults into *params and validates them for `op`. Errors name the
  * field, the bad value and the valid choices. */
@@ -59,8 +60,9 @@ MB_API mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *params);
 MB_API double mb_op_flop(const mb_op_t *op, const mb_op_params_t *params);
 MB_API double mb_op_bytes(const mb_op_t *op, const mb_op_params_t *params);
 /* Shape and dtype of operand `role` (inputs, then outputs). */
-MB_API mb_status_t mb_op_operand(const mb_op_t *op, const mb_op_params_t *params,
-                                 uint32_t role, mb_dtype_t *dtype, uint32_t *ndim,
+MB_API mb_status_t mb_op_operand(const mb_op_t *op,
+                                 const mb_op_params_t *params, uint32_t role,
+                                 mb_dtype_t *dtype, uint32_t *ndim,
                                  int64_t *shape);
 
 /* What a user kernel receives. Everything is borrowed for the call. */
@@ -79,23 +81,27 @@ typedef mb_status_t (*mb_kernel_fn)(void *user, const mb_kernel_args_t *args);
 
 typedef struct mb_kernel_desc {
   uint32_t struct_size;
-  const char *op;      /* op name */
-  const char *name;    /* implementation name, [a-z0-9_]+, e.g. "mine" */
-  const char *backend; /* the backend whose device memory it works on: "cpu" */
-  mb_dtype_t dtype;    /* input dtype it accepts */
-  mb_dtype_t dtype_out;/* output dtype; NONE: any */
-  mb_kernel_fn setup;  /* optional; called once before correctness, untimed */
-  mb_kernel_fn run;    /* required; the timed call */
+  const char *op;       /* op name */
+  const char *name;     /* implementation name, [a-z0-9_]+, e.g. "mine" */
+  const char *backend;  /* the backend whose device memory it works on: "cpu" */
+  mb_dtype_t dtype;     /* input dtype it accepts */
+  mb_dtype_t dtype_out; /* output dtype; NONE: any */
+  mb_kernel_fn setup;   /* optional; called once before correctness, untimed */
+  mb_kernel_fn run;     /* required; the timed call */
   mb_kernel_fn teardown; /* optional; called once after measuring */
-  void *user;          /* borrowed; must outlive the registration */
+  void *user;            /* borrowed; must outlive the registration */
 } mb_kernel_desc_t;
 
-#define MB_KERNEL_DESC_INIT \
-  {sizeof(mb_kernel_desc_t), 0, 0, "cpu", MB_DTYPE_NONE, MB_DTYPE_NONE, 0, 0, 0, 0}
+#define MB_KERNEL_DESC_INIT                                                    \
+  {                                                                            \
+    sizeof(mb_kernel_desc_t), 0, 0, "cpu", MB_DTYPE_NONE, MB_DTYPE_NONE, 0, 0, \
+        0, 0                                                                   \
+  }
 
 /* Registers a user kernel in `ctx` (strings are copied). A registered kernel
  * is chosen over the backend's own when the spec names it (`impl`) or names
- * no implementation. Same (op, backend, name, dtype) twice: MB_ERR_INVALID_ARG. */
+ * no implementation. Same (op, backend, name, dtype) twice: MB_ERR_INVALID_ARG.
+ */
 MB_API mb_status_t mb_kernel_register(mb_context_t *ctx,
                                       const mb_kernel_desc_t *desc);
 
@@ -106,7 +112,8 @@ typedef struct mb_kernel_info {
   int user;                    /* 1: registered by the program */
 } mb_kernel_info_t;
 
-#define MB_KERNEL_INFO_INIT {sizeof(mb_kernel_info_t), 0, 0, 0, MB_DTYPE_NONE, MB_DTYPE_NONE, 0}
+#define MB_KERNEL_INFO_INIT \
+  { sizeof(mb_kernel_info_t), 0, 0, 0, MB_DTYPE_NONE, MB_DTYPE_NONE, 0 }
 
 /* Every kernel known to the context: user kernels then backend kernels.
  * Strings are owned by the context. */

@@ -30,14 +30,14 @@ MB_API const char *mb_format_name(mb_format_t format);
 typedef struct mb_report_options {
   uint32_t struct_size;
   mb_format_t format;
-  const char *path;          /* file to write; NULL: `stream` */
-  FILE *stream;              /* NULL with NULL path: stdout; borrowed */
-  int argc;                  /* recorded in meta.argv; borrowed during open */
+  const char *path; /* file to write; NULL: `stream` */
+  FILE *stream;     /* NULL with NULL path: stdout; borrowed */
+  int argc;         /* recorded in meta.argv; borrowed during open */
   const char *const *argv;
 } mb_report_options_t;
 
 #define MB_REPORT_OPTIONS_INIT \
-  {sizeof(mb_report_options_t), MB_FORMAT_TABLE, NULL, NULL, 0, NULL}
+  { sizeof(mb_report_options_t), MB_FORMAT_TABLE, NULL, NULL, 0, NULL }
 
 typedef struct mb_report mb_report_t;
 

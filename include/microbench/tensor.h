@@ -47,7 +47,8 @@ typedef struct mb_fill {
   double a, b;
 } mb_fill_t;
 
-#define MB_FILL_INIT {sizeof(mb_fill_t), MB_FILL_NORMAL, 0u, 0.0, 1.0}
+#define MB_FILL_INIT \
+  { sizeof(mb_fill_t), MB_FILL_NORMAL, 0u, 0.0, 1.0 }
 
 /* Fills from a counter-based generator: element i depends only on (seed, i),
  * is drawn in double, then rounded to the dtype (nearest even, saturating).

@@ -40,7 +40,9 @@ static double add_numel(const mb_op_params_t *p) {
   return (double)p->shape[0] * (double)p->shape[1];
 }
 
-static double add_flop(const mb_op_params_t *p) { return add_numel(p); }
+static double add_flop(const mb_op_params_t *p) {
+  return add_numel(p);
+}
 
 static double add_bytes(const mb_op_params_t *p) {
   size_t n = (size_t)add_numel(p);
@@ -80,7 +82,9 @@ static void add_ref_element(const void *state, size_t idx, double *value,
   *scale = fabs(x) + fabs(y);
 }
 
-static void add_ref_release(void *state) { free(state); }
+static void add_ref_release(void *state) {
+  free(state);
+}
 
 /* One rounding in the compute type, one to the output type. */
 static double add_tolerance(const mb_op_params_t *p) {

@@ -53,7 +53,9 @@ static double gemm_flop(const mb_op_params_t *p) {
          (double)p->shape[GEMM_K];
 }
 
-static int gemm_reads_output(const mb_op_params_t *p) { return p->beta != 0; }
+static int gemm_reads_output(const mb_op_params_t *p) {
+  return p->beta != 0;
+}
 
 static double gemm_bytes(const mb_op_params_t *p) {
   double m = (double)p->shape[GEMM_M], k = (double)p->shape[GEMM_K],

@@ -6,16 +6,14 @@
 #include "report.h"
 
 static const char *const k_columns[] = {
-    "id",          "op",          "shape",        "dtype",
-    "dtype_b",     "dtype_out",   "dtype_acc",    "backend",
-    "device",      "impl",        "cache",        "status",
-    "reason",      "correct",     "max_abs_err",  "max_rel_err",
-    "sqnr_db",     "samples",     "batch",        "min_ns",
-    "median_ns",   "mean_ns",     "max_ns",       "stdev_ns",
-    "rel_stdev",   "p10_ns",      "p25_ns",       "p75_ns",
-    "p90_ns",      "p99_ns",      "iqr_ns",       "stop_reason",
-    "flop",        "bytes",       "tflops",       "gbps",
-    "pct_peak"};
+    "id",          "op",          "shape",   "dtype",    "dtype_b",
+    "dtype_out",   "dtype_acc",   "backend", "device",   "impl",
+    "cache",       "status",      "reason",  "correct",  "max_abs_err",
+    "max_rel_err", "sqnr_db",     "samples", "batch",    "min_ns",
+    "median_ns",   "mean_ns",     "max_ns",  "stdev_ns", "rel_stdev",
+    "p10_ns",      "p25_ns",      "p75_ns",  "p90_ns",   "p99_ns",
+    "iqr_ns",      "stop_reason", "flop",    "bytes",    "tflops",
+    "gbps",        "pct_peak"};
 
 static void put_text(FILE *f, const char *s, int last) {
   if (strpbrk(s, ",\"\r\n")) {
@@ -65,16 +63,18 @@ static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
                         r->info.cache == MB_CACHE_HOT ? "hot" : "cold",
                         mb_result_status_name(r->info.status),
                         r->reason,
-                        !r->corr.checked ? "" : r->corr.pass ? "true" : "false"};
+                        !r->corr.checked ? ""
+                        : r->corr.pass   ? "true"
+                                         : "false"};
   for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
     put_text(f, text[i], 0);
   put_num(f, r->corr.checked ? r->corr.max_abs_err : NAN);
   put_num(f, r->corr.checked ? r->corr.max_rel_err : NAN);
   put_num(f, r->corr.checked ? r->corr.sqnr_db : NAN);
   fprintf(f, "%llu,%u,", (unsigned long long)s->count, s->batch);
-  const double nums[] = {s->min,  s->median, s->mean, s->max, s->stdev,
-                         s->rel_stdev, s->p10, s->p25,  s->p75, s->p90,
-                         s->p99,  s->iqr};
+  const double nums[] = {s->min,   s->median,    s->mean, s->max,
+                         s->stdev, s->rel_stdev, s->p10,  s->p25,
+                         s->p75,   s->p90,       s->p99,  s->iqr};
   for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) put_num(f, nums[i]);
   put_text(f, s->stop_reason ? s->stop_reason : "", 0);
   put_num(f, d->flop);

@@ -46,7 +46,8 @@ static mb_status_t json_end(mb_report_t *rep) {
   fputs(text, rep->out);
   fputc('\n', rep->out);
   free(text);
-  return fflush(rep->out) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing JSON: %m");
+  return fflush(rep->out) == 0 ? MB_OK
+                               : mb__fail(MB_ERR_IO, "writing JSON: %m");
 }
 
 const mb__writer_t mb__writer_json = {json_begin, json_row, json_end};

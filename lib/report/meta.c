@@ -18,7 +18,8 @@ static void add_host(cJSON *meta) {
     cJSON_AddStringToObject(host, "kernel", u.release);
     cJSON_AddStringToObject(host, "machine", u.machine);
   }
-  cJSON_AddNumberToObject(host, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+  cJSON_AddNumberToObject(host, "online_cpus",
+                          (double)sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 static void add_backends(cJSON *meta, mb_context_t *ctx) {
@@ -58,8 +59,8 @@ cJSON *mb__meta_cjson(mb_context_t *ctx, int argc, const char *const *argv) {
 }
 
 static const mb_dtype_t k_peak_dtypes[] = {
-    MB_DTYPE_F32, MB_DTYPE_F16, MB_DTYPE_BF16, MB_DTYPE_F8E4M3,
-    MB_DTYPE_F8E5M2, MB_DTYPE_I8, MB_DTYPE_I4};
+    MB_DTYPE_F32,    MB_DTYPE_F16, MB_DTYPE_BF16, MB_DTYPE_F8E4M3,
+    MB_DTYPE_F8E5M2, MB_DTYPE_I8,  MB_DTYPE_I4};
 
 cJSON *mb__devices_cjson(mb_context_t *ctx) {
   cJSON *arr = cJSON_CreateArray();
@@ -72,7 +73,8 @@ cJSON *mb__devices_cjson(mb_context_t *ctx) {
     cJSON_AddStringToObject(d, "backend", di.backend);
     cJSON_AddNumberToObject(d, "index", di.index);
     cJSON_AddStringToObject(d, "name", di.name);
-    cJSON_AddStringToObject(d, "kind", di.kind == MB_DEVICE_GPU ? "gpu" : "cpu");
+    cJSON_AddStringToObject(d, "kind",
+                            di.kind == MB_DEVICE_GPU ? "gpu" : "cpu");
     cJSON_AddNumberToObject(d, "memory_bytes", (double)di.memory_bytes);
     cJSON_AddNumberToObject(d, "mem_bw_bytes_per_s", di.mem_bw_bytes_per_s);
     cJSON_AddNumberToObject(d, "compute_units", di.compute_units);
@@ -82,7 +84,8 @@ cJSON *mb__devices_cjson(mb_context_t *ctx) {
     cJSON_AddNumberToObject(c, "l2", (double)di.cache_bytes[1]);
     cJSON_AddNumberToObject(c, "llc", (double)di.cache_bytes[2]);
     cJSON *peaks = cJSON_AddObjectToObject(d, "peak_flops");
-    for (size_t k = 0; k < sizeof k_peak_dtypes / sizeof k_peak_dtypes[0]; k++) {
+    for (size_t k = 0; k < sizeof k_peak_dtypes / sizeof k_peak_dtypes[0];
+         k++) {
       double pf = mb_device_peak_flops(dev, k_peak_dtypes[k]);
       if (pf > 0)
         cJSON_AddNumberToObject(peaks, mb_dtype_name(k_peak_dtypes[k]), pf);

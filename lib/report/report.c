@@ -69,7 +69,8 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *opts,
   }
   if (st == MB_OK && opts->format == MB_FORMAT_JSON) {
     rep->doc = cJSON_CreateObject();
-    if (!rep->doc) st = mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
+    if (!rep->doc)
+      st = mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
     else {
       cJSON_AddStringToObject(rep->doc, "schema", "microbench.results/1");
       cJSON_AddItemToObject(rep->doc, "meta",
@@ -91,7 +92,8 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *opts,
 }
 
 mb_status_t mb_report_add(mb_report_t *rep, const mb_result_t *r) {
-  if (!rep || !r) return mb__fail(MB_ERR_INVALID_ARG, "mb_report_add: NULL argument");
+  if (!rep || !r)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_report_add: NULL argument");
   mb_status_t st = rep->writer->row(rep, r);
   if (st == MB_OK) rep->rows++;
   return st;
@@ -116,7 +118,10 @@ void mb__format_ns(double ns, char *buf, size_t cap) {
   for (size_t i = 0; i < sizeof k_units / sizeof k_units[0]; i++)
     if (ns >= k_units[i].scale || i + 1 == sizeof k_units / sizeof k_units[0]) {
       double v = ns / k_units[i].scale;
-      snprintf(buf, cap, v >= 100 ? "%.1f %s" : v >= 10 ? "%.2f %s" : "%.3f %s",
+      snprintf(buf, cap,
+               v >= 100  ? "%.1f %s"
+               : v >= 10 ? "%.2f %s"
+                         : "%.3f %s",
                v, k_units[i].unit);
       return;
     }

@@ -18,10 +18,10 @@ struct mb_report {
   mb_context_t *ctx;
   mb_format_t format;
   const mb__writer_t *writer;
-  FILE *out;     /* stream or opened file (CSV, table, markdown) */
+  FILE *out; /* stream or opened file (CSV, table, markdown) */
   int own_out;
-  char *path;    /* JSON: the file rewritten after each row; NULL: stream */
-  cJSON *doc;    /* JSON: the whole document */
+  char *path; /* JSON: the file rewritten after each row; NULL: stream */
+  cJSON *doc; /* JSON: the whole document */
   size_t rows;
 };
 

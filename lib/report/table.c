@@ -11,9 +11,9 @@ typedef struct column {
 } column_t;
 
 static const column_t k_columns[] = {
-    {"op", -6},       {"shape", -16},   {"dtype", -14},  {"backend", -9},
-    {"impl", -7},     {"cache", -5},    {"median", 11},  {"noise", 7},
-    {"samples", 7},   {"GFLOP/s", 10},  {"GB/s", 9},     {"%peak", 6},
+    {"op", -6},     {"shape", -16},  {"dtype", -14}, {"backend", -9},
+    {"impl", -7},   {"cache", -5},   {"median", 11}, {"noise", 7},
+    {"samples", 7}, {"GFLOP/s", 10}, {"GB/s", 9},    {"%peak", 6},
     {"check", -6}};
 #define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
 
@@ -62,7 +62,8 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
   if (ran) {
     mb__format_ns(r->stats.median, median, sizeof median);
     snprintf(noise, sizeof noise, "%.2f%%", 100.0 * r->stats.rel_stdev);
-    snprintf(samples, sizeof samples, "%llu", (unsigned long long)r->stats.count);
+    snprintf(samples, sizeof samples, "%llu",
+             (unsigned long long)r->stats.count);
     fmt_rate(r->derived.tflops * 1e3, gflops, sizeof gflops);
     fmt_rate(r->derived.gbps, gbps, sizeof gbps);
     fmt_rate(r->derived.pct_peak, pct, sizeof pct);
@@ -75,14 +76,16 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
     strcpy(pct, "-");
   }
   snprintf(check, sizeof check, "%s",
-           !ran ? mb_result_status_name(r->info.status)
+           !ran               ? mb_result_status_name(r->info.status)
            : !r->corr.checked ? "-"
            : r->corr.pass     ? "pass"
                               : "FAIL");
-  const char *cells[NUM_COLUMNS] = {r->op,    shape,  dtype,   r->backend,
-                                    r->impl,  r->info.cache == MB_CACHE_HOT ? "hot" : "cold",
-                                    median,   noise,  samples, gflops,
-                                    gbps,     pct,    check};
+  const char *cells[NUM_COLUMNS] = {
+      r->op,      shape,   dtype,
+      r->backend, r->impl, r->info.cache == MB_CACHE_HOT ? "hot" : "cold",
+      median,     noise,   samples,
+      gflops,     gbps,    pct,
+      check};
   put_row(rep, cells);
   /* Why it did not run belongs right under the row, not in a log. */
   if (!ran) fprintf(rep->out, "  %s: %s\n", check, r->reason);

@@ -3,7 +3,8 @@
  * are timed the same way: hot cache, one run per sample, median of the
  * samples. Prints a markdown table for docs/results/cpu.md.
  *
- *   cpu_vs_onednn [M K N] [rounds] [samples-per-round]   (default 2048^3 5 6) */
+ *   cpu_vs_onednn [M K N] [rounds] [samples-per-round]   (default 2048^3 5 6)
+ */
 #include <dnnl.h>
 #include <microbench.h>
 #include <stdio.h>
@@ -27,12 +28,12 @@ static double median(double *v, size_t n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-#define CHECK(x)                                                  \
-  do {                                                            \
-    if ((x) != dnnl_success) {                                    \
+#define CHECK(x)                                                           \
+  do {                                                                     \
+    if ((x) != dnnl_success) {                                             \
       fprintf(stderr, "oneDNN call failed: %s (line %d)\n", #x, __LINE__); \
-      exit(1);                                                    \
-    }                                                             \
+      exit(1);                                                             \
+    }                                                                      \
   } while (0)
 
 typedef struct direct {
@@ -108,11 +109,12 @@ int main(int argc, char **argv) {
   mb_device_info(dev, &di);
   double peak32 = mb_device_peak_flops(dev, MB_DTYPE_F32);
   double peak16 = mb_device_peak_flops(dev, MB_DTYPE_BF16);
-  printf("device: %s, %u cores; peaks (%s): f32 %.1f GFLOP/s, bf16 %.1f "
-         "GFLOP/s\nlibmicrobench %s (commit %s), oneDNN %d.%d.%d\n\n",
-         di.name, di.compute_units, di.peak_source, peak32 / 1e9,
-         peak16 / 1e9, mb_version(), mb_git_commit(), dnnl_version()->major,
-         dnnl_version()->minor, dnnl_version()->patch);
+  printf(
+      "device: %s, %u cores; peaks (%s): f32 %.1f GFLOP/s, bf16 %.1f "
+      "GFLOP/s\nlibmicrobench %s (commit %s), oneDNN %d.%d.%d\n\n",
+      di.name, di.compute_units, di.peak_source, peak32 / 1e9, peak16 / 1e9,
+      mb_version(), mb_git_commit(), dnnl_version()->major,
+      dnnl_version()->minor, dnnl_version()->patch);
 
   static const struct {
     const char *label;
@@ -122,9 +124,10 @@ int main(int argc, char **argv) {
       {"f32 -> f32", MB_DTYPE_F32, MB_DTYPE_F32, dnnl_f32, dnnl_f32},
       {"bf16 -> bf16", MB_DTYPE_BF16, MB_DTYPE_BF16, dnnl_bf16, dnnl_bf16},
   };
-  printf("| gemm %lldx%lldx%lld | mbench GFLOP/s | direct oneDNN GFLOP/s | "
-         "mbench / direct | %% of measured peak |\n|---|---:|---:|---:|---:|\n",
-         (long long)m, (long long)k, (long long)n);
+  printf(
+      "| gemm %lldx%lldx%lld | mbench GFLOP/s | direct oneDNN GFLOP/s | "
+      "mbench / direct | %% of measured peak |\n|---|---:|---:|---:|---:|\n",
+      (long long)m, (long long)k, (long long)n);
   for (size_t c = 0; c < sizeof k_cases / sizeof k_cases[0]; c++) {
     mb_op_params_t p = MB_OP_PARAMS_INIT;
     p.ndim = 3;
@@ -156,7 +159,8 @@ int main(int argc, char **argv) {
       const double *v = mb_result_samples(res, &cnt);
       mb_correctness_t corr = MB_CORRECTNESS_INIT;
       mb_result_correctness(res, &corr);
-      if (!corr.pass) fprintf(stderr, "warning: mbench result failed its check\n");
+      if (!corr.pass)
+        fprintf(stderr, "warning: mbench result failed its check\n");
       for (size_t i = 0; i < cnt && nl < total; i++) lib[nl++] = v[i];
       mb_result_destroy(res);
       for (int i = 0; i < per_round; i++) dir[nd++] = direct_run(&d);
