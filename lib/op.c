@@ -3,10 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alias.h"
 #include "op_internal.h"
 
 /* Sorted by name; `mbench list ops` prints this order. */
-static const mb_op_t *const k_ops[] = {&mb__op_add, &mb__op_gemm};
+static const mb_op_t *const k_ops[] = {
+    &mb__op_add, &mb__op_dequantize, &mb__op_gemm, &mb__op_quantize,
+};
 #define MB__NUM_OPS (sizeof k_ops / sizeof k_ops[0])
 
 static void list_ops(char *buf, size_t cap) {
@@ -26,14 +29,22 @@ const mb_op_t *mb_op_find(const char *name) {
     mb__fail(MB_ERR_INVALID_ARG, "mb_op_find: name is NULL");
     return NULL;
   }
-  for (size_t i = 0; i < MB__NUM_OPS; i++) {
+  const mb__alias_t *alias = mb__alias_find(name);
+  if (alias) name = alias->op;
+  for (size_t i = 0; i < MB__NUM_OPS; i++)
     if (strcmp(k_ops[i]->name, name) == 0) return k_ops[i];
-    for (const char *const *a = k_ops[i]->aliases; a && *a; a++)
-      if (strcmp(*a, name) == 0) return k_ops[i];
-  }
   list_ops(valid, sizeof valid);
-  mb__fail(MB_ERR_NOT_FOUND, "unknown op \"%s\"; valid ops: %s", name, valid);
+  mb__fail(MB_ERR_NOT_FOUND,
+           "unknown op \"%s\"; valid ops: %s (and aliases: mbench list ops)",
+           name, valid);
   return NULL;
+}
+
+mb_status_t mb_op_apply_alias(const char *name, mb_op_params_t *params) {
+  if (!mb_op_find(name)) return MB_ERR_NOT_FOUND;
+  const mb__alias_t *alias = mb__alias_find(name);
+  if (alias && alias->preset && params) alias->preset(params);
+  return MB_OK;
 }
 
 const mb_op_t *mb_op_next(const mb_op_t *prev) {
@@ -102,9 +113,9 @@ mb_status_t mb__check_shape(const mb_op_t *op, const mb_op_params_t *p) {
   for (uint32_t i = 0; i < p->ndim; i++)
     if (p->shape[i] <= 0 || p->shape[i] > ((int64_t)1 << 40))
       return mb__fail(MB_ERR_INVALID_ARG,
-                      "%s: shape dimension %u (%c of %s) is %lld; must be in "
+                      "%s: shape dimension %u (%s of %s) is %lld; must be in "
                       "1 .. 2^40",
-                      op->name, i, op->shape_syntax[2 * i], op->shape_syntax,
+                      op->name, i, op->dim_names[i], op->shape_syntax,
                       (long long)p->shape[i]);
   return MB_OK;
 }
@@ -135,4 +146,61 @@ size_t mb__operand_numel(const mb_op_t *op, const mb_op_params_t *p,
   size_t n = 1;
   for (uint32_t i = 0; i < nd; i++) n *= (size_t)shape[i];
   return n;
+}
+
+void mb__default_dtypes(mb_op_params_t *p, mb_dtype_t dflt) {
+  if (p->dtype == MB_DTYPE_NONE) p->dtype = dflt;
+  if (p->dtype_b == MB_DTYPE_NONE) p->dtype_b = p->dtype;
+  if (p->dtype_out == MB_DTYPE_NONE) p->dtype_out = p->dtype;
+  if (p->dtype_acc == MB_DTYPE_NONE) p->dtype_acc = MB_DTYPE_F32;
+}
+
+double mb__bytes(mb_dtype_t dtype, double count) {
+  return (double)mb_dtype_bits(dtype) * count / 8.0;
+}
+
+const char *mb_op_params_doc(const mb_op_t *op) {
+  return op && op->params_doc ? op->params_doc : "";
+}
+
+const mb_dtype_t *mb_op_dtypes(const mb_op_t *op, size_t *count) {
+  if (count) *count = op ? op->num_dtypes : 0;
+  return op ? op->dtypes : NULL;
+}
+
+const char *mb_op_operand_name(const mb_op_t *op, uint32_t role) {
+  if (!op || !op->operand_names || role >= op->num_inputs + op->num_outputs)
+    return "";
+  return op->operand_names[role];
+}
+
+static const char *const k_act_names[MB_ACT_COUNT] = {
+    "relu", "gelu_tanh", "gelu_erf", "silu",
+    "sigmoid", "leakyrelu", "relu6", "hardswish"};
+
+const char *mb_activation_name(mb_activation_t act) {
+  return (unsigned)act < MB_ACT_COUNT ? k_act_names[act] : "?";
+}
+
+mb_status_t mb_activation_from_name(const char *name, mb_activation_t *out) {
+  /* torchao's ln_linear_gelu means the tanh approximation. */
+  static const struct {
+    const char *alias;
+    mb_activation_t act;
+  } k_aliases[] = {{"gelu", MB_ACT_GELU_TANH}, {"swish", MB_ACT_SILU}};
+  for (int i = 0; name && out && i < MB_ACT_COUNT; i++)
+    if (strcmp(name, k_act_names[i]) == 0) {
+      *out = (mb_activation_t)i;
+      return MB_OK;
+    }
+  for (size_t i = 0; name && out && i < sizeof k_aliases / sizeof *k_aliases; i++)
+    if (strcmp(name, k_aliases[i].alias) == 0) {
+      *out = k_aliases[i].act;
+      return MB_OK;
+    }
+  return mb__fail(MB_ERR_INVALID_ARG,
+                  "unknown activation \"%s\"; valid: relu, gelu_tanh (gelu), "
+                  "gelu_erf, silu (swish), sigmoid, leakyrelu, relu6, "
+                  "hardswish",
+                  name ? name : "(null)");
 }

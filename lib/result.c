@@ -24,8 +24,9 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
   r->backend = mb__strdup(dev ? dev->backend->name : spec->backend);
   r->device = mb__strdup(dev ? dev->info.name : "");
   r->impl = mb__strdup(spec->impl ? spec->impl : "");
+  r->alias = mb__strdup(spec->op && strcmp(spec->op, op) != 0 ? spec->op : "");
   if (!r->reason || !r->op || !r->shape_syntax || !r->backend || !r->device ||
-      !r->impl) {
+      !r->impl || !r->alias) {
     mb_result_destroy(r);
     return NULL;
   }
@@ -42,7 +43,8 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
                                .impl = r->impl,
                                .cache = spec->cache,
                                .params = *params,
-                               .seed = spec->seed};
+                               .seed = spec->seed,
+                               .alias = r->alias};
   r->corr.struct_size = sizeof r->corr;
   r->stats.struct_size = sizeof r->stats;
   r->stats.stop_reason = "";
@@ -58,6 +60,7 @@ void mb_result_destroy(mb_result_t *r) {
   free(r->device);
   free(r->impl);
   free(r->shape_syntax);
+  free(r->alias);
   free(r->samples);
   free(r->json);
   free(r);

@@ -8,7 +8,7 @@
 
 struct mb_result {
   mb_result_info_t info; /* strings point at the copies below */
-  char *reason, *op, *backend, *device, *impl, *shape_syntax;
+  char *reason, *op, *backend, *device, *impl, *shape_syntax, *alias;
   mb_bench_spec_t timing; /* the spec's numeric settings (string fields NULL) */
   mb_correctness_t corr;
   mb_stats_t stats;

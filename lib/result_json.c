@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "op_internal.h"
 #include "result.h"
 
 static const char *const k_cache_names[] = {"cold", "hot"};
@@ -16,13 +17,55 @@ static void add_num(cJSON *o, const char *k, double v) {
     cJSON_AddNullToObject(o, k);
 }
 
-static void add_shape(cJSON *o, const mb_result_t *r) {
+static void add_shape(cJSON *o, const mb_result_t *r, const mb_op_t *op) {
   cJSON *shape = cJSON_AddObjectToObject(o, "shape");
-  /* shape_syntax is "MxKxN": one letter per dimension. */
-  for (uint32_t i = 0; i < r->info.params.ndim; i++) {
-    char key[2] = {r->shape_syntax[2 * i], 0};
-    cJSON_AddNumberToObject(shape, key, (double)r->info.params.shape[i]);
+  for (uint32_t i = 0; op && i < r->info.params.ndim; i++)
+    cJSON_AddNumberToObject(shape, op->dim_names[i],
+                            (double)r->info.params.shape[i]);
+}
+
+static void add_scaling(cJSON *o, const char *key, const mb_scaling_t *s) {
+  cJSON *j = cJSON_AddObjectToObject(o, key);
+  cJSON_AddStringToObject(j, "mode", mb_scale_mode_name(s->mode));
+  if (s->mode != MB_SCALE_NONE) {
+    cJSON *b = cJSON_AddArrayToObject(j, "block");
+    cJSON_AddItemToArray(b, cJSON_CreateNumber((double)s->block[0]));
+    cJSON_AddItemToArray(b, cJSON_CreateNumber((double)s->block[1]));
   }
+}
+
+/* Only the parameters the op uses (its param_mask). */
+static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
+  cJSON *j = cJSON_AddObjectToObject(o, "params");
+  uint32_t m = op ? op->param_mask : 0;
+  if (m & MB__P_ALPHA_BETA) {
+    add_num(j, "alpha", p->alpha);
+    add_num(j, "beta", p->beta);
+  }
+  if (m & (MB__P_SCALES | MB__P_SCALE_A)) add_scaling(j, "scale_a", &p->scale_a);
+  if (m & MB__P_SCALES) add_scaling(j, "scale_b", &p->scale_b);
+  if (m & MB__P_QUANT) {
+    cJSON_AddBoolToObject(j, "quantize_inputs",
+                          (p->flags & MB_PARAM_QUANTIZE_INPUTS) != 0);
+    if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
+      cJSON_AddStringToObject(j, "dtype_q", mb_dtype_name(p->dtype_q));
+  }
+  if (m & MB__P_TRANSPOSE)
+    cJSON_AddBoolToObject(j, "transpose", (p->flags & MB_PARAM_TRANSPOSE) != 0);
+  if (m & MB__P_STATIC) {
+    cJSON_AddBoolToObject(j, "static", (p->flags & MB_PARAM_STATIC) != 0);
+    if (p->flags & MB_PARAM_STATIC) add_num(j, "scale", p->scale);
+  }
+  if (m & MB__P_ACT) {
+    cJSON_AddStringToObject(j, "activation", mb_activation_name(p->activation));
+    if (p->activation == MB_ACT_LEAKYRELU) add_num(j, "act_alpha", p->act_alpha);
+  }
+  if (m & MB__P_EPS) {
+    add_num(j, "eps", p->eps);
+    cJSON_AddBoolToObject(j, "affine", (p->flags & MB_PARAM_NO_WEIGHT) == 0);
+  }
+  if (m & MB__P_CAUSAL)
+    cJSON_AddBoolToObject(j, "causal", (p->flags & MB_PARAM_CAUSAL) != 0);
 }
 
 static void add_dtypes(cJSON *o, const mb_op_params_t *p) {
@@ -110,16 +153,17 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   if (!o) return NULL;
   mb__result_id(r, id, sizeof id);
   cJSON_AddStringToObject(o, "id", id);
+  const mb_op_t *op = mb_op_find(r->op);
   cJSON_AddStringToObject(o, "op", r->op);
-  add_shape(o, r);
+  if (*r->alias) cJSON_AddStringToObject(o, "alias", r->alias);
+  add_shape(o, r, op);
   add_dtypes(o, &r->info.params);
-  cJSON *params = cJSON_AddObjectToObject(o, "params");
-  add_num(params, "alpha", r->info.params.alpha);
-  add_num(params, "beta", r->info.params.beta);
+  add_params(o, &r->info.params, op);
   cJSON_AddStringToObject(o, "backend", r->backend);
   cJSON_AddNumberToObject(o, "device_index", r->info.device_index);
   cJSON_AddStringToObject(o, "device", r->device);
   cJSON_AddStringToObject(o, "impl", r->impl);
+  cJSON_AddBoolToObject(o, "emulated", r->info.emulated);
   cJSON_AddStringToObject(o, "cache", k_cache_names[r->info.cache & 1]);
   cJSON_AddNumberToObject(o, "seed", (double)r->info.seed);
   cJSON_AddStringToObject(o, "status", mb_result_status_name(r->info.status));

@@ -60,8 +60,21 @@ static mb_status_t time_runs(run_t *r, uint32_t batch, double *ns) {
 
 /* ---- set-up and tear-down ------------------------------------------------ */
 
-/* Inputs get seeded normal(0,1) values; outputs that the kernel does not
- * read get NaN, so an element the kernel never writes fails the check. */
+/* Integers fill their range; floats normal(0, 1); the op may choose
+ * otherwise (positive scales, norm weights around 1). */
+static void default_fill(mb_dtype_t dt, mb_fill_t *fill) {
+  if (!mb_dtype_is_float(dt)) {
+    double m = dt == MB_DTYPE_I32 ? 1e6 : mb_dtype_max(dt);
+    fill->kind = MB_FILL_UNIFORM;
+    fill->a = -m - 1.0;
+    fill->b = m + 1.0;
+  }
+}
+
+/* Inputs get seeded values (same bytes on every backend); outputs that the
+ * kernel does not read get NaN (0 for integers), so an element the kernel
+ * never writes fails the check. Then the op may derive inputs from others
+ * (quantized operands from a normal matrix) before anything is copied. */
 static mb_status_t setup_operands(run_t *r) {
   const mb_op_t *op = r->op;
   r->num_operands = op->num_inputs + op->num_outputs;
@@ -79,18 +92,28 @@ static mb_status_t setup_operands(run_t *r) {
                       "out of host memory: %zu bytes for operand %u", bytes,
                       role);
     mb_fill_t fill = MB_FILL_INIT;
+    default_fill(dt, &fill);
+    if (op->fill) op->fill(&r->params, role, &fill);
     fill.seed = mb__rng_u64(r->spec.seed, role);
     int is_output = role >= op->num_inputs;
-    if (is_output && !op->reads_output(&r->params)) {
+    if (is_output && !(role == op->num_inputs && op->reads_output(&r->params))) {
       fill.kind = MB_FILL_CONSTANT;
       fill.a = NAN;
     }
     st = mb_fill_host(r->host[role], dt, mb_tensor_numel(r->tensors[role]),
                       &fill);
-    if (st == MB_OK)
-      st = mb_tensor_copy_from_host(r->tensors[role], r->host[role], bytes);
     if (st != MB_OK) return st;
     r->ptrs[role] = mb_tensor_data(r->tensors[role]);
+  }
+  if (op->post_fill) {
+    mb_status_t st =
+        op->post_fill(&r->params, r->host, mb__rng_u64(r->spec.seed, 1000));
+    if (st != MB_OK) return st;
+  }
+  for (uint32_t role = 0; role < r->num_operands; role++) {
+    mb_status_t st = mb_tensor_copy_from_host(
+        r->tensors[role], r->host[role], mb_tensor_nbytes(r->tensors[role]));
+    if (st != MB_OK) return st;
   }
   r->call = (mb_kernel_call_t){
       sizeof r->call,           &r->params,      r->ptrs,      op->num_inputs,
@@ -131,19 +154,23 @@ static void teardown(run_t *r) {
 
 static mb_status_t check_correctness(run_t *r, mb_result_t *res) {
   const mb__backend_t *b = r->dev->backend;
-  mb_tensor_t *out = r->tensors[r->op->num_inputs];
-  size_t bytes = mb_tensor_nbytes(out);
-  void *got = malloc(bytes ? bytes : 1);
-  if (!got)
-    return mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
+  const uint32_t nin = r->op->num_inputs, nout = r->op->num_outputs;
+  void *got[MB__MAX_OPERANDS] = {0};
   mb_error_clear();
   mb_status_t st = kernel_fn(r)(kernel_state(r), &r->call);
   if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
-  if (st == MB_OK) st = mb_tensor_copy_to_host(out, got, bytes);
+  for (uint32_t o = 0; o < nout && st == MB_OK; o++) {
+    size_t bytes = mb_tensor_nbytes(r->tensors[nin + o]);
+    if (!(got[o] = malloc(bytes ? bytes : 1)))
+      st = mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
+    else
+      st = mb_tensor_copy_to_host(r->tensors[nin + o], got[o], bytes);
+  }
   if (st == MB_OK)
-    st = mb__verify(r->op, &r->params, (const void *const *)r->host, got,
-                    r->spec.seed ^ 0x5eedull, &res->corr);
-  free(got);
+    st = mb__verify(r->op, &r->params, (const void *const *)r->host,
+                    (const void *const *)got, r->spec.seed ^ 0x5eedull,
+                    &res->corr);
+  for (uint32_t o = 0; o < nout; o++) free(got[o]);
   return st;
 }
 
@@ -302,6 +329,7 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
   if (!(r.op = mb_op_find(spec->op))) return MB_ERR_NOT_FOUND;
   mb_op_params_t defaults = MB_OP_PARAMS_INIT;
   r.params = spec->params ? *spec->params : defaults;
+  mb_op_apply_alias(spec->op, &r.params);
   mb_status_t st = mb_op_resolve(r.op, &r.params);
   if (st != MB_OK || (st = check_spec(spec)) != MB_OK) return st;
 
@@ -332,6 +360,9 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
     mb__result_set_status(res, MB_RESULT_SKIPPED, why);
   } else {
     mb__result_set_impl(res, r.kernel.name);
+    res->info.emulated = r.kernel.bk &&
+                         r.kernel.bk->struct_size >= sizeof(mb_backend_kernel_t) &&
+                         (r.kernel.bk->flags & MB_KERNEL_EMULATED);
     execute(&r, res);
     teardown(&r);
   }

@@ -11,9 +11,12 @@
 #define MB__VERIFY_SAMPLES 8192u
 
 /* host: inputs then initial outputs (op operand order, own dtypes);
- * out: output 0 as the kernel left it. */
+ * outs: every output as the kernel left it. Each output is checked against
+ * |got - ref| <= ulps * ulp(ref) + rel * scale (see op_internal.h). */
 mb_status_t mb__verify(const mb_op_t *op, const mb_op_params_t *p,
-                       const void *const *host, const void *out, uint64_t seed,
-                       mb_correctness_t *c);
+                       const void *const *host, const void *const *outs,
+                       uint64_t seed, mb_correctness_t *c);
+/* Spacing of dtype's values at |x| (1 for integers). */
+double mb__ulp(mb_dtype_t dtype, double x);
 
 #endif

@@ -21,12 +21,24 @@ static void test_find(void **state) {
   assert_ptr_equal(mb_op_find("gemm"), &mb__op_gemm);
   assert_ptr_equal(mb_op_find("matmul"), &mb__op_gemm);
   assert_ptr_equal(mb_op_find("add"), &mb__op_add);
+  assert_ptr_equal(mb_op_find("gemm_fp8_rowwise"), &mb__op_gemm);
+  assert_ptr_equal(mb_op_find("transpose_quantization"), &mb__op_quantize);
   assert_null(mb_op_find("gemmm"));
-  assert_string_equal(mb_error_last(),
-                      "unknown op \"gemmm\"; valid ops: add, gemm");
-  int n = 0;
-  for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) n++;
-  assert_int_equal(n, 2);
+  assert_contains(mb_error_last(), "unknown op \"gemmm\"; valid ops: add, ");
+  assert_contains(mb_error_last(), "gemm, quantize");
+  /* Iteration visits every op once, in name order. */
+  const char *prev = "";
+  for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {
+    assert_true(strcmp(prev, mb_op_name(op)) < 0);
+    prev = mb_op_name(op);
+  }
+  /* Every alias names an op that exists. */
+  for (size_t i = 0; i < mb_op_alias_count(); i++) {
+    const char *op = NULL;
+    const char *name = mb_op_alias_name(i, &op, NULL);
+    assert_non_null(mb_op_find(name));
+    assert_non_null(mb_op_find(op));
+  }
 }
 
 static void test_resolve(void **state) {
@@ -43,9 +55,9 @@ static void test_resolve(void **state) {
   p = gemm_params(4, 5, 6);
   p.dtype = MB_DTYPE_I32;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
-  assert_string_equal(
-      mb_error_last(),
-      "gemm: dtype \"i32\" is not supported; valid: f32, bf16, f16");
+  assert_contains(mb_error_last(),
+                  "gemm: dtype \"i32\" is not supported; valid: f32, bf16, "
+                  "f16, f8e4m3, f8e5m2, i8");
   p = gemm_params(4, 5, 6);
   p.ndim = 2;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
@@ -88,14 +100,15 @@ static void test_gemm_reference_known(void **state) {
   p.beta = 0.5;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
   const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, d0[] = {10, 20, 30, 40};
-  const void *host[] = {a, b, d0};
+  const float one = 1.0f;
+  const void *host[] = {a, b, &one, &one, d0};
   void *ref;
   assert_int_equal(mb__op_gemm.ref_prepare(&p, host, &ref), MB_OK);
   const double want[] = {2 * 19 + 5, 2 * 22 + 10, 2 * 43 + 15, 2 * 50 + 20};
   const double scale[] = {2 * 19 + 5, 2 * 22 + 10, 2 * 43 + 15, 2 * 50 + 20};
   for (size_t i = 0; i < 4; i++) {
     double v, s;
-    mb__op_gemm.ref_element(ref, i, &v, &s);
+    mb__op_gemm.ref_element(ref, 0, i, &v, &s);
     assert_true(v == want[i]);
     assert_true(s == scale[i]);
   }
@@ -114,7 +127,7 @@ static void test_add_reference_known(void **state) {
   void *ref;
   assert_int_equal(mb__op_add.ref_prepare(&p, host, &ref), MB_OK);
   double v, s;
-  mb__op_add.ref_element(ref, 2, &v, &s);
+  mb__op_add.ref_element(ref, 0, 2, &v, &s);
   assert_true(v == -3.5 && s == 4.5);
   mb__op_add.ref_release(ref);
 }
@@ -158,10 +171,13 @@ static void case_free(gemm_case_t *c) {
   free(c->d);
 }
 
+static const float k_one = 1.0f;
+
 static mb_correctness_t check(gemm_case_t *c) {
-  const void *host[] = {c->a, c->b, c->d};
+  const void *host[] = {c->a, c->b, &k_one, &k_one, c->d};
+  const void *outs[] = {c->d};
   mb_correctness_t r = MB_CORRECTNESS_INIT;
-  assert_int_equal(mb__verify(&mb__op_gemm, &c->p, host, c->d, 7, &r), MB_OK);
+  assert_int_equal(mb__verify(&mb__op_gemm, &c->p, host, outs, 7, &r), MB_OK);
   return r;
 }
 
@@ -218,11 +234,12 @@ static void test_verify_4096_cost(void **state) {
   mb_fill_host(b, MB_DTYPE_F32, n * n, &f);
   mb_op_params_t p = gemm_params(4096, 4096, 4096);
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
-  const void *host[] = {a, b, d};
+  const void *host[] = {a, b, &k_one, &k_one, d};
+  const void *outs[] = {d};
   mb_correctness_t r = MB_CORRECTNESS_INIT;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, d, 7, &r), MB_OK);
+  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, outs, 7, &r), MB_OK);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   assert_int_equal(r.elements_checked, MB__VERIFY_SAMPLES + 2);
   assert_false(r.pass); /* d is all zeros */
@@ -239,10 +256,10 @@ static void test_tolerance_from_formats(void **state) {
   mb_op_params_t p = gemm_params(16, 1024, 16);
   p.dtype = MB_DTYPE_BF16;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
-  /* 2 u(bf16) + 2 sqrt(1024) u(f32) */
-  assert_true(fabs(mb__op_gemm.tolerance(&p) - (2 * 0x1p-8 + 64 * 0x1p-24)) <
-              1e-15);
-  assert_true(mb__op_gemm.tolerance(&p) < 1e-2);
+  /* 0.5 ulp of bf16, plus 2 sqrt(1024) u(f32) + 8 u(f32) of the scale */
+  mb__tolerance_t t = mb__op_gemm.tolerance(&p, 0);
+  assert_true(t.ulps == 0.5);
+  assert_true(fabs(t.rel - (64 + 8) * 0x1p-24) < 1e-15);
 }
 
 int main(void) {

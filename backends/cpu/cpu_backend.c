@@ -177,17 +177,18 @@ static mb_status_t cpu_time_batch(void *state, uint32_t dev,
   {                                                                           \
     sizeof(mb_backend_kernel_t), op, impl, MB_DTYPE_##a, MB_DTYPE_##b,        \
         MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare, prefix##_run, \
-        prefix##_release                                                      \
+        prefix##_release, 0u                                                  \
   }
 
 #define MB__CPU_ONEDNN(op, a, b, out, acc, prefix)                         \
   {                                                                        \
     sizeof(mb_backend_kernel_t), op, "onednn", MB_DTYPE_##a, MB_DTYPE_##b, \
         MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare,            \
-        mb__cpu_onednn_run, mb__cpu_onednn_release                         \
+        mb__cpu_onednn_run, mb__cpu_onednn_release, 0u                     \
   }
 
-/* The first entry matching a request is its default: oneDNN first. */
+/* The first entry matching a request is its default: oneDNN first. Each
+ * family of kernels lists its entries in its own .def file. */
 static const mb_backend_kernel_t cpu_kernels[] = {
 #ifdef MB_HAVE_ONEDNN
     MB__CPU_ONEDNN("gemm", F32, F32, F32, F32, mb__cpu_gemm_onednn),
@@ -201,6 +202,8 @@ static const mb_backend_kernel_t cpu_kernels[] = {
     MB__CPU_KERNEL("gemm", "c", BF16, BF16, F32, F32, mb__cpu_gemm_c),
     MB__CPU_KERNEL("add", "c", F32, F32, F32, F32, mb__cpu_add_c),
     MB__CPU_KERNEL("add", "c", BF16, BF16, BF16, F32, mb__cpu_add_c),
+#include "cpu_kernels_quant.def"
+#include "cpu_kernels_eltwise.def"
 };
 
 static const mb_backend_vtable_t cpu_vtable = {

@@ -91,12 +91,14 @@ typedef struct mb_result_info {
   mb_cache_policy_t cache;
   mb_op_params_t params; /* resolved */
   uint64_t seed;
+  int emulated;          /* the kernel emulates the op's formats */
+  const char *alias;     /* the name asked for when it was an alias, else "" */
 } mb_result_info_t;
 
 #define MB_RESULT_INFO_INIT                                                   \
   {                                                                           \
     sizeof(mb_result_info_t), MB_RESULT_OK, 0, 0, 0, 0, 0u, 0, MB_CACHE_COLD, \
-        MB_OP_PARAMS_INIT, 0u                                                 \
+        MB_OP_PARAMS_INIT, 0u, 0, 0                                           \
   }
 
 typedef struct mb_correctness {

@@ -31,27 +31,103 @@ MB_API const char *mb_op_shape_syntax(const mb_op_t *op);
 /* Operands: inputs first, then outputs, in kernel order. */
 MB_API uint32_t mb_op_num_inputs(const mb_op_t *op);
 MB_API uint32_t mb_op_num_outputs(const mb_op_t *op);
+/* "A", "B", "scale_a", ...; "" when out of range. Static. */
+MB_API const char *mb_op_operand_name(const mb_op_t *op, uint32_t role);
+/* Parameters beyond shape and dtypes, one line ("" if none). Static. */
+MB_API const char *mb_op_params_doc(const mb_op_t *op);
+/* Input dtypes the op defines. Static array of *count entries. */
+MB_API const mb_dtype_t *mb_op_dtypes(const mb_op_t *op, size_t *count);
+
+/* How a tensor is scaled: one f32 scale per block of block[0] x block[1]
+ * elements of its 2-D view (rows x cols). Every granularity is a block size:
+ * tensor = rows x cols, row = 1 x cols, col = rows x 1, group g along K =
+ * 1 x g for A/activations and g x 1 for B/weights. mb_op_resolve() turns the
+ * mode into the explicit block; an axis the block does not divide is an
+ * error (never padding, never wrong output). */
+typedef enum mb_scale_mode {
+  MB_SCALE_NONE = 0,
+  MB_SCALE_TENSOR = 1,
+  MB_SCALE_ROW = 2,
+  MB_SCALE_COL = 3,
+  MB_SCALE_BLOCK = 4, /* block[0] x block[1] as given */
+  MB_SCALE_GROUP = 5  /* block[1] = g along K (see above) */
+} mb_scale_mode_t;
+
+typedef struct mb_scaling {
+  mb_scale_mode_t mode;
+  int64_t block[2];
+} mb_scaling_t;
+
+/* "none", "tensor", "row", "col", "block", "group". Static. */
+MB_API const char *mb_scale_mode_name(mb_scale_mode_t mode);
+/* Parses "none", "tensor", "row", "col", "block:BMxBN" (also "BMxBN"),
+ * "group:G". Errors list the valid forms. */
+MB_API mb_status_t mb_scaling_from_string(const char *text, mb_scaling_t *out);
+
+typedef enum mb_activation {
+  MB_ACT_RELU = 0,
+  MB_ACT_GELU_TANH = 1,
+  MB_ACT_GELU_ERF = 2,
+  MB_ACT_SILU = 3,
+  MB_ACT_SIGMOID = 4,
+  MB_ACT_LEAKYRELU = 5, /* negative slope: act_alpha (0.01) */
+  MB_ACT_RELU6 = 6,
+  MB_ACT_HARDSWISH = 7,
+  MB_ACT_COUNT
+} mb_activation_t;
+
+/* "relu", "gelu_tanh", ...; also accepts "gelu" (= gelu_tanh, torchao's). */
+MB_API const char *mb_activation_name(mb_activation_t act);
+MB_API mb_status_t mb_activation_from_name(const char *name,
+                                           mb_activation_t *out);
+
+/* params.flags */
+#define MB_PARAM_TRANSPOSE 1u  /* quantize: quantize X^T (output N x M) */
+#define MB_PARAM_STATIC 2u     /* quantize: use params.scale, not absmax */
+#define MB_PARAM_CAUSAL 4u     /* attention: causal mask */
+#define MB_PARAM_QUANTIZE_INPUTS 8u /* gemm: quantize A and B to dtype_q
+                                       dynamically inside the timed op */
+#define MB_PARAM_NO_WEIGHT 16u /* layernorm/rmsnorm: no affine weight/bias */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
- * defaults; mb_op_resolve() fills them and validates everything. */
+ * defaults; mb_op_resolve() fills them and validates everything. Fields
+ * only ever grow at the end. */
 typedef struct mb_op_params {
   uint32_t struct_size;
   uint32_t ndim;              /* must equal mb_op_rank() */
-  int64_t shape[MB_MAX_DIMS]; /* gemm: M, K, N; add: M, N */
+  int64_t shape[MB_MAX_DIMS]; /* gemm: M, K, N; add: M, N; attention: B, H, Sq, Skv, D */
   mb_dtype_t dtype;           /* first input (A, X) */
-  mb_dtype_t dtype_b;         /* second input (B, Y); NONE: as dtype */
+  mb_dtype_t dtype_b;         /* second input (B, Y); NONE: op default */
   mb_dtype_t dtype_out;       /* output; NONE: op default */
-  mb_dtype_t dtype_acc;       /* accumulation; NONE: op default */
+  mb_dtype_t dtype_acc;       /* accumulation / compute; NONE: op default */
   double alpha;               /* gemm: D = alpha * A.B + beta * D */
   double beta;
-  uint32_t flags;
+  uint32_t flags;             /* MB_PARAM_* */
+  mb_scaling_t scale_a;       /* gemm: A's scales; quantize/dequantize: X's */
+  mb_scaling_t scale_b;       /* gemm: B's scales */
+  mb_dtype_t dtype_q;         /* gemm with MB_PARAM_QUANTIZE_INPUTS: target */
+  double scale;               /* quantize with MB_PARAM_STATIC: the scale */
+  mb_activation_t activation; /* activation */
+  double act_alpha;           /* leakyrelu slope (0.01) */
+  double eps;                 /* layernorm/rmsnorm (1e-5) */
 } mb_op_params_t;
 
 #define MB_OP_PARAMS_INIT                                                \
-  {                                                                      \
-    sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE, \
-        MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u        \
-  }
+  {sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE, \
+   MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u,           \
+   {MB_SCALE_NONE, {0, 0}}, {MB_SCALE_NONE, {0, 0}}, MB_DTYPE_NONE, 0.0, \
+   MB_ACT_RELU, 0.01, 1e-5}
+
+/* Aliases: the predecessor tools' names (gemm_simple, gemm_fp8_rowwise,
+ * transpose_quantization, ...), each an op plus parameter presets that fill
+ * only what the caller left unset. mb_op_alias_name(i, &op, &summary) for
+ * i < mb_op_alias_count(); strings are static. */
+MB_API size_t mb_op_alias_count(void);
+MB_API const char *mb_op_alias_name(size_t index, const char **op,
+                                    const char **summary);
+/* Applies alias `name`'s presets to *params (no-op for an op's own name).
+ * Unknown names: MB_ERR_NOT_FOUND with the valid ops. */
+MB_API mb_status_t mb_op_apply_alias(const char *name, mb_op_params_t *params);
 
 /* Fills defaults into *params and validates them for `op`. Errors name the
  * field, the bad value and the valid choices. */

@@ -1,4 +1,5 @@
-/* add: Z[M,N] = X + Y, element-wise. FLOP = MN; bytes = 3 MN size (OPS.md). */
+/* add: Z[M,N] = X + Y, element-wise, computed in f32 and rounded once to Z.
+ * fp8 inputs give bf16 by default. FLOP = MN; bytes = |X| + |Y| + |Z|. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -6,21 +7,23 @@
 #include "op_internal.h"
 
 static const mb_dtype_t k_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
-                                      MB_DTYPE_F16};
+                                      MB_DTYPE_F16, MB_DTYPE_F8E4M3,
+                                      MB_DTYPE_F8E5M2};
+static const mb_dtype_t k_out[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
 static const mb_dtype_t k_acc[] = {MB_DTYPE_F32};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static mb_status_t add_resolve(mb_op_params_t *p) {
-  if (p->dtype == MB_DTYPE_NONE) p->dtype = MB_DTYPE_F32;
-  if (p->dtype_b == MB_DTYPE_NONE) p->dtype_b = p->dtype;
-  if (p->dtype_out == MB_DTYPE_NONE) p->dtype_out = p->dtype;
-  if (p->dtype_acc == MB_DTYPE_NONE) p->dtype_acc = MB_DTYPE_F32;
+  int fp8 = p->dtype == MB_DTYPE_F8E4M3 || p->dtype == MB_DTYPE_F8E5M2;
+  if (fp8 && p->dtype_out == MB_DTYPE_NONE) p->dtype_out = MB_DTYPE_BF16;
+  mb__default_dtypes(p, MB_DTYPE_F32);
   mb_status_t st;
   if ((st = mb__check_dtype(&mb__op_add, "dtype", p->dtype, k_dtypes,
-                            sizeof k_dtypes / sizeof k_dtypes[0])) != MB_OK ||
+                            COUNT(k_dtypes))) != MB_OK ||
       (st = mb__check_dtype(&mb__op_add, "dtype_b", p->dtype_b, &p->dtype,
                             1)) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_add, "dtype_out", p->dtype_out, &p->dtype,
-                            1)) != MB_OK ||
+      (st = mb__check_dtype(&mb__op_add, "dtype_out", p->dtype_out, k_out,
+                            COUNT(k_out))) != MB_OK ||
       (st = mb__check_dtype(&mb__op_add, "dtype_acc", p->dtype_acc, k_acc,
                             1)) != MB_OK)
     return st;
@@ -40,14 +43,12 @@ static double add_numel(const mb_op_params_t *p) {
   return (double)p->shape[0] * (double)p->shape[1];
 }
 
-static double add_flop(const mb_op_params_t *p) {
-  return add_numel(p);
-}
+static double add_flop(const mb_op_params_t *p) { return add_numel(p); }
 
 static double add_bytes(const mb_op_params_t *p) {
-  size_t n = (size_t)add_numel(p);
-  return (double)(mb_dtype_bytes(p->dtype, n) + mb_dtype_bytes(p->dtype_b, n) +
-                  mb_dtype_bytes(p->dtype_out, n));
+  double n = add_numel(p);
+  return mb__bytes(p->dtype, n) + mb__bytes(p->dtype_b, n) +
+         mb__bytes(p->dtype_out, n);
 }
 
 static int add_reads_output(const mb_op_params_t *p) {
@@ -74,34 +75,39 @@ static mb_status_t add_ref_prepare(const mb_op_params_t *p,
   return MB_OK;
 }
 
-static void add_ref_element(const void *state, size_t idx, double *value,
-                            double *scale) {
+static void add_ref_element(const void *state, uint32_t out, size_t idx,
+                            double *value, double *scale) {
   const add_ref_t *r = state;
   double x = mb__load(r->x, r->dx, idx), y = mb__load(r->y, r->dy, idx);
+  (void)out;
   *value = x + y;
   *scale = fabs(x) + fabs(y);
 }
 
-static void add_ref_release(void *state) {
-  free(state);
+static void add_ref_release(void *state) { free(state); }
+
+/* One rounding to the output (0.5 ulp); the f32 sum before it can add one
+ * f32 rounding of |x| + |y|. */
+static mb__tolerance_t add_tolerance(const mb_op_params_t *p, uint32_t out) {
+  (void)out;
+  return (mb__tolerance_t){0.5, mb_dtype_unit_roundoff(p->dtype_acc)};
 }
 
-/* One rounding in the compute type, one to the output type. */
-static double add_tolerance(const mb_op_params_t *p) {
-  return 2.0 * (mb_dtype_unit_roundoff(p->dtype_acc) +
-                mb_dtype_unit_roundoff(p->dtype_out));
-}
-
-static const char *const k_add_aliases[] = {"elementwise_add", NULL};
+static const char *const k_dims[] = {"M", "N"};
+static const char *const k_operands[] = {"X", "Y", "Z"};
 
 const mb_op_t mb__op_add = {
     .name = "add",
-    .summary = "Z = X + Y, element-wise (X, Y, Z: MxN)",
+    .summary = "Z = X + Y, element-wise (X, Y, Z: MxN); fp8 in -> bf16 out",
     .shape_syntax = "MxN",
-    .aliases = k_add_aliases,
+    .dim_names = k_dims,
+    .params_doc = "out: f32|bf16|f16",
     .rank = 2,
     .num_inputs = 2,
     .num_outputs = 1,
+    .operand_names = k_operands,
+    .dtypes = k_dtypes,
+    .num_dtypes = COUNT(k_dtypes),
     .resolve = add_resolve,
     .operand = add_operand,
     .flop = add_flop,

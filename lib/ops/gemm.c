@@ -1,82 +1,281 @@
-/* gemm: D[M,N] = alpha * A[M,K] . B[K,N] + beta * D, row-major.
- * FLOP = 2MNK (OPS.md); bytes = |A| + |B| + |D| (+ |D| again when beta != 0,
- * since D is then read as well as written). */
+/* gemm and the scaled-GEMM family:
+ *   D[M,N] = alpha * sum_k (A[m,k] sa(m,k)) (B[k,n] sb(k,n)) + beta * D
+ * row-major; sa, sb: one f32 scale per block of A (bm x bk) and B (bk x bn)
+ * (tensor, row/col, 1x128 / 128x128 blocks, groups along K; see op.h).
+ * Inputs are A, B, scale_a, scale_b (a 1x1 tensor holding 1 when a side is
+ * not scaled); output D. With MB_PARAM_QUANTIZE_INPUTS, A and B are high
+ * precision and are quantized to dtype_q inside the op (dynamic absmax with
+ * the given scaling): gemm_fp8_rowwise.
+ * FLOP = 2MNK (the quantization's work is not counted, see docs/ops.md);
+ * bytes = |A| + |B| + scales + |D| (+ |D| when beta != 0). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dtype_internal.h"
 #include "op_internal.h"
+#include "rng.h"
 
-enum { GEMM_M, GEMM_K, GEMM_N };
-
-static const mb_dtype_t k_in_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
-                                         MB_DTYPE_F16};
-static const mb_dtype_t k_out_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
-                                          MB_DTYPE_F16};
-static const mb_dtype_t k_acc_dtypes[] = {MB_DTYPE_F32};
+enum { GM, GK, GN };
+enum { ROLE_A, ROLE_B, ROLE_SA, ROLE_SB, ROLE_D };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+static const mb_dtype_t k_float[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
+static const mb_dtype_t k_fp8[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
+static const mb_dtype_t k_inputs[] = {MB_DTYPE_F32,    MB_DTYPE_BF16,
+                                      MB_DTYPE_F16,    MB_DTYPE_F8E4M3,
+                                      MB_DTYPE_F8E5M2, MB_DTYPE_I8};
+static const mb_dtype_t k_int_out[] = {MB_DTYPE_I32, MB_DTYPE_BF16, MB_DTYPE_F32};
+static const mb_dtype_t k_quant_to[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
+                                        MB_DTYPE_I8};
+
+static int in_list(mb_dtype_t d, const mb_dtype_t *l, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (l[i] == d) return 1;
+  return 0;
+}
+
+static int is_quantized(mb_dtype_t d) {
+  return in_list(d, k_fp8, COUNT(k_fp8)) || d == MB_DTYPE_I8 || d == MB_DTYPE_I4;
+}
+
+/* The dtype A and B hold inside the product: dtype_q when quantized in the
+ * op, else their own. */
+static mb_dtype_t qa_dtype(const mb_op_params_t *p) {
+  return (p->flags & MB_PARAM_QUANTIZE_INPUTS) ? p->dtype_q : p->dtype;
+}
+static mb_dtype_t qb_dtype(const mb_op_params_t *p) {
+  return (p->flags & MB_PARAM_QUANTIZE_INPUTS) ? p->dtype_q : p->dtype_b;
+}
+
+static mb_status_t check_scaling(mb_op_params_t *p) {
+  const int64_t m = p->shape[GM], k = p->shape[GK], n = p->shape[GN];
+  mb_status_t st =
+      mb__scaling_resolve("gemm", "A (scale_a)", &p->scale_a, m, k, 0);
+  if (st == MB_OK)
+    st = mb__scaling_resolve("gemm", "B (scale_b)", &p->scale_b, k, n, 1);
+  if (st != MB_OK) return st;
+  /* A scale that varies along K multiplies inside the sum: both sides must
+   * cut K the same way (or one side not vary along K at all). */
+  int64_t ka = p->scale_a.block[1], kb = p->scale_b.block[0];
+  if (p->scale_a.mode != MB_SCALE_NONE && p->scale_b.mode != MB_SCALE_NONE &&
+      ka != k && kb != k && ka % kb && kb % ka)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: scale_a blocks K by %lld and scale_b by %lld; one "
+                    "must divide the other",
+                    (long long)ka, (long long)kb);
+  return MB_OK;
+}
+
+static mb_status_t resolve_float(mb_op_params_t *p) {
+  if (p->scale_a.mode != MB_SCALE_NONE || p->scale_b.mode != MB_SCALE_NONE)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: %s inputs take no scales (scale_a/scale_b: none); "
+                    "scales go with fp8, i8 and i4 operands",
+                    mb_dtype_name(p->dtype));
+  return mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b, &p->dtype, 1);
+}
+
+static mb_status_t resolve_fp8(mb_op_params_t *p) {
+  if (p->dtype_out == p->dtype) p->dtype_out = MB_DTYPE_BF16;
+  return mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b, k_fp8,
+                         COUNT(k_fp8));
+}
+
+static mb_status_t resolve_int8(mb_op_params_t *p) {
+  if (p->dtype_out == p->dtype) p->dtype_out = MB_DTYPE_I32;
+  p->dtype_acc = MB_DTYPE_I32;
+  mb_status_t st =
+      mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b, &p->dtype, 1);
+  if (st == MB_OK)
+    st = mb__check_dtype(&mb__op_gemm, "dtype_out", p->dtype_out, k_int_out,
+                         COUNT(k_int_out));
+  if (st == MB_OK && p->dtype_out == MB_DTYPE_I32 &&
+      (p->scale_a.mode != MB_SCALE_NONE || p->scale_b.mode != MB_SCALE_NONE))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: i8 x i8 -> i32 is exact and takes no scales; "
+                    "use --out-dtype bf16 or f32 to rescale");
+  if (st == MB_OK && (p->alpha != 1 || p->beta != 0) &&
+      p->dtype_out == MB_DTYPE_I32)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: i8 -> i32 takes alpha = 1, beta = 0");
+  return st;
+}
+
+/* A in bf16/f32, B in i4 with group scales along K: weight-only int4. */
+static mb_status_t resolve_int4_weights(mb_op_params_t *p) {
+  if (p->scale_b.mode == MB_SCALE_NONE)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: i4 weights need scales (scale_b group:G, e.g. "
+                    "group:128)");
+  if (p->scale_a.mode != MB_SCALE_NONE)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: with i4 weights, A (%s) takes no scales",
+                    mb_dtype_name(p->dtype));
+  return MB_OK;
+}
+
+static mb_status_t resolve_quantize_inputs(mb_op_params_t *p) {
+  if (p->dtype_q == MB_DTYPE_NONE) p->dtype_q = MB_DTYPE_F8E4M3;
+  if (p->scale_a.mode == MB_SCALE_NONE) p->scale_a.mode = MB_SCALE_ROW;
+  if (p->scale_b.mode == MB_SCALE_NONE) p->scale_b.mode = MB_SCALE_COL;
+  if (p->dtype_out == p->dtype && p->dtype == MB_DTYPE_F32)
+    p->dtype_out = MB_DTYPE_F32;
+  mb_status_t st = mb__check_dtype(&mb__op_gemm, "dtype_q", p->dtype_q,
+                                   k_quant_to, COUNT(k_quant_to));
+  if (st == MB_OK)
+    st = mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b, &p->dtype, 1);
+  if (st == MB_OK && p->dtype != MB_DTYPE_BF16 && p->dtype != MB_DTYPE_F32)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: quantize-inputs takes bf16 or f32 A and B, not %s",
+                    mb_dtype_name(p->dtype));
+  if (st == MB_OK && p->dtype_q == MB_DTYPE_I8) p->dtype_acc = MB_DTYPE_I32;
+  return st;
+}
+
 static mb_status_t gemm_resolve(mb_op_params_t *p) {
-  if (p->dtype == MB_DTYPE_NONE) p->dtype = MB_DTYPE_F32;
-  if (p->dtype_b == MB_DTYPE_NONE) p->dtype_b = p->dtype;
-  if (p->dtype_out == MB_DTYPE_NONE) p->dtype_out = p->dtype;
-  if (p->dtype_acc == MB_DTYPE_NONE) p->dtype_acc = MB_DTYPE_F32;
-  mb_status_t st;
-  if ((st = mb__check_dtype(&mb__op_gemm, "dtype", p->dtype, k_in_dtypes,
-                            COUNT(k_in_dtypes))) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b, &p->dtype,
-                            1)) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_gemm, "dtype_out", p->dtype_out,
-                            k_out_dtypes, COUNT(k_out_dtypes))) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_gemm, "dtype_acc", p->dtype_acc,
-                            k_acc_dtypes, COUNT(k_acc_dtypes))) != MB_OK)
-    return st;
+  mb__default_dtypes(p, MB_DTYPE_F32);
   if (!isfinite(p->alpha) || !isfinite(p->beta))
     return mb__fail(MB_ERR_INVALID_ARG, "gemm: alpha and beta must be finite");
-  return MB_OK;
+  mb_status_t st;
+  if ((st = mb__check_dtype(&mb__op_gemm, "dtype", p->dtype, k_inputs,
+                            COUNT(k_inputs))) != MB_OK)
+    return st;
+  if (p->dtype_q != MB_DTYPE_NONE && !(p->flags & MB_PARAM_QUANTIZE_INPUTS))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: dtype_q (%s) only goes with quantize-inputs",
+                    mb_dtype_name(p->dtype_q));
+  if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
+    st = resolve_quantize_inputs(p);
+  else if (in_list(p->dtype, k_fp8, COUNT(k_fp8)))
+    st = resolve_fp8(p);
+  else if (p->dtype == MB_DTYPE_I8)
+    st = resolve_int8(p);
+  else if (p->dtype_b == MB_DTYPE_I4)
+    st = resolve_int4_weights(p);
+  else
+    st = resolve_float(p);
+  if (st != MB_OK) return st;
+  if (!in_list(p->dtype_out, k_float, COUNT(k_float)) &&
+      p->dtype_out != MB_DTYPE_I32)
+    return mb__check_dtype(&mb__op_gemm, "dtype_out", p->dtype_out, k_float,
+                           COUNT(k_float));
+  if (p->dtype_acc != MB_DTYPE_F32 && p->dtype_acc != MB_DTYPE_I32)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: dtype_acc \"%s\" is not supported; valid: f32 (i32 "
+                    "for i8 inputs)",
+                    mb_dtype_name(p->dtype_acc));
+  return check_scaling(p);
+}
+
+/* The scales of a side that the kernel reads: none when absent or computed
+ * inside the op. */
+static int has_scale_input(const mb_op_params_t *p, const mb_scaling_t *s) {
+  return s->mode != MB_SCALE_NONE && !(p->flags & MB_PARAM_QUANTIZE_INPUTS);
 }
 
 static void gemm_operand(const mb_op_params_t *p, uint32_t role,
                          mb_dtype_t *dtype, uint32_t *ndim, int64_t *shape) {
-  static const struct {
-    int rows, cols;
-  } k_dims[] = {{GEMM_M, GEMM_K}, {GEMM_K, GEMM_N}, {GEMM_M, GEMM_N}};
-  const mb_dtype_t dtypes[] = {p->dtype, p->dtype_b, p->dtype_out};
-  *dtype = dtypes[role];
+  const int64_t m = p->shape[GM], k = p->shape[GK], n = p->shape[GN];
   *ndim = 2;
-  shape[0] = p->shape[k_dims[role].rows];
-  shape[1] = p->shape[k_dims[role].cols];
+  switch (role) {
+    case ROLE_A:
+      *dtype = p->dtype, shape[0] = m, shape[1] = k;
+      return;
+    case ROLE_B:
+      *dtype = p->dtype_b, shape[0] = k, shape[1] = n;
+      return;
+    case ROLE_SA:
+    case ROLE_SB: {
+      const mb_scaling_t *s = role == ROLE_SA ? &p->scale_a : &p->scale_b;
+      *dtype = MB_DTYPE_F32;
+      shape[0] = shape[1] = 1;
+      if (has_scale_input(p, s))
+        mb__scaling_grid(s, role == ROLE_SA ? m : k, role == ROLE_SA ? k : n,
+                         &shape[0], &shape[1]);
+      return;
+    }
+    default:
+      *dtype = p->dtype_out, shape[0] = m, shape[1] = n;
+  }
 }
 
 static double gemm_flop(const mb_op_params_t *p) {
-  return 2.0 * (double)p->shape[GEMM_M] * (double)p->shape[GEMM_N] *
-         (double)p->shape[GEMM_K];
+  return 2.0 * (double)p->shape[GM] * (double)p->shape[GN] *
+         (double)p->shape[GK];
 }
 
-static int gemm_reads_output(const mb_op_params_t *p) {
-  return p->beta != 0;
+static int gemm_reads_output(const mb_op_params_t *p) { return p->beta != 0; }
+
+static double scale_bytes(const mb_op_params_t *p, uint32_t role) {
+  if (!has_scale_input(p, role == ROLE_SA ? &p->scale_a : &p->scale_b))
+    return 0;
+  mb_dtype_t dt;
+  uint32_t nd;
+  int64_t sh[MB_MAX_DIMS];
+  gemm_operand(p, role, &dt, &nd, sh);
+  return 4.0 * (double)sh[0] * (double)sh[1];
 }
 
 static double gemm_bytes(const mb_op_params_t *p) {
-  double m = (double)p->shape[GEMM_M], k = (double)p->shape[GEMM_K],
-         n = (double)p->shape[GEMM_N];
-  double d = (double)mb_dtype_bytes(p->dtype_out, (size_t)(m * n));
-  return (double)mb_dtype_bytes(p->dtype, (size_t)(m * k)) +
-         (double)mb_dtype_bytes(p->dtype_b, (size_t)(k * n)) + d +
+  double m = (double)p->shape[GM], k = (double)p->shape[GK],
+         n = (double)p->shape[GN];
+  double d = mb__bytes(p->dtype_out, m * n);
+  return mb__bytes(p->dtype, m * k) + mb__bytes(p->dtype_b, k * n) +
+         scale_bytes(p, ROLE_SA) + scale_bytes(p, ROLE_SB) + d +
          (gemm_reads_output(p) ? d : 0.0);
 }
 
-static double gemm_ref_cost(const mb_op_params_t *p) {
-  return (double)p->shape[GEMM_K];
+static void gemm_fill(const mb_op_params_t *p, uint32_t role, mb_fill_t *f) {
+  if (role == ROLE_SA || role == ROLE_SB) {
+    f->kind = MB_FILL_CONSTANT; /* real scales come from post_fill */
+    f->a = 1.0;
+  }
+  (void)p;
 }
 
-/* A as f32 rows and B transposed to f32 rows, so each reference element is
- * one contiguous dot product; every input dtype is exact in f32. */
+/* A quantized operand with scales is made the way real ones are: a normal
+ * f32 matrix quantized with the operand's scaling. */
+static mb_status_t quantize_operand(const mb_op_params_t *p, uint32_t role,
+                                    void *q, float *grid, uint64_t seed) {
+  const mb_scaling_t *s = role == ROLE_A ? &p->scale_a : &p->scale_b;
+  const int64_t rows = role == ROLE_A ? p->shape[GM] : p->shape[GK];
+  const int64_t cols = role == ROLE_A ? p->shape[GK] : p->shape[GN];
+  float *x = malloc((size_t)(rows * cols) * sizeof *x);
+  if (!x) return mb__fail(MB_ERR_NO_MEMORY, "gemm: out of memory making inputs");
+  mb_fill_t f = MB_FILL_INIT;
+  f.seed = mb__rng_u64(seed, role);
+  mb_fill_host(x, MB_DTYPE_F32, (size_t)(rows * cols), &f);
+  mb__quantize_ref(x, rows, cols, s, role == ROLE_A ? p->dtype : p->dtype_b,
+                   0.0, q, grid);
+  free(x);
+  return MB_OK;
+}
+
+static mb_status_t gemm_post_fill(const mb_op_params_t *p, void *const *host,
+                                  uint64_t seed) {
+  mb_status_t st = MB_OK;
+  if (has_scale_input(p, &p->scale_a) && is_quantized(p->dtype))
+    st = quantize_operand(p, ROLE_A, host[ROLE_A], host[ROLE_SA], seed);
+  if (st == MB_OK && has_scale_input(p, &p->scale_b) && is_quantized(p->dtype_b))
+    st = quantize_operand(p, ROLE_B, host[ROLE_B], host[ROLE_SB], seed);
+  return st;
+}
+
+static double gemm_ref_cost(const mb_op_params_t *p) {
+  return (double)p->shape[GK];
+}
+
+/* A's values as f32 rows, B's transposed to f32 rows (one contiguous dot
+ * product per element; every input dtype is exact in f32), the scale
+ * grids, and D's initial values. */
 typedef struct gemm_ref {
-  size_t m, k, n;
+  int64_t m, k, n;
   double alpha, beta;
-  float *a, *bt;
-  double *d0; /* initial D when beta != 0 */
+  float *a, *bt, *sa, *sb;
+  mb_scaling_t scale_a, scale_b;
+  int64_t sa_cols, sb_cols;
+  double *d0;
 } gemm_ref_t;
 
 static void gemm_ref_release(void *state) {
@@ -84,55 +283,105 @@ static void gemm_ref_release(void *state) {
   if (!r) return;
   free(r->a);
   free(r->bt);
+  free(r->sa);
+  free(r->sb);
   free(r->d0);
   free(r);
+}
+
+static void transpose(const float *b, float *bt, int64_t k, int64_t n) {
+  for (int64_t k0 = 0; k0 < k; k0 += 64)
+    for (int64_t j0 = 0; j0 < n; j0 += 64)
+      for (int64_t kk = k0; kk < k0 + 64 && kk < k; kk++)
+        for (int64_t j = j0; j < j0 + 64 && j < n; j++)
+          bt[j * k + kk] = b[kk * n + j];
+}
+
+/* One side of the product as f32 values + f32 scale grid: given, or
+ * quantized here exactly as the op's semantics say. */
+static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
+                            uint32_t role, float *vals, float **grid) {
+  const mb_scaling_t *s = role == ROLE_A ? &p->scale_a : &p->scale_b;
+  const int64_t rows = role == ROLE_A ? p->shape[GM] : p->shape[GK];
+  const int64_t cols = role == ROLE_A ? p->shape[GK] : p->shape[GN];
+  const size_t count = (size_t)(rows * cols);
+  int64_t gr, gc;
+  mb__scaling_grid(s, rows, cols, &gr, &gc);
+  *grid = malloc((size_t)(gr * gc) * sizeof **grid);
+  if (!*grid) return MB_ERR_NO_MEMORY;
+  mb_dtype_t dt = role == ROLE_A ? p->dtype : p->dtype_b;
+  if (p->flags & MB_PARAM_QUANTIZE_INPUTS) {
+    mb_dtype_t qd = role == ROLE_A ? qa_dtype(p) : qb_dtype(p);
+    float *x = malloc(count * sizeof *x);
+    void *q = malloc(mb_dtype_bytes(qd, count));
+    if (!x || !q) {
+      free(x);
+      free(q);
+      return MB_ERR_NO_MEMORY;
+    }
+    mb_convert(x, MB_DTYPE_F32, host[role], dt, count, 0);
+    mb__quantize_ref(x, rows, cols, s, qd, 0.0, q, *grid);
+    mb_convert(vals, MB_DTYPE_F32, q, qd, count, 0);
+    free(x);
+    free(q);
+  } else {
+    mb_convert(vals, MB_DTYPE_F32, host[role], dt, count, 0);
+    const float *given = host[role == ROLE_A ? ROLE_SA : ROLE_SB];
+    if (s->mode == MB_SCALE_NONE)
+      (*grid)[0] = 1.0f;
+    else
+      memcpy(*grid, given, (size_t)(gr * gc) * sizeof **grid);
+  }
+  return MB_OK;
 }
 
 static mb_status_t gemm_ref_prepare(const mb_op_params_t *p,
                                     const void *const *host, void **state) {
   gemm_ref_t *r = calloc(1, sizeof *r);
   if (!r) return mb__fail(MB_ERR_NO_MEMORY, "gemm reference: out of memory");
-  r->m = (size_t)p->shape[GEMM_M];
-  r->k = (size_t)p->shape[GEMM_K];
-  r->n = (size_t)p->shape[GEMM_N];
-  r->alpha = p->alpha;
-  r->beta = p->beta;
-  float *b = malloc(r->k * r->n * sizeof *b);
-  r->a = malloc(r->m * r->k * sizeof *r->a);
-  r->bt = malloc(r->k * r->n * sizeof *r->bt);
-  if (p->beta != 0) r->d0 = malloc(r->m * r->n * sizeof *r->d0);
-  if (!b || !r->a || !r->bt || (p->beta != 0 && !r->d0)) {
+  r->m = p->shape[GM], r->k = p->shape[GK], r->n = p->shape[GN];
+  r->alpha = p->alpha, r->beta = p->beta;
+  r->scale_a = p->scale_a, r->scale_b = p->scale_b;
+  int64_t rows;
+  mb__scaling_grid(&p->scale_a, r->m, r->k, &rows, &r->sa_cols);
+  mb__scaling_grid(&p->scale_b, r->k, r->n, &rows, &r->sb_cols);
+  float *b = malloc((size_t)(r->k * r->n) * sizeof *b);
+  r->a = malloc((size_t)(r->m * r->k) * sizeof *r->a);
+  r->bt = malloc((size_t)(r->k * r->n) * sizeof *r->bt);
+  if (p->beta != 0) r->d0 = malloc((size_t)(r->m * r->n) * sizeof *r->d0);
+  mb_status_t st = (!b || !r->a || !r->bt || (p->beta != 0 && !r->d0))
+                       ? MB_ERR_NO_MEMORY
+                       : MB_OK;
+  if (st == MB_OK) st = ref_side(p, host, ROLE_A, r->a, &r->sa);
+  if (st == MB_OK) st = ref_side(p, host, ROLE_B, b, &r->sb);
+  if (st != MB_OK) {
     free(b);
     gemm_ref_release(r);
     return mb__fail(MB_ERR_NO_MEMORY,
                     "gemm reference: out of memory for %lldx%lldx%lld",
-                    (long long)p->shape[GEMM_M], (long long)p->shape[GEMM_K],
-                    (long long)p->shape[GEMM_N]);
+                    (long long)p->shape[GM], (long long)p->shape[GK],
+                    (long long)p->shape[GN]);
   }
-  mb_convert(r->a, MB_DTYPE_F32, host[0], p->dtype, r->m * r->k, 0);
-  mb_convert(b, MB_DTYPE_F32, host[1], p->dtype_b, r->k * r->n, 0);
-  /* Transpose in 64x64 tiles to stay in cache. */
-  for (size_t k0 = 0; k0 < r->k; k0 += 64)
-    for (size_t j0 = 0; j0 < r->n; j0 += 64)
-      for (size_t kk = k0; kk < k0 + 64 && kk < r->k; kk++)
-        for (size_t j = j0; j < j0 + 64 && j < r->n; j++)
-          r->bt[j * r->k + kk] = b[kk * r->n + j];
+  transpose(b, r->bt, r->k, r->n);
   free(b);
   if (r->d0)
-    for (size_t i = 0; i < r->m * r->n; i++)
-      r->d0[i] = mb__load(host[2], p->dtype_out, i);
+    for (int64_t i = 0; i < r->m * r->n; i++)
+      r->d0[i] = mb__load(host[ROLE_D], p->dtype_out, (size_t)i);
   *state = r;
   return MB_OK;
 }
 
-static void gemm_ref_element(const void *state, size_t idx, double *value,
-                             double *scale) {
+static void gemm_ref_element(const void *state, uint32_t out, size_t idx,
+                             double *value, double *scale) {
   const gemm_ref_t *r = state;
-  const float *a = r->a + (idx / r->n) * r->k;
-  const float *b = r->bt + (idx % r->n) * r->k;
+  const int64_t i = (int64_t)idx / r->n, j = (int64_t)idx % r->n;
+  const float *a = r->a + i * r->k, *b = r->bt + j * r->k;
   double acc = 0, mag = 0;
-  for (size_t k = 0; k < r->k; k++) {
-    double prod = (double)a[k] * (double)b[k];
+  (void)out;
+  for (int64_t k = 0; k < r->k; k++) {
+    double sa = mb__scale_at(r->sa, &r->scale_a, r->sa_cols, i, k);
+    double sb = mb__scale_at(r->sb, &r->scale_b, r->sb_cols, k, j);
+    double prod = (double)a[k] * sa * (double)b[k] * sb;
     acc += prod;
     mag += fabs(prod);
   }
@@ -144,32 +393,46 @@ static void gemm_ref_element(const void *state, size_t idx, double *value,
   }
 }
 
-/* Rounding the output costs u_out (twice, for headroom); accumulating K
- * products in the accumulator type costs about sqrt(K) * u_acc relative to
- * sum |a b| for a blocked or pairwise sum (the worst case, K * u_acc, is
- * never approached by a correct kernel, while any dropped or wrong term costs
- * ~1/K, far more for the shapes we check). */
-static double gemm_tolerance(const mb_op_params_t *p) {
-  double k = (double)p->shape[GEMM_K];
-  return 2.0 * mb_dtype_unit_roundoff(p->dtype_out) +
-         2.0 * sqrt(k) * mb_dtype_unit_roundoff(p->dtype_acc);
+/* Output: one rounding, 0.5 ulp (exact for i32). Accumulating K products in
+ * f32 (blocked or pairwise) errs by about sqrt(K) u relative to sum |a b|;
+ * applying scales and alpha/beta costs a few more roundings in f32. Integer
+ * accumulation is exact; only its f32 rescale rounds. A dropped or wrong
+ * term costs ~1/K of the scale, a missing scale or a transpose far more. */
+static mb__tolerance_t gemm_tolerance(const mb_op_params_t *p, uint32_t out) {
+  (void)out;
+  const double u32 = mb_dtype_unit_roundoff(MB_DTYPE_F32);
+  if (p->dtype_out == MB_DTYPE_I32) return (mb__tolerance_t){0.0, 0.0};
+  double k = (double)p->shape[GK];
+  double acc = p->dtype_acc == MB_DTYPE_I32 ? 0.0 : 2.0 * sqrt(k) * u32;
+  return (mb__tolerance_t){0.5, acc + 8.0 * u32};
 }
 
-static const char *const k_gemm_aliases[] = {"matmul", NULL};
+static const char *const k_dims[] = {"M", "K", "N"};
+static const char *const k_operands[] = {"A", "B", "scale_a", "scale_b", "D"};
 
 const mb_op_t mb__op_gemm = {
     .name = "gemm",
-    .summary = "D = alpha * A.B + beta * D (A: MxK, B: KxN, row-major)",
+    .summary = "D = alpha * (A sa).(B sb) + beta * D (A: MxK, B: KxN)",
     .shape_syntax = "MxKxN",
-    .aliases = k_gemm_aliases,
+    .dim_names = k_dims,
+    .param_mask = MB__P_ALPHA_BETA | MB__P_SCALES | MB__P_QUANT,
+    .params_doc =
+        "alpha, beta; scale_a/scale_b: none|tensor|row|col|block:BMxBN|"
+        "group:G; quantize-inputs with dtype_q (fp8, i8); out: "
+        "f32|bf16|f16|i32",
     .rank = 3,
-    .num_inputs = 2,
+    .num_inputs = 4,
     .num_outputs = 1,
+    .operand_names = k_operands,
+    .dtypes = k_inputs,
+    .num_dtypes = COUNT(k_inputs),
     .resolve = gemm_resolve,
     .operand = gemm_operand,
     .flop = gemm_flop,
     .bytes = gemm_bytes,
     .reads_output = gemm_reads_output,
+    .fill = gemm_fill,
+    .post_fill = gemm_post_fill,
     .ref_cost = gemm_ref_cost,
     .ref_prepare = gemm_ref_prepare,
     .ref_element = gemm_ref_element,

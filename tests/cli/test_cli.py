@@ -105,7 +105,7 @@ class BadInput(unittest.TestCase):
     def test_unknown_op(self):
         self.expect_usage_error(
             ["run", "--op", "gemmm", "--shape", "8x8x8"],
-            'unknown op "gemmm"; valid ops: add, gemm')
+            'unknown op "gemmm"; valid ops: add, ', "gemm")
 
     def test_unknown_dtype(self):
         self.expect_usage_error(
@@ -115,7 +115,7 @@ class BadInput(unittest.TestCase):
     def test_unsupported_dtype_for_op(self):
         self.expect_usage_error(
             ["run", "--op", "gemm", "--shape", "8x8x8", "--dtype", "i32"],
-            'dtype "i32" is not supported; valid: f32, bf16, f16')
+            'dtype "i32" is not supported; valid: f32, bf16, f16, f8e4m3')
 
     def test_bad_shapes(self):
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8"],

@@ -82,7 +82,13 @@ typedef struct mb_backend_kernel {
                          void **kstate);
   mb_kernel_run_fn run;
   void (*release)(void *kstate);
+  uint32_t flags; /* MB_KERNEL_* */
 } mb_backend_kernel_t;
+
+/* The kernel computes the op by other means than the op's own number
+ * formats (e.g. fp8 GEMM as dequantize + f32 GEMM on a CPU): its results are
+ * marked "emulated": they measure the emulation, not native fp8 hardware. */
+#define MB_KERNEL_EMULATED 1u
 
 typedef struct mb_backend_vtable {
   uint32_t abi_version; /* MB_BACKEND_ABI_VERSION */
