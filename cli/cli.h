@@ -12,10 +12,13 @@ enum { EXIT_OK = 0, EXIT_BENCH_FAILED = 1, EXIT_USAGE = 2 };
 typedef struct cli_opts {
   const char *op, *shape, *dtype, *out_dtype, *backend, *impl, *cache;
   const char *format, *output, *criterion;
+  const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act;
   unsigned device, samples, min_samples, warmup_runs, batch;
   unsigned long long seed;
   double min_time, max_noise, timeout, warmup, alpha, beta;
+  double static_scale, act_alpha, eps;
   int strict, help, verbose;
+  int quantize_inputs, transpose, causal, no_affine;
 } cli_opts_t;
 
 typedef enum opt_kind {

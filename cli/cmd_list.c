@@ -13,22 +13,41 @@ static const opt_def_t k_list_opts[] = {
 };
 #define NUM_LIST_OPTS (sizeof k_list_opts / sizeof k_list_opts[0])
 
+static void print_kernels(mb_context_t *ctx, const char *op) {
+  int any = 0;
+  printf("    kernels:");
+  for (size_t i = 0; i < mb_kernel_count(ctx); i++) {
+    mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
+    if (mb_kernel_info(ctx, i, &k) != MB_OK || strcmp(k.op, op) != 0) continue;
+    printf(" %s/%s(%s->%s)", k.backend, k.name, mb_dtype_name(k.dtype),
+           mb_dtype_name(k.dtype_out));
+    any = 1;
+  }
+  printf("%s\n", any ? "" : " none loaded");
+}
+
 static int list_ops(mb_context_t *ctx) {
-  printf("%-8s %-8s %s\n", "op", "shape", "summary / kernels");
   for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {
-    printf("%-8s %-8s %s\n", mb_op_name(op), mb_op_shape_syntax(op),
-           mb_op_summary(op));
-    printf("%-17s kernels:", "");
-    int any = 0;
-    for (size_t i = 0; i < mb_kernel_count(ctx); i++) {
-      mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
-      if (mb_kernel_info(ctx, i, &k) != MB_OK) continue;
-      if (strcmp(k.op, mb_op_name(op)) != 0) continue;
-      printf(" %s/%s(%s->%s)", k.backend, k.name, mb_dtype_name(k.dtype),
-             mb_dtype_name(k.dtype_out));
-      any = 1;
-    }
-    printf("%s\n", any ? "" : " none loaded");
+    size_t nd;
+    const mb_dtype_t *dts = mb_op_dtypes(op, &nd);
+    printf("%s  %s\n    %s\n    dtypes:", mb_op_name(op),
+           mb_op_shape_syntax(op), mb_op_summary(op));
+    for (size_t i = 0; i < nd; i++)
+      printf("%s %s", i ? "," : "", mb_dtype_name(dts[i]));
+    printf("\n    operands:");
+    uint32_t n = mb_op_num_inputs(op) + mb_op_num_outputs(op);
+    for (uint32_t r = 0; r < n; r++)
+      printf(" %s%s", mb_op_operand_name(op, r),
+             r + 1 == mb_op_num_inputs(op) ? " ->" : "");
+    printf("\n");
+    if (*mb_op_params_doc(op)) printf("    params: %s\n", mb_op_params_doc(op));
+    print_kernels(ctx, mb_op_name(op));
+  }
+  printf("\naliases (the predecessor tools' names):\n");
+  for (size_t i = 0; i < mb_op_alias_count(); i++) {
+    const char *op, *summary;
+    const char *name = mb_op_alias_name(i, &op, &summary);
+    printf("  %-24s %-10s %s\n", name, op, summary);
   }
   return EXIT_OK;
 }

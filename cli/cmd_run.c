@@ -42,8 +42,32 @@ static const opt_def_t k_run_opts[] = {
     {"batch", 0, OPT_UINT, O(batch), "N",
      "runs per sample (default: automatic for hot)"},
     {"seed", 0, OPT_U64, O(seed), "N", "input generator seed (42)"},
+    {"dtype-b", 0, OPT_STR, O(dtype_b), "DT",
+     "second input's dtype (gemm B: e.g. i4, f8e5m2)"},
     {"alpha", 0, OPT_DOUBLE, O(alpha), "A", "gemm: D = alpha*A.B + beta*D (1)"},
     {"beta", 0, OPT_DOUBLE, O(beta), "B", "gemm: (0)"},
+    {"scale-a", 0, OPT_STR, O(scale_a), "S",
+     "gemm A's / quantize's scaling: none|tensor|row|col|block:BMxBN|group:G"},
+    {"granularity", 0, OPT_STR, O(scale_a), "S",
+     "same as --scale-a (quantize, dequantize)"},
+    {"scale-b", 0, OPT_STR, O(scale_b), "S",
+     "gemm B's scaling: none|tensor|col|block:BKxBN|group:G"},
+    {"quantize-inputs", 0, OPT_FLAG, O(quantize_inputs), NULL,
+     "gemm: quantize bf16/f32 A and B inside the op (dynamic)"},
+    {"dtype-q", 0, OPT_STR, O(dtype_q), "DT",
+     "gemm --quantize-inputs target: f8e4m3 (default), f8e5m2, i8"},
+    {"transpose", 0, OPT_FLAG, O(transpose), NULL, "quantize: quantize X^T"},
+    {"static-scale", 0, OPT_DOUBLE, O(static_scale), "S",
+     "quantize: use this scale, not absmax"},
+    {"act", 0, OPT_STR, O(act), "NAME",
+     "activation: relu, gelu_tanh, gelu_erf, silu, sigmoid, leakyrelu, relu6, "
+     "hardswish"},
+    {"act-alpha", 0, OPT_DOUBLE, O(act_alpha), "F",
+     "leakyrelu negative slope (0.01)"},
+    {"eps", 0, OPT_DOUBLE, O(eps), "F", "layernorm/rmsnorm epsilon (1e-5)"},
+    {"no-affine", 0, OPT_FLAG, O(no_affine), NULL,
+     "layernorm/rmsnorm without weight and bias"},
+    {"causal", 0, OPT_FLAG, O(causal), NULL, "attention: causal mask"},
     {"strict", 0, OPT_FLAG, O(strict), NULL,
      "a wrong result is a failure and is not timed"},
     {"format", 'f', OPT_STR, O(format), "table|json|csv|md",
@@ -70,6 +94,42 @@ static const opt_def_t k_suite_opts[] = {
     {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
 };
 #define NUM_SUITE_OPTS (sizeof k_suite_opts / sizeof k_suite_opts[0])
+
+/* The op parameters beyond shape and the main dtypes; each parser's error
+ * names the valid choices. */
+static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
+  if (o->dtype_b && mb_dtype_from_name(o->dtype_b, &p->dtype_b) != MB_OK)
+    return cli_error("run", "--dtype-b: %s", mb_error_last());
+  if (o->dtype_q && mb_dtype_from_name(o->dtype_q, &p->dtype_q) != MB_OK)
+    return cli_error("run", "--dtype-q: %s", mb_error_last());
+  if (o->scale_a && mb_scaling_from_string(o->scale_a, &p->scale_a) != MB_OK)
+    return cli_error("run", "--scale-a: %s", mb_error_last());
+  if (o->scale_b && mb_scaling_from_string(o->scale_b, &p->scale_b) != MB_OK)
+    return cli_error("run", "--scale-b: %s", mb_error_last());
+  if (o->act && mb_activation_from_name(o->act, &p->activation) != MB_OK)
+    return cli_error("run", "--act: %s", mb_error_last());
+  p->alpha = o->alpha;
+  p->beta = o->beta;
+  if (o->act_alpha >= 0) p->act_alpha = o->act_alpha;
+  if (o->eps >= 0) p->eps = o->eps;
+  if (o->static_scale != 0) {
+    p->flags |= MB_PARAM_STATIC;
+    p->scale = o->static_scale;
+  }
+  static const struct {
+    size_t opt;
+    uint32_t flag;
+  } k_flags[] = {
+      {offsetof(cli_opts_t, quantize_inputs), MB_PARAM_QUANTIZE_INPUTS},
+      {offsetof(cli_opts_t, transpose), MB_PARAM_TRANSPOSE},
+      {offsetof(cli_opts_t, causal), MB_PARAM_CAUSAL},
+      {offsetof(cli_opts_t, no_affine), MB_PARAM_NO_WEIGHT},
+  };
+  for (size_t i = 0; i < sizeof k_flags / sizeof *k_flags; i++)
+    if (*(const int *)((const char *)o + k_flags[i].opt))
+      p->flags |= k_flags[i].flag;
+  return 0;
+}
 
 /* "1024x512x256" -> params->shape. */
 static int parse_shape(const char *text, mb_op_params_t *p) {
@@ -205,6 +265,7 @@ static int apply_common(const char *cmd, const cli_opts_t *o,
 static void init_opts(cli_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->min_time = o->max_noise = o->timeout = o->warmup = -1;
+  o->act_alpha = o->eps = -1;
   o->alpha = 1;
   o->seed = 42;
 }
@@ -250,8 +311,7 @@ int cmd_run(int argc, char **argv) {
   if (o.out_dtype &&
       mb_dtype_from_name(o.out_dtype, &params.dtype_out) != MB_OK)
     return cli_error("run", "--out-dtype: %s", mb_error_last());
-  params.alpha = o.alpha;
-  params.beta = o.beta;
+  if (apply_op_params(&o, &params) != 0) return EXIT_USAGE;
   mb_bench_spec_t spec = MB_BENCH_SPEC_INIT;
   spec.op = o.op;
   spec.params = &params;

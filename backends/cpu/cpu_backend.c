@@ -187,19 +187,48 @@ static mb_status_t cpu_time_batch(void *state, uint32_t dev,
         mb__cpu_onednn_run, mb__cpu_onednn_release, 0u                     \
   }
 
+/* The plain GEMM kernels do D = alpha A.B + beta D on the operands as they
+ * are; scaled operands and quantize-inside variants match their dtypes too,
+ * so these kernels must decline them (NULL supports would claim them). */
+static mb_status_t plain_gemm_supports(void *bstate, uint32_t dev,
+                                       const mb_op_params_t *p,
+                                       const char **why) {
+  (void)bstate;
+  (void)dev;
+  if (p->scale_a.mode != MB_SCALE_NONE || p->scale_b.mode != MB_SCALE_NONE ||
+      (p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
+    *why = "plain GEMM: no scales, no quantize-inputs";
+    return MB_ERR_UNSUPPORTED;
+  }
+  return MB_OK;
+}
+
+#define MB__CPU_PLAIN_GEMM(impl, a, b, out, prefix, run, release)            \
+  {                                                                          \
+    sizeof(mb_backend_kernel_t), "gemm", impl, MB_DTYPE_##a, MB_DTYPE_##b,   \
+        MB_DTYPE_##out, MB_DTYPE_F32, plain_gemm_supports, prefix##_prepare, \
+        run, release, 0u                                                     \
+  }
+
 /* The first entry matching a request is its default: oneDNN first. Each
  * family of kernels lists its entries in its own .def file. */
 static const mb_backend_kernel_t cpu_kernels[] = {
 #ifdef MB_HAVE_ONEDNN
-    MB__CPU_ONEDNN("gemm", F32, F32, F32, F32, mb__cpu_gemm_onednn),
-    MB__CPU_ONEDNN("gemm", BF16, BF16, BF16, F32, mb__cpu_gemm_onednn),
-    MB__CPU_ONEDNN("gemm", BF16, BF16, F32, F32, mb__cpu_gemm_onednn),
+    MB__CPU_PLAIN_GEMM("onednn", F32, F32, F32, mb__cpu_gemm_onednn,
+                       mb__cpu_onednn_run, mb__cpu_onednn_release),
+    MB__CPU_PLAIN_GEMM("onednn", BF16, BF16, BF16, mb__cpu_gemm_onednn,
+                       mb__cpu_onednn_run, mb__cpu_onednn_release),
+    MB__CPU_PLAIN_GEMM("onednn", BF16, BF16, F32, mb__cpu_gemm_onednn,
+                       mb__cpu_onednn_run, mb__cpu_onednn_release),
     MB__CPU_ONEDNN("add", F32, F32, F32, F32, mb__cpu_add_onednn),
     MB__CPU_ONEDNN("add", BF16, BF16, BF16, F32, mb__cpu_add_onednn),
 #endif
-    MB__CPU_KERNEL("gemm", "c", F32, F32, F32, F32, mb__cpu_gemm_c),
-    MB__CPU_KERNEL("gemm", "c", BF16, BF16, BF16, F32, mb__cpu_gemm_c),
-    MB__CPU_KERNEL("gemm", "c", BF16, BF16, F32, F32, mb__cpu_gemm_c),
+    MB__CPU_PLAIN_GEMM("c", F32, F32, F32, mb__cpu_gemm_c, mb__cpu_gemm_c_run,
+                       mb__cpu_gemm_c_release),
+    MB__CPU_PLAIN_GEMM("c", BF16, BF16, BF16, mb__cpu_gemm_c,
+                       mb__cpu_gemm_c_run, mb__cpu_gemm_c_release),
+    MB__CPU_PLAIN_GEMM("c", BF16, BF16, F32, mb__cpu_gemm_c, mb__cpu_gemm_c_run,
+                       mb__cpu_gemm_c_release),
     MB__CPU_KERNEL("add", "c", F32, F32, F32, F32, mb__cpu_add_c),
     MB__CPU_KERNEL("add", "c", BF16, BF16, BF16, F32, mb__cpu_add_c),
 #include "cpu_kernels_quant.def"

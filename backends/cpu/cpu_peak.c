@@ -93,6 +93,24 @@ __attribute__((target("avx512f,avx512bf16"))) static float dp_bf16_avx512(
   return _mm512_reduce_add_ps(acc[0]);
 }
 
+/* vpdpbusd: each 32-bit lane adds four u8 x s8 products, so one 512-bit
+ * instruction is 64 multiply-adds = 128 integer ops, the int8 GEMM's "FLOP".
+ * Integer lanes wrap harmlessly; the sum only defeats dead-code removal. */
+__attribute__((target("avx512f,avx512vnni"))) static float dp_i8_avx512(
+    uint64_t iters) {
+  const __m512i a = _mm512_set1_epi8(1);
+  __m512i acc[AVX512_ACC];
+  for (int i = 0; i < AVX512_ACC; ++i) acc[i] = _mm512_set1_epi32(i);
+  for (uint64_t n = 0; n < iters; ++n) {
+#pragma GCC unroll 16
+    for (int i = 0; i < AVX512_ACC; ++i)
+      acc[i] = _mm512_dpbusd_epi32(acc[i], a, a);
+  }
+  for (int i = 1; i < AVX512_ACC; ++i)
+    acc[0] = _mm512_add_epi32(acc[0], acc[i]);
+  return (float)_mm512_reduce_add_epi32(acc[0]);
+}
+
 /* __builtin_cpu_supports wants a literal, hence one function per feature.
  * It also checks that the OS saves the vector registers (XCR0). */
 static int has_avx512f(void) {
@@ -103,6 +121,9 @@ static int has_avx2_fma(void) {
 }
 static int has_avx512_bf16(void) {
   return has_avx512f() && __builtin_cpu_supports("avx512bf16") != 0;
+}
+static int has_avx512_vnni(void) {
+  return has_avx512f() && __builtin_cpu_supports("avx512vnni") != 0;
 }
 #endif /* MB_CPU_X86 */
 
@@ -138,6 +159,13 @@ static const peak_loop_t f32_loops[] = {
 static const peak_loop_t bf16_loops[] = {
 #ifdef MB_CPU_X86
     {"avx512_bf16", has_avx512_bf16, 64.0 * AVX512_ACC, dp_bf16_avx512},
+#endif
+    {NULL, NULL, 0.0, NULL},
+};
+
+static const peak_loop_t i8_loops[] = {
+#ifdef MB_CPU_X86
+    {"avx512_vnni", has_avx512_vnni, 128.0 * AVX512_ACC, dp_i8_avx512},
 #endif
     {NULL, NULL, 0.0, NULL},
 };
@@ -192,8 +220,12 @@ void mb__cpu_peak_measure(mb_cpu_state_t *st) {
   st->peak[MB_DTYPE_F32] = measure(st, f32);
   /* Without bf16 dot-product instructions bf16 math is converted to f32. */
   st->peak[MB_DTYPE_BF16] = bf16 ? measure(st, bf16) : st->peak[MB_DTYPE_F32];
+  /* Without a dot-product instruction there is no int8 roof worth quoting. */
+  const peak_loop_t *i8 =
+      first_supported(i8_loops, sizeof i8_loops / sizeof i8_loops[0]);
+  st->peak[MB_DTYPE_I8] = i8 ? measure(st, i8) : 0.0;
   snprintf(st->peak_source, sizeof st->peak_source,
-           "measured: FMA loop, f32 %s, bf16 %s, %u thread%s", f32->isa,
-           bf16 ? bf16->isa : "as f32", st->threads,
+           "measured: FMA loop, f32 %s, bf16 %s, i8 %s, %u thread%s", f32->isa,
+           bf16 ? bf16->isa : "as f32", i8 ? i8->isa : "unknown", st->threads,
            st->threads == 1 ? "" : "s");
 }
