@@ -18,5 +18,5 @@ cmake --build build-asan -j"$jobs"
 cmake -S . -B build-portable -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON \
   -DMB_WITH_ONEDNN=OFF
 cmake --build build-portable -j"$jobs"
-(cd build-portable && ctest --output-on-failure -R 'test_cpu_module|conformance|test_bench')
+(cd build-portable && ctest --output-on-failure -R 'test_cpu_module|test_cpu_quant|conformance|test_bench')
 echo "test: all tests passed, also under ASan+UBSan and without oneDNN"

@@ -17,7 +17,9 @@ static void fp8_out_bf16(mb_op_params_t *p) {
   set_dtype(&p->dtype, MB_DTYPE_F8E4M3);
   set_dtype(&p->dtype_out, MB_DTYPE_BF16);
 }
-static void gemm_simple(mb_op_params_t *p) { fp8_out_bf16(p); }
+static void gemm_simple(mb_op_params_t *p) {
+  fp8_out_bf16(p);
+}
 static void gemm_fp8(mb_op_params_t *p) {
   fp8_out_bf16(p);
   set_scaling(&p->scale_a, MB_SCALE_ROW, 0, 0);
@@ -54,7 +56,9 @@ static void fp8_2d_block(mb_op_params_t *p) {
   set_scaling(&p->scale_a, MB_SCALE_BLOCK, qb, qb);
   set_scaling(&p->scale_b, MB_SCALE_BLOCK, qb, qb);
 }
-static void gemm_int8(mb_op_params_t *p) { set_dtype(&p->dtype, MB_DTYPE_I8); }
+static void gemm_int8(mb_op_params_t *p) {
+  set_dtype(&p->dtype, MB_DTYPE_I8);
+}
 static void gemm_int4(mb_op_params_t *p) {
   set_dtype(&p->dtype, MB_DTYPE_BF16);
   set_dtype(&p->dtype_b, MB_DTYPE_I4);
@@ -68,6 +72,26 @@ static void quantization(mb_op_params_t *p) {
 static void transpose_quantization(mb_op_params_t *p) {
   quantization(p);
   p->flags |= MB_PARAM_TRANSPOSE;
+}
+
+/* The activation field has no "unset" value (0 is relu), so these presets
+ * set it outright: the alias's name is the activation asked for. */
+#define ACT_PRESET(fn, act)           \
+  static void fn(mb_op_params_t *p) { \
+    p->activation = act;              \
+  }
+ACT_PRESET(act_relu, MB_ACT_RELU)
+ACT_PRESET(act_gelu_tanh, MB_ACT_GELU_TANH)
+ACT_PRESET(act_gelu_erf, MB_ACT_GELU_ERF)
+ACT_PRESET(act_silu, MB_ACT_SILU)
+ACT_PRESET(act_sigmoid, MB_ACT_SIGMOID)
+ACT_PRESET(act_leakyrelu, MB_ACT_LEAKYRELU)
+ACT_PRESET(act_relu6, MB_ACT_RELU6)
+ACT_PRESET(act_hardswish, MB_ACT_HARDSWISH)
+#undef ACT_PRESET
+
+static void causal(mb_op_params_t *p) {
+  p->flags |= MB_PARAM_CAUSAL;
 }
 
 static const mb__alias_t k_aliases[] = {
@@ -96,6 +120,24 @@ static const mb__alias_t k_aliases[] = {
     {"transpose_quantization", "quantize", transpose_quantization,
      "quantization of X^T (JAX suite)"},
     {"elementwise_add", "add", NULL, "add"},
+    {"relu", "activation", act_relu, "activation relu"},
+    {"gelu", "activation", act_gelu_tanh,
+     "activation gelu, tanh approximation (torchao's gelu)"},
+    {"gelu_tanh", "activation", act_gelu_tanh, "activation gelu_tanh"},
+    {"gelu_erf", "activation", act_gelu_erf, "activation gelu_erf"},
+    {"silu", "activation", act_silu, "activation silu"},
+    {"swish", "activation", act_silu, "activation silu"},
+    {"sigmoid", "activation", act_sigmoid, "activation sigmoid"},
+    {"leakyrelu", "activation", act_leakyrelu,
+     "activation leakyrelu (slope --act-alpha, 0.01)"},
+    {"relu6", "activation", act_relu6, "activation relu6"},
+    {"hardswish", "activation", act_hardswish, "activation hardswish"},
+    {"swiglu", "silu_mul", NULL, "silu_mul"},
+    {"layer_norm", "layernorm", NULL, "layernorm"},
+    {"rms_norm", "rmsnorm", NULL, "rmsnorm"},
+    {"sdpa", "attention", NULL, "attention"},
+    {"causal_attention", "attention", causal, "attention with the causal mask"},
+    {"memcpy", "copy", NULL, "copy"},
 };
 #define NUM_ALIASES (sizeof k_aliases / sizeof k_aliases[0])
 
@@ -105,7 +147,9 @@ const mb__alias_t *mb__alias_find(const char *name) {
   return NULL;
 }
 
-size_t mb_op_alias_count(void) { return NUM_ALIASES; }
+size_t mb_op_alias_count(void) {
+  return NUM_ALIASES;
+}
 
 const char *mb_op_alias_name(size_t index, const char **op,
                              const char **summary) {

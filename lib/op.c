@@ -8,7 +8,9 @@
 
 /* Sorted by name; `mbench list ops` prints this order. */
 static const mb_op_t *const k_ops[] = {
-    &mb__op_add, &mb__op_dequantize, &mb__op_gemm, &mb__op_quantize,
+    &mb__op_activation, &mb__op_add,      &mb__op_attention, &mb__op_copy,
+    &mb__op_dequantize, &mb__op_gemm,     &mb__op_layernorm, &mb__op_quantize,
+    &mb__op_rmsnorm,    &mb__op_silu_mul, &mb__op_softmax,
 };
 #define MB__NUM_OPS (sizeof k_ops / sizeof k_ops[0])
 
@@ -175,8 +177,8 @@ const char *mb_op_operand_name(const mb_op_t *op, uint32_t role) {
 }
 
 static const char *const k_act_names[MB_ACT_COUNT] = {
-    "relu", "gelu_tanh", "gelu_erf", "silu",
-    "sigmoid", "leakyrelu", "relu6", "hardswish"};
+    "relu",    "gelu_tanh", "gelu_erf", "silu",
+    "sigmoid", "leakyrelu", "relu6",    "hardswish"};
 
 const char *mb_activation_name(mb_activation_t act) {
   return (unsigned)act < MB_ACT_COUNT ? k_act_names[act] : "?";
@@ -193,7 +195,8 @@ mb_status_t mb_activation_from_name(const char *name, mb_activation_t *out) {
       *out = (mb_activation_t)i;
       return MB_OK;
     }
-  for (size_t i = 0; name && out && i < sizeof k_aliases / sizeof *k_aliases; i++)
+  for (size_t i = 0; name && out && i < sizeof k_aliases / sizeof *k_aliases;
+       i++)
     if (strcmp(name, k_aliases[i].alias) == 0) {
       *out = k_aliases[i].act;
       return MB_OK;

@@ -1,69 +1,235 @@
-/* The backend conformance suite: every kernel a backend offers, on shapes
- * with ragged edges, through the full harness, must pass the reference
- * check. Run once per backend (argument); exits 77 (skipped, visibly) when
- * the backend has no device here. */
+/* The backend conformance suite: a table of cases (ops, aliases, dtypes,
+ * scalings, odd shapes) run through the full harness on every implementation
+ * the backend has for the op; every run must pass the reference check, and
+ * every kernel the backend lists must be exercised by some case. Run once
+ * per backend (argument); exits 77 (skipped, visibly) when the backend has no
+ * device here. */
 #include "test_util.h"
+
+typedef struct conf_case {
+  const char *op; /* op or alias */
+  uint32_t ndim;
+  int64_t shape[5];
+  const char *dtype, *dtype_b, *out, *dtype_q, *scale_a, *scale_b, *act;
+  uint32_t flags;
+} conf_case_t;
+
+#define S2(a, b)  \
+  2, {            \
+    a, b, 0, 0, 0 \
+  }
+#define S3(a, b, c) \
+  3, {              \
+    a, b, c, 0, 0   \
+  }
+#define S5(a, b, c, d, e) \
+  5, {                    \
+    a, b, c, d, e         \
+  }
+#define N NULL
+
+static const conf_case_t k_cases[] = {
+    /* gemm: high precision */
+    {"gemm", S3(1, 1, 1), "f32", N, N, N, N, N, N, 0},
+    {"gemm", S3(17, 33, 9), "f32", N, N, N, N, N, N, 0},
+    {"gemm", S3(129, 257, 65), "bf16", N, N, N, N, N, N, 0},
+    {"gemm", S3(64, 128, 96), "bf16", N, "f32", N, N, N, N, 0},
+    {"gemm", S3(33, 40, 17), "f16", N, N, N, N, N, N, 0},
+    /* gemm: fp8, every scaling */
+    {"gemm_simple", S3(17, 33, 9), N, N, N, N, N, N, N, 0},
+    {"gemm_fp8", S3(64, 128, 96), N, N, N, N, N, N, N, 0},
+    {"gemm_fp8", S3(33, 64, 17), "f8e5m2", "f8e4m3", "f32", N, N, N, N, 0},
+    {"gemm", S3(32, 64, 48), "f8e4m3", N, "bf16", N, "tensor", "tensor", N, 0},
+    {"gemm_accum", S3(48, 64, 32), N, N, N, N, N, N, N, 0},
+    {"gemm_multiple_run", S3(64, 64, 64), N, N, N, N, N, N, N, 0},
+    {"gemm_fp8_b128", S3(40, 256, 128), N, N, N, N, N, N, N, 0},
+    {"fp8_2d_block_matmul", S3(256, 256, 128), N, N, N, N, N, N, N, 0},
+    {"fp8_2d_block_matmul", S3(256, 512, 256), N, N, N, N, "256x256", N, N, 0},
+    {"gemm_fp8_rowwise", S3(64, 128, 96), N, N, N, N, N, N, N, 0},
+    {"gemm_fp8_rowwise", S3(33, 64, 17), "f32", N, "f32", "f8e5m2", N, N, N, 0},
+    /* gemm: integers */
+    {"gemm_int8", S3(33, 64, 17), N, N, N, N, N, N, N, 0},
+    {"gemm_int8", S3(32, 128, 48), N, N, "bf16", N, "row", "col", N, 0},
+    {"gemm_int8", S3(16, 64, 16), N, N, "f32", N, "tensor", "tensor", N, 0},
+    {"gemm_fp8_rowwise", S3(32, 64, 48), N, N, N, "i8", N, N, N, 0},
+    {"gemm_fp8_rowwise", S3(32, 64, 48), "f32", N, "f32", "i8", N, N, N, 0},
+    {"gemm_int4", S3(16, 256, 24), N, N, N, N, N, N, N, 0},
+    {"gemm_int4", S3(9, 64, 40), "f32", N, "f32", N, N, "group:32", N, 0},
+    /* quantize / dequantize */
+    {"quantization", S2(33, 256), N, N, N, N, N, N, N, 0},
+    {"transpose_quantization", S2(64, 48), N, N, N, N, N, N, N, 0},
+    {"quantize", S2(256, 384), "bf16", N, "f8e4m3", N, "block:128x128", N, N,
+     0},
+    {"quantize", S2(256, 384), "f32", N, "f8e5m2", N, "block:1x128", N, N, 0},
+    {"quantize", S2(96, 64), "bf16", N, "i8", N, "tensor", N, N, 0},
+    {"quantize", S2(96, 64), "f32", N, "i8", N, "col", N, N,
+     MB_PARAM_TRANSPOSE},
+    {"quantize", S2(40, 256), "bf16", N, "i4", N, "group:32", N, N, 0},
+    {"quantize", S2(40, 256), "f16", N, "f8e4m3", N, "row", N, N, 0},
+    {"dequantize", S2(33, 256), "f8e4m3", N, "bf16", N, "row", N, N, 0},
+    {"dequantize", S2(256, 256), "f8e5m2", N, "f32", N, "block:128x128", N, N,
+     0},
+    {"dequantize", S2(40, 256), "i4", N, "bf16", N, "group:32", N, N, 0},
+    {"dequantize", S2(64, 48), "i8", N, "f16", N, "tensor", N, N, 0},
+    /* element-wise and friends */
+    {"add", S2(1, 1), "f32", N, N, N, N, N, N, 0},
+    {"add", S2(3, 1000), "bf16", N, N, N, N, N, N, 0},
+    {"add", S2(257, 129), "f16", N, N, N, N, N, N, 0},
+    {"add", S2(33, 65), "f8e4m3", N, N, N, N, N, N, 0},
+    {"add", S2(33, 65), "f8e5m2", N, N, N, N, N, N, 0},
+    {"add", S2(1024, 1024), "f32", N, N, N, N, N, N, 0},
+    {"activation", S2(37, 129), "f32", N, N, N, N, N, "relu", 0},
+    {"activation", S2(37, 129), "bf16", N, N, N, N, N, "gelu_tanh", 0},
+    {"activation", S2(37, 129), "f32", N, N, N, N, N, "gelu_erf", 0},
+    {"activation", S2(37, 129), "f16", N, N, N, N, N, "silu", 0},
+    {"activation", S2(37, 129), "f32", N, N, N, N, N, "sigmoid", 0},
+    {"activation", S2(37, 129), "bf16", N, N, N, N, N, "leakyrelu", 0},
+    {"activation", S2(37, 129), "f32", N, N, N, N, N, "relu6", 0},
+    {"activation", S2(37, 129), "bf16", N, N, N, N, N, "hardswish", 0},
+    {"silu_mul", S2(33, 257), "bf16", N, N, N, N, N, N, 0},
+    {"silu_mul", S2(33, 257), "f32", N, N, N, N, N, N, 0},
+    {"layernorm", S2(33, 257), "f32", N, N, N, N, N, N, 0},
+    {"layernorm", S2(33, 257), "bf16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"rmsnorm", S2(33, 257), "bf16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(33, 257), "f32", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"softmax", S2(33, 257), "f32", N, N, N, N, N, N, 0},
+    {"softmax", S2(3, 1000), "bf16", N, N, N, N, N, N, 0},
+    {"attention", S5(1, 1, 1, 1, 1), "f32", N, N, N, N, N, N, 0},
+    {"attention", S5(2, 3, 5, 7, 16), "bf16", N, N, N, N, N, N, 0},
+    {"attention", S5(1, 2, 33, 33, 64), "f32", N, N, N, N, N, N,
+     MB_PARAM_CAUSAL},
+    {"attention", S5(1, 2, 5, 9, 32), "f16", N, N, N, N, N, N, MB_PARAM_CAUSAL},
+    {"copy", S2(257, 129), "f32", N, N, N, N, N, N, 0},
+    {"copy", S2(3, 1000), "bf16", N, N, N, N, N, N, 0},
+    {"copy", S2(64, 64), "f8e4m3", N, N, N, N, N, N, 0},
+    {"copy", S2(33, 65), "f16", N, N, N, N, N, N, 0},
+    {"copy", S2(33, 65), "f8e5m2", N, N, N, N, N, N, 0},
+    {"copy", S2(33, 65), "i8", N, N, N, N, N, N, 0},
+    {"copy", S2(33, 66), "i4", N, N, N, N, N, N, 0},
+    {"copy", S2(33, 65), "i32", N, N, N, N, N, N, 0},
+    {"silu_mul", S2(33, 257), "f16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},
+    {"softmax", S2(33, 257), "f16", N, N, N, N, N, N, 0},
+    {"activation", S2(37, 129), "bf16", N, N, N, N, N, "relu", 0},
+    {"layernorm", S2(33, 257), "bf16", N, N, N, N, N, N, 0},
+    {"relu", S2(5, 7), "f32", N, N, N, N, N, N, 0},
+    {"causal_attention", S5(1, 1, 4, 6, 8), "f32", N, N, N, N, N, N, 0},
+};
+#define NUM_CASES (sizeof k_cases / sizeof k_cases[0])
 
 static const char *g_backend;
 static mb_context_t *g_ctx;
 
-static const int64_t k_gemm_shapes[][3] = {
-    {1, 1, 1}, {17, 33, 9}, {64, 128, 96}, {129, 257, 65}, {256, 256, 256}};
-static const int64_t k_add_shapes[][2] = {
-    {1, 1}, {3, 1000}, {257, 129}, {1024, 1024}};
+static void set_dtype(const char *name, mb_dtype_t *field) {
+  if (name && mb_dtype_from_name(name, field) != MB_OK)
+    fail_msg("%s", mb_error_last());
+}
 
-static void run_kernel(const mb_kernel_info_t *k, const int64_t *shape,
-                       uint32_t ndim) {
+static void set_scaling(const char *text, mb_scaling_t *s) {
+  if (text && mb_scaling_from_string(text, s) != MB_OK)
+    fail_msg("%s", mb_error_last());
+}
+
+static mb_op_params_t case_params(const conf_case_t *c) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = ndim;
-  memcpy(p.shape, shape, ndim * sizeof *shape);
-  p.dtype = k->dtype;
-  p.dtype_out = k->dtype_out;
+  p.ndim = c->ndim;
+  memcpy(p.shape, c->shape, sizeof c->shape);
+  set_dtype(c->dtype, &p.dtype);
+  set_dtype(c->dtype_b, &p.dtype_b);
+  set_dtype(c->out, &p.dtype_out);
+  set_dtype(c->dtype_q, &p.dtype_q);
+  set_scaling(c->scale_a, &p.scale_a);
+  set_scaling(c->scale_b, &p.scale_b);
+  if (c->act && mb_activation_from_name(c->act, &p.activation) != MB_OK)
+    fail_msg("%s", mb_error_last());
+  p.flags = c->flags;
+  return p;
+}
+
+/* Kernel k ran (same op, implementation and dtypes as a result). */
+static int covers(const mb_kernel_info_t *k, const mb_result_info_t *r) {
+  return !strcmp(k->op, r->op) && !strcmp(k->name, r->impl) &&
+         (k->dtype == MB_DTYPE_NONE || k->dtype == r->params.dtype) &&
+         (k->dtype_out == MB_DTYPE_NONE || k->dtype_out == r->params.dtype_out);
+}
+
+/* Runs case c with kernel `impl`; 1 ran and passed, 0 not applicable. */
+static int run_case(const conf_case_t *c, const char *impl, int *covered) {
+  mb_op_params_t p = case_params(c);
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
-  s.op = k->op;
+  s.op = c->op;
   s.params = &p;
   s.backend = g_backend;
-  s.impl = k->name;
+  s.impl = impl;
   s.criterion = MB_CRITERION_FIXED;
   s.samples = 2;
   s.warmup_s = 0;
   mb_result_t *r = NULL;
-  if (mb_bench_run(g_ctx, &s, &r) != MB_OK) fail_msg("%s", mb_error_last());
+  if (mb_bench_run(g_ctx, &s, &r) != MB_OK)
+    fail_msg("%s [%s]: %s", c->op, impl, mb_error_last());
   mb_result_info_t info = MB_RESULT_INFO_INIT;
-  mb_correctness_t c = MB_CORRECTNESS_INIT;
+  mb_correctness_t corr = MB_CORRECTNESS_INIT;
   mb_result_info(r, &info);
-  mb_result_correctness(r, &c);
-  printf("  %-5s %-7s %5s->%-5s %lldx%lldx%lld  %s  max err ratio %.3g\n",
-         k->op, k->name, mb_dtype_name(k->dtype), mb_dtype_name(k->dtype_out),
-         (long long)shape[0], (long long)shape[1],
-         ndim > 2 ? (long long)shape[2] : 0LL,
-         info.status == MB_RESULT_OK ? (c.pass ? "pass" : "FAIL")
-                                     : mb_result_status_name(info.status),
-         c.max_err_ratio);
-  if (info.status != MB_RESULT_OK) fail_msg("%s", info.reason);
-  if (!c.pass)
-    fail_msg("wrong result: error %.3g x tolerance", c.max_err_ratio);
+  mb_result_correctness(r, &corr);
+  int ran = info.status == MB_RESULT_OK;
+  if (info.status == MB_RESULT_FAILED)
+    fail_msg("%s %lldx%lldx%lld [%s]: failed: %s", c->op,
+             (long long)c->shape[0], (long long)c->shape[1],
+             (long long)c->shape[2], impl, info.reason);
+  if (ran) {
+    printf("  %-22s %-18s %6s->%-6s %-7s%s %s (err %.3g x tol)\n", c->op,
+           c->scale_a ? c->scale_a : "", mb_dtype_name(info.params.dtype),
+           mb_dtype_name(info.params.dtype_out), impl,
+           info.emulated ? " (emulated)" : "", corr.pass ? "pass" : "FAIL",
+           corr.max_err_ratio);
+    if (!corr.pass)
+      fail_msg("%s [%s]: wrong result, error %.3g x the tolerance", c->op, impl,
+               corr.max_err_ratio);
+    for (size_t i = 0; i < mb_kernel_count(g_ctx); i++) {
+      mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
+      mb_kernel_info(g_ctx, i, &k);
+      if (!strcmp(k.backend, g_backend) && covers(&k, &info)) covered[i] = 1;
+    }
+  }
   mb_result_destroy(r);
+  return ran;
 }
 
-static void test_every_kernel(void **state) {
+static void test_every_case_on_every_kernel(void **state) {
   (void)state;
-  int tested = 0;
-  for (size_t i = 0; i < mb_kernel_count(g_ctx); i++) {
-    mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
-    assert_int_equal(mb_kernel_info(g_ctx, i, &k), MB_OK);
-    if (strcmp(k.backend, g_backend) != 0) continue;
-    if (strcmp(k.op, "gemm") == 0)
-      for (size_t s = 0; s < sizeof k_gemm_shapes / sizeof *k_gemm_shapes; s++)
-        run_kernel(&k, k_gemm_shapes[s], 3);
-    else if (strcmp(k.op, "add") == 0)
-      for (size_t s = 0; s < sizeof k_add_shapes / sizeof *k_add_shapes; s++)
-        run_kernel(&k, k_add_shapes[s], 2);
-    else
-      fail_msg("conformance has no shapes for op %s: add them", k.op);
-    tested++;
+  size_t nk = mb_kernel_count(g_ctx);
+  int *covered = calloc(nk + 1, sizeof *covered);
+  for (size_t c = 0; c < NUM_CASES; c++) {
+    const mb_op_t *op = mb_op_find(k_cases[c].op);
+    if (!op) fail_msg("%s", mb_error_last());
+    /* Each implementation name this backend has for the op, once. */
+    for (size_t i = 0; i < nk; i++) {
+      mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
+      mb_kernel_info(g_ctx, i, &k);
+      if (strcmp(k.backend, g_backend) || strcmp(k.op, mb_op_name(op)))
+        continue;
+      int seen = 0;
+      for (size_t j = 0; j < i && !seen; j++) {
+        mb_kernel_info_t e = MB_KERNEL_INFO_INIT;
+        mb_kernel_info(g_ctx, j, &e);
+        seen = !strcmp(e.backend, k.backend) && !strcmp(e.op, k.op) &&
+               !strcmp(e.name, k.name);
+      }
+      if (!seen) run_case(&k_cases[c], k.name, covered);
+    }
   }
-  assert_true(tested > 0);
+  int gaps = 0;
+  for (size_t i = 0; i < nk; i++) {
+    mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
+    mb_kernel_info(g_ctx, i, &k);
+    if (strcmp(k.backend, g_backend) || covered[i]) continue;
+    printf("  no case exercised %s/%s(%s->%s): add one to k_cases\n", k.op,
+           k.name, mb_dtype_name(k.dtype), mb_dtype_name(k.dtype_out));
+    gaps++;
+  }
+  free(covered);
+  assert_int_equal(gaps, 0);
 }
 
 int main(int argc, char **argv) {
@@ -86,7 +252,8 @@ int main(int argc, char **argv) {
     mb_context_destroy(g_ctx);
     return 77;
   }
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_kernel)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_case_on_every_kernel)};
   int rc = cmocka_run_group_tests_name(g_backend, tests, NULL, NULL);
   mb_context_destroy(g_ctx);
   return rc;

@@ -24,8 +24,9 @@ static void test_find(void **state) {
   assert_ptr_equal(mb_op_find("gemm_fp8_rowwise"), &mb__op_gemm);
   assert_ptr_equal(mb_op_find("transpose_quantization"), &mb__op_quantize);
   assert_null(mb_op_find("gemmm"));
-  assert_contains(mb_error_last(), "unknown op \"gemmm\"; valid ops: add, ");
-  assert_contains(mb_error_last(), "gemm, quantize");
+  assert_contains(mb_error_last(),
+                  "unknown op \"gemmm\"; valid ops: activation, add, ");
+  assert_contains(mb_error_last(), "gemm, layernorm, quantize");
   /* Iteration visits every op once, in name order. */
   const char *prev = "";
   for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {

@@ -4,6 +4,9 @@
  * One device: the whole machine (the cores this process may use), with one
  * OpenMP thread pinned per core. */
 #include "cpu_internal.h"
+#include "cpu_gemm_scaled.h"
+#include "cpu_quant.h"
+#include "cpu_eltwise.h"
 
 #include <stdio.h>
 #include <stdlib.h>

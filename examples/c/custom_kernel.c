@@ -27,6 +27,7 @@ static int run(mb_context_t *ctx, const char *impl) {
   spec.impl = impl;
   spec.cache = MB_CACHE_HOT;
   spec.min_time_s = 0.2;
+  spec.timeout_s = 2.0;
   mb_result_t *r;
   if (mb_bench_run(ctx, &spec, &r) != MB_OK) {
     fprintf(stderr, "%s: %s\n", impl, mb_error_last());

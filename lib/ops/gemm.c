@@ -25,7 +25,8 @@ static const mb_dtype_t k_fp8[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
 static const mb_dtype_t k_inputs[] = {MB_DTYPE_F32,    MB_DTYPE_BF16,
                                       MB_DTYPE_F16,    MB_DTYPE_F8E4M3,
                                       MB_DTYPE_F8E5M2, MB_DTYPE_I8};
-static const mb_dtype_t k_int_out[] = {MB_DTYPE_I32, MB_DTYPE_BF16, MB_DTYPE_F32};
+static const mb_dtype_t k_int_out[] = {MB_DTYPE_I32, MB_DTYPE_BF16,
+                                       MB_DTYPE_F32};
 static const mb_dtype_t k_quant_to[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
                                         MB_DTYPE_I8};
 
@@ -36,7 +37,8 @@ static int in_list(mb_dtype_t d, const mb_dtype_t *l, size_t n) {
 }
 
 static int is_quantized(mb_dtype_t d) {
-  return in_list(d, k_fp8, COUNT(k_fp8)) || d == MB_DTYPE_I8 || d == MB_DTYPE_I4;
+  return in_list(d, k_fp8, COUNT(k_fp8)) || d == MB_DTYPE_I8 ||
+         d == MB_DTYPE_I4;
 }
 
 /* The dtype A and B hold inside the product: dtype_q when quantized in the
@@ -156,8 +158,11 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
   else
     st = resolve_float(p);
   if (st != MB_OK) return st;
+  /* Only i8 x i8 without scales has an exact integer result. */
+  int exact_int =
+      p->dtype == MB_DTYPE_I8 && !(p->flags & MB_PARAM_QUANTIZE_INPUTS);
   if (!in_list(p->dtype_out, k_float, COUNT(k_float)) &&
-      p->dtype_out != MB_DTYPE_I32)
+      !(exact_int && p->dtype_out == MB_DTYPE_I32))
     return mb__check_dtype(&mb__op_gemm, "dtype_out", p->dtype_out, k_float,
                            COUNT(k_float));
   if (p->dtype_acc != MB_DTYPE_F32 && p->dtype_acc != MB_DTYPE_I32)
@@ -205,7 +210,9 @@ static double gemm_flop(const mb_op_params_t *p) {
          (double)p->shape[GK];
 }
 
-static int gemm_reads_output(const mb_op_params_t *p) { return p->beta != 0; }
+static int gemm_reads_output(const mb_op_params_t *p) {
+  return p->beta != 0;
+}
 
 static double scale_bytes(const mb_op_params_t *p, uint32_t role) {
   if (!has_scale_input(p, role == ROLE_SA ? &p->scale_a : &p->scale_b))
@@ -242,7 +249,8 @@ static mb_status_t quantize_operand(const mb_op_params_t *p, uint32_t role,
   const int64_t rows = role == ROLE_A ? p->shape[GM] : p->shape[GK];
   const int64_t cols = role == ROLE_A ? p->shape[GK] : p->shape[GN];
   float *x = malloc((size_t)(rows * cols) * sizeof *x);
-  if (!x) return mb__fail(MB_ERR_NO_MEMORY, "gemm: out of memory making inputs");
+  if (!x)
+    return mb__fail(MB_ERR_NO_MEMORY, "gemm: out of memory making inputs");
   mb_fill_t f = MB_FILL_INIT;
   f.seed = mb__rng_u64(seed, role);
   mb_fill_host(x, MB_DTYPE_F32, (size_t)(rows * cols), &f);
@@ -257,7 +265,8 @@ static mb_status_t gemm_post_fill(const mb_op_params_t *p, void *const *host,
   mb_status_t st = MB_OK;
   if (has_scale_input(p, &p->scale_a) && is_quantized(p->dtype))
     st = quantize_operand(p, ROLE_A, host[ROLE_A], host[ROLE_SA], seed);
-  if (st == MB_OK && has_scale_input(p, &p->scale_b) && is_quantized(p->dtype_b))
+  if (st == MB_OK && has_scale_input(p, &p->scale_b) &&
+      is_quantized(p->dtype_b))
     st = quantize_operand(p, ROLE_B, host[ROLE_B], host[ROLE_SB], seed);
   return st;
 }

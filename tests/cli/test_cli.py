@@ -105,7 +105,7 @@ class BadInput(unittest.TestCase):
     def test_unknown_op(self):
         self.expect_usage_error(
             ["run", "--op", "gemmm", "--shape", "8x8x8"],
-            'unknown op "gemmm"; valid ops: add, ', "gemm")
+            'unknown op "gemmm"; valid ops: activation, add, ', "gemm")
 
     def test_unknown_dtype(self):
         self.expect_usage_error(

@@ -1,0 +1,203 @@
+/* CPU backend — activation and silu_mul in portable C.
+ *
+ * Element-wise and memory-bound: the M*N elements are split into one
+ * contiguous slice per pinned thread, and each slice is walked in chunks
+ * that stay in L1: converted to f32, computed, rounded once to the output.
+ * exp is the vectorisable mb__cpu_expf; gelu_erf calls libm's erfcf (no
+ * vector erf without fast-math flags), the one scalar loop. */
+#include "cpu_eltwise.h"
+#include "cpu_eltwise_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Below this many elements a parallel region costs more than the work. */
+enum { PARALLEL_MIN = 1 << 15, CHUNK = 1024 };
+
+/* y[i] = act(x[i]) for n f32 values; y may be x. */
+typedef void (*act_fn)(float *y, const float *x, size_t n, float alpha);
+
+MB_CPU_CLONES static void act_relu(float *y, const float *x, size_t n,
+                                   float alpha) {
+  (void)alpha;
+  for (size_t i = 0; i < n; ++i) y[i] = mb__cpu_selectf(x[i] > 0, x[i], 0.0f);
+}
+
+/* 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)): no cancellation for x < 0. */
+MB_CPU_CLONES static void act_gelu_tanh(float *y, const float *x, size_t n,
+                                        float alpha) {
+  const float k = 1.5957691216057308f; /* 2 sqrt(2/pi) */
+  (void)alpha;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = v / (1.0f + mb__cpu_expf(-k * v * (1.0f + 0.044715f * v * v)));
+  }
+}
+
+/* 0.5 x (1 + erf(x/sqrt2)) = 0.5 x erfc(-x/sqrt2): no cancellation. */
+MB_CPU_CLONES static void act_gelu_erf(float *y, const float *x, size_t n,
+                                       float alpha) {
+  (void)alpha;
+  for (size_t i = 0; i < n; ++i)
+    y[i] = 0.5f * x[i] * erfcf(-x[i] * 0.70710678118654752f);
+}
+
+MB_CPU_CLONES static void act_silu(float *y, const float *x, size_t n,
+                                   float alpha) {
+  (void)alpha;
+  for (size_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + mb__cpu_expf(-x[i]));
+}
+
+MB_CPU_CLONES static void act_sigmoid(float *y, const float *x, size_t n,
+                                      float alpha) {
+  (void)alpha;
+  for (size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + mb__cpu_expf(-x[i]));
+}
+
+MB_CPU_CLONES static void act_leakyrelu(float *y, const float *x, size_t n,
+                                        float alpha) {
+  /* max(x, 0) + alpha min(x, 0): the selects pick between x and 0 only. */
+  for (size_t i = 0; i < n; ++i)
+    y[i] = mb__cpu_selectf(x[i] > 0, x[i], 0.0f) +
+           alpha * mb__cpu_selectf(x[i] > 0, 0.0f, x[i]);
+}
+
+static inline float relu6(float v) {
+  return mb__cpu_selectf(v < 0, 0.0f, mb__cpu_selectf(v > 6, 6.0f, v));
+}
+
+MB_CPU_CLONES static void act_relu6(float *y, const float *x, size_t n,
+                                    float alpha) {
+  (void)alpha;
+  for (size_t i = 0; i < n; ++i) y[i] = relu6(x[i]);
+}
+
+MB_CPU_CLONES static void act_hardswish(float *y, const float *x, size_t n,
+                                        float alpha) {
+  (void)alpha;
+  for (size_t i = 0; i < n; ++i)
+    y[i] = x[i] * relu6(x[i] + 3.0f) * (1.0f / 6.0f);
+}
+
+static const act_fn k_act_fns[MB_ACT_COUNT] = {
+    [MB_ACT_RELU] = act_relu,         [MB_ACT_GELU_TANH] = act_gelu_tanh,
+    [MB_ACT_GELU_ERF] = act_gelu_erf, [MB_ACT_SILU] = act_silu,
+    [MB_ACT_SIGMOID] = act_sigmoid,   [MB_ACT_LEAKYRELU] = act_leakyrelu,
+    [MB_ACT_RELU6] = act_relu6,       [MB_ACT_HARDSWISH] = act_hardswish,
+};
+
+typedef struct act_c {
+  size_t n;
+  unsigned threads;
+  mb_dtype_t dtype;
+  act_fn fn; /* NULL: silu_mul */
+  float alpha;
+} act_c_t;
+
+/* Elements [lo, hi): f32 in place through the function; other dtypes via an
+ * f32 chunk. */
+MB_CPU_CLONES static void activation_slice(const act_c_t *k, void *y,
+                                           const void *x, size_t lo,
+                                           size_t hi) {
+  float buf[CHUNK];
+  for (size_t i = lo; i < hi; i += CHUNK) {
+    const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
+    if (k->dtype == MB_DTYPE_F32) {
+      k->fn((float *)y + i, (const float *)x + i, n, k->alpha);
+      continue;
+    }
+    mb__cpu_load_f32(buf, x, k->dtype, i, n);
+    k->fn(buf, buf, n, k->alpha);
+    mb__cpu_store_f32(y, k->dtype, i, buf, n);
+  }
+}
+
+/* z = x / (1 + exp(-x)) * y over [lo, hi). */
+MB_CPU_CLONES static void silu_mul_slice(const act_c_t *k, void *z,
+                                         const void *x, const void *y,
+                                         size_t lo, size_t hi) {
+  float bx[CHUNK], by[CHUNK];
+  for (size_t i = lo; i < hi; i += CHUNK) {
+    const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
+    mb__cpu_load_f32(bx, x, k->dtype, i, n);
+    mb__cpu_load_f32(by, y, k->dtype, i, n);
+    for (size_t j = 0; j < n; ++j)
+      bx[j] = bx[j] / (1.0f + mb__cpu_expf(-bx[j])) * by[j];
+    mb__cpu_store_f32(z, k->dtype, i, bx, n);
+  }
+}
+
+static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
+                           act_fn fn, void **kstate) {
+  const mb_op_params_t *p = call->params;
+  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
+      p->dtype != MB_DTYPE_F16) {
+    MB_CPU_ERROR(st, "cpu/c: %s on %s is not implemented",
+                 fn ? "activation" : "silu_mul", st->host.dtype_name(p->dtype));
+    return MB_ERR_UNSUPPORTED;
+  }
+  act_c_t *k = malloc(sizeof *k);
+  if (!k) {
+    MB_CPU_ERROR(st, "cpu/c: %s: out of memory",
+                 fn ? "activation" : "silu_mul");
+    return MB_ERR_NO_MEMORY;
+  }
+  *k = (act_c_t){(size_t)p->shape[0] * (size_t)p->shape[1], st->threads,
+                 p->dtype, fn, (float)p->act_alpha};
+  *kstate = k;
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_activation_c_prepare(void *bstate,
+                                         const mb_kernel_call_t *call,
+                                         void **kstate) {
+  mb_cpu_state_t *st = bstate;
+  const mb_activation_t act = call->params->activation;
+  if ((unsigned)act >= MB_ACT_COUNT) {
+    MB_CPU_ERROR(st, "cpu/c: activation %d is not implemented", (int)act);
+    return MB_ERR_UNSUPPORTED;
+  }
+  return prepare(st, call, k_act_fns[act], kstate);
+}
+
+mb_status_t mb__cpu_silu_mul_c_prepare(void *bstate,
+                                       const mb_kernel_call_t *call,
+                                       void **kstate) {
+  return prepare(bstate, call, NULL, kstate);
+}
+
+/* One contiguous slice per thread keeps the inner loops simple enough to
+ * vectorise and matches the allocator's first-touch split. */
+mb_status_t mb__cpu_activation_c_run(void *kstate,
+                                     const mb_kernel_call_t *call) {
+  const act_c_t *k = kstate;
+  const size_t n = k->n;
+  void *y = call->out[0];
+  const void *x = call->in[0];
+#pragma omp parallel num_threads(k->threads) if (n >= PARALLEL_MIN)
+  {
+    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
+    activation_slice(k, y, x, n * t / nt, n * (t + 1) / nt);
+  }
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_silu_mul_c_run(void *kstate, const mb_kernel_call_t *call) {
+  const act_c_t *k = kstate;
+  const size_t n = k->n;
+  void *z = call->out[0];
+  const void *x = call->in[0], *y = call->in[1];
+#pragma omp parallel num_threads(k->threads) if (n >= PARALLEL_MIN)
+  {
+    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
+    silu_mul_slice(k, z, x, y, n * t / nt, n * (t + 1) / nt);
+  }
+  return MB_OK;
+}
+
+void mb__cpu_activation_c_release(void *kstate) {
+  free(kstate);
+}
+void mb__cpu_silu_mul_c_release(void *kstate) {
+  free(kstate);
+}

@@ -1,0 +1,267 @@
+/* CPU backend — attention in portable C: one fused pass per (batch, head,
+ * block of QB queries), FlashAttention's way, in f32.
+ *
+ * For each block of KB keys: the scores S = Q K^T / sqrt(D) of the block
+ * (K transposed into the thread's buffer so the inner loop runs along the
+ * keys), the online softmax (running max m and sum l per query; when m
+ * grows, what was accumulated is rescaled by exp(m_old - m_new)), and
+ * O += P V (inner loop along D). Nothing of size Sq x Skv is materialised.
+ * K and V blocks are converted to f32 once per query block, 1/(2 QB) of
+ * the arithmetic. The causal mask (bottom-right aligned: query i sees keys
+ * j <= i + Skv - Sq) stops each query's key loop early; key blocks past a
+ * query block's last visible key are skipped. (b, h, query block) tasks
+ * are dealt dynamically across the pinned threads, since causal blocks
+ * differ in work. */
+#include "cpu_eltwise.h"
+#include "cpu_eltwise_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* QB queries x KB keys per step (the tile stays in L2), the queries in
+ * groups of RG rows that share every load of K and V (scores() and
+ * accumulate() are written out for RG = 4); rows are padded to a multiple
+ * of VEC floats so the loops along D run in whole vectors. */
+enum { QB = 64, KB = 64, VEC = 16, RG = 4 };
+
+typedef struct attention_c {
+  int64_t bh, sq, skv, d, dp; /* dp: D rounded up to VEC (zero padded) */
+  int causal;
+  unsigned threads;
+  mb_dtype_t dtype;
+  float scale;
+  size_t scratch_floats; /* per thread */
+  float *scratch;
+} attention_c_t;
+
+/* A thread's buffers, carved from its scratch. Rows are dp apart. */
+typedef struct tile {
+  float *q;     /* QB x dp */
+  float *kt;    /* dp x KB: the key block transposed, zero past kn */
+  float *v;     /* KB x dp, zero past kn and d */
+  float *o;     /* QB x dp: unnormalised outputs */
+  float *s;     /* QB x KB: scores, then probabilities */
+  float *m, *l; /* QB: running max and sum */
+} tile_t;
+
+static size_t tile_floats(int64_t dp) {
+  return (2 * (size_t)QB + 2 * (size_t)KB) * (size_t)dp + (size_t)QB * KB +
+         2 * (size_t)QB;
+}
+
+static tile_t carve(float *base, int64_t dp) {
+  tile_t t;
+  t.q = base;
+  t.kt = t.q + (size_t)QB * (size_t)dp;
+  t.v = t.kt + (size_t)KB * (size_t)dp;
+  t.o = t.v + (size_t)KB * (size_t)dp;
+  t.s = t.o + (size_t)QB * (size_t)dp;
+  t.m = t.s + (size_t)QB * KB;
+  t.l = t.m + QB;
+  return t;
+}
+
+/* s[r][j] = scale * sum_c q[r][c] kt[c][j] for RG = 4 rows and all KB keys,
+ * c in steps of 4 (d4: D rounded up to 4; q and kt are zero past D): each
+ * load and store of s serves 4 FMAs, each load of K 4 rows (the pattern of
+ * cpu_gemm_c.c's inner kernel, which gcc vectorises into FMAs). */
+static inline void scores(float *restrict s, const float *restrict q,
+                          const float *restrict kt, int64_t d4, int64_t dp,
+                          float scale) {
+  float *restrict s0 = s, *restrict s1 = s + KB, *restrict s2 = s + 2 * KB,
+                  *restrict s3 = s + 3 * KB;
+  for (int j = 0; j < RG * KB; ++j) s[j] = 0.0f;
+  for (int64_t c = 0; c < d4; c += 4) {
+    const float *restrict k0 = kt + c * KB, *restrict k1 = k0 + KB,
+                          *restrict k2 = k1 + KB, *restrict k3 = k2 + KB;
+    const float *q0 = q + c, *q1 = q0 + dp, *q2 = q1 + dp, *q3 = q2 + dp;
+    const float a0 = q0[0], a1 = q0[1], a2 = q0[2], a3 = q0[3];
+    const float b0 = q1[0], b1 = q1[1], b2 = q1[2], b3 = q1[3];
+    const float c0 = q2[0], c1 = q2[1], c2 = q2[2], c3 = q2[3];
+    const float e0 = q3[0], e1 = q3[1], e2 = q3[2], e3 = q3[3];
+    for (int j = 0; j < KB; ++j) {
+      s0[j] += a0 * k0[j] + a1 * k1[j] + a2 * k2[j] + a3 * k3[j];
+      s1[j] += b0 * k0[j] + b1 * k1[j] + b2 * k2[j] + b3 * k3[j];
+      s2[j] += c0 * k0[j] + c1 * k1[j] + c2 * k2[j] + c3 * k3[j];
+      s3[j] += e0 * k0[j] + e1 * k1[j] + e2 * k2[j] + e3 * k3[j];
+    }
+  }
+  for (int j = 0; j < RG * KB; ++j) s[j] *= scale;
+}
+
+/* Online softmax of one row's block of scores: keys at or past `see` are
+ * masked; returns exp(m_old - m_new), the factor for what was summed. */
+static inline float softmax_update(float *restrict s, float *m, float *l,
+                                   int64_t see) {
+  float mx = *m;
+  for (int j = 0; j < KB; ++j) s[j] = mb__cpu_selectf(j < see, s[j], -INFINITY);
+  for (int j = 0; j < KB; ++j) mx = mb__cpu_maxf(s[j], mx);
+  /* A row that has seen no key yet keeps m = -inf: exp(-inf - 0) = 0. */
+  const float base = mx == -INFINITY ? 0.0f : mx;
+  float sum = 0.0f;
+  for (int j = 0; j < KB; ++j) {
+    s[j] = mb__cpu_expf(s[j] - base);
+    sum += s[j];
+  }
+  const float alpha = mb__cpu_expf(*m - base);
+  *l = *l * alpha + sum;
+  *m = mx;
+  return alpha;
+}
+
+/* o[r][:] = alpha[r] o[r][:] + sum_j p[r][j] v[j][:] for RG = 4 rows, j
+ * in steps of 4 (kn4: keys rounded up to 4; p is 0 and v zero past them):
+ * each load and store of o serves 4 FMAs, each load of V 4 rows. */
+static inline void accumulate(float *restrict o, const float *restrict p,
+                              const float *restrict v, const float *alpha,
+                              int64_t kn4, int64_t dp) {
+  float *restrict o0 = o, *restrict o1 = o + dp, *restrict o2 = o1 + dp,
+                  *restrict o3 = o2 + dp;
+  for (int64_t c = 0; c < dp; ++c) {
+    o0[c] *= alpha[0];
+    o1[c] *= alpha[1];
+    o2[c] *= alpha[2];
+    o3[c] *= alpha[3];
+  }
+  for (int64_t j = 0; j < kn4; j += 4) {
+    const float *restrict v0 = v + j * dp, *restrict v1 = v0 + dp,
+                          *restrict v2 = v1 + dp, *restrict v3 = v2 + dp;
+    const float *p0 = p + j, *p1 = p0 + KB, *p2 = p1 + KB, *p3 = p2 + KB;
+    const float a0 = p0[0], a1 = p0[1], a2 = p0[2], a3 = p0[3];
+    const float b0 = p1[0], b1 = p1[1], b2 = p1[2], b3 = p1[3];
+    const float c0 = p2[0], c1 = p2[1], c2 = p2[2], c3 = p2[3];
+    const float e0 = p3[0], e1 = p3[1], e2 = p3[2], e3 = p3[3];
+    for (int64_t c = 0; c < dp; ++c) {
+      o0[c] += a0 * v0[c] + a1 * v1[c] + a2 * v2[c] + a3 * v3[c];
+      o1[c] += b0 * v0[c] + b1 * v1[c] + b2 * v2[c] + b3 * v3[c];
+      o2[c] += c0 * v0[c] + c1 * v1[c] + c2 * v2[c] + c3 * v3[c];
+      o3[c] += e0 * v0[c] + e1 * v1[c] + e2 * v2[c] + e3 * v3[c];
+    }
+  }
+}
+
+/* Rows [0, n) of a rows x d block at `off` into a buffer with rows dp
+ * apart, zero past d and past n (up to `rows_out`). */
+static void load_rows(float *restrict dst, const void *src, mb_dtype_t dtype,
+                      size_t off, int64_t n, int64_t d, int64_t dp,
+                      int64_t rows_out) {
+  for (int64_t r = 0; r < rows_out; ++r) {
+    float *row = dst + r * dp;
+    int64_t c = 0;
+    if (r < n) {
+      mb__cpu_load_f32(row, src, dtype, off + (size_t)(r * d), (size_t)d);
+      c = d;
+    }
+    for (; c < dp; ++c) row[c] = 0.0f;
+  }
+}
+
+/* Queries [i0, i0 + rows) of (batch, head) bh. */
+MB_CPU_CLONES static void query_block(const attention_c_t *k, const tile_t *t,
+                                      const void *qp, const void *kp,
+                                      const void *vp, void *op, int64_t bh,
+                                      int64_t i0, int64_t rows) {
+  const int64_t d = k->d, dp = k->dp, off = k->skv - k->sq;
+  const int64_t groups = (rows + RG - 1) / RG, d4 = (d + 3) / 4 * 4;
+  for (int64_t e = d * KB; e < d4 * KB; ++e) t->kt[e] = 0.0f;
+  load_rows(t->q, qp, k->dtype, (size_t)(bh * k->sq + i0) * (size_t)d, rows, d,
+            dp, groups * RG);
+  for (int64_t e = 0; e < groups * RG * dp; ++e) t->o[e] = 0.0f;
+  for (int r = 0; r < QB; ++r) {
+    t->m[r] = -INFINITY;
+    t->l[r] = 0.0f;
+  }
+  const int64_t last = k->causal ? i0 + rows - 1 + off : k->skv - 1;
+  for (int64_t j0 = 0; j0 <= last; j0 += KB) {
+    const int64_t kn = last + 1 - j0 < KB ? last + 1 - j0 : KB;
+    const size_t koff = (size_t)(bh * k->skv + j0) * (size_t)d;
+    /* K lands in v's buffer first, then transposed into kt. */
+    load_rows(t->v, kp, k->dtype, koff, kn, d, dp, KB);
+    for (int64_t c = 0; c < d; ++c)
+      for (int j = 0; j < KB; ++j) t->kt[c * KB + j] = t->v[j * dp + c];
+    load_rows(t->v, vp, k->dtype, koff, kn, d, dp, KB);
+    for (int64_t g = 0; g < groups; ++g) {
+      float *s = t->s + g * RG * KB, alpha[RG];
+      scores(s, t->q + g * RG * dp, t->kt, d4, dp, k->scale);
+      for (int r = 0; r < RG; ++r) {
+        /* Keys query i0 + g RG + r sees in this block (causal: >= 1 in the
+         * first block, since resolve rejects Sq > Skv). */
+        const int64_t i = i0 + g * RG + r;
+        const int64_t see = k->causal ? i + off - j0 + 1 : kn;
+        alpha[r] = softmax_update(s + r * KB, &t->m[g * RG + r],
+                                  &t->l[g * RG + r], see < kn ? see : kn);
+      }
+      accumulate(t->o + g * RG * dp, s, t->v, alpha, (kn + 3) / 4 * 4, dp);
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float inv = 1.0f / t->l[r];
+    for (int64_t c = 0; c < d; ++c) t->o[r * dp + c] *= inv;
+    mb__cpu_store_f32(op, k->dtype, (size_t)((bh * k->sq + i0 + r) * d),
+                      t->o + r * dp, (size_t)d);
+  }
+}
+
+mb_status_t mb__cpu_attention_c_prepare(void *bstate,
+                                        const mb_kernel_call_t *call,
+                                        void **kstate) {
+  mb_cpu_state_t *st = bstate;
+  const mb_op_params_t *p = call->params;
+  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
+      p->dtype != MB_DTYPE_F16) {
+    MB_CPU_ERROR(st, "cpu/c: attention on %s is not implemented",
+                 st->host.dtype_name(p->dtype));
+    return MB_ERR_UNSUPPORTED;
+  }
+  attention_c_t *k = malloc(sizeof *k);
+  const int64_t dp = (p->shape[4] + VEC - 1) / VEC * VEC;
+  const size_t per_thread = tile_floats(dp);
+  float *scratch = malloc((size_t)st->threads * per_thread * sizeof *scratch);
+  if (!k || !scratch) {
+    free(k);
+    free(scratch);
+    MB_CPU_ERROR(st, "cpu/c: attention: out of memory for %u x %zu floats",
+                 st->threads, per_thread);
+    return MB_ERR_NO_MEMORY;
+  }
+  *k = (attention_c_t){p->shape[0] * p->shape[1],
+                       p->shape[2],
+                       p->shape[3],
+                       p->shape[4],
+                       dp,
+                       (p->flags & MB_PARAM_CAUSAL) != 0,
+                       st->threads,
+                       p->dtype,
+                       (float)(1.0 / sqrt((double)p->shape[4])),
+                       per_thread,
+                       scratch};
+  *kstate = k;
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_attention_c_run(void *kstate,
+                                    const mb_kernel_call_t *call) {
+  const attention_c_t *k = kstate;
+  const int64_t blocks = (k->sq + QB - 1) / QB, tasks = k->bh * blocks;
+  const void *q = call->in[0], *kp = call->in[1], *v = call->in[2];
+  void *o = call->out[0];
+#pragma omp parallel num_threads(k->threads) if (tasks > 1)
+  {
+    const tile_t t =
+        carve(k->scratch + mb__cpu_thread_id() * k->scratch_floats, k->dp);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t bh = task / blocks, i0 = task % blocks * QB;
+      query_block(k, &t, q, kp, v, o, bh, i0,
+                  k->sq - i0 < QB ? k->sq - i0 : QB);
+    }
+  }
+  return MB_OK;
+}
+
+void mb__cpu_attention_c_release(void *kstate) {
+  attention_c_t *k = kstate;
+  if (!k) return;
+  free(k->scratch);
+  free(k);
+}

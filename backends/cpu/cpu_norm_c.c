@@ -1,0 +1,145 @@
+/* CPU backend — layernorm and rmsnorm in portable C.
+ *
+ * One row at a time, rows split contiguously across the pinned threads. A
+ * row (in f32: as is, or converted into the thread's buffer) stays in cache
+ * for its passes: layernorm's mean, then the variance around it (two-pass,
+ * so a large mean does not cancel the variance away), then the output;
+ * rmsnorm's sum of squares, then the output. Sums run in 16 lanes (see
+ * mb__cpu_sum_f32). W and Bias are converted to f32 once per call. */
+#include "cpu_eltwise.h"
+#include "cpu_eltwise_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum { PARALLEL_MIN = 1 << 15 };
+
+typedef struct norm_c {
+  int64_t m, n;
+  unsigned threads;
+  mb_dtype_t dtype;
+  int rms, affine;
+  float eps;
+  float *w, *b;  /* f32 copies of W and Bias (n each) */
+  float *rowbuf; /* threads x n: a row in f32 when the input is not */
+} norm_c_t;
+
+/* sum (x - mean)^2, in lanes as mb__cpu_sum_f32. */
+static inline float sum_sq_dev(const float *restrict x, size_t n, float mean) {
+  float lane[16] = {0};
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; ++l) {
+      const float d = x[i + (size_t)l] - mean;
+      lane[l] += d * d;
+    }
+  for (; i < n; ++i) lane[i % 16] += (x[i] - mean) * (x[i] - mean);
+  float s = 0;
+  for (int l = 0; l < 16; ++l) s += lane[l];
+  return s;
+}
+
+MB_CPU_CLONES static void norm_rows(const norm_c_t *k, void *y, const void *x,
+                                    int64_t r0, int64_t r1, float *buf) {
+  const size_t n = (size_t)k->n;
+  for (int64_t r = r0; r < r1; ++r) {
+    const size_t off = (size_t)r * n;
+    const float *row = (const float *)x + off;
+    if (k->dtype != MB_DTYPE_F32) {
+      mb__cpu_load_f32(buf, x, k->dtype, off, n);
+      row = buf;
+    }
+    const float mean = k->rms ? 0.0f : mb__cpu_sum_f32(row, n) / (float)n;
+    const float rstd =
+        1.0f / sqrtf(sum_sq_dev(row, n, mean) / (float)n + k->eps);
+    /* The output goes through the buffer too (row may be it: in place). */
+    float *out = k->dtype == MB_DTYPE_F32 ? (float *)y + off : buf;
+    if (!k->affine)
+      for (size_t j = 0; j < n; ++j) out[j] = (row[j] - mean) * rstd;
+    else if (k->rms)
+      for (size_t j = 0; j < n; ++j) out[j] = row[j] * rstd * k->w[j];
+    else
+      for (size_t j = 0; j < n; ++j)
+        out[j] = (row[j] - mean) * rstd * k->w[j] + k->b[j];
+    if (k->dtype != MB_DTYPE_F32) mb__cpu_store_f32(y, k->dtype, off, buf, n);
+  }
+}
+
+static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
+                           int rms, void **kstate) {
+  const mb_op_params_t *p = call->params;
+  const char *what = rms ? "rmsnorm" : "layernorm";
+  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
+      p->dtype != MB_DTYPE_F16) {
+    MB_CPU_ERROR(st, "cpu/c: %s on %s is not implemented", what,
+                 st->host.dtype_name(p->dtype));
+    return MB_ERR_UNSUPPORTED;
+  }
+  norm_c_t *k = calloc(1, sizeof *k);
+  const size_t n = (size_t)p->shape[1];
+  if (k) {
+    *k =
+        (norm_c_t){p->shape[0],   p->shape[1], st->threads,
+                   p->dtype,      rms,         !(p->flags & MB_PARAM_NO_WEIGHT),
+                   (float)p->eps, NULL,        NULL,
+                   NULL};
+    k->w = malloc(n * sizeof *k->w);
+    k->b = malloc(n * sizeof *k->b);
+    k->rowbuf = malloc((size_t)st->threads * n * sizeof *k->rowbuf);
+  }
+  if (!k || !k->w || !k->b || !k->rowbuf) {
+    if (k) mb__cpu_layernorm_c_release(k);
+    MB_CPU_ERROR(st, "cpu/c: %s: out of memory", what);
+    return MB_ERR_NO_MEMORY;
+  }
+  *kstate = k;
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_layernorm_c_prepare(void *bstate,
+                                        const mb_kernel_call_t *call,
+                                        void **kstate) {
+  return prepare(bstate, call, 0, kstate);
+}
+
+mb_status_t mb__cpu_rmsnorm_c_prepare(void *bstate,
+                                      const mb_kernel_call_t *call,
+                                      void **kstate) {
+  return prepare(bstate, call, 1, kstate);
+}
+
+mb_status_t mb__cpu_layernorm_c_run(void *kstate,
+                                    const mb_kernel_call_t *call) {
+  const norm_c_t *k = kstate;
+  if (k->affine) {
+    mb__cpu_load_f32(k->w, call->in[1], k->dtype, 0, (size_t)k->n);
+    if (!k->rms) mb__cpu_load_f32(k->b, call->in[2], k->dtype, 0, (size_t)k->n);
+  }
+  const void *x = call->in[0];
+  void *y = call->out[0];
+  const int64_t m = k->m;
+#pragma omp parallel num_threads(k->threads) if (m * k->n >= PARALLEL_MIN)
+  {
+    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
+    norm_rows(k, y, x, m * t / nt, m * (t + 1) / nt,
+              k->rowbuf + (size_t)t * (size_t)k->n);
+  }
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_rmsnorm_c_run(void *kstate, const mb_kernel_call_t *call) {
+  return mb__cpu_layernorm_c_run(kstate, call);
+}
+
+void mb__cpu_layernorm_c_release(void *kstate) {
+  norm_c_t *k = kstate;
+  if (!k) return;
+  free(k->w);
+  free(k->b);
+  free(k->rowbuf);
+  free(k);
+}
+
+void mb__cpu_rmsnorm_c_release(void *kstate) {
+  mb__cpu_layernorm_c_release(kstate);
+}

@@ -1,0 +1,357 @@
+/* CPU backend — quantize (dynamic or static, plain or transposed) and
+ * dequantize in portable C ("c").
+ *
+ * Dynamic quantization needs each block's absmax before any of its elements
+ * can be divided, so it takes two passes over X. Where there are enough
+ * block rows (row-wise, 1xG groups, 128x128 tiles on a tall X) a thread
+ * takes whole block rows and does both passes on one block row while it is
+ * still in cache ("fused"). Otherwise (tensor or column scales, few block
+ * rows, and every transposed case) pass 1 splits X's rows among the threads,
+ * each folding its partial block maxima into a shared grid with an atomic
+ * max (max is exact and order-free, so the result is the reference's bit
+ * for bit), and pass 2 runs after a barrier. A transposed Q is written in
+ * tiles: 32 rows of Q (one cache line of X's row) by 128 columns are
+ * gathered through a small buffer, so both X and Q are walked in lines.
+ *
+ * i4 packs two elements per byte, so two threads must never write halves of
+ * one byte: with an odd row length they own row pairs (a pair starts on a
+ * byte), and a transposed Q is split by whole row bands of even height. */
+#include "cpu_quant.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_quant_cvt.h"
+
+enum { CHUNK = 1024, BAND = 32, TILE = 128 };
+
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+static int64_t team_size(void) {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
+/* Which block scales apply to a row: srow(r) = grid + r / bm * gc, block
+ * columns of width bn. A static scale is the one-block view of a single
+ * float. */
+typedef struct scale_view {
+  const float *grid;
+  int64_t gc, bm, bn;
+} scale_view_t;
+
+static const float *srow(const scale_view_t *v, int64_t r) {
+  return v->grid + r / v->bm * v->gc;
+}
+
+/* Scale of a block from its absmax (lib/quant.c's mb__quant_scale): an
+ * all-zero or non-finite block gets 1. */
+static float scale_of(uint32_t amax, float qmax) {
+  if (amax == 0 || amax >= 0x7F800000u) return 1.0f;
+  return mb__cpu_float(amax) / qmax;
+}
+
+/* x[0, w) is columns [c0, c0 + w) of row e0 / cols of Q. */
+static void quant_span(const mb_cpu_qrow_t *qo, void *q, size_t e0,
+                       const float *x, const float *sr, int64_t c0, int64_t w,
+                       int64_t bn) {
+  if (bn == 1) {
+    qo->quantv(q, e0, x, sr + c0, (size_t)w);
+    return;
+  }
+  for (int64_t c = c0; c < c0 + w;) {
+    const int64_t bj = c / bn, end = min64((bj + 1) * bn, c0 + w);
+    qo->quant1(q, e0 + (size_t)(c - c0), x + (c - c0), sr[bj],
+               (size_t)(end - c));
+    c = end;
+  }
+}
+
+/* Folds row i (of a matrix with `cols` columns) into loc[c / bn]. */
+static void amax_row(const mb_cpu_qrow_t *xo, const void *x, int64_t i,
+                     int64_t cols, int64_t bn, uint32_t *loc) {
+  float buf[CHUNK];
+  for (int64_t c0 = 0; c0 < cols; c0 += CHUNK) {
+    const int64_t w = min64(CHUNK, cols - c0);
+    xo->load(buf, x, (size_t)(i * cols + c0), (size_t)w);
+    if (bn == 1) {
+      mb__cpu_amax_bits_v(loc + c0, buf, (size_t)w);
+      continue;
+    }
+    for (int64_t c = c0; c < c0 + w;) {
+      const int64_t bj = c / bn, end = min64((bj + 1) * bn, c0 + w);
+      const uint32_t m = mb__cpu_amax_bits(buf + (c - c0), (size_t)(end - c));
+      loc[bj] = m > loc[bj] ? m : loc[bj];
+      c = end;
+    }
+  }
+}
+
+/* Row i of a non-transposed Q. */
+static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+                      const mb_cpu_qrow_t *qo, const void *x, void *out,
+                      const scale_view_t *v, int64_t i) {
+  float buf[CHUNK];
+  for (int64_t c0 = 0; c0 < q->cols; c0 += CHUNK) {
+    const int64_t w = min64(CHUNK, q->cols - c0);
+    const size_t e0 = (size_t)(i * q->cols + c0);
+    xo->load(buf, x, e0, (size_t)w);
+    quant_span(qo, out, e0, buf, srow(v, i), c0, w, v->bn);
+  }
+}
+
+/* Rows [r0, r0 + BAND) of a transposed Q: X's columns, read a line of X's
+ * row at a time and turned through tile[][] (16 KiB, in L1). */
+static void quant_band(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+                       const mb_cpu_qrow_t *qo, const void *x, void *out,
+                       const scale_view_t *v, int64_t r0) {
+  float tile[BAND][TILE], line[BAND];
+  const int64_t h = min64(BAND, q->rows - r0);
+  for (int64_t c0 = 0; c0 < q->cols; c0 += TILE) {
+    const int64_t w = min64(TILE, q->cols - c0);
+    for (int64_t c = 0; c < w; ++c) { /* X row c0 + c has rows cols of Q */
+      xo->load(line, x, (size_t)((c0 + c) * q->rows + r0), (size_t)h);
+      for (int64_t r = 0; r < h; ++r) tile[r][c] = line[r];
+    }
+    for (int64_t r = 0; r < h; ++r)
+      quant_span(qo, out, (size_t)((r0 + r) * q->cols + c0), tile[r],
+                 srow(v, r0 + r), c0, w, v->bn);
+  }
+}
+
+/* Pass 2 (and the whole of static quantization), inside a parallel region. */
+static void quant_all(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+                      const mb_cpu_qrow_t *qo, const void *x, void *out,
+                      const scale_view_t *v) {
+  if (q->transpose) {
+#pragma omp for schedule(static)
+    for (int64_t r0 = 0; r0 < q->rows; r0 += BAND)
+      quant_band(q, xo, qo, x, out, v, r0);
+    return;
+  }
+  const int64_t unit = q->qdt == MB_DTYPE_I4 && (q->cols & 1) ? 2 : 1;
+#pragma omp for schedule(static)
+  for (int64_t u = 0; u < (q->rows + unit - 1) / unit; ++u)
+    for (int64_t i = u * unit; i < min64(q->rows, (u + 1) * unit); ++i)
+      quant_row(q, xo, qo, x, out, v, i);
+}
+
+static void atomic_max(atomic_uint *p, uint32_t v) {
+  unsigned cur = atomic_load_explicit(p, memory_order_relaxed);
+  while (v > cur &&
+         !atomic_compare_exchange_weak_explicit(
+             p, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+
+/* Dynamic, fused: whole block rows per thread (pairs of them for i4 when a
+ * block row has an odd number of odd-length rows). */
+static void run_fused(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+                      const mb_cpu_qrow_t *qo, const void *x, void *out,
+                      float *grid) {
+  const int64_t unit =
+      q->qdt == MB_DTYPE_I4 && (q->cols & 1) && (q->bm & 1) ? 2 : 1;
+  const scale_view_t v = {grid, q->gc, q->bm, q->bn};
+#pragma omp parallel num_threads(q->threads)
+  {
+    uint32_t *loc = q->local + mb__cpu_thread_id() * q->local_each;
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < (q->gr + unit - 1) / unit; ++u)
+      for (int64_t bi = u * unit; bi < min64(q->gr, (u + 1) * unit); ++bi) {
+        memset(loc, 0, (size_t)q->gc * sizeof *loc);
+        for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
+          amax_row(xo, x, i, q->cols, q->bn, loc);
+        for (int64_t bj = 0; bj < q->gc; ++bj)
+          grid[bi * q->gc + bj] = scale_of(loc[bj], qo->qmax);
+        for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
+          quant_row(q, xo, qo, x, out, &v, i);
+      }
+  }
+}
+
+/* Dynamic, two passes. Pass 1 walks X as stored (rows of X^T's blocks when
+ * transposed: X blocks are bn x bm, and X block (i, j) is Q block (j, i)). */
+static void run_two_pass(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+                         const mb_cpu_qrow_t *qo, const void *x, void *out,
+                         float *grid) {
+  const int64_t xrows = q->transpose ? q->cols : q->rows;
+  const int64_t xcols = q->transpose ? q->rows : q->cols;
+  const int64_t xbm = q->transpose ? q->bn : q->bm;
+  const int64_t xbn = q->transpose ? q->bm : q->bn;
+  const int64_t xgc = xcols / xbn;
+  const int64_t stride_i = q->transpose ? 1 : q->gc;
+  const int64_t stride_j = q->transpose ? q->gc : 1;
+  const scale_view_t v = {grid, q->gc, q->bm, q->bn};
+#pragma omp parallel num_threads(q->threads)
+  {
+#pragma omp for schedule(static)
+    for (int64_t g = 0; g < q->gr * q->gc; ++g)
+      atomic_store_explicit(&q->amax[g], 0u, memory_order_relaxed);
+    /* A contiguous share of X's rows: few block-row changes, few flushes. */
+    const int64_t nt = team_size(), t = mb__cpu_thread_id();
+    const int64_t r0 = xrows * t / nt, r1 = xrows * (t + 1) / nt;
+    uint32_t *loc = q->local + (size_t)t * q->local_each;
+    for (int64_t i = r0; i < r1;) {
+      const int64_t bi = i / xbm, end = min64(r1, (bi + 1) * xbm);
+      memset(loc, 0, (size_t)xgc * sizeof *loc);
+      for (; i < end; ++i) amax_row(xo, x, i, xcols, xbn, loc);
+      for (int64_t bj = 0; bj < xgc; ++bj)
+        atomic_max(&q->amax[bi * stride_i + bj * stride_j], loc[bj]);
+    }
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (int64_t g = 0; g < q->gr * q->gc; ++g)
+      grid[g] = scale_of(
+          atomic_load_explicit(&q->amax[g], memory_order_relaxed), qo->qmax);
+    quant_all(q, xo, qo, x, out, &v);
+  }
+}
+
+static void run_static(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+                       const mb_cpu_qrow_t *qo, const void *x, void *out,
+                       float *grid) {
+  for (int64_t g = 0; g < q->gr * q->gc; ++g) grid[g] = q->static_scale;
+  const scale_view_t v = {&q->static_scale, 1, q->rows, q->cols};
+#pragma omp parallel num_threads(q->threads)
+  quant_all(q, xo, qo, x, out, &v);
+}
+
+void mb__cpu_quant_run(const mb_cpu_quant_t *q, const void *x, void *out,
+                       float *grid) {
+  const mb_cpu_qrow_t *xo = mb__cpu_qrow(q->xdt), *qo = mb__cpu_qrow(q->qdt);
+  if (q->static_scale > 0.0f)
+    run_static(q, xo, qo, x, out, grid);
+  else if (q->fused)
+    run_fused(q, xo, qo, x, out, grid);
+  else
+    run_two_pass(q, xo, qo, x, out, grid);
+}
+
+mb_status_t mb__cpu_quant_init(mb_cpu_state_t *st, mb_cpu_quant_t *q,
+                               mb_dtype_t xdt, mb_dtype_t qdt, int64_t rows,
+                               int64_t cols, const mb_scaling_t *s,
+                               int transpose, double static_scale) {
+  const mb_cpu_qrow_t *xo = mb__cpu_qrow(xdt), *qo = mb__cpu_qrow(qdt);
+  memset(q, 0, sizeof *q);
+  if (!xo || !xo->store || !qo || !qo->quant1) {
+    MB_CPU_ERROR(st, "cpu/c: quantize %s -> %s is not implemented",
+                 st->host.dtype_name(xdt), st->host.dtype_name(qdt));
+    return MB_ERR_UNSUPPORTED;
+  }
+  *q = (mb_cpu_quant_t){
+      .xdt = xdt,
+      .qdt = qdt,
+      .rows = rows,
+      .cols = cols,
+      .bm = s->block[0],
+      .bn = s->block[1],
+      .gr = rows / s->block[0],
+      .gc = cols / s->block[1],
+      .transpose = transpose,
+      .static_scale = (float)static_scale,
+      .threads = st->threads,
+  };
+  if (q->static_scale > 0.0f) return MB_OK;
+  q->fused = !transpose && q->gr >= 2 * (int64_t)st->threads;
+  /* Block maxima per thread: Q's block columns (fused), or X's (two-pass);
+   * rounded up to a cache line so threads do not share one. */
+  const int64_t xgc = transpose ? rows / s->block[0] : q->gc;
+  q->local_each = ((size_t)(xgc > q->gc ? xgc : q->gc) + 15) & ~(size_t)15;
+  q->local = malloc(st->threads * q->local_each * sizeof *q->local);
+  q->amax = malloc((size_t)(q->gr * q->gc) * sizeof *q->amax);
+  if (!q->local || !q->amax) {
+    mb__cpu_quant_fini(q);
+    MB_CPU_ERROR(st, "cpu/c: quantize: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  return MB_OK;
+}
+
+void mb__cpu_quant_fini(mb_cpu_quant_t *q) {
+  if (!q) return;
+  free(q->local);
+  free((void *)q->amax);
+  q->local = NULL;
+  q->amax = NULL;
+}
+
+/* ---- the kernels --------------------------------------------------------- */
+
+mb_status_t mb__cpu_quantize_c_prepare(void *bstate,
+                                       const mb_kernel_call_t *call,
+                                       void **kstate) {
+  mb_cpu_state_t *st = bstate;
+  const mb_op_params_t *p = call->params;
+  const int t = (p->flags & MB_PARAM_TRANSPOSE) != 0;
+  mb_cpu_quant_t *q = malloc(sizeof *q);
+  if (!q) {
+    MB_CPU_ERROR(st, "cpu/c: quantize: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  const mb_status_t status = mb__cpu_quant_init(
+      st, q, p->dtype, p->dtype_out, t ? p->shape[1] : p->shape[0],
+      t ? p->shape[0] : p->shape[1], &p->scale_a, t,
+      (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0);
+  if (status != MB_OK) {
+    free(q);
+    return status;
+  }
+  *kstate = q;
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_quantize_c_run(void *kstate, const mb_kernel_call_t *call) {
+  mb__cpu_quant_run(kstate, call->in[0], call->out[0], call->out[1]);
+  return MB_OK;
+}
+
+void mb__cpu_quantize_c_release(void *kstate) {
+  mb__cpu_quant_fini(kstate);
+  free(kstate);
+}
+
+typedef struct dequant {
+  unsigned threads;
+  mb_dtype_t in, out;
+  int64_t rows, cols, bm, bn;
+} dequant_t;
+
+mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
+                                         const mb_kernel_call_t *call,
+                                         void **kstate) {
+  mb_cpu_state_t *st = bstate;
+  const mb_op_params_t *p = call->params;
+  if (!mb__cpu_dequant_supports(p->dtype, p->dtype_out)) {
+    MB_CPU_ERROR(st, "cpu/c: dequantize %s -> %s is not implemented",
+                 st->host.dtype_name(p->dtype),
+                 st->host.dtype_name(p->dtype_out));
+    return MB_ERR_UNSUPPORTED;
+  }
+  dequant_t *d = malloc(sizeof *d);
+  if (!d) {
+    MB_CPU_ERROR(st, "cpu/c: dequantize: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  *d = (dequant_t){st->threads,        p->dtype,    p->dtype_out,
+                   p->shape[0],        p->shape[1], p->scale_a.block[0],
+                   p->scale_a.block[1]};
+  *kstate = d;
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_dequantize_c_run(void *kstate,
+                                     const mb_kernel_call_t *call) {
+  const dequant_t *d = kstate;
+  mb__cpu_dequant(d->threads, call->in[0], d->in, call->in[1], d->bm, d->bn,
+                  call->out[0], d->out, d->rows, d->cols);
+  return MB_OK;
+}
+
+void mb__cpu_dequantize_c_release(void *kstate) {
+  free(kstate);
+}

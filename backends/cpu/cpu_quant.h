@@ -1,0 +1,121 @@
+/* CPU backend — quantize and dequantize in portable C, and the pieces the
+ * scaled GEMMs reuse (quantizing their inputs, dequantizing or widening
+ * their operands inside the timed run).
+ *
+ * Semantics (lib/quant.c, lib/ops/quantize.c): one f32 scale per block of
+ * the quantized tensor; dynamic s = fl32(absmax / qmax) per block (an
+ * all-zero or non-finite block: 1), static s = the given scale;
+ * q = RNE_saturate(fl32(x / s)); dequantize x = round(fl32(q * s)). The
+ * kernels reproduce mb__quantize_ref bit for bit: the same f32 division
+ * (not a multiplication by 1/s, which is one ulp off now and then — and is
+ * why oneDNN's reorder with scales, which multiplies, is not used here),
+ * the same maximum (NaN ignored as fmaxf does), exact converters
+ * (cpu_quant_cvt.h). */
+#ifndef MB_CPU_QUANT_H
+#define MB_CPU_QUANT_H
+
+#include <stdatomic.h>
+
+#include "cpu_internal.h"
+
+/* ---- kernels (cpu_kernels_quant.def) ------------------------------------- */
+mb_status_t mb__cpu_quantize_c_prepare(void *bstate,
+                                       const mb_kernel_call_t *call,
+                                       void **kstate);
+mb_status_t mb__cpu_quantize_c_run(void *kstate, const mb_kernel_call_t *call);
+void mb__cpu_quantize_c_release(void *kstate);
+
+mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
+                                         const mb_kernel_call_t *call,
+                                         void **kstate);
+mb_status_t mb__cpu_dequantize_c_run(void *kstate,
+                                     const mb_kernel_call_t *call);
+void mb__cpu_dequantize_c_release(void *kstate);
+
+/* The element loops of this family are cloned for x86-64-v4 rather than
+ * MB_CPU_CLONES' plain "avx512f": converting to and from bytes and halves
+ * wants AVX512BW/VL (vpmovdb, masked blends, vpternlog), without which gcc
+ * emits 256-bit code that packs with vpackus/vpermq and spills; measured
+ * 1.5-1.7x faster on Zen 4 for fp8 quantization. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    __GNUC__ >= 12
+#define MB_CPU_QCLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define MB_CPU_QCLONES
+#endif
+
+/* ---- row operations (cpu_quant_rows.c) -------------------------------------
+ * Every loop over elements lives here, one function per dtype, so gcc
+ * vectorises each (and clones it for AVX2/AVX-512). Element offsets count
+ * elements, so a row of i4 may start in the middle of a byte. */
+typedef struct mb_cpu_qrow {
+  mb_dtype_t dtype;
+  /* n elements from element e0 of src, exactly, as f32. */
+  void (*load)(float *dst, const void *src, size_t e0, size_t n);
+  /* f32 -> dtype at element e0 of dst (RNE; floats only, else NULL). */
+  void (*store)(void *dst, size_t e0, const float *src, size_t n);
+  /* Quantized dtypes (else NULL): q = RNE_sat(x / s) at element e0, with
+   * one scale (quant1) or one per element (quantv). */
+  void (*quant1)(void *dst, size_t e0, const float *x, float s, size_t n);
+  void (*quantv)(void *dst, size_t e0, const float *x, const float *s,
+                 size_t n);
+  float qmax; /* 448, 57344, 127, 7 (mb_dtype_max) */
+} mb_cpu_qrow_t;
+
+/* The row operations of a dtype; NULL when there are none (i32). */
+const mb_cpu_qrow_t *mb__cpu_qrow(mb_dtype_t dtype);
+/* The largest |x[j]| as an f32 pattern, NaN skipped (fmaxf's rule). */
+uint32_t mb__cpu_amax_bits(const float *x, size_t n);
+/* m[j] = max(m[j], |x[j]|) as patterns, NaN skipped. */
+void mb__cpu_amax_bits_v(uint32_t *m, const float *x, size_t n);
+/* x[j] *= s, or *= s[j]. */
+void mb__cpu_scale1(float *x, float s, size_t n);
+void mb__cpu_scalev(float *x, const float *s, size_t n);
+
+/* ---- a quantizer, planned once (untimed) and run many times -------------- */
+typedef struct mb_cpu_quant {
+  mb_dtype_t xdt, qdt;
+  int64_t rows, cols; /* of Q: X is rows x cols, or cols x rows transposed */
+  int64_t bm, bn;     /* block of Q (resolved scaling) */
+  int64_t gr, gc;     /* scale grid */
+  int transpose;
+  float static_scale; /* > 0: static, else dynamic absmax */
+  int fused;          /* per block row: absmax then quantize, in cache */
+  unsigned threads;
+  atomic_uint *amax; /* gr x gc absmax patterns (two-pass mode) */
+  uint32_t *local;   /* per thread: local_each block maxima */
+  size_t local_each;
+} mb_cpu_quant_t;
+
+/* Plans quantizing a rows x cols Q (of X, or of X^T with `transpose`) with
+ * resolved scaling `s`. MB_ERR_UNSUPPORTED for dtypes it does not handle. */
+mb_status_t mb__cpu_quant_init(mb_cpu_state_t *st, mb_cpu_quant_t *q,
+                               mb_dtype_t xdt, mb_dtype_t qdt, int64_t rows,
+                               int64_t cols, const mb_scaling_t *s,
+                               int transpose, double static_scale);
+/* Writes Q (qdt) and the f32 scale grid. Runs its own OpenMP team. */
+void mb__cpu_quant_run(const mb_cpu_quant_t *q, const void *x, void *out,
+                       float *grid);
+void mb__cpu_quant_fini(mb_cpu_quant_t *q);
+
+/* ---- dequantize / widen a matrix -------------------------------------------
+ * dst = round(fl32(src * s)) for a rows x cols matrix, s from a grid of
+ * bm x bn blocks (grid NULL: no scaling, an exact widening for fp8, i8, i4,
+ * bf16, f16 to f32, and fp8 to bf16). src: any float or quantized dtype but
+ * i32; dst: f32, bf16 or f16. */
+int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out);
+void mb__cpu_dequant(unsigned threads, const void *src, mb_dtype_t in,
+                     const float *grid, int64_t bm, int64_t bn, void *dst,
+                     mb_dtype_t out, int64_t rows, int64_t cols);
+
+/* Rows [r0, r1) of D = round(fl32(fl32(acc * rs[i]) * cs[j]) + beta * D)
+ * where acc is f32 or i32 (acc_i32), rs per row (NULL: alpha), cs per
+ * column (NULL: 1). beta == 0 never reads D. The scaled GEMMs' epilogue;
+ * runs its own OpenMP team. */
+void mb__cpu_scale_out(unsigned threads, const void *acc, int acc_i32,
+                       float alpha, const float *rs, const float *cs,
+                       float beta, void *d, mb_dtype_t out, int64_t rows,
+                       int64_t cols);
+
+#endif

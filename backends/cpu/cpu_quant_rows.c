@@ -1,0 +1,262 @@
+/* CPU backend — the element loops of quantization: loading any dtype as
+ * f32, storing f32 as f32/bf16/f16, quantizing with one scale or one per
+ * element, absmax, and the two whole-matrix passes built from them
+ * (dequantize/widen, and the scaled GEMMs' output epilogue).
+ *
+ * One small function per dtype, no branches on the dtype inside a loop, so
+ * each loop vectorises; MB_CPU_QCLONES adds AVX2 and AVX-512 versions. The
+ * matrix passes split rows into chunks of CHUNK elements converted through
+ * a buffer on the stack: no scratch to allocate, and the buffer stays in L1
+ * between the load, the arithmetic and the store. */
+#include "cpu_bf16.h"
+#include "cpu_quant.h"
+#include "cpu_quant_cvt.h"
+
+#include <string.h>
+
+enum { CHUNK = 1024 };
+
+/* ---- loads --------------------------------------------------------------- */
+
+static void load_f32(float *restrict d, const void *src, size_t e0, size_t n) {
+  memcpy(d, (const float *)src + e0, n * sizeof *d);
+}
+
+/* A load from a format whose elements are whole bytes or halves. */
+#define MB__LOAD(name, T, expr)                                       \
+  MB_CPU_QCLONES static void name(float *restrict d, const void *src, \
+                                  size_t e0, size_t n) {              \
+    const T *restrict s = (const T *)src + e0;                        \
+    for (size_t j = 0; j < n; ++j) d[j] = expr(s[j]);                 \
+  }
+#define MB__I8_TO_F32(v) ((float)(int8_t)(v))
+MB__LOAD(load_bf16, uint16_t, mb__cpu_bf16_to_f32)
+MB__LOAD(load_f16, uint16_t, mb__cpu_f16_to_f32)
+MB__LOAD(load_e4m3, uint8_t, mb__cpu_e4m3_to_f32)
+MB__LOAD(load_e5m2, uint8_t, mb__cpu_e5m2_to_f32)
+MB__LOAD(load_i8, uint8_t, MB__I8_TO_F32)
+
+/* i4: a leading odd element is the high nibble of its byte; then whole
+ * bytes (low nibble first); then a trailing low nibble. */
+MB_CPU_QCLONES static void load_i4(float *restrict d, const void *src,
+                                   size_t e0, size_t n) {
+  const uint8_t *p = src;
+  size_t j = 0;
+  if ((e0 & 1u) && n) d[j++] = (float)mb__cpu_i4_at(p, e0);
+  const uint8_t *restrict b = p + (e0 + j) / 2;
+  const size_t pairs = (n - j) / 2;
+  float *restrict o = d + j;
+  for (size_t k = 0; k < pairs; ++k) {
+    o[2 * k] = (float)((int32_t)((b[k] & 0xFu) ^ 8u) - 8);
+    o[2 * k + 1] = (float)((int32_t)((uint32_t)(b[k] >> 4) ^ 8u) - 8);
+  }
+  j += 2 * pairs;
+  if (j < n) d[j] = (float)mb__cpu_i4_at(p, e0 + j);
+}
+
+/* ---- stores (float targets, overflow to infinity as mb_convert) ---------- */
+
+static void store_f32(void *dst, size_t e0, const float *restrict s, size_t n) {
+  memcpy((float *)dst + e0, s, n * sizeof *s);
+}
+
+#define MB__STORE(name, T, expr)                                       \
+  MB_CPU_QCLONES static void name(void *dst, size_t e0,                \
+                                  const float *restrict s, size_t n) { \
+    T *restrict d = (T *)dst + e0;                                     \
+    for (size_t j = 0; j < n; ++j) d[j] = expr(s[j]);                  \
+  }
+MB__STORE(store_bf16, uint16_t, mb__cpu_f32_to_bf16)
+MB__STORE(store_f16, uint16_t, mb__cpu_f32_to_f16)
+
+/* ---- quantization: q = cvt(x / s), the f32 division of the semantics ----- */
+
+#define MB__QUANT_BYTES(name, cvt)                                         \
+  MB_CPU_QCLONES static void name##_1(                                     \
+      void *dst, size_t e0, const float *restrict x, float s, size_t n) {  \
+    uint8_t *restrict q = (uint8_t *)dst + e0;                             \
+    for (size_t j = 0; j < n; ++j) q[j] = (uint8_t)cvt(x[j] / s);          \
+  }                                                                        \
+  MB_CPU_QCLONES static void name##_v(void *dst, size_t e0,                \
+                                      const float *restrict x,             \
+                                      const float *restrict s, size_t n) { \
+    uint8_t *restrict q = (uint8_t *)dst + e0;                             \
+    for (size_t j = 0; j < n; ++j) q[j] = (uint8_t)cvt(x[j] / s[j]);       \
+  }
+MB__QUANT_BYTES(quant_e4m3, mb__cpu_f32_to_e4m3)
+MB__QUANT_BYTES(quant_e5m2, mb__cpu_f32_to_e5m2)
+MB__QUANT_BYTES(quant_i8, mb__cpu_f32_to_i8)
+
+/* Only this element's nibble changes: the other may be a neighbour's. */
+static void set_nibble(uint8_t *p, size_t i, uint8_t v) {
+  const unsigned shift = 4u * (unsigned)(i & 1u);
+  p[i / 2] = (uint8_t)((p[i / 2] & ~(0xFu << shift)) | ((unsigned)v << shift));
+}
+
+/* i4 packs pairs; S(j) is the scale of element j of the span. */
+#define MB__QUANT_I4(name, SCALE_T, S)                                      \
+  MB_CPU_QCLONES static void name(                                          \
+      void *dst, size_t e0, const float *restrict x, SCALE_T s, size_t n) { \
+    uint8_t *p = dst;                                                       \
+    size_t j = 0;                                                           \
+    if ((e0 & 1u) && n) {                                                   \
+      set_nibble(p, e0, mb__cpu_f32_to_i4(x[0] / S(0)));                    \
+      j = 1;                                                                \
+    }                                                                       \
+    uint8_t *restrict b = p + (e0 + j) / 2;                                 \
+    const size_t pairs = (n - j) / 2;                                       \
+    for (size_t k = 0; k < pairs; ++k) {                                    \
+      const size_t a = j + 2 * k;                                           \
+      b[k] = (uint8_t)(mb__cpu_f32_to_i4(x[a] / S(a)) |                     \
+                       (mb__cpu_f32_to_i4(x[a + 1] / S(a + 1)) << 4));      \
+    }                                                                       \
+    j += 2 * pairs;                                                         \
+    if (j < n) set_nibble(p, e0 + j, mb__cpu_f32_to_i4(x[j] / S(j)));       \
+  }
+#define MB__S_ONE(j) s
+#define MB__S_VEC(j) s[j]
+MB__QUANT_I4(quant_i4_1, float, MB__S_ONE)
+MB__QUANT_I4(quant_i4_v, const float *restrict, MB__S_VEC)
+
+/* ---- the table ----------------------------------------------------------- */
+
+static const mb_cpu_qrow_t k_rows[] = {
+    {MB_DTYPE_F32, load_f32, store_f32, NULL, NULL, 0.0f},
+    {MB_DTYPE_BF16, load_bf16, store_bf16, NULL, NULL, 0.0f},
+    {MB_DTYPE_F16, load_f16, store_f16, NULL, NULL, 0.0f},
+    {MB_DTYPE_F8E4M3, load_e4m3, NULL, quant_e4m3_1, quant_e4m3_v, 448.0f},
+    {MB_DTYPE_F8E5M2, load_e5m2, NULL, quant_e5m2_1, quant_e5m2_v, 57344.0f},
+    {MB_DTYPE_I8, load_i8, NULL, quant_i8_1, quant_i8_v, 127.0f},
+    {MB_DTYPE_I4, load_i4, NULL, quant_i4_1, quant_i4_v, 7.0f},
+};
+
+const mb_cpu_qrow_t *mb__cpu_qrow(mb_dtype_t dtype) {
+  for (size_t i = 0; i < sizeof k_rows / sizeof k_rows[0]; ++i)
+    if (k_rows[i].dtype == dtype) return &k_rows[i];
+  return NULL;
+}
+
+/* ---- absmax and scaling
+ * ------------------------------------------------------ Patterns of
+ * non-negative floats order as unsigned integers, so the maximum is an integer
+ * maximum (which vectorises without -ffast-math); NaN patterns, above
+ * infinity's, are dropped first. */
+static inline uint32_t abs_bits(float x) {
+  const uint32_t a = mb__cpu_bits(x) & 0x7FFFFFFFu;
+  return mb__cpu_sel(a > 0x7F800000u, 0u, a);
+}
+
+MB_CPU_QCLONES uint32_t mb__cpu_amax_bits(const float *restrict x, size_t n) {
+  uint32_t m = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t a = abs_bits(x[j]);
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
+MB_CPU_QCLONES void mb__cpu_amax_bits_v(uint32_t *restrict m,
+                                        const float *restrict x, size_t n) {
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t a = abs_bits(x[j]);
+    m[j] = a > m[j] ? a : m[j];
+  }
+}
+
+MB_CPU_QCLONES void mb__cpu_scale1(float *restrict x, float s, size_t n) {
+  for (size_t j = 0; j < n; ++j) x[j] *= s;
+}
+
+MB_CPU_QCLONES void mb__cpu_scalev(float *restrict x, const float *restrict s,
+                                   size_t n) {
+  for (size_t j = 0; j < n; ++j) x[j] *= s[j];
+}
+
+/* x[0, w) is columns [c0, c0 + w) of a row whose block columns of width bn
+ * have the scales srow[]: one call per block, or per element when bn = 1. */
+static void scale_span(float *x, const float *srow, int64_t c0, int64_t w,
+                       int64_t bn) {
+  if (bn == 1) {
+    mb__cpu_scalev(x, srow + c0, (size_t)w);
+    return;
+  }
+  for (int64_t c = c0; c < c0 + w;) {
+    const int64_t bj = c / bn,
+                  end = (bj + 1) * bn < c0 + w ? (bj + 1) * bn : c0 + w;
+    mb__cpu_scale1(x + (c - c0), srow[bj], (size_t)(end - c));
+    c = end;
+  }
+}
+
+/* ---- whole matrices ------------------------------------------------------ */
+
+int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out) {
+  const mb_cpu_qrow_t *o = mb__cpu_qrow(out);
+  return mb__cpu_qrow(in) && o && o->store;
+}
+
+/* Tasks are (row, chunk) pairs, so a short, wide matrix still spreads over
+ * every thread; no output byte is shared (outputs are 2 or 4 bytes). */
+void mb__cpu_dequant(unsigned threads, const void *src, mb_dtype_t in,
+                     const float *grid, int64_t bm, int64_t bn, void *dst,
+                     mb_dtype_t out, int64_t rows, int64_t cols) {
+  const mb_cpu_qrow_t *io = mb__cpu_qrow(in), *oo = mb__cpu_qrow(out);
+  const int64_t chunks = (cols + CHUNK - 1) / CHUNK;
+  const int64_t gc = grid ? cols / bn : 0;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t t = 0; t < rows * chunks; ++t) {
+    float buf[CHUNK];
+    const int64_t i = t / chunks, c0 = t % chunks * CHUNK;
+    const int64_t w = cols - c0 < CHUNK ? cols - c0 : CHUNK;
+    const size_t e0 = (size_t)(i * cols + c0);
+    float *y = out == MB_DTYPE_F32 ? (float *)dst + e0 : buf;
+    io->load(y, src, e0, (size_t)w);
+    if (grid) scale_span(y, grid + i / bm * gc, c0, w, bn);
+    if (y == buf) oo->store(dst, e0, buf, (size_t)w);
+  }
+}
+
+MB_CPU_QCLONES static void rescale_f32(float *restrict y,
+                                       const float *restrict a, float r,
+                                       size_t n) {
+  for (size_t j = 0; j < n; ++j) y[j] = a[j] * r;
+}
+
+MB_CPU_QCLONES static void rescale_i32(float *restrict y,
+                                       const int32_t *restrict a, float r,
+                                       size_t n) {
+  for (size_t j = 0; j < n; ++j) y[j] = (float)a[j] * r;
+}
+
+MB_CPU_QCLONES static void add_scaled(float *restrict y,
+                                      const float *restrict old, float beta,
+                                      size_t n) {
+  for (size_t j = 0; j < n; ++j) y[j] += beta * old[j];
+}
+
+void mb__cpu_scale_out(unsigned threads, const void *acc, int acc_i32,
+                       float alpha, const float *rs, const float *cs,
+                       float beta, void *d, mb_dtype_t out, int64_t rows,
+                       int64_t cols) {
+  const mb_cpu_qrow_t *o = mb__cpu_qrow(out);
+  const int64_t chunks = (cols + CHUNK - 1) / CHUNK;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t t = 0; t < rows * chunks; ++t) {
+    float buf[CHUNK], old[CHUNK];
+    const int64_t i = t / chunks, c0 = t % chunks * CHUNK;
+    const size_t w = (size_t)(cols - c0 < CHUNK ? cols - c0 : CHUNK);
+    const size_t e0 = (size_t)(i * cols + c0);
+    const float r = rs ? rs[i] : alpha;
+    if (acc_i32)
+      rescale_i32(buf, (const int32_t *)acc + e0, r, w);
+    else
+      rescale_f32(buf, (const float *)acc + e0, r, w);
+    if (cs) mb__cpu_scalev(buf, cs + c0, w);
+    /* beta == 0 must not read D: it may hold anything, NaN included. */
+    if (beta != 0.0f) {
+      o->load(old, d, e0, w);
+      add_scaled(buf, old, beta, w);
+    }
+    o->store(d, e0, buf, w);
+  }
+}

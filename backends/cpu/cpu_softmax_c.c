@@ -1,0 +1,97 @@
+/* CPU backend — softmax over the last dimension in portable C.
+ *
+ * Rows split contiguously across the pinned threads; per row, in f32: the
+ * max, exp(x - max) written to the output (or the thread's buffer), their
+ * sum in 16 lanes, then one multiply by the reciprocal. */
+#include "cpu_eltwise.h"
+#include "cpu_eltwise_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum { PARALLEL_MIN = 1 << 15 };
+
+typedef struct softmax_c {
+  int64_t m, n;
+  unsigned threads;
+  mb_dtype_t dtype;
+  float *rowbuf; /* threads x n */
+} softmax_c_t;
+
+static inline float row_max(const float *restrict x, size_t n) {
+  float lane[16];
+  for (int l = 0; l < 16; ++l) lane[l] = -INFINITY;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; ++l)
+      lane[l] = mb__cpu_maxf(x[i + (size_t)l], lane[l]);
+  for (; i < n; ++i) lane[i % 16] = mb__cpu_maxf(x[i], lane[i % 16]);
+  float m = lane[0];
+  for (int l = 1; l < 16; ++l) m = mb__cpu_maxf(lane[l], m);
+  return m;
+}
+
+MB_CPU_CLONES static void softmax_rows(const softmax_c_t *k, void *y,
+                                       const void *x, int64_t r0, int64_t r1,
+                                       float *buf) {
+  const size_t n = (size_t)k->n;
+  for (int64_t r = r0; r < r1; ++r) {
+    const size_t off = (size_t)r * n;
+    const float *row = (const float *)x + off;
+    float *out = (float *)y + off;
+    if (k->dtype != MB_DTYPE_F32) {
+      mb__cpu_load_f32(buf, x, k->dtype, off, n);
+      row = out = buf;
+    }
+    const float mx = row_max(row, n);
+    for (size_t j = 0; j < n; ++j) out[j] = mb__cpu_expf(row[j] - mx);
+    const float inv = 1.0f / mb__cpu_sum_f32(out, n);
+    for (size_t j = 0; j < n; ++j) out[j] *= inv;
+    if (k->dtype != MB_DTYPE_F32) mb__cpu_store_f32(y, k->dtype, off, buf, n);
+  }
+}
+
+mb_status_t mb__cpu_softmax_c_prepare(void *bstate,
+                                      const mb_kernel_call_t *call,
+                                      void **kstate) {
+  mb_cpu_state_t *st = bstate;
+  const mb_op_params_t *p = call->params;
+  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
+      p->dtype != MB_DTYPE_F16) {
+    MB_CPU_ERROR(st, "cpu/c: softmax on %s is not implemented",
+                 st->host.dtype_name(p->dtype));
+    return MB_ERR_UNSUPPORTED;
+  }
+  softmax_c_t *k = malloc(sizeof *k);
+  float *buf = malloc((size_t)st->threads * (size_t)p->shape[1] * sizeof *buf);
+  if (!k || !buf) {
+    free(k);
+    free(buf);
+    MB_CPU_ERROR(st, "cpu/c: softmax: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  *k = (softmax_c_t){p->shape[0], p->shape[1], st->threads, p->dtype, buf};
+  *kstate = k;
+  return MB_OK;
+}
+
+mb_status_t mb__cpu_softmax_c_run(void *kstate, const mb_kernel_call_t *call) {
+  const softmax_c_t *k = kstate;
+  const void *x = call->in[0];
+  void *y = call->out[0];
+  const int64_t m = k->m;
+#pragma omp parallel num_threads(k->threads) if (m * k->n >= PARALLEL_MIN)
+  {
+    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
+    softmax_rows(k, y, x, m * t / nt, m * (t + 1) / nt,
+                 k->rowbuf + (size_t)t * (size_t)k->n);
+  }
+  return MB_OK;
+}
+
+void mb__cpu_softmax_c_release(void *kstate) {
+  softmax_c_t *k = kstate;
+  if (!k) return;
+  free(k->rowbuf);
+  free(k);
+}
