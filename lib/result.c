@@ -2,6 +2,8 @@
  * every sample. Read through copy-out accessors so the structs can grow. */
 #include "result.h"
 
+#include "op_internal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +170,50 @@ const char *mb_result_json(const mb_result_t *r) {
     cJSON_Delete(obj);
   }
   return r->json;
+}
+
+static void scaling_text(const mb_scaling_t *s, char *buf, size_t cap) {
+  if (s->mode == MB_SCALE_BLOCK || s->mode == MB_SCALE_GROUP)
+    snprintf(buf, cap, "%lldx%lld", (long long)s->block[0],
+             (long long)s->block[1]);
+  else
+    snprintf(buf, cap, "%s", mb_scale_mode_name(s->mode));
+}
+
+/* Appends " word" (or "word" at the start) to buf. */
+static void put_word(char *buf, size_t cap, const char *word) {
+  size_t len = strlen(buf);
+  if (len < cap) snprintf(buf + len, cap - len, "%s%s", len ? " " : "", word);
+}
+
+void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
+  const mb_op_params_t *p = &r->info.params;
+  const mb_op_t *op = mb_op_find(r->op);
+  uint32_t m = op ? op->param_mask : 0;
+  char word[96], sa[32], sb[32];
+  buf[0] = '\0';
+  if ((m & MB__P_SCALES) && (p->scale_a.mode || p->scale_b.mode)) {
+    scaling_text(&p->scale_a, sa, sizeof sa);
+    scaling_text(&p->scale_b, sb, sizeof sb);
+    snprintf(word, sizeof word, "a:%s b:%s", sa, sb);
+    put_word(buf, cap, word);
+  }
+  if ((m & MB__P_SCALE_A) && !(m & MB__P_SCALES)) {
+    scaling_text(&p->scale_a, word, sizeof word);
+    put_word(buf, cap, word);
+  }
+  if ((m & MB__P_QUANT) && (p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
+    snprintf(word, sizeof word, "q:%s", mb_dtype_name(p->dtype_q));
+    put_word(buf, cap, word);
+  }
+  if ((m & MB__P_ALPHA_BETA) && p->beta != 0) put_word(buf, cap, "beta");
+  if ((m & MB__P_TRANSPOSE) && (p->flags & MB_PARAM_TRANSPOSE))
+    put_word(buf, cap, "T");
+  if ((m & MB__P_STATIC) && (p->flags & MB_PARAM_STATIC))
+    put_word(buf, cap, "static");
+  if (m & MB__P_ACT) put_word(buf, cap, mb_activation_name(p->activation));
+  if ((m & MB__P_EPS) && (p->flags & MB_PARAM_NO_WEIGHT))
+    put_word(buf, cap, "no-affine");
+  if ((m & MB__P_CAUSAL) && (p->flags & MB_PARAM_CAUSAL))
+    put_word(buf, cap, "causal");
 }

@@ -31,6 +31,9 @@ mb_status_t mb__result_add_sample(mb_result_t *r, double ns);
 void mb__result_id(const mb_result_t *r, char *buf, size_t cap);
 /* "1024x1024x1024" */
 void mb__result_shape(const mb_result_t *r, char *buf, size_t cap);
+/* The op's own parameters, compactly ("a:row b:col", "1x128 T static",
+ * "gelu_tanh", "causal"); "" when there are none. */
+void mb__result_variant(const mb_result_t *r, char *buf, size_t cap);
 /* The result as a cJSON object (caller frees). */
 cJSON *mb__result_to_cjson(const mb_result_t *r);
 

@@ -6,14 +6,14 @@
 #include "report.h"
 
 static const char *const k_columns[] = {
-    "id",          "op",          "shape",   "dtype",    "dtype_b",
-    "dtype_out",   "dtype_acc",   "backend", "device",   "impl",
-    "cache",       "status",      "reason",  "correct",  "max_abs_err",
-    "max_rel_err", "sqnr_db",     "samples", "batch",    "min_ns",
-    "median_ns",   "mean_ns",     "max_ns",  "stdev_ns", "rel_stdev",
-    "p10_ns",      "p25_ns",      "p75_ns",  "p90_ns",   "p99_ns",
-    "iqr_ns",      "stop_reason", "flop",    "bytes",    "tflops",
-    "gbps",        "pct_peak"};
+    "id",      "op",       "alias",       "variant",     "emulated",
+    "shape",   "dtype",    "dtype_b",     "dtype_out",   "dtype_acc",
+    "backend", "device",   "impl",        "cache",       "status",
+    "reason",  "correct",  "max_abs_err", "max_rel_err", "sqnr_db",
+    "samples", "batch",    "min_ns",      "median_ns",   "mean_ns",
+    "max_ns",  "stdev_ns", "rel_stdev",   "p10_ns",      "p25_ns",
+    "p75_ns",  "p90_ns",   "p99_ns",      "iqr_ns",      "stop_reason",
+    "flop",    "bytes",    "tflops",      "gbps",        "pct_peak"};
 
 static void put_text(FILE *f, const char *s, int last) {
   if (strpbrk(s, ",\"\r\n")) {
@@ -50,8 +50,13 @@ static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
   const mb_derived_t *d = &r->derived;
   mb__result_id(r, id, sizeof id);
   mb__result_shape(r, shape, sizeof shape);
+  char variant[96];
+  mb__result_variant(r, variant, sizeof variant);
   const char *text[] = {id,
                         r->op,
+                        r->alias,
+                        variant,
+                        r->info.emulated ? "true" : "false",
                         shape,
                         mb_dtype_name(p->dtype),
                         mb_dtype_name(p->dtype_b),

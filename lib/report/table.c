@@ -11,10 +11,10 @@ typedef struct column {
 } column_t;
 
 static const column_t k_columns[] = {
-    {"op", -6},     {"shape", -16},  {"dtype", -14}, {"backend", -9},
-    {"impl", -7},   {"cache", -5},   {"median", 11}, {"noise", 7},
-    {"samples", 7}, {"GFLOP/s", 10}, {"GB/s", 9},    {"%peak", 6},
-    {"check", -6}};
+    {"op", -18},     {"shape", -16}, {"dtype", -14},  {"variant", -18},
+    {"backend", -7}, {"impl", -12},  {"cache", -5},   {"median", 11},
+    {"noise", 7},    {"samples", 7}, {"GFLOP/s", 10}, {"GB/s", 9},
+    {"%peak", 6},    {"check", -6}};
 #define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
 
 static void put_row(mb_report_t *rep, const char *const *cells) {
@@ -50,7 +50,10 @@ static void fmt_rate(double v, char *buf, size_t cap) {
 
 static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
   char shape[64], dtype[48], median[32], noise[16], samples[24], gflops[24],
-      gbps[24], pct[16], check[16];
+      gbps[24], pct[16], check[16], variant[96], impl[48];
+  mb__result_variant(r, variant, sizeof variant);
+  snprintf(impl, sizeof impl, "%s%s", r->impl,
+           r->info.emulated ? " (emu)" : "");
   const mb_op_params_t *p = &r->info.params;
   mb__result_shape(r, shape, sizeof shape);
   if (p->dtype_out != p->dtype)
@@ -81,10 +84,19 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
            : r->corr.pass     ? "pass"
                               : "FAIL");
   const char *cells[NUM_COLUMNS] = {
-      r->op,      shape,   dtype,
-      r->backend, r->impl, r->info.cache == MB_CACHE_HOT ? "hot" : "cold",
-      median,     noise,   samples,
-      gflops,     gbps,    pct,
+      *r->alias ? r->alias : r->op,
+      shape,
+      dtype,
+      variant,
+      r->backend,
+      impl,
+      r->info.cache == MB_CACHE_HOT ? "hot" : "cold",
+      median,
+      noise,
+      samples,
+      gflops,
+      gbps,
+      pct,
       check};
   put_row(rep, cells);
   /* Why it did not run belongs right under the row, not in a log. */
