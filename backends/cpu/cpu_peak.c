@@ -212,18 +212,34 @@ static double measure(const mb_cpu_state_t *st, const peak_loop_t *loop) {
   return total;
 }
 
+/* One measurement can be spoiled whole (seen once: exactly one core's worth,
+ * as if both threads had shared a core for its ~40 ms). The peak is a
+ * property of the machine, so repeat until two measurements agree within 5 %
+ * (at most 4) and keep the best. */
+static double measure_stable(const mb_cpu_state_t *st, const peak_loop_t *loop) {
+  double best = measure(st, loop), prev = best;
+  for (int i = 1; i < 4; ++i) {
+    const double now = measure(st, loop);
+    if (now > best) best = now;
+    if (now > 0.95 * prev && prev > 0.95 * now) break;
+    prev = now;
+  }
+  return best;
+}
+
 void mb__cpu_peak_measure(mb_cpu_state_t *st) {
   const peak_loop_t *f32 =
       first_supported(f32_loops, sizeof f32_loops / sizeof f32_loops[0]);
   const peak_loop_t *bf16 =
       first_supported(bf16_loops, sizeof bf16_loops / sizeof bf16_loops[0]);
-  st->peak[MB_DTYPE_F32] = measure(st, f32);
+  st->peak[MB_DTYPE_F32] = measure_stable(st, f32);
   /* Without bf16 dot-product instructions bf16 math is converted to f32. */
-  st->peak[MB_DTYPE_BF16] = bf16 ? measure(st, bf16) : st->peak[MB_DTYPE_F32];
+  st->peak[MB_DTYPE_BF16] =
+      bf16 ? measure_stable(st, bf16) : st->peak[MB_DTYPE_F32];
   /* Without a dot-product instruction there is no int8 roof worth quoting. */
   const peak_loop_t *i8 =
       first_supported(i8_loops, sizeof i8_loops / sizeof i8_loops[0]);
-  st->peak[MB_DTYPE_I8] = i8 ? measure(st, i8) : 0.0;
+  st->peak[MB_DTYPE_I8] = i8 ? measure_stable(st, i8) : 0.0;
   snprintf(st->peak_source, sizeof st->peak_source,
            "measured: FMA loop, f32 %s, bf16 %s, i8 %s, %u thread%s", f32->isa,
            bf16 ? bf16->isa : "as f32", i8 ? i8->isa : "unknown", st->threads,
