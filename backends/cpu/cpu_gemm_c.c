@@ -120,10 +120,10 @@ static const struct {
 /* c[rows × cols] += a[rows × depth] · b[depth × cols]; c has `cols` per row.
  * Two rows at a time share every load of b; four k steps at a time share
  * every load and store of c. */
-MB_CPU_CLONES static void block_multiply(size_t rows, size_t cols, size_t depth,
-                                         const float *a, size_t lda,
-                                         const float *b, size_t ldb,
-                                         float *restrict c) {
+MB_CPU_CLONES void mb__cpu_block_multiply(size_t rows, size_t cols,
+                                          size_t depth, const float *a,
+                                          size_t lda, const float *b,
+                                          size_t ldb, float *restrict c) {
   size_t i = 0;
   for (; i + 2 <= rows; i += 2) {
     float *restrict c0 = c + i * cols, *restrict c1 = c0 + cols;
@@ -184,7 +184,7 @@ static void gemm_tile(const gemm_c_t *g, const void *a, const void *b, void *d,
     size_t lda, ldb;
     const float *ab = g->block_a(a, g->k, i0, p0, rows, depth, a_buf, &lda);
     const float *bb = g->block_b(b, g->n, p0, j0, depth, cols, b_buf, &ldb);
-    block_multiply(rows, cols, depth, ab, lda, bb, ldb, acc);
+    mb__cpu_block_multiply(rows, cols, depth, ab, lda, bb, ldb, acc);
   }
   g->store(d, g->n, i0, j0, rows, cols, acc, g->alpha, g->beta);
 }

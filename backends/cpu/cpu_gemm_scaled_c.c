@@ -34,57 +34,6 @@ typedef struct sgemm_c {
   size_t work_each;
 } sgemm_c_t;
 
-/* c[rows x cols] += a[rows x depth] . b[depth x cols], c with `cols` per
- * row: two rows of a share every load of b, four steps of k every load and
- * store of c (as cpu_gemm_c.c's kernel; gcc turns the j loop into FMAs). */
-MB_CPU_CLONES static void block_multiply(size_t rows, size_t cols, size_t depth,
-                                         const float *a, size_t lda,
-                                         const float *b, size_t ldb,
-                                         float *restrict c) {
-  size_t i = 0;
-  for (; i + 2 <= rows; i += 2) {
-    float *restrict c0 = c + i * cols, *restrict c1 = c0 + cols;
-    const float *a0 = a + i * lda, *a1 = a0 + lda;
-    size_t p = 0;
-    for (; p + 4 <= depth; p += 4) {
-      const float *restrict b0 = b + p * ldb, *restrict b1 = b0 + ldb,
-                            *restrict b2 = b1 + ldb, *restrict b3 = b2 + ldb;
-      const float x0 = a0[p], x1 = a0[p + 1], x2 = a0[p + 2], x3 = a0[p + 3];
-      const float y0 = a1[p], y1 = a1[p + 1], y2 = a1[p + 2], y3 = a1[p + 3];
-      for (size_t j = 0; j < cols; ++j) {
-        float s = c0[j], t = c1[j];
-        s += x0 * b0[j];
-        t += y0 * b0[j];
-        s += x1 * b1[j];
-        t += y1 * b1[j];
-        s += x2 * b2[j];
-        t += y2 * b2[j];
-        s += x3 * b3[j];
-        t += y3 * b3[j];
-        c0[j] = s;
-        c1[j] = t;
-      }
-    }
-    for (; p < depth; ++p) {
-      const float *restrict bp = b + p * ldb;
-      const float x = a0[p], y = a1[p];
-      for (size_t j = 0; j < cols; ++j) {
-        c0[j] += x * bp[j];
-        c1[j] += y * bp[j];
-      }
-    }
-  }
-  for (; i < rows; ++i) {
-    float *restrict ci = c + i * cols;
-    const float *ai = a + i * lda;
-    for (size_t p = 0; p < depth; ++p) {
-      const float *restrict bp = b + p * ldb;
-      const float x = ai[p];
-      for (size_t j = 0; j < cols; ++j) ci[j] += x * bp[j];
-    }
-  }
-}
-
 /* Exact: f holds integers below 2^24. */
 MB_CPU_CLONES static void add_to_i32(int32_t *restrict acc,
                                      const float *restrict f, size_t n) {
@@ -142,8 +91,8 @@ static void tile(const sgemm_c_t *g, const float *a, const float *b,
       const size_t depth = min_size(TK, kend - p0);
       if (g->int8 && (p0 - kb) % I8_SPAN == 0)
         memset(f, 0, rows * cols * sizeof *f);
-      block_multiply(rows, cols, depth, a + i0 * k + p0, k, b + p0 * n + j0, n,
-                     f);
+      mb__cpu_block_multiply(rows, cols, depth, a + i0 * k + p0, k,
+                             b + p0 * n + j0, n, f);
       if (g->int8 && ((p0 + depth - kb) % I8_SPAN == 0 || p0 + depth == kend))
         add_to_i32(ip, f, rows * cols);
     }

@@ -65,6 +65,12 @@ typedef struct mb_cpu_state {
 #endif
 } mb_cpu_state_t;
 
+/* c[rows x cols] += a[rows x depth] . b[depth x cols] in f32, c with `cols`
+ * per row (cpu_gemm_c.c): the portable GEMMs' inner kernel, cloned per ISA. */
+void mb__cpu_block_multiply(size_t rows, size_t cols, size_t depth,
+                            const float *a, size_t lda, const float *b,
+                            size_t ldb, float *restrict c);
+
 #define MB_CPU_ERROR(st, ...) ((st)->host.set_error(__VA_ARGS__))
 #define MB_CPU_LOG(st, level, ...) \
   ((st)->host.log((st)->host.host, (level), __VA_ARGS__))
