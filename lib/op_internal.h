@@ -20,9 +20,9 @@ typedef struct mb__tolerance {
 
 /* Which fields of mb_op_params_t an op uses (results record only those). */
 #define MB__P_ALPHA_BETA 1u
-#define MB__P_SCALES 2u     /* scale_a, scale_b */
-#define MB__P_SCALE_A 4u    /* scale_a only (granularity) */
-#define MB__P_QUANT 8u      /* dtype_q + quantize-inputs flag */
+#define MB__P_SCALES 2u  /* scale_a, scale_b */
+#define MB__P_SCALE_A 4u /* scale_a only (granularity) */
+#define MB__P_QUANT 8u   /* dtype_q + quantize-inputs flag */
 #define MB__P_TRANSPOSE 16u
 #define MB__P_STATIC 32u
 #define MB__P_ACT 64u
@@ -32,13 +32,14 @@ typedef struct mb__tolerance {
 struct mb_op {
   const char *name;
   const char *summary;
-  const char *shape_syntax;   /* "MxKxN": dimension letters/names joined by x */
+  const char *shape_syntax; /* "MxKxN": dimension letters/names joined by x */
   const char *const *dim_names; /* {"M", "K", "N"}: JSON keys of the shape */
-  const char *params_doc;     /* parameters beyond shape and dtypes, for `list ops` */
-  uint32_t param_mask;        /* MB__P_*: the params that mean something here */
+  const char
+      *params_doc;     /* parameters beyond shape and dtypes, for `list ops` */
+  uint32_t param_mask; /* MB__P_*: the params that mean something here */
   uint32_t rank, num_inputs, num_outputs;
   const char *const *operand_names; /* inputs then outputs */
-  const mb_dtype_t *dtypes;   /* valid input dtypes, for listing */
+  const mb_dtype_t *dtypes;         /* valid input dtypes, for listing */
   size_t num_dtypes;
 
   /* Fill default dtypes and validate; errors name field, value, choices. */

@@ -42,7 +42,8 @@ static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
     add_num(j, "alpha", p->alpha);
     add_num(j, "beta", p->beta);
   }
-  if (m & (MB__P_SCALES | MB__P_SCALE_A)) add_scaling(j, "scale_a", &p->scale_a);
+  if (m & (MB__P_SCALES | MB__P_SCALE_A))
+    add_scaling(j, "scale_a", &p->scale_a);
   if (m & MB__P_SCALES) add_scaling(j, "scale_b", &p->scale_b);
   if (m & MB__P_QUANT) {
     cJSON_AddBoolToObject(j, "quantize_inputs",
@@ -58,7 +59,8 @@ static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
   }
   if (m & MB__P_ACT) {
     cJSON_AddStringToObject(j, "activation", mb_activation_name(p->activation));
-    if (p->activation == MB_ACT_LEAKYRELU) add_num(j, "act_alpha", p->act_alpha);
+    if (p->activation == MB_ACT_LEAKYRELU)
+      add_num(j, "act_alpha", p->act_alpha);
   }
   if (m & MB__P_EPS) {
     add_num(j, "eps", p->eps);

@@ -96,7 +96,8 @@ static mb_status_t setup_operands(run_t *r) {
     if (op->fill) op->fill(&r->params, role, &fill);
     fill.seed = mb__rng_u64(r->spec.seed, role);
     int is_output = role >= op->num_inputs;
-    if (is_output && !(role == op->num_inputs && op->reads_output(&r->params))) {
+    if (is_output &&
+        !(role == op->num_inputs && op->reads_output(&r->params))) {
       fill.kind = MB_FILL_CONSTANT;
       fill.a = NAN;
     }
@@ -360,9 +361,10 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
     mb__result_set_status(res, MB_RESULT_SKIPPED, why);
   } else {
     mb__result_set_impl(res, r.kernel.name);
-    res->info.emulated = r.kernel.bk &&
-                         r.kernel.bk->struct_size >= sizeof(mb_backend_kernel_t) &&
-                         (r.kernel.bk->flags & MB_KERNEL_EMULATED);
+    res->info.emulated =
+        r.kernel.bk &&
+        r.kernel.bk->struct_size >= sizeof(mb_backend_kernel_t) &&
+        (r.kernel.bk->flags & MB_KERNEL_EMULATED);
     execute(&r, res);
     teardown(&r);
   }

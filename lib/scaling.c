@@ -31,7 +31,8 @@ mb_status_t mb_scaling_from_string(const char *text, mb_scaling_t *out) {
       "valid: none, tensor, row, col, block:BMxBN (e.g. block:1x128, "
       "block:128x128), group:G (e.g. group:128)";
   if (!text || !out)
-    return mb__fail(MB_ERR_INVALID_ARG, "mb_scaling_from_string: NULL argument");
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_scaling_from_string: NULL argument");
   mb_scaling_t s = {MB_SCALE_NONE, {0, 0}};
   for (size_t i = 0; i < 4; i++)
     if (strcmp(text, k_mode_names[i]) == 0) {
@@ -79,8 +80,8 @@ mb_status_t mb__scaling_resolve(const char *op, const char *operand,
       return MB_OK;
     case MB_SCALE_GROUP:
       if (g <= 0)
-        return mb__fail(MB_ERR_INVALID_ARG, "%s: %s group size must be > 0",
-                        op, operand);
+        return mb__fail(MB_ERR_INVALID_ARG, "%s: %s group size must be > 0", op,
+                        operand);
       s->block[0] = group_along_rows ? g : 1;
       s->block[1] = group_along_rows ? 1 : g;
       break;

@@ -8,10 +8,14 @@
 /* Smallest normal exponent of each float format (subnormal spacing below). */
 static int min_exponent(mb_dtype_t dt) {
   switch (dt) {
-    case MB_DTYPE_F16: return -14;
-    case MB_DTYPE_F8E4M3: return -6;
-    case MB_DTYPE_F8E5M2: return -14;
-    default: return -126; /* f32, bf16 */
+    case MB_DTYPE_F16:
+      return -14;
+    case MB_DTYPE_F8E4M3:
+      return -6;
+    case MB_DTYPE_F8E5M2:
+      return -14;
+    default:
+      return -126; /* f32, bf16 */
   }
 }
 

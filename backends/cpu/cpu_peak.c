@@ -218,7 +218,8 @@ static double measure(const mb_cpu_state_t *st, const peak_loop_t *loop) {
  * that "peak"). The peak is a property of the machine, so measure until one
  * comes within 3 % of the best so far (at least two, at most six), pausing
  * between tries so a passing disturbance can pass, and keep the best. */
-static double measure_stable(const mb_cpu_state_t *st, const peak_loop_t *loop) {
+static double measure_stable(const mb_cpu_state_t *st,
+                             const peak_loop_t *loop) {
   double best = measure(st, loop);
   for (int i = 1; i < 6; ++i) {
     const struct timespec pause = {0, 5000000};

@@ -91,8 +91,8 @@ typedef struct mb_result_info {
   mb_cache_policy_t cache;
   mb_op_params_t params; /* resolved */
   uint64_t seed;
-  int emulated;          /* the kernel emulates the op's formats */
-  const char *alias;     /* the name asked for when it was an alias, else "" */
+  int emulated;      /* the kernel emulates the op's formats */
+  const char *alias; /* the name asked for when it was an alias, else "" */
 } mb_result_info_t;
 
 #define MB_RESULT_INFO_INIT                                                   \

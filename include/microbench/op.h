@@ -82,11 +82,12 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
                                            mb_activation_t *out);
 
 /* params.flags */
-#define MB_PARAM_TRANSPOSE 1u  /* quantize: quantize X^T (output N x M) */
-#define MB_PARAM_STATIC 2u     /* quantize: use params.scale, not absmax */
-#define MB_PARAM_CAUSAL 4u     /* attention: causal mask */
-#define MB_PARAM_QUANTIZE_INPUTS 8u /* gemm: quantize A and B to dtype_q
-                                       dynamically inside the timed op */
+#define MB_PARAM_TRANSPOSE 1u /* quantize: quantize X^T (output N x M) */
+#define MB_PARAM_STATIC 2u    /* quantize: use params.scale, not absmax */
+#define MB_PARAM_CAUSAL 4u    /* attention: causal mask */
+#define MB_PARAM_QUANTIZE_INPUTS                                    \
+  8u                           /* gemm: quantize A and B to dtype_q \
+                                  dynamically inside the timed op */
 #define MB_PARAM_NO_WEIGHT 16u /* layernorm/rmsnorm: no affine weight/bias */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
@@ -95,7 +96,8 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
 typedef struct mb_op_params {
   uint32_t struct_size;
   uint32_t ndim;              /* must equal mb_op_rank() */
-  int64_t shape[MB_MAX_DIMS]; /* gemm: M, K, N; add: M, N; attention: B, H, Sq, Skv, D */
+  int64_t shape[MB_MAX_DIMS]; /* gemm: M, K, N; add: M, N; attention: B, H, Sq,
+                                 Skv, D */
   mb_dtype_t dtype;           /* first input (A, X) */
   mb_dtype_t dtype_b;         /* second input (B, Y); NONE: op default */
   mb_dtype_t dtype_out;       /* output; NONE: op default */
@@ -112,11 +114,13 @@ typedef struct mb_op_params {
   double eps;                 /* layernorm/rmsnorm (1e-5) */
 } mb_op_params_t;
 
-#define MB_OP_PARAMS_INIT                                                \
-  {sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE, \
-   MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u,           \
-   {MB_SCALE_NONE, {0, 0}}, {MB_SCALE_NONE, {0, 0}}, MB_DTYPE_NONE, 0.0, \
-   MB_ACT_RELU, 0.01, 1e-5}
+#define MB_OP_PARAMS_INIT                                                     \
+  {                                                                           \
+    sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE,      \
+        MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u,            \
+        {MB_SCALE_NONE, {0, 0}}, {MB_SCALE_NONE, {0, 0}}, MB_DTYPE_NONE, 0.0, \
+        MB_ACT_RELU, 0.01, 1e-5                                               \
+  }
 
 /* Aliases: the predecessor tools' names (gemm_simple, gemm_fp8_rowwise,
  * transpose_quantization, ...), each an op plus parameter presets that fill

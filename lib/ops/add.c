@@ -6,9 +6,8 @@
 #include "dtype_internal.h"
 #include "op_internal.h"
 
-static const mb_dtype_t k_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
-                                      MB_DTYPE_F16, MB_DTYPE_F8E4M3,
-                                      MB_DTYPE_F8E5M2};
+static const mb_dtype_t k_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16,
+                                      MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
 static const mb_dtype_t k_out[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
 static const mb_dtype_t k_acc[] = {MB_DTYPE_F32};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -43,7 +42,9 @@ static double add_numel(const mb_op_params_t *p) {
   return (double)p->shape[0] * (double)p->shape[1];
 }
 
-static double add_flop(const mb_op_params_t *p) { return add_numel(p); }
+static double add_flop(const mb_op_params_t *p) {
+  return add_numel(p);
+}
 
 static double add_bytes(const mb_op_params_t *p) {
   double n = add_numel(p);
@@ -84,7 +85,9 @@ static void add_ref_element(const void *state, uint32_t out, size_t idx,
   *scale = fabs(x) + fabs(y);
 }
 
-static void add_ref_release(void *state) { free(state); }
+static void add_ref_release(void *state) {
+  free(state);
+}
 
 /* One rounding to the output (0.5 ulp); the f32 sum before it can add one
  * f32 rounding of |x| + |y|. */

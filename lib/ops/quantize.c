@@ -56,7 +56,8 @@ static mb_status_t quantize_resolve(mb_op_params_t *p) {
 }
 
 static void quantize_operand(const mb_op_params_t *p, uint32_t role,
-                             mb_dtype_t *dtype, uint32_t *ndim, int64_t *shape) {
+                             mb_dtype_t *dtype, uint32_t *ndim,
+                             int64_t *shape) {
   int64_t rows, cols;
   q_dims(p, &rows, &cols);
   *ndim = 2;
@@ -81,7 +82,9 @@ static double grid_bytes(const mb_op_params_t *p) {
   return 4.0 * (double)gr * (double)gc;
 }
 
-static double quantize_flop(const mb_op_params_t *p) { return 3.0 * numel(p); }
+static double quantize_flop(const mb_op_params_t *p) {
+  return 3.0 * numel(p);
+}
 
 static double quantize_bytes(const mb_op_params_t *p) {
   return mb__bytes(p->dtype, numel(p)) + mb__bytes(p->dtype_out, numel(p)) +
@@ -119,7 +122,8 @@ static void quant_ref_release(void *state) {
 static mb_status_t quantize_ref_prepare(const mb_op_params_t *p,
                                         const void *const *host, void **state) {
   quant_ref_t *r = calloc(1, sizeof *r);
-  if (!r) return mb__fail(MB_ERR_NO_MEMORY, "quantize reference: out of memory");
+  if (!r)
+    return mb__fail(MB_ERR_NO_MEMORY, "quantize reference: out of memory");
   q_dims(p, &r->rows, &r->cols);
   r->s = p->scale_a;
   int64_t gr;
@@ -181,14 +185,16 @@ static const char *const k_q_operands[] = {"X", "Q", "scales"};
 
 const mb_op_t mb__op_quantize = {
     .name = "quantize",
-    .summary = "Q = round_sat(X / s), s = absmax/qmax per block (or static); "
-               "outputs Q and the scales",
+    .summary =
+        "Q = round_sat(X / s), s = absmax/qmax per block (or static); "
+        "outputs Q and the scales",
     .shape_syntax = "MxN",
     .dim_names = k_dims,
     .param_mask = MB__P_SCALE_A | MB__P_TRANSPOSE | MB__P_STATIC,
-    .params_doc = "out: f8e4m3|f8e5m2|i8|i4; granularity (scale_a): "
-                  "tensor|row|col|block:BMxBN|group:G (row); transpose; "
-                  "static scale",
+    .params_doc =
+        "out: f8e4m3|f8e5m2|i8|i4; granularity (scale_a): "
+        "tensor|row|col|block:BMxBN|group:G (row); transpose; "
+        "static scale",
     .rank = 2,
     .num_inputs = 1,
     .num_outputs = 2,
@@ -207,7 +213,8 @@ const mb_op_t mb__op_quantize = {
     .tolerance = quantize_tolerance,
 };
 
-/* ---- dequantize ------------------------------------------------------------ */
+/* ---- dequantize ------------------------------------------------------------
+ */
 
 static mb_status_t dequantize_resolve(mb_op_params_t *p) {
   if (p->dtype == MB_DTYPE_NONE) p->dtype = MB_DTYPE_F8E4M3;
@@ -221,8 +228,8 @@ static mb_status_t dequantize_resolve(mb_op_params_t *p) {
                     "quantize");
   if ((st = mb__check_dtype(&mb__op_dequantize, "dtype", p->dtype, k_q,
                             COUNT(k_q))) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_dequantize, "dtype_out", p->dtype_out,
-                            k_hp, COUNT(k_hp))) != MB_OK)
+      (st = mb__check_dtype(&mb__op_dequantize, "dtype_out", p->dtype_out, k_hp,
+                            COUNT(k_hp))) != MB_OK)
     return st;
   return mb__scaling_resolve("dequantize", "Q", &p->scale_a, p->shape[0],
                              p->shape[1], 0);
@@ -243,7 +250,9 @@ static void dequantize_operand(const mb_op_params_t *p, uint32_t role,
   shape[1] = p->shape[1];
 }
 
-static double dequantize_flop(const mb_op_params_t *p) { return numel(p); }
+static double dequantize_flop(const mb_op_params_t *p) {
+  return numel(p);
+}
 
 static double dequantize_bytes(const mb_op_params_t *p) {
   return mb__bytes(p->dtype, numel(p)) + mb__bytes(p->dtype_out, numel(p)) +
@@ -277,7 +286,8 @@ static mb_status_t dequantize_ref_prepare(const mb_op_params_t *p,
                                           const void *const *host,
                                           void **state) {
   dequant_ref_t *r = malloc(sizeof *r);
-  if (!r) return mb__fail(MB_ERR_NO_MEMORY, "dequantize reference: out of memory");
+  if (!r)
+    return mb__fail(MB_ERR_NO_MEMORY, "dequantize reference: out of memory");
   int64_t gr;
   r->q = host[0];
   r->grid = host[1];
@@ -299,7 +309,9 @@ static void dequantize_ref_element(const void *state, uint32_t out, size_t idx,
   *scale = fabs(*value);
 }
 
-static void free_state(void *state) { free(state); }
+static void free_state(void *state) {
+  free(state);
+}
 
 /* fl32(q s) rounds once in f32, then once to the output. */
 static mb__tolerance_t dequantize_tolerance(const mb_op_params_t *p,
@@ -317,8 +329,9 @@ const mb_op_t mb__op_dequantize = {
     .shape_syntax = "MxN",
     .dim_names = k_dims,
     .param_mask = MB__P_SCALE_A,
-    .params_doc = "dtype (Q): f8e4m3|f8e5m2|i8|i4; out: f32|bf16|f16; "
-                  "granularity (scale_a) as quantize",
+    .params_doc =
+        "dtype (Q): f8e4m3|f8e5m2|i8|i4; out: f32|bf16|f16; "
+        "granularity (scale_a) as quantize",
     .rank = 2,
     .num_inputs = 2,
     .num_outputs = 1,
