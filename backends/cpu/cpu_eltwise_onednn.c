@@ -66,60 +66,10 @@ static eltwise_dnnl_t *kernel_new(mb_cpu_state_t *st, const char *what) {
   return k;
 }
 
-/* Says which implementation oneDNN picked: a "ref" one is a slow loop nest,
- * worth a warning since the numbers will look like a bug. */
-static void log_impl(eltwise_dnnl_t *k, const_dnnl_primitive_desc_t pd) {
-  const char *impl = NULL;
-  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
-          dnnl_success ||
-      !impl)
-    return;
-  const int ref = strncmp(impl, "ref", 3) == 0;
-  MB_CPU_LOG(k->st, ref ? MB_LOG_WARN : MB_LOG_DEBUG,
-             "cpu/onednn: %s uses oneDNN implementation %s%s", k->what, impl,
-             ref ? " (reference: slow)" : "");
-}
-
-/* The primitive and its scratchpad, which is ours ("user" mode) so oneDNN
- * allocates nothing inside the timed execute. */
 static mb_status_t create_primitive(eltwise_dnnl_t *k,
                                     const_dnnl_op_desc_t desc) {
-  mb_cpu_state_t *st = k->st;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_status_t s = dnnl_primitive_attr_create(&attr);
-  if (s == dnnl_success)
-    s = dnnl_primitive_attr_set_scratchpad_mode(attr,
-                                                dnnl_scratchpad_mode_user);
-  if (s != dnnl_success) {
-    if (attr) dnnl_primitive_attr_destroy(attr);
-    MB_CPU_ERROR(st, "cpu/onednn: %s: attributes: %s", k->what,
-                 dnnl_status2str(s));
-    return MB_ERR_BACKEND;
-  }
-  s = dnnl_primitive_desc_create(&pd, desc, attr, st->engine, NULL);
-  dnnl_primitive_attr_destroy(attr);
-  if (s != dnnl_success) {
-    MB_CPU_ERROR(st,
-                 "cpu/onednn: %s: oneDNN has no implementation for this "
-                 "dtype on this CPU (%s)",
-                 k->what, dnnl_status2str(s));
-    return MB_ERR_UNSUPPORTED;
-  }
-  log_impl(k, pd);
-  const dnnl_memory_desc_t *scratch_md =
-      dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  if (scratch_md && dnnl_memory_desc_get_size(scratch_md) > 0)
-    s = dnnl_memory_create(&k->scratch, scratch_md, st->engine,
-                           DNNL_MEMORY_ALLOCATE);
-  if (s == dnnl_success) s = dnnl_primitive_create(&k->prim, pd);
-  dnnl_primitive_desc_destroy(pd);
-  if (s != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: creating the primitive: %s", k->what,
-                 dnnl_status2str(s));
-    return s == dnnl_out_of_memory ? MB_ERR_NO_MEMORY : MB_ERR_BACKEND;
-  }
-  return MB_OK;
+  return mb__cpu_onednn_build(k->st, k->what, desc, NULL, &k->prim,
+                              &k->scratch);
 }
 
 /* Execution argument `arg` over call operand `operand`, or over `fixed`

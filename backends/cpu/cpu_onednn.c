@@ -109,14 +109,14 @@ static void log_impl(mb_cpu_state_t *st, const char *what,
 
 /* The scratchpad is ours ("user" mode) and allocated here: otherwise oneDNN
  * may allocate it inside the timed execute, or share a global one. */
-static mb_status_t create_primitive(onednn_kernel_t *k,
-                                    const_dnnl_op_desc_t op_desc,
-                                    dnnl_primitive_attr_t attr) {
-  mb_cpu_state_t *st = k->st;
+static mb_status_t build_with(mb_cpu_state_t *st, const char *what,
+                              const_dnnl_op_desc_t op_desc,
+                              dnnl_primitive_attr_t attr,
+                              dnnl_primitive_t *prim, dnnl_memory_t *scratch) {
   dnnl_status_t s =
       dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
   if (s != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: scratchpad mode: %s", k->what,
+    MB_CPU_ERROR(st, "cpu/onednn: %s: scratchpad mode: %s", what,
                  dnnl_status2str(s));
     return MB_ERR_BACKEND;
   }
@@ -126,23 +126,39 @@ static mb_status_t create_primitive(onednn_kernel_t *k,
     MB_CPU_ERROR(st,
                  "cpu/onednn: %s: oneDNN has no implementation for these "
                  "dtypes and attributes on this CPU (%s)",
-                 k->what, dnnl_status2str(s));
+                 what, dnnl_status2str(s));
     return MB_ERR_UNSUPPORTED;
   }
-  log_impl(st, k->what, pd);
+  log_impl(st, what, pd);
   const dnnl_memory_desc_t *scratch_md =
       dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
   if (scratch_md && dnnl_memory_desc_get_size(scratch_md) > 0)
-    s = dnnl_memory_create(&k->scratch, scratch_md, st->engine,
+    s = dnnl_memory_create(scratch, scratch_md, st->engine,
                            DNNL_MEMORY_ALLOCATE);
-  if (s == dnnl_success) s = dnnl_primitive_create(&k->prim, pd);
+  if (s == dnnl_success) s = dnnl_primitive_create(prim, pd);
   dnnl_primitive_desc_destroy(pd);
   if (s != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: creating the primitive: %s", k->what,
+    MB_CPU_ERROR(st, "cpu/onednn: %s: creating the primitive: %s", what,
                  dnnl_status2str(s));
     return s == dnnl_out_of_memory ? MB_ERR_NO_MEMORY : MB_ERR_BACKEND;
   }
   return MB_OK;
+}
+
+mb_status_t mb__cpu_onednn_build(mb_cpu_state_t *st, const char *what,
+                                 const_dnnl_op_desc_t op_desc,
+                                 dnnl_primitive_attr_t attr,
+                                 dnnl_primitive_t *prim,
+                                 dnnl_memory_t *scratch) {
+  if (attr) return build_with(st, what, op_desc, attr, prim, scratch);
+  dnnl_primitive_attr_t own = NULL;
+  if (dnnl_primitive_attr_create(&own) != dnnl_success) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: out of memory for attributes", what);
+    return MB_ERR_NO_MEMORY;
+  }
+  mb_status_t status = build_with(st, what, op_desc, own, prim, scratch);
+  dnnl_primitive_attr_destroy(own);
+  return status;
 }
 
 mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
@@ -157,7 +173,8 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
   }
   k->st = st;
   snprintf(k->what, sizeof k->what, "%s", what);
-  mb_status_t status = create_primitive(k, op_desc, attr);
+  mb_status_t status =
+      mb__cpu_onednn_build(st, what, op_desc, attr, &k->prim, &k->scratch);
   for (int i = 0; i < 3 && status == MB_OK; ++i) {
     k->bound[i] = operand_ptr(call, i);
     const dnnl_status_t s =

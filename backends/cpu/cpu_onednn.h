@@ -26,6 +26,17 @@ mb_status_t mb__cpu_onednn_md_2d(mb_cpu_state_t *st, const char *what,
                                  dnnl_memory_desc_t *md, int64_t rows,
                                  int64_t cols, mb_dtype_t dtype);
 
+/* Creates the primitive for `op_desc` (and its scratchpad memory, ours in
+ * "user" mode so nothing is allocated inside the timed execute; NULL when it
+ * needs none). `attr` is borrowed and may be NULL (defaults). Logs the
+ * implementation oneDNN picked (a warning for a slow "ref" one).
+ * MB_ERR_UNSUPPORTED when oneDNN has no implementation for it. */
+mb_status_t mb__cpu_onednn_build(mb_cpu_state_t *st, const char *what,
+                                 const_dnnl_op_desc_t op_desc,
+                                 dnnl_primitive_attr_t attr,
+                                 dnnl_primitive_t *prim,
+                                 dnnl_memory_t *scratch);
+
 /* Builds the primitive for `op_desc` with `attr` (borrowed; scratchpad mode
  * is set here), wraps the call's buffers, and returns the kernel state.
  * MB_ERR_UNSUPPORTED when oneDNN has no implementation for it. `what` names
