@@ -75,6 +75,41 @@ uint32_t mb_op_num_outputs(const mb_op_t *op) {
   return op ? op->num_outputs : 0;
 }
 
+/* A parameter the op does not use is an error, not silently ignored:
+ * `--causal` on a gemm would otherwise measure something other than asked. */
+static mb_status_t check_applicable(const mb_op_t *op,
+                                    const mb_op_params_t *p) {
+  static const struct {
+    uint32_t flag, mask;
+    const char *name;
+  } k_flags[] = {
+      {MB_PARAM_TRANSPOSE, MB__P_TRANSPOSE, "transpose"},
+      {MB_PARAM_STATIC, MB__P_STATIC, "static scale"},
+      {MB_PARAM_CAUSAL, MB__P_CAUSAL, "causal"},
+      {MB_PARAM_QUANTIZE_INPUTS, MB__P_QUANT, "quantize-inputs"},
+      {MB_PARAM_NO_WEIGHT, MB__P_EPS, "no-affine"},
+  };
+  for (size_t i = 0; i < sizeof k_flags / sizeof k_flags[0]; i++)
+    if ((p->flags & k_flags[i].flag) && !(op->param_mask & k_flags[i].mask))
+      return mb__fail(
+          MB_ERR_INVALID_ARG,
+          "%s: \"%s\" does not apply to this op (its parameters: "
+          "%s)",
+          op->name, k_flags[i].name,
+          op->params_doc && *op->params_doc ? op->params_doc : "none");
+  const uint32_t scaled = MB__P_SCALES | MB__P_SCALE_A;
+  if ((p->scale_a.mode != MB_SCALE_NONE && !(op->param_mask & scaled)) ||
+      (p->scale_b.mode != MB_SCALE_NONE && !(op->param_mask & MB__P_SCALES)))
+    return mb__fail(
+        MB_ERR_INVALID_ARG,
+        "%s: scales do not apply to this op (its parameters: %s)", op->name,
+        op->params_doc && *op->params_doc ? op->params_doc : "none");
+  if (p->dtype_q != MB_DTYPE_NONE && !(op->param_mask & MB__P_QUANT))
+    return mb__fail(MB_ERR_INVALID_ARG, "%s: dtype_q does not apply to this op",
+                    op->name);
+  return MB_OK;
+}
+
 mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *p) {
   if (!op || !p)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_op_resolve: NULL argument");
@@ -84,6 +119,7 @@ mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *p) {
                     "MB_OP_PARAMS_INIT)",
                     op->name, p->struct_size, sizeof *p);
   mb_status_t st = mb__check_shape(op, p);
+  if (st == MB_OK) st = check_applicable(op, p);
   return st != MB_OK ? st : op->resolve(p);
 }
 

@@ -67,6 +67,15 @@ static void test_resolve(void **state) {
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
   assert_contains(mb_error_last(), "dimension 1 (K of MxKxN) is 0");
   p = gemm_params(4, 5, 6);
+  p.flags = MB_PARAM_CAUSAL; /* an attention parameter */
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "gemm: \"causal\" does not apply");
+  mb_op_params_t a = MB_OP_PARAMS_INIT;
+  a.ndim = 2, a.shape[0] = a.shape[1] = 4;
+  a.scale_a.mode = MB_SCALE_ROW;
+  assert_int_equal(mb_op_resolve(&mb__op_add, &a), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "add: scales do not apply");
+  p = gemm_params(4, 5, 6);
   p.struct_size = 8;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
 }

@@ -109,12 +109,11 @@ static void test_resolve_errors(void **state) {
   p = mn(4, 4);
   p.flags = MB_PARAM_CAUSAL;
   expect_error(&mb__op_softmax, p,
-               "softmax: flag \"causal\" does not apply; valid flags: none");
+               "softmax: \"causal\" does not apply to this op");
   p = mn(4, 4);
   p.flags = MB_PARAM_CAUSAL;
   expect_error(&mb__op_layernorm, p,
-               "layernorm: flag \"causal\" does not apply; valid flags: "
-               "no-weight");
+               "layernorm: \"causal\" does not apply to this op");
   p = mn(4, 4);
   p.eps = 0;
   expect_error(&mb__op_layernorm, p,
@@ -131,8 +130,7 @@ static void test_resolve_errors(void **state) {
   p = attn(1, 1, 8, 5, 4);
   p.flags = MB_PARAM_NO_WEIGHT;
   expect_error(&mb__op_attention, p,
-               "attention: flag \"no-weight\" does not apply; valid flags: "
-               "causal");
+               "attention: \"no-affine\" does not apply to this op");
   p = mn(4, 4);
   expect_error(&mb__op_attention, p,
                "attention: shape has 2 dimension(s); attention needs 5 "

@@ -102,7 +102,6 @@ static mb_status_t check_activation(const mb_op_params_t *p) {
 static mb_status_t activation_resolve(mb_op_params_t *p) {
   mb_status_t st = mb__elt_resolve_dtypes(&mb__op_activation, p, mb__elt_float,
                                           MB__ELT_COUNT(mb__elt_float));
-  if (st == MB_OK) st = mb__elt_check_flags(&mb__op_activation, p->flags, 0);
   if (st == MB_OK)
     st = mb__elt_check_numel(&mb__op_activation, "X", mb__elt_mn(p));
   return st == MB_OK ? check_activation(p) : st;
@@ -111,7 +110,6 @@ static mb_status_t activation_resolve(mb_op_params_t *p) {
 static mb_status_t silu_mul_resolve(mb_op_params_t *p) {
   mb_status_t st = mb__elt_resolve_dtypes(&mb__op_silu_mul, p, mb__elt_float,
                                           MB__ELT_COUNT(mb__elt_float));
-  if (st == MB_OK) st = mb__elt_check_flags(&mb__op_silu_mul, p->flags, 0);
   if (st == MB_OK)
     st = mb__elt_check_numel(&mb__op_silu_mul, "X", mb__elt_mn(p));
   return st;

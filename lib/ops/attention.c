@@ -35,7 +35,6 @@ static mb_status_t attention_resolve(mb_op_params_t *p) {
   const mb_op_t *op = &mb__op_attention;
   mb_status_t st = mb__elt_resolve_dtypes(op, p, mb__elt_float,
                                           MB__ELT_COUNT(mb__elt_float));
-  if (st == MB_OK) st = mb__elt_check_flags(op, p->flags, MB_PARAM_CAUSAL);
   if (st == MB_OK)
     st = mb__elt_check_numel(op, "Q", rows(p, ASQ) * (double)p->shape[AD]);
   if (st == MB_OK)

@@ -13,7 +13,6 @@ static const mb_dtype_t k_dtypes[] = {
 static mb_status_t copy_resolve(mb_op_params_t *p) {
   mb_status_t st = mb__elt_resolve_dtypes(&mb__op_copy, p, k_dtypes,
                                           MB__ELT_COUNT(k_dtypes));
-  if (st == MB_OK) st = mb__elt_check_flags(&mb__op_copy, p->flags, 0);
   if (st == MB_OK) st = mb__elt_check_numel(&mb__op_copy, "X", mb__elt_mn(p));
   return st;
 }

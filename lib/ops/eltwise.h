@@ -38,39 +38,6 @@ static inline mb_status_t mb__elt_resolve_dtypes(const mb_op_t *op,
   return MB_OK;
 }
 
-/* A flag an op does not define is an error, not silently ignored: `--causal`
- * on a softmax would otherwise measure something other than was asked. */
-static inline mb_status_t mb__elt_check_flags(const mb_op_t *op, uint32_t flags,
-                                              uint32_t allowed) {
-  static const struct {
-    uint32_t flag;
-    const char *name;
-  } k_flags[] = {{MB_PARAM_TRANSPOSE, "transpose"},
-                 {MB_PARAM_STATIC, "static"},
-                 {MB_PARAM_CAUSAL, "causal"},
-                 {MB_PARAM_QUANTIZE_INPUTS, "quantize-inputs"},
-                 {MB_PARAM_NO_WEIGHT, "no-weight"}};
-  uint32_t bad = flags & ~allowed;
-  if (!bad) return MB_OK;
-  char valid[96] = "";
-  size_t len = 0;
-  const char *name = NULL;
-  for (size_t i = 0; i < MB__ELT_COUNT(k_flags); i++) {
-    if ((bad & k_flags[i].flag) && !name) name = k_flags[i].name;
-    if ((allowed & k_flags[i].flag) && len < sizeof valid) {
-      int n = snprintf(valid + len, sizeof valid - len, "%s%s", len ? ", " : "",
-                       k_flags[i].name);
-      if (n > 0) len += (size_t)n;
-    }
-  }
-  if (name)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "%s: flag \"%s\" does not apply; valid flags: %s", op->name,
-                    name, len ? valid : "none");
-  return mb__fail(MB_ERR_INVALID_ARG, "%s: unknown flags 0x%x; valid flags: %s",
-                  op->name, (unsigned)bad, len ? valid : "none");
-}
-
 /* Operand sizes are products of dimensions each up to 2^40: keep every
  * operand's element count where size_t arithmetic and doubles are exact. */
 static inline mb_status_t mb__elt_check_numel(const mb_op_t *op,

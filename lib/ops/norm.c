@@ -23,7 +23,6 @@ static int affine(const mb_op_params_t *p) {
 static mb_status_t norm_resolve(const mb_op_t *op, mb_op_params_t *p) {
   mb_status_t st = mb__elt_resolve_dtypes(op, p, mb__elt_float,
                                           MB__ELT_COUNT(mb__elt_float));
-  if (st == MB_OK) st = mb__elt_check_flags(op, p->flags, MB_PARAM_NO_WEIGHT);
   if (st == MB_OK) st = mb__elt_check_numel(op, "X", mb__elt_mn(p));
   if (st == MB_OK && !(p->eps > 0 && isfinite(p->eps)))
     return mb__fail(MB_ERR_INVALID_ARG,

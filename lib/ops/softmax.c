@@ -13,7 +13,6 @@
 static mb_status_t softmax_resolve(mb_op_params_t *p) {
   mb_status_t st = mb__elt_resolve_dtypes(&mb__op_softmax, p, mb__elt_float,
                                           MB__ELT_COUNT(mb__elt_float));
-  if (st == MB_OK) st = mb__elt_check_flags(&mb__op_softmax, p->flags, 0);
   if (st == MB_OK)
     st = mb__elt_check_numel(&mb__op_softmax, "X", mb__elt_mn(p));
   return st;

@@ -145,6 +145,12 @@ class BadInput(unittest.TestCase):
         self.expect_usage_error(["frob"], 'unknown command "frob"')
         self.expect_usage_error(["run", "--shape", "8x8"], "--op is required")
 
+    def test_inapplicable_params(self):
+        self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",
+                                 "--causal"], '"causal" does not apply')
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--scale-a", "row"], "scales do not apply")
+
     def test_unwritable_output(self):
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
                                  *QUICK, "-o", "/nonexistent/x.csv"],
