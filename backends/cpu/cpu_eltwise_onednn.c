@@ -290,13 +290,5 @@ mb_status_t mb__cpu_eltwise_onednn_run(void *kstate,
   for (int i = 0; i < 2 && k->n_params; ++i)
     mb__cpu_load_f32(k->params_f32[i], call->in[1 + i], k->param_dtype, 0,
                      k->n_params);
-  dnnl_status_t s =
-      dnnl_primitive_execute(k->prim, st->stream, k->nargs, k->args);
-  if (s == dnnl_success) s = dnnl_stream_wait(st->stream);
-  if (s != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: execution failed: %s", k->what,
-                 dnnl_status2str(s));
-    return MB_ERR_BACKEND;
-  }
-  return MB_OK;
+  return mb__cpu_onednn_execute(st, k->what, k->prim, k->nargs, k->args);
 }

@@ -196,6 +196,19 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
   return MB_OK;
 }
 
+mb_status_t mb__cpu_onednn_execute(mb_cpu_state_t *st, const char *what,
+                                   dnnl_primitive_t prim, int nargs,
+                                   const dnnl_exec_arg_t *args) {
+  dnnl_status_t s = dnnl_primitive_execute(prim, st->stream, nargs, args);
+  if (s == dnnl_success) s = dnnl_stream_wait(st->stream);
+  if (s != dnnl_success) {
+    MB_CPU_ERROR(st, "cpu/onednn: %s: execution failed: %s", what,
+                 dnnl_status2str(s));
+    return MB_ERR_BACKEND;
+  }
+  return MB_OK;
+}
+
 mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
   onednn_kernel_t *k = kstate;
   mb_cpu_state_t *st = k->st;
@@ -212,13 +225,5 @@ mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
     }
     k->bound[i] = p;
   }
-  dnnl_status_t s =
-      dnnl_primitive_execute(k->prim, st->stream, k->nargs, k->args);
-  if (s == dnnl_success) s = dnnl_stream_wait(st->stream);
-  if (s != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: execution failed: %s", k->what,
-                 dnnl_status2str(s));
-    return MB_ERR_BACKEND;
-  }
-  return MB_OK;
+  return mb__cpu_onednn_execute(st, k->what, k->prim, k->nargs, k->args);
 }

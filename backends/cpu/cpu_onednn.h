@@ -37,6 +37,11 @@ mb_status_t mb__cpu_onednn_build(mb_cpu_state_t *st, const char *what,
                                  dnnl_primitive_t *prim,
                                  dnnl_memory_t *scratch);
 
+/* Executes on the backend's stream and waits: the timed part of a kernel. */
+mb_status_t mb__cpu_onednn_execute(mb_cpu_state_t *st, const char *what,
+                                   dnnl_primitive_t prim, int nargs,
+                                   const dnnl_exec_arg_t *args);
+
 /* Builds the primitive for `op_desc` with `attr` (borrowed; scratchpad mode
  * is set here), wraps the call's buffers, and returns the kernel state.
  * MB_ERR_UNSUPPORTED when oneDNN has no implementation for it. `what` names
