@@ -9,7 +9,7 @@
 #include <dlfcn.h>
 #include <math.h>
 
-#include "../backends/cpu/cpu_quant_cvt.h"
+#include "../backends/common/mb_cvt.h"
 #include "dtype_internal.h"
 #include "microbench/sys/backend.h"
 #include "op_internal.h"
@@ -116,14 +116,14 @@ static void test_converters(void **state) {
     for (size_t l = 0; l <= 6; ++l) {
       const uint32_t u =
           hi << 12 | (l < 6 ? lows[l] : (uint32_t)splitmix64(&rng) & 0xFFFu);
-      const float x = mb__cpu_float(u);
-      const uint8_t got[4] = {mb__cpu_f32_to_e4m3(x), mb__cpu_f32_to_e5m2(x),
-                              (uint8_t)mb__cpu_f32_to_i8(x),
-                              mb__cpu_f32_to_i4(x)};
+      const float x = mb__cvt_float(u);
+      const uint8_t got[4] = {mb__cvt_f32_to_e4m3(x), mb__cvt_f32_to_e5m2(x),
+                              (uint8_t)mb__cvt_f32_to_i8(x),
+                              mb__cvt_f32_to_i4(x)};
       const uint8_t want[4] = {
           ref_byte(MB_DTYPE_F8E4M3, x), ref_byte(MB_DTYPE_F8E5M2, x),
           ref_byte(MB_DTYPE_I8, x), ref_byte(MB_DTYPE_I4, x)};
-      const int f16_ok = mb__cpu_f32_to_f16(x) == mb_f32_to_f16(x, 0);
+      const int f16_ok = mb__cvt_f32_to_f16(x) == mb_f32_to_f16(x, 0);
       if (memcmp(got, want, sizeof got) == 0 && f16_ok) continue;
       if (bad++ < 5)
         fprintf(stderr,
@@ -133,14 +133,14 @@ static void test_converters(void **state) {
                 want[3], f16_ok ? "ok" : "WRONG");
     }
   for (uint32_t b = 0; b < 256; ++b) {
-    const float e4 = mb__cpu_e4m3_to_f32((uint8_t)b),
-                e5 = mb__cpu_e5m2_to_f32((uint8_t)b);
-    bad += mb__cpu_bits(e4) != mb__cpu_bits(mb_f8e4m3_to_f32((uint8_t)b));
-    bad += mb__cpu_bits(e5) != mb__cpu_bits(mb_f8e5m2_to_f32((uint8_t)b));
+    const float e4 = mb__cvt_e4m3_to_f32((uint8_t)b),
+                e5 = mb__cvt_e5m2_to_f32((uint8_t)b);
+    bad += mb__cvt_bits(e4) != mb__cvt_bits(mb_f8e4m3_to_f32((uint8_t)b));
+    bad += mb__cvt_bits(e5) != mb__cvt_bits(mb_f8e5m2_to_f32((uint8_t)b));
   }
   for (uint32_t h = 0; h < 65536; ++h)
-    bad += mb__cpu_bits(mb__cpu_f16_to_f32((uint16_t)h)) !=
-           mb__cpu_bits(mb_f16_to_f32((uint16_t)h));
+    bad += mb__cvt_bits(mb__cvt_f16_to_f32((uint16_t)h)) !=
+           mb__cvt_bits(mb_f16_to_f32((uint16_t)h));
   assert_int_equal(bad, 0);
 }
 

@@ -3,7 +3,7 @@
  * Memory-bound, so the loops are plain: split statically across the pinned
  * threads (the same split the allocator's first touch used) and left to the
  * vectoriser. bf16 is computed in f32 and rounded once, to nearest even. */
-#include "cpu_bf16.h"
+#include "mb_cvt.h"
 #include "cpu_internal.h"
 
 #include <stdlib.h>
@@ -31,8 +31,8 @@ MB_CPU_CLONES static void add_bf16_range(uint16_t *restrict z,
                                          const uint16_t *restrict x,
                                          const uint16_t *restrict y, size_t n) {
   for (size_t i = 0; i < n; ++i)
-    z[i] = mb__cpu_f32_to_bf16(mb__cpu_bf16_to_f32(x[i]) +
-                               mb__cpu_bf16_to_f32(y[i]));
+    z[i] = mb__cvt_f32_to_bf16(mb__cvt_bf16_to_f32(x[i]) +
+                               mb__cvt_bf16_to_f32(y[i]));
 }
 
 static void add_f32(void *z, const void *x, const void *y, size_t lo,

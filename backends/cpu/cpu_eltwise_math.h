@@ -1,6 +1,6 @@
 /* CPU backend — what the element-wise family's portable kernels share:
  * float selects, an exp, and row loads/stores in f32 (the conversions
- * themselves are cpu_quant_cvt.h's).
+ * themselves are backends/common/mb_cvt.h's).
  *
  * All of it is branch-free arithmetic on bit patterns (selects, no calls),
  * so gcc vectorises whole rows of it inside the kernels' MB_CPU_CLONES
@@ -16,15 +16,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cpu_bf16.h"
+#include "mb_cvt.h"
 /* The f16/fp8 <-> f32 conversions and bit helpers (one copy for the
  * whole backend, exact against lib/dtype.c). */
-#include "cpu_quant_cvt.h"
 
 /* The same for floats: also keeps gcc from cloning the float arithmetic
  * that follows a ?: into both arms (then it could not if-convert them). */
 static inline float mb__cpu_selectf(uint32_t c, float a, float b) {
-  return mb__cpu_float(mb__cpu_sel(c, mb__cpu_bits(a), mb__cpu_bits(b)));
+  return mb__cvt_float(mb__cvt_sel(c, mb__cvt_bits(a), mb__cvt_bits(b)));
 }
 
 /* max(a, b); b when either is NaN. A plain ?: between two values (no
@@ -43,7 +42,7 @@ static inline float mb__cpu_expf(float x) {
   float xc = mb__cpu_selectf(x < -104.0f, -104.0f, x);
   xc = mb__cpu_selectf(xc > 89.0f, 89.0f, xc);
   const float kf = xc * 1.44269504088896341f + magic;
-  const uint32_t n = mb__cpu_bits(kf) - mb__cpu_bits(magic);
+  const uint32_t n = mb__cvt_bits(kf) - mb__cvt_bits(magic);
   const float nf = kf - magic;
   const float r = (xc - nf * 0.693359375f) - nf * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -56,7 +55,7 @@ static inline float mb__cpu_expf(float x) {
   /* n in [-150, 128] as a two's-complement uint32; halves in [-75, 64]. */
   const uint32_t n1 = (uint32_t)((int32_t)n / 2), n2 = n - n1;
   const float y =
-      p * mb__cpu_float((n1 + 127u) << 23) * mb__cpu_float((n2 + 127u) << 23);
+      p * mb__cvt_float((n1 + 127u) << 23) * mb__cvt_float((n2 + 127u) << 23);
   return mb__cpu_selectf(x > 88.7228394f, INFINITY,
                          mb__cpu_selectf(x < -103.972084f, 0.0f, y));
 }
@@ -67,16 +66,16 @@ static inline void mb__cpu_load_f32(float *restrict dst, const void *src,
                                     mb_dtype_t dtype, size_t off, size_t n) {
   if (dtype == MB_DTYPE_F8E4M3) {
     const uint8_t *s = (const uint8_t *)src + off;
-    for (size_t i = 0; i < n; ++i) dst[i] = mb__cpu_e4m3_to_f32(s[i]);
+    for (size_t i = 0; i < n; ++i) dst[i] = mb__cvt_e4m3_to_f32(s[i]);
   } else if (dtype == MB_DTYPE_F8E5M2) {
     const uint8_t *s = (const uint8_t *)src + off;
-    for (size_t i = 0; i < n; ++i) dst[i] = mb__cpu_e5m2_to_f32(s[i]);
+    for (size_t i = 0; i < n; ++i) dst[i] = mb__cvt_e5m2_to_f32(s[i]);
   } else if (dtype == MB_DTYPE_BF16) {
     const uint16_t *s = (const uint16_t *)src + off;
-    for (size_t i = 0; i < n; ++i) dst[i] = mb__cpu_bf16_to_f32(s[i]);
+    for (size_t i = 0; i < n; ++i) dst[i] = mb__cvt_bf16_to_f32(s[i]);
   } else if (dtype == MB_DTYPE_F16) {
     const uint16_t *s = (const uint16_t *)src + off;
-    for (size_t i = 0; i < n; ++i) dst[i] = mb__cpu_f16_to_f32(s[i]);
+    for (size_t i = 0; i < n; ++i) dst[i] = mb__cvt_f16_to_f32(s[i]);
   } else {
     memcpy(dst, (const float *)src + off, n * sizeof *dst);
   }
@@ -88,10 +87,10 @@ static inline void mb__cpu_store_f32(void *dst, mb_dtype_t dtype, size_t off,
                                      const float *restrict src, size_t n) {
   if (dtype == MB_DTYPE_BF16) {
     uint16_t *d = (uint16_t *)dst + off;
-    for (size_t i = 0; i < n; ++i) d[i] = mb__cpu_f32_to_bf16(src[i]);
+    for (size_t i = 0; i < n; ++i) d[i] = mb__cvt_f32_to_bf16(src[i]);
   } else if (dtype == MB_DTYPE_F16) {
     uint16_t *d = (uint16_t *)dst + off;
-    for (size_t i = 0; i < n; ++i) d[i] = mb__cpu_f32_to_f16(src[i]);
+    for (size_t i = 0; i < n; ++i) d[i] = mb__cvt_f32_to_f16(src[i]);
   } else {
     memcpy((float *)dst + off, src, n * sizeof *src);
   }

@@ -11,7 +11,7 @@
  * D. The inner loop runs i-k-j: for two rows of A and four steps of k it
  * updates two contiguous rows of the accumulator, which gcc vectorises into
  * FMAs (6 loads and 2 stores per 8 FMAs). */
-#include "cpu_bf16.h"
+#include "mb_cvt.h"
 #include "cpu_internal.h"
 
 #include <stdlib.h>
@@ -58,7 +58,7 @@ static const float *block_f32(const void *m, size_t ld, size_t r0, size_t c0,
 MB_CPU_CLONES static void bf16_row_to_f32(float *restrict dst,
                                           const uint16_t *restrict src,
                                           size_t n) {
-  for (size_t j = 0; j < n; ++j) dst[j] = mb__cpu_bf16_to_f32(src[j]);
+  for (size_t j = 0; j < n; ++j) dst[j] = mb__cvt_bf16_to_f32(src[j]);
 }
 
 static const float *block_bf16(const void *m, size_t ld, size_t r0, size_t c0,
@@ -85,11 +85,11 @@ MB_CPU_CLONES static void store_bf16_row(uint16_t *restrict d,
                                          const float *restrict acc, size_t n,
                                          float alpha, float beta) {
   if (beta == 0.0f)
-    for (size_t j = 0; j < n; ++j) d[j] = mb__cpu_f32_to_bf16(alpha * acc[j]);
+    for (size_t j = 0; j < n; ++j) d[j] = mb__cvt_f32_to_bf16(alpha * acc[j]);
   else
     for (size_t j = 0; j < n; ++j)
-      d[j] = mb__cpu_f32_to_bf16(alpha * acc[j] +
-                                 beta * mb__cpu_bf16_to_f32(d[j]));
+      d[j] = mb__cvt_f32_to_bf16(alpha * acc[j] +
+                                 beta * mb__cvt_bf16_to_f32(d[j]));
 }
 
 static void store_f32(void *d, size_t ld, size_t r0, size_t c0, size_t rows,

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_quant_cvt.h"
+#include "mb_cvt.h"
 
 enum { CHUNK = 1024, BAND = 32, TILE = 128 };
 
@@ -53,7 +53,7 @@ static const float *srow(const scale_view_t *v, int64_t r) {
  * all-zero or non-finite block gets 1. */
 static float scale_of(uint32_t amax, float qmax) {
   if (amax == 0 || amax >= 0x7F800000u) return 1.0f;
-  return mb__cpu_float(amax) / qmax;
+  return mb__cvt_float(amax) / qmax;
 }
 
 /* x[0, w) is columns [c0, c0 + w) of row e0 / cols of Q. */

@@ -10,7 +10,7 @@
  * (not a multiplication by 1/s, which is one ulp off now and then — and is
  * why oneDNN's reorder with scales, which multiplies, is not used here),
  * the same maximum (NaN ignored as fmaxf does), exact converters
- * (cpu_quant_cvt.h). */
+ * (backends/common/mb_cvt.h). */
 #ifndef MB_CPU_QUANT_H
 #define MB_CPU_QUANT_H
 

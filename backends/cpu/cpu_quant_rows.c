@@ -8,9 +8,8 @@
  * matrix passes split rows into chunks of CHUNK elements converted through
  * a buffer on the stack: no scratch to allocate, and the buffer stays in L1
  * between the load, the arithmetic and the store. */
-#include "cpu_bf16.h"
+#include "mb_cvt.h"
 #include "cpu_quant.h"
-#include "cpu_quant_cvt.h"
 
 #include <string.h>
 
@@ -30,10 +29,10 @@ static void load_f32(float *restrict d, const void *src, size_t e0, size_t n) {
     for (size_t j = 0; j < n; ++j) d[j] = expr(s[j]);                 \
   }
 #define MB__I8_TO_F32(v) ((float)(int8_t)(v))
-MB__LOAD(load_bf16, uint16_t, mb__cpu_bf16_to_f32)
-MB__LOAD(load_f16, uint16_t, mb__cpu_f16_to_f32)
-MB__LOAD(load_e4m3, uint8_t, mb__cpu_e4m3_to_f32)
-MB__LOAD(load_e5m2, uint8_t, mb__cpu_e5m2_to_f32)
+MB__LOAD(load_bf16, uint16_t, mb__cvt_bf16_to_f32)
+MB__LOAD(load_f16, uint16_t, mb__cvt_f16_to_f32)
+MB__LOAD(load_e4m3, uint8_t, mb__cvt_e4m3_to_f32)
+MB__LOAD(load_e5m2, uint8_t, mb__cvt_e5m2_to_f32)
 MB__LOAD(load_i8, uint8_t, MB__I8_TO_F32)
 
 /* i4: a leading odd element is the high nibble of its byte; then whole
@@ -42,7 +41,7 @@ MB_CPU_QCLONES static void load_i4(float *restrict d, const void *src,
                                    size_t e0, size_t n) {
   const uint8_t *p = src;
   size_t j = 0;
-  if ((e0 & 1u) && n) d[j++] = (float)mb__cpu_i4_at(p, e0);
+  if ((e0 & 1u) && n) d[j++] = (float)mb__cvt_i4_at(p, e0);
   const uint8_t *restrict b = p + (e0 + j) / 2;
   const size_t pairs = (n - j) / 2;
   float *restrict o = d + j;
@@ -51,7 +50,7 @@ MB_CPU_QCLONES static void load_i4(float *restrict d, const void *src,
     o[2 * k + 1] = (float)((int32_t)((uint32_t)(b[k] >> 4) ^ 8u) - 8);
   }
   j += 2 * pairs;
-  if (j < n) d[j] = (float)mb__cpu_i4_at(p, e0 + j);
+  if (j < n) d[j] = (float)mb__cvt_i4_at(p, e0 + j);
 }
 
 /* ---- stores (float targets, overflow to infinity as mb_convert) ---------- */
@@ -66,8 +65,8 @@ static void store_f32(void *dst, size_t e0, const float *restrict s, size_t n) {
     T *restrict d = (T *)dst + e0;                                     \
     for (size_t j = 0; j < n; ++j) d[j] = expr(s[j]);                  \
   }
-MB__STORE(store_bf16, uint16_t, mb__cpu_f32_to_bf16)
-MB__STORE(store_f16, uint16_t, mb__cpu_f32_to_f16)
+MB__STORE(store_bf16, uint16_t, mb__cvt_f32_to_bf16)
+MB__STORE(store_f16, uint16_t, mb__cvt_f32_to_f16)
 
 /* ---- quantization: q = cvt(x / s), the f32 division of the semantics ----- */
 
@@ -83,9 +82,9 @@ MB__STORE(store_f16, uint16_t, mb__cpu_f32_to_f16)
     uint8_t *restrict q = (uint8_t *)dst + e0;                             \
     for (size_t j = 0; j < n; ++j) q[j] = (uint8_t)cvt(x[j] / s[j]);       \
   }
-MB__QUANT_BYTES(quant_e4m3, mb__cpu_f32_to_e4m3)
-MB__QUANT_BYTES(quant_e5m2, mb__cpu_f32_to_e5m2)
-MB__QUANT_BYTES(quant_i8, mb__cpu_f32_to_i8)
+MB__QUANT_BYTES(quant_e4m3, mb__cvt_f32_to_e4m3)
+MB__QUANT_BYTES(quant_e5m2, mb__cvt_f32_to_e5m2)
+MB__QUANT_BYTES(quant_i8, mb__cvt_f32_to_i8)
 
 /* Only this element's nibble changes: the other may be a neighbour's. */
 static void set_nibble(uint8_t *p, size_t i, uint8_t v) {
@@ -100,18 +99,18 @@ static void set_nibble(uint8_t *p, size_t i, uint8_t v) {
     uint8_t *p = dst;                                                       \
     size_t j = 0;                                                           \
     if ((e0 & 1u) && n) {                                                   \
-      set_nibble(p, e0, mb__cpu_f32_to_i4(x[0] / S(0)));                    \
+      set_nibble(p, e0, mb__cvt_f32_to_i4(x[0] / S(0)));                    \
       j = 1;                                                                \
     }                                                                       \
     uint8_t *restrict b = p + (e0 + j) / 2;                                 \
     const size_t pairs = (n - j) / 2;                                       \
     for (size_t k = 0; k < pairs; ++k) {                                    \
       const size_t a = j + 2 * k;                                           \
-      b[k] = (uint8_t)(mb__cpu_f32_to_i4(x[a] / S(a)) |                     \
-                       (mb__cpu_f32_to_i4(x[a + 1] / S(a + 1)) << 4));      \
+      b[k] = (uint8_t)(mb__cvt_f32_to_i4(x[a] / S(a)) |                     \
+                       (mb__cvt_f32_to_i4(x[a + 1] / S(a + 1)) << 4));      \
     }                                                                       \
     j += 2 * pairs;                                                         \
-    if (j < n) set_nibble(p, e0 + j, mb__cpu_f32_to_i4(x[j] / S(j)));       \
+    if (j < n) set_nibble(p, e0 + j, mb__cvt_f32_to_i4(x[j] / S(j)));       \
   }
 #define MB__S_ONE(j) s
 #define MB__S_VEC(j) s[j]
@@ -142,8 +141,8 @@ const mb_cpu_qrow_t *mb__cpu_qrow(mb_dtype_t dtype) {
  * maximum (which vectorises without -ffast-math); NaN patterns, above
  * infinity's, are dropped first. */
 static inline uint32_t abs_bits(float x) {
-  const uint32_t a = mb__cpu_bits(x) & 0x7FFFFFFFu;
-  return mb__cpu_sel(a > 0x7F800000u, 0u, a);
+  const uint32_t a = mb__cvt_bits(x) & 0x7FFFFFFFu;
+  return mb__cvt_sel(a > 0x7F800000u, 0u, a);
 }
 
 MB_CPU_QCLONES uint32_t mb__cpu_amax_bits(const float *restrict x, size_t n) {

@@ -1,0 +1,194 @@
+/* Exact element conversions shared by every backend's kernels: f32 to and
+ * from bf16, f16, f8e4m3, f8e5m2, i8 and i4. Host C (the CPU backend) and
+ * device code (backends/gpu/, compiled by nvcc or hipcc) include this one
+ * file, so every backend rounds the same way.
+ *
+ * Each one matches lib/dtype.c (mb_convert, mb_f32_to_f8e4m3, ...) bit for
+ * bit; tests/test_cpu_quant.c checks them over a large sample of f32
+ * patterns that includes every rounding boundary. The library's converter
+ * works in double with branches, one call per buffer; these are selects on
+ * integer bit patterns, inlined, so gcc vectorises whole rows of them and a
+ * GPU thread runs them without divergence.
+ *
+ * Rounding is to nearest, ties to even. Quantized targets saturate (the
+ * quantize semantics: MB_CONVERT_SATURATE, infinities too) and NaN stays
+ * NaN, or becomes 0 for integers. f16 and bf16 overflow to infinity
+ * (mb_convert's default, as a GEMM output would).
+ *
+ * Subnormal targets are rounded with the "magic number" addition: adding
+ * 2^(q+23) to |x| < 2^(emin) leaves a float whose ulp is the target's
+ * quantum 2^q, so the FPU's round-to-nearest-even does the rounding and the
+ * low bits of the sum are the target's significand (2^emin itself rounds up
+ * into the smallest normal, as it should). That assumes the default rounding
+ * mode and no flush-to-zero of f32 subnormals (never build the GPU kernels
+ * with --use_fast_math / -ffast-math). */
+#ifndef MB_BACKENDS_COMMON_MB_CVT_H
+#define MB_BACKENDS_COMMON_MB_CVT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Host and device (nvcc, hipcc) alike. */
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define MB_CVT_FN static inline __host__ __device__
+#else
+#define MB_CVT_FN static inline
+#endif
+
+MB_CVT_FN uint32_t mb__cvt_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+MB_CVT_FN float mb__cvt_float(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* c ? a : b as masks. With a ternary gcc sinks a float operation feeding
+ * one side into a branch, and then will not vectorise the loop (it may not
+ * speculate an operation that could raise a floating-point flag). */
+MB_CVT_FN uint32_t mb__cvt_sel(int c, uint32_t a, uint32_t b) {
+  const uint32_t m = 0u - (uint32_t)(c != 0);
+  return (a & m) | (b & ~m);
+}
+
+/* ---- f32 -> fp8, saturating ------------------------------------------------
+ * man: significand bits kept; rebias: 127 - the format's bias; min_normal:
+ * the f32 pattern of the smallest normal; magic: 2^(quantum + 23) (see
+ * above); max/nan: the largest finite and the NaN pattern. Normal values
+ * keep `man` bits with RNE (a carry out bumps the exponent, and the compare
+ * with max afterwards is the saturation: patterns grow with magnitude). */
+MB_CVT_FN uint8_t mb__cvt_f32_to_f8(float x, unsigned man, uint32_t rebias,
+                                    uint32_t min_normal, float magic,
+                                    uint32_t max, uint32_t nan) {
+  const uint32_t u = mb__cvt_bits(x), a = u & 0x7FFFFFFFu;
+  const uint32_t sign = (u >> 24) & 0x80u, shift = 23u - man;
+  const uint32_t normal =
+      ((a + ((1u << (shift - 1u)) - 1u) + ((a >> shift) & 1u)) >> shift) -
+      (rebias << man);
+  const uint32_t sub =
+      mb__cvt_bits(mb__cvt_float(a) + magic) - mb__cvt_bits(magic);
+  uint32_t r = mb__cvt_sel(a < min_normal, sub, normal);
+  r = r > max ? max : r;
+  r = mb__cvt_sel(a > 0x7F800000u, nan, r);
+  return (uint8_t)(sign | r);
+}
+
+/* e4m3 ("fn": no infinity): bias 7, 3 bits, max 448 = 0x7E, NaN 0x7F,
+ * smallest normal 2^-6, quantum 2^-9. */
+MB_CVT_FN uint8_t mb__cvt_f32_to_e4m3(float x) {
+  return mb__cvt_f32_to_f8(x, 3u, 120u, 0x3C800000u, 0x1p14f, 0x7Eu, 0x7Fu);
+}
+
+/* e5m2: bias 15, 2 bits, max 57344 = 0x7B, NaN 0x7E, smallest normal
+ * 2^-14, quantum 2^-16. */
+MB_CVT_FN uint8_t mb__cvt_f32_to_e5m2(float x) {
+  return mb__cvt_f32_to_f8(x, 2u, 112u, 0x38800000u, 0x1p7f, 0x7Bu, 0x7Eu);
+}
+
+/* ---- f32 -> integer, saturating --------------------------------------------
+ * Rounded by adding 1.5 * 2^23, whose ulp is 1, so the sum's low bits are
+ * the integer (for |v| < 2^22); then clamped as integers. Larger |v| (and
+ * infinities) saturate by sign, NaN becomes 0. Integer selects only, after
+ * the one float addition, so the loop vectorises (see mb__cvt_sel). */
+MB_CVT_FN int32_t mb__cvt_f32_to_int(float v, int32_t lo, int32_t hi) {
+  const uint32_t u = mb__cvt_bits(v), a = u & 0x7FFFFFFFu;
+  int32_t r = (int32_t)(mb__cvt_bits(v + 0x1.8p23f) - 0x4B400000u);
+  r = r < lo ? lo : r;
+  r = r > hi ? hi : r;
+  const uint32_t big = (u >> 31) ? (uint32_t)lo : (uint32_t)hi;
+  uint32_t q = mb__cvt_sel(a >= 0x4A800000u, big, (uint32_t)r); /* 2^22 */
+  q = mb__cvt_sel(a > 0x7F800000u, 0u, q);
+  return (int32_t)q;
+}
+
+MB_CVT_FN int8_t mb__cvt_f32_to_i8(float v) {
+  return (int8_t)mb__cvt_f32_to_int(v, -128, 127);
+}
+
+/* The nibble (two's complement in the low 4 bits). */
+MB_CVT_FN uint8_t mb__cvt_f32_to_i4(float v) {
+  return (uint8_t)((uint32_t)mb__cvt_f32_to_int(v, -8, 7) & 0xFu);
+}
+
+/* Sign-extends the nibble at element index i (low nibble first). */
+MB_CVT_FN int32_t mb__cvt_i4_at(const uint8_t *p, size_t i) {
+  return (int32_t)(((uint32_t)(p[i / 2] >> (4u * (i & 1u))) & 0xFu) ^ 8u) - 8;
+}
+
+/* ---- f16 <-> f32 --------------------------------------------------------- */
+
+MB_CVT_FN float mb__cvt_f16_to_f32(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  const uint32_t normal = ((e + 112u) << 23) | (m << 13);
+  const uint32_t sub = mb__cvt_bits((float)m * 0x1p-24f); /* exact */
+  const uint32_t special = m ? 0x7FC00000u : 0x7F800000u;
+  uint32_t r = mb__cvt_sel(e == 0u, sub, normal);
+  r = mb__cvt_sel(e == 0x1Fu, special, r);
+  return mb__cvt_float(sign | r);
+}
+
+/* Overflow: 65520 (max + half an ulp, where max is odd) and above go to
+ * infinity; subnormals (quantum 2^-24) by the magic addition of 0.5. */
+MB_CVT_FN uint16_t mb__cvt_f32_to_f16(float x) {
+  const uint32_t u = mb__cvt_bits(x), a = u & 0x7FFFFFFFu;
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t normal =
+      (a + 0xFFFu + ((a >> 13) & 1u) - 0x38000000u) >> 13; /* rebias 127->15 */
+  const uint32_t sub =
+      mb__cvt_bits(mb__cvt_float(a) + 0.5f) - 0x3F000000u; /* bits of 0.5 */
+  uint32_t r = mb__cvt_sel(a < 0x38800000u, sub, normal);
+  r = mb__cvt_sel(a >= 0x477FF000u, 0x7C00u, r);
+  r = mb__cvt_sel(a > 0x7F800000u, 0x7E00u, r);
+  return (uint16_t)(sign | r);
+}
+
+/* ---- fp8 -> f32, exact ------------------------------------------------------
+ * A normal value's exponent and significand slide into place and are
+ * rebiased with one add; a subnormal is its significand times the quantum. */
+MB_CVT_FN float mb__cvt_e4m3_to_f32(uint8_t b) {
+  const uint32_t sign = (uint32_t)(b & 0x80u) << 24, mag = b & 0x7Fu;
+  const uint32_t normal = (mag << 20) + (120u << 23);
+  const uint32_t sub = mb__cvt_bits((float)mag * 0x1p-9f); /* mag < 8 */
+  uint32_t r = mb__cvt_sel(mag < 8u, sub, normal);
+  r = mb__cvt_sel(mag == 0x7Fu, 0x7FC00000u, r);
+  return mb__cvt_float(sign | r);
+}
+
+/* e5m2 is the upper byte of an f16. */
+MB_CVT_FN float mb__cvt_e5m2_to_f32(uint8_t b) {
+  return mb__cvt_f16_to_f32((uint16_t)(b << 8));
+}
+
+/* ---- bf16 <-> f32 -----------------------------------------------------------
+ */
+
+/* Exact: bf16 is the upper half of an f32. */
+MB_CVT_FN float mb__cvt_bf16_to_f32(uint16_t b) {
+  const uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* Round to nearest, ties to even (IEEE 754 / OCP): add 0x7fff plus the lowest
+ * bit that is kept, then truncate. A carry out of the mantissa correctly bumps
+ * the exponent, and the largest finite values round to infinity on overflow.
+ * NaN must not go through that addition (a small payload would carry into an
+ * infinity, a large one into the sign), so it is truncated and made quiet:
+ * NaN stays NaN with its sign. */
+MB_CVT_FN uint16_t mb__cvt_f32_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  const int is_nan = (u & 0x7fffffffu) > 0x7f800000u;
+  return (uint16_t)(is_nan ? quiet_nan : rounded);
+}
+
+#endif
