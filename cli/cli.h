@@ -18,7 +18,7 @@ typedef struct cli_opts {
   double min_time, max_noise, timeout, warmup, alpha, beta;
   double static_scale, act_alpha, eps;
   int strict, help, verbose;
-  int quantize_inputs, transpose, causal, no_affine;
+  int quantize_inputs, transpose, causal, no_affine, tf32;
 } cli_opts_t;
 
 typedef enum opt_kind {

@@ -21,8 +21,9 @@ static const opt_def_t k_run_opts[] = {
      "device index within the backend (0)"},
     {"impl", 0, OPT_STR, O(impl), "NAME",
      "kernel implementation (default: the backend's first)"},
-    {"cache", 0, OPT_STR, O(cache), "cold|hot",
-     "flush caches before each sample (cold, default) or not"},
+    {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate",
+     "flush caches before each sample (cold, default), not (hot), or cycle "
+     "operand copies larger than the last-level cache (rotate)"},
     {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed",
      "stopping criterion (stdrel; fixed with --samples)"},
     {"samples", 0, OPT_UINT, O(samples), "N",
@@ -68,6 +69,8 @@ static const opt_def_t k_run_opts[] = {
     {"no-affine", 0, OPT_FLAG, O(no_affine), NULL,
      "layernorm/rmsnorm without weight and bias"},
     {"causal", 0, OPT_FLAG, O(causal), NULL, "attention: causal mask"},
+    {"tf32", 0, OPT_FLAG, O(tf32), NULL,
+     "gemm f32: allow tf32 tensor-core math (GPU)"},
     {"strict", 0, OPT_FLAG, O(strict), NULL,
      "a wrong result is a failure and is not timed"},
     {"format", 'f', OPT_STR, O(format), "table|json|csv|md",
@@ -83,7 +86,7 @@ static const opt_def_t k_run_opts[] = {
 static const opt_def_t k_suite_opts[] = {
     {"backend", 0, OPT_STR, O(backend), "B",
      "backend (default: best with a device)"},
-    {"cache", 0, OPT_STR, O(cache), "cold|hot", "cache policy (cold)"},
+    {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate", "cache policy (cold)"},
     {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
      "per benchmark sampling limit (4)"},
     {"format", 'f', OPT_STR, O(format), "table|json|csv|md",
@@ -124,6 +127,7 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
       {offsetof(cli_opts_t, transpose), MB_PARAM_TRANSPOSE},
       {offsetof(cli_opts_t, causal), MB_PARAM_CAUSAL},
       {offsetof(cli_opts_t, no_affine), MB_PARAM_NO_WEIGHT},
+      {offsetof(cli_opts_t, tf32), MB_PARAM_TF32},
   };
   for (size_t i = 0; i < sizeof k_flags / sizeof *k_flags; i++)
     if (*(const int *)((const char *)o + k_flags[i].opt))
@@ -221,16 +225,9 @@ static int result_failed(const mb_result_t *r) {
 
 static int apply_common(const char *cmd, const cli_opts_t *o,
                         mb_bench_spec_t *spec) {
-  static const char *const k_cache[] = {"cold", "hot"};
   static const char *const k_crit[] = {"stdrel", "fixed"};
-  if (o->cache) {
-    size_t i = 0;
-    while (i < 2 && strcmp(o->cache, k_cache[i]) != 0) i++;
-    if (i == 2)
-      return cli_error(cmd, "--cache: unknown policy \"%s\"; valid: cold, hot",
-                       o->cache);
-    spec->cache = (mb_cache_policy_t)i;
-  }
+  if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
+    return cli_error(cmd, "--cache: %s", mb_error_last());
   if (o->criterion) {
     size_t i = 0;
     while (i < 2 && strcmp(o->criterion, k_crit[i]) != 0) i++;

@@ -2,6 +2,8 @@
 #ifndef MB_LIB_INTERNAL_H
 #define MB_LIB_INTERNAL_H
 
+#include <stddef.h>
+
 #include "microbench.h"
 #include "microbench/sys/backend.h"
 #include "error.h"
@@ -19,6 +21,13 @@ typedef struct mb__backend {
   int usable;      /* loaded and init succeeded */
   uint32_t first_device, num_devices; /* slice of ctx->devices */
 } mb__backend_t;
+
+/* An optional vtable member the module knows of and sets (modules built
+ * against an older, shorter vtable do not have the appended ones). */
+#define MB__VT_HAS(vt, member)                                         \
+  ((vt)->struct_size >=                                                \
+       offsetof(mb_backend_vtable_t, member) + sizeof((vt)->member) && \
+   (vt)->member != NULL)
 
 struct mb_device {
   mb_context_t *ctx;

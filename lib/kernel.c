@@ -169,7 +169,10 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
                               size_t why_cap) {
   const mb__backend_t *b = dev->backend;
   int impl_exists = 0;
-  const char *refusal = NULL;
+  /* Every distinct reason a matching kernel gave, so a skip explains
+   * itself ("tf32: ..." rather than only the last kernel's reason). */
+  const char *refusals[4];
+  size_t num_refusals = 0;
   why[0] = '\0';
   for (size_t i = 0; i < ctx->num_user_kernels; i++) {
     const mb__user_kernel_t *u = &ctx->user_kernels[i];
@@ -190,7 +193,11 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
       continue;
     const char *no = NULL;
     if (k->supports && k->supports(b->state, dev->index, p, &no) != MB_OK) {
-      refusal = no ? no : "refused by the backend";
+      no = no ? no : "refused by the backend";
+      int seen = 0;
+      for (size_t j = 0; j < num_refusals; j++)
+        seen |= strcmp(refusals[j], no) == 0;
+      if (!seen && num_refusals < 4) refusals[num_refusals++] = no;
       continue;
     }
     *out = (mb__kernel_t){k->name, k, NULL};
@@ -206,11 +213,17 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
                    op->name, b->name, mb_dtype_name(p->dtype),
                    mb_dtype_name(p->dtype_b), mb_dtype_name(p->dtype_out),
                    impl ? " named " : "", impl ? impl : "",
-                   refusal ? " (" : "; available:");
+                   num_refusals ? " (" : "; available:");
   if (n > 0 && (size_t)n < why_cap) {
-    if (refusal)
-      snprintf(why + n, why_cap - (size_t)n, "%s)", refusal);
-    else
+    size_t len = (size_t)n;
+    for (size_t j = 0; j < num_refusals && len < why_cap; j++) {
+      n = snprintf(why + len, why_cap - len, "%s%s", j ? "; " : "",
+                   refusals[j]);
+      if (n > 0) len += (size_t)n;
+    }
+    if (num_refusals && len + 1 < why_cap)
+      snprintf(why + len, why_cap - len, ")");
+    else if (!num_refusals)
       describe_kernels(ctx, op, b, why, why_cap);
   }
   return MB_ERR_UNSUPPORTED;

@@ -88,6 +88,7 @@ static mb_status_t check_applicable(const mb_op_t *op,
       {MB_PARAM_CAUSAL, MB__P_CAUSAL, "causal"},
       {MB_PARAM_QUANTIZE_INPUTS, MB__P_QUANT, "quantize-inputs"},
       {MB_PARAM_NO_WEIGHT, MB__P_EPS, "no-affine"},
+      {MB_PARAM_TF32, MB__P_TF32, "tf32"},
   };
   for (size_t i = 0; i < sizeof k_flags / sizeof k_flags[0]; i++)
     if ((p->flags & k_flags[i].flag) && !(op->param_mask & k_flags[i].mask))

@@ -28,6 +28,7 @@ typedef struct mb__tolerance {
 #define MB__P_ACT 64u
 #define MB__P_EPS 128u
 #define MB__P_CAUSAL 256u
+#define MB__P_TF32 512u
 
 struct mb_op {
   const char *name;

@@ -27,8 +27,10 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
   r->device = mb__strdup(dev ? dev->info.name : "");
   r->impl = mb__strdup(spec->impl ? spec->impl : "");
   r->alias = mb__strdup(spec->op && strcmp(spec->op, op) != 0 ? spec->op : "");
+  r->warning = mb__strdup("");
+  r->timer = mb__strdup("");
   if (!r->reason || !r->op || !r->shape_syntax || !r->backend || !r->device ||
-      !r->impl || !r->alias) {
+      !r->impl || !r->alias || !r->warning || !r->timer) {
     mb_result_destroy(r);
     return NULL;
   }
@@ -46,7 +48,9 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
                                .cache = spec->cache,
                                .params = *params,
                                .seed = spec->seed,
-                               .alias = r->alias};
+                               .alias = r->alias,
+                               .warning = r->warning,
+                               .timer = r->timer};
   r->corr.struct_size = sizeof r->corr;
   r->stats.struct_size = sizeof r->stats;
   r->stats.stop_reason = "";
@@ -64,6 +68,14 @@ void mb_result_destroy(mb_result_t *r) {
   free(r->shape_syntax);
   free(r->alias);
   free(r->samples);
+  free(r->tele);
+  for (size_t i = 0; i < r->num_notes; i++) {
+    free(r->notes[i].key);
+    free(r->notes[i].text);
+  }
+  free(r->notes);
+  free(r->warning);
+  free(r->timer);
   free(r->json);
   free(r);
 }
@@ -95,9 +107,106 @@ mb_status_t mb__result_add_sample(mb_result_t *r, double ns) {
       return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping samples");
     r->samples = grown;
     r->cap_samples = cap;
+    /* telemetry shares the capacity, so the two never disagree */
+    if (r->tele) {
+      mb_telemetry_t *t = realloc(r->tele, cap * sizeof *t);
+      if (!t)
+        return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping telemetry");
+      r->tele = t;
+    }
   }
   r->samples[r->num_samples++] = ns;
   return MB_OK;
+}
+
+mb_status_t mb__result_add_telemetry(mb_result_t *r, const mb_telemetry_t *t) {
+  if (!r->num_samples || r->num_tele != r->num_samples - 1)
+    return mb__fail(MB_ERR_INTERNAL, "telemetry without its sample");
+  if (!r->tele && !(r->tele = malloc(r->cap_samples * sizeof *r->tele)))
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping telemetry");
+  r->tele[r->num_tele++] = *t;
+  if (t->throttle) r->stats.throttled++;
+  return MB_OK;
+}
+
+mb_status_t mb__result_add_note(mb_result_t *r, const char *key,
+                                const char *text, double value) {
+  struct mb__note *grown =
+      realloc(r->notes, (r->num_notes + 1) * sizeof *grown);
+  if (!grown) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a note");
+  r->notes = grown;
+  struct mb__note *n = &r->notes[r->num_notes];
+  n->key = mb__strdup(key ? key : "");
+  n->text = text ? mb__strdup(text) : NULL;
+  n->value = value;
+  if (!n->key || (text && !n->text)) {
+    free(n->key);
+    free(n->text);
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a note");
+  }
+  r->num_notes++;
+  return MB_OK;
+}
+
+static void replace(char **slot, const char **view, char *text) {
+  if (!text) return;
+  free(*slot);
+  *slot = text;
+  *view = text;
+}
+
+void mb__result_warn(mb_result_t *r, const char *text) {
+  size_t n = strlen(r->warning) + strlen(text) + 3;
+  char *w = malloc(n);
+  if (!w) return;
+  snprintf(w, n, "%s%s%s", r->warning, *r->warning ? "; " : "", text);
+  replace(&r->warning, &r->info.warning, w);
+}
+
+void mb__result_set_timer(mb_result_t *r, const char *timer) {
+  replace(&r->timer, &r->info.timer, mb__strdup(timer ? timer : ""));
+}
+
+const mb_telemetry_t *mb_result_telemetry(const mb_result_t *r, size_t *count) {
+  if (count) *count = r && r->tele ? r->num_tele : 0;
+  return r && r->num_tele ? r->tele : NULL;
+}
+
+size_t mb_result_note_count(const mb_result_t *r) {
+  return r ? r->num_notes : 0;
+}
+
+mb_status_t mb_result_note(const mb_result_t *r, size_t i, const char **key,
+                           const char **text, double *value) {
+  if (!r || i >= r->num_notes)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_result_note: index %zu of %zu", i,
+                    r ? r->num_notes : 0);
+  if (key) *key = r->notes[i].key;
+  if (text) *text = r->notes[i].text;
+  if (value) *value = r->notes[i].value;
+  return MB_OK;
+}
+
+static const char *const k_cache_names[] = {"cold", "hot", "rotate"};
+
+const char *mb__cache_name(mb_cache_policy_t c) {
+  return (unsigned)c < 3 ? k_cache_names[c] : "?";
+}
+
+const char *mb_cache_policy_name(mb_cache_policy_t p) {
+  return mb__cache_name(p);
+}
+
+mb_status_t mb_cache_policy_from_name(const char *name,
+                                      mb_cache_policy_t *out) {
+  for (unsigned i = 0; i < 3; i++)
+    if (name && !strcmp(name, k_cache_names[i])) {
+      *out = (mb_cache_policy_t)i;
+      return MB_OK;
+    }
+  return mb__fail(MB_ERR_INVALID_ARG,
+                  "cache policy \"%s\"; valid: cold, hot, rotate",
+                  name ? name : "(null)");
 }
 
 void mb__result_shape(const mb_result_t *r, char *buf, size_t cap) {
@@ -111,8 +220,6 @@ void mb__result_shape(const mb_result_t *r, char *buf, size_t cap) {
   }
 }
 
-static const char *const k_cache_names[] = {"cold", "hot"};
-
 void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
   char shape[128];
   mb__result_shape(r, shape, sizeof shape);
@@ -120,7 +227,7 @@ void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
   snprintf(buf, cap, "%s/%s/%s.%s.%s/%s:%u/%s/%s", r->op, shape,
            mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b),
            mb_dtype_name(p->dtype_out), r->backend, r->info.device_index,
-           *r->impl ? r->impl : "-", k_cache_names[r->info.cache & 1]);
+           *r->impl ? r->impl : "-", mb__cache_name(r->info.cache));
 }
 
 /* Copy out at most the caller's struct_size (0 means "all of it"). */
@@ -207,6 +314,8 @@ void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
     put_word(buf, cap, word);
   }
   if ((m & MB__P_ALPHA_BETA) && p->beta != 0) put_word(buf, cap, "beta");
+  if ((m & MB__P_TF32) && (p->flags & MB_PARAM_TF32))
+    put_word(buf, cap, "tf32");
   if ((m & MB__P_TRANSPOSE) && (p->flags & MB_PARAM_TRANSPOSE))
     put_word(buf, cap, "T");
   if ((m & MB__P_STATIC) && (p->flags & MB_PARAM_STATIC))

@@ -15,6 +15,15 @@ struct mb_result {
   mb_derived_t derived;
   double *samples;
   size_t num_samples, cap_samples;
+  mb_telemetry_t *tele; /* parallel to samples when the backend reports it */
+  size_t num_tele;
+  struct mb__note {
+    char *key, *text; /* text NULL: value */
+    double value;
+  } * notes;
+  size_t num_notes;
+  char *warning, *timer;
+  double cache_bytes; /* rotate: the last-level cache it must exceed */
   char *json; /* built on first mb_result_json() */
 };
 
@@ -27,6 +36,15 @@ void mb__result_set_status(mb_result_t *r, mb_result_status_t s,
                            const char *reason);
 void mb__result_set_impl(mb_result_t *r, const char *impl);
 mb_status_t mb__result_add_sample(mb_result_t *r, double ns);
+/* Telemetry of the sample just added (same index). */
+mb_status_t mb__result_add_telemetry(mb_result_t *r, const mb_telemetry_t *t);
+mb_status_t mb__result_add_note(mb_result_t *r, const char *key,
+                                const char *text, double value);
+/* Appends to the warning ("; " between several). */
+void mb__result_warn(mb_result_t *r, const char *text);
+void mb__result_set_timer(mb_result_t *r, const char *timer);
+/* "cold", "hot", "rotate" */
+const char *mb__cache_name(mb_cache_policy_t c);
 /* "gemm/1024x1024x1024/f32/cpu:0/onednn/cold": unique within a plan. */
 void mb__result_id(const mb_result_t *r, char *buf, size_t cap);
 /* "1024x1024x1024" */

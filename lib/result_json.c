@@ -6,7 +6,6 @@
 #include "op_internal.h"
 #include "result.h"
 
-static const char *const k_cache_names[] = {"cold", "hot"};
 static const char *const k_criterion_names[] = {"stdrel", "fixed"};
 
 /* JSON has no inf/NaN: they become null. */
@@ -149,6 +148,53 @@ static void add_derived(cJSON *o, const mb_derived_t *d) {
   add_num(j, "pct_peak", d->pct_peak);
 }
 
+static void add_rotate(cJSON *o, const mb_result_t *r) {
+  cJSON *j = cJSON_AddObjectToObject(o, "rotate");
+  cJSON_AddNumberToObject(j, "copies", r->info.rotate_copies);
+  cJSON_AddNumberToObject(j, "footprint_bytes", r->info.footprint_bytes);
+  cJSON_AddNumberToObject(j, "cache_bytes", r->cache_bytes);
+}
+
+/* Per-sample arrays parallel to samples_ns; null where unreadable. */
+static void add_telemetry(cJSON *o, const mb_result_t *r) {
+  if (!r->num_tele) return;
+  static const struct {
+    const char *key;
+    size_t off;
+    double unit;
+  } k_series[] = {
+      {"sm_clock_mhz", offsetof(mb_telemetry_t, sm_clock_hz), 1e-6},
+      {"mem_clock_mhz", offsetof(mb_telemetry_t, mem_clock_hz), 1e-6},
+      {"power_w", offsetof(mb_telemetry_t, power_w), 1.0},
+      {"temp_c", offsetof(mb_telemetry_t, temp_c), 1.0},
+  };
+  cJSON *j = cJSON_AddObjectToObject(o, "telemetry");
+  for (size_t k = 0; k < sizeof k_series / sizeof k_series[0]; k++) {
+    cJSON *a = cJSON_AddArrayToObject(j, k_series[k].key);
+    for (size_t i = 0; i < r->num_tele; i++) {
+      double v = *(const double *)((const char *)&r->tele[i] + k_series[k].off);
+      cJSON_AddItemToArray(a, isfinite(v)
+                                  ? cJSON_CreateNumber(v * k_series[k].unit)
+                                  : cJSON_CreateNull());
+    }
+  }
+  cJSON *t = cJSON_AddArrayToObject(j, "throttle");
+  for (size_t i = 0; i < r->num_tele; i++)
+    cJSON_AddItemToArray(t, cJSON_CreateNumber(r->tele[i].throttle));
+  cJSON_AddNumberToObject(j, "throttled_samples", (double)r->stats.throttled);
+}
+
+static void add_notes(cJSON *o, const mb_result_t *r) {
+  if (!r->num_notes) return;
+  cJSON *j = cJSON_AddObjectToObject(o, "kernel");
+  for (size_t i = 0; i < r->num_notes; i++) {
+    if (r->notes[i].text)
+      cJSON_AddStringToObject(j, r->notes[i].key, r->notes[i].text);
+    else
+      add_num(j, r->notes[i].key, r->notes[i].value);
+  }
+}
+
 cJSON *mb__result_to_cjson(const mb_result_t *r) {
   char id[512];
   cJSON *o = cJSON_CreateObject();
@@ -166,7 +212,8 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   cJSON_AddStringToObject(o, "device", r->device);
   cJSON_AddStringToObject(o, "impl", r->impl);
   cJSON_AddBoolToObject(o, "emulated", r->info.emulated);
-  cJSON_AddStringToObject(o, "cache", k_cache_names[r->info.cache & 1]);
+  cJSON_AddStringToObject(o, "cache", mb__cache_name(r->info.cache));
+  if (r->info.cache == MB_CACHE_ROTATE) add_rotate(o, r);
   cJSON_AddNumberToObject(o, "seed", (double)r->info.seed);
   cJSON_AddStringToObject(o, "status", mb_result_status_name(r->info.status));
   cJSON_AddStringToObject(o, "reason", r->reason);
@@ -176,6 +223,10 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   cJSON *samples = cJSON_AddArrayToObject(o, "samples_ns");
   for (size_t i = 0; i < r->num_samples; i++)
     cJSON_AddItemToArray(samples, cJSON_CreateNumber(r->samples[i]));
+  add_telemetry(o, r);
   add_derived(o, &r->derived);
+  add_notes(o, r);
+  if (*r->timer) cJSON_AddStringToObject(o, "timer", r->timer);
+  if (*r->warning) cJSON_AddStringToObject(o, "warning", r->warning);
   return o;
 }

@@ -2,6 +2,7 @@
  * reference, warm up, sample until the criterion holds, summarise.
  * Whether it ran (status) is kept apart from what it measured. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,20 @@ typedef struct run {
   mb_kernel_args_t args; /* for user kernels */
   void *kstate;
   int prepared;
+  /* cache rotation: copies 1..num_copies-1 of every operand (copy 0 is the
+   * fields above), each prepared on its own, cycled run by run */
+  struct copy *copies;
+  uint32_t num_copies, next_copy;
 } run_t;
+
+typedef struct copy {
+  mb_tensor_t *tensors[MB__MAX_OPERANDS];
+  void *ptrs[MB__MAX_OPERANDS];
+  mb_kernel_call_t call;
+  mb_kernel_args_t args;
+  void *kstate;
+  int prepared;
+} copy_t;
 
 /* A user kernel behind the backend's kernel-call interface. */
 static mb_status_t user_kernel_run(void *kstate, const mb_kernel_call_t *call) {
@@ -51,9 +65,25 @@ static void *kernel_state(run_t *r) {
   return r->kernel.bk ? r->kstate : (void *)r;
 }
 
+/* Rotation: each run takes the next copy (0 = the run_t's own operands). */
+static mb_status_t rotate_run(void *kstate, const mb_kernel_call_t *call) {
+  run_t *r = kstate;
+  (void)call;
+  const uint32_t i = r->next_copy;
+  r->next_copy = (i + 1) % r->num_copies;
+  if (i == 0) return kernel_fn(r)(kernel_state(r), &r->call);
+  const copy_t *c = &r->copies[i - 1];
+  return r->kernel.bk
+             ? r->kernel.bk->run(c->kstate, &c->call)
+             : r->kernel.uk->desc.run(r->kernel.uk->desc.user, &c->args);
+}
+
 static mb_status_t time_runs(run_t *r, uint32_t batch, double *ns) {
   const mb__backend_t *b = r->dev->backend;
   mb_error_clear();
+  if (r->num_copies > 1)
+    return b->vt->time_batch(b->state, r->dev->index, rotate_run, r, &r->call,
+                             batch, ns);
   return b->vt->time_batch(b->state, r->dev->index, kernel_fn(r),
                            kernel_state(r), &r->call, batch, ns);
 }
@@ -137,7 +167,23 @@ static mb_status_t prepare_kernel(run_t *r) {
   return st;
 }
 
+static void teardown_copies(run_t *r) {
+  for (uint32_t i = 1; i < r->num_copies; i++) {
+    copy_t *c = &r->copies[i - 1];
+    if (c->prepared) {
+      if (r->kernel.bk && r->kernel.bk->release)
+        r->kernel.bk->release(c->kstate);
+      else if (r->kernel.uk && r->kernel.uk->desc.teardown)
+        r->kernel.uk->desc.teardown(r->kernel.uk->desc.user, &c->args);
+    }
+    for (uint32_t k = 0; k < r->num_operands; k++)
+      mb_tensor_destroy(c->tensors[k]);
+  }
+  free(r->copies);
+}
+
 static void teardown(run_t *r) {
+  teardown_copies(r);
   if (r->prepared) {
     if (r->kernel.bk && r->kernel.bk->release)
       r->kernel.bk->release(r->kstate);
@@ -148,6 +194,106 @@ static void teardown(run_t *r) {
     mb_tensor_destroy(r->tensors[i]);
     free(r->host[i]);
   }
+}
+
+/* ---- cache rotation ------------------------------------------------------ */
+
+/* Bytes of one copy of every operand. */
+static double operand_bytes(const run_t *r) {
+  double b = 0;
+  for (uint32_t i = 0; i < r->num_operands; i++)
+    b += (double)mb_tensor_nbytes(r->tensors[i]);
+  return b;
+}
+
+/* Rotation never takes more than this much extra device memory. */
+#define MB__ROTATE_MAX_BYTES (4.0 * 1024 * 1024 * 1024)
+#define MB__ROTATE_MAX_COPIES 4096u
+
+/* Between two uses of one copy the other N-1 copies are touched, so N - 1
+ * copies must exceed the last-level cache: N = floor(cache / copy) + 2. */
+static uint32_t rotate_copies(double cache, double per_copy) {
+  if (!(per_copy > 0)) return 1;
+  double n = floor(cache / per_copy) + 2;
+  double cap = floor(MB__ROTATE_MAX_BYTES / per_copy);
+  if (n > cap) n = cap;
+  if (n > MB__ROTATE_MAX_COPIES) n = MB__ROTATE_MAX_COPIES;
+  return n < 2 ? 2 : (uint32_t)n;
+}
+
+static mb_status_t make_copy(run_t *r, copy_t *c) {
+  const mb_op_t *op = r->op;
+  for (uint32_t k = 0; k < r->num_operands; k++) {
+    const mb_tensor_t *t = r->tensors[k];
+    mb_status_t st =
+        mb_tensor_create(r->dev, mb_tensor_dtype(t), mb_tensor_ndim(t),
+                         mb_tensor_shape(t), &c->tensors[k]);
+    if (st == MB_OK)
+      st = mb_tensor_copy_from_host(c->tensors[k], r->host[k],
+                                    mb_tensor_nbytes(t));
+    if (st != MB_OK) return st;
+    c->ptrs[k] = mb_tensor_data(c->tensors[k]);
+  }
+  c->call = r->call;
+  c->call.in = c->ptrs;
+  c->call.out = c->ptrs + op->num_inputs;
+  c->args = r->args;
+  c->args.inputs = c->tensors;
+  c->args.outputs = c->tensors + op->num_inputs;
+  mb_status_t st = MB_OK;
+  mb_error_clear();
+  if (r->kernel.bk && r->kernel.bk->prepare)
+    st = r->kernel.bk->prepare(r->dev->backend->state, &c->call, &c->kstate);
+  else if (r->kernel.uk && r->kernel.uk->desc.setup)
+    st = r->kernel.uk->desc.setup(r->kernel.uk->desc.user, &c->args);
+  c->prepared = st == MB_OK;
+  return st;
+}
+
+/* Makes the copies for MB_CACHE_ROTATE and records the footprint; warns
+ * when the cache size is unknown or memory caps the copies below it. */
+static mb_status_t setup_rotation(run_t *r, mb_result_t *res) {
+  const double cache = (double)r->dev->info.cache_bytes[2];
+  const double per_copy = operand_bytes(r);
+  uint32_t n = rotate_copies(cache, per_copy);
+  if (!(cache > 0))
+    mb__result_warn(res,
+                    "rotate: the device's last-level cache size is "
+                    "unknown, so the footprint cannot be checked");
+  if (!(r->copies = calloc(n - 1, sizeof *r->copies)))
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory for %u operand copies", n);
+  r->num_copies = 1;
+  for (uint32_t i = 1; i < n; i++) {
+    mb_status_t st = make_copy(r, &r->copies[i - 1]);
+    r->num_copies = i + 1;
+    if (st != MB_OK) return st;
+  }
+  res->info.rotate_copies = n;
+  res->info.footprint_bytes = n * per_copy;
+  res->cache_bytes = cache;
+  if (cache > 0 && (n - 1) * per_copy <= cache) {
+    char w[256];
+    snprintf(w, sizeof w,
+             "rotate: %u copies of %.0f bytes do not exceed the %.0f-byte "
+             "last-level cache (memory cap %.0f bytes); operands may be "
+             "partly cached",
+             n, per_copy, cache, MB__ROTATE_MAX_BYTES);
+    mb__result_warn(res, w);
+  }
+  return MB_OK;
+}
+
+/* The kernel's notes (algorithm, workspace, math mode) into the result. */
+static void record_notes(const run_t *r, mb_result_t *res) {
+  const mb_backend_kernel_t *k = r->kernel.bk;
+  if (!k ||
+      k->struct_size < offsetof(mb_backend_kernel_t, notes) + sizeof k->notes ||
+      !k->notes)
+    return;
+  mb_kernel_note_t notes[16];
+  uint32_t n = k->notes(r->kstate, notes, 16);
+  for (uint32_t i = 0; i < n && i < 16; i++)
+    mb__result_add_note(res, notes[i].key, notes[i].text, notes[i].value);
 }
 
 /* ---- phases ----------------------------------------------------------------
@@ -220,6 +366,12 @@ static mb_status_t sample(run_t *r, mb_result_t *res, uint32_t batch) {
     if (st != MB_OK) return st;
     st = mb__result_add_sample(res, ns / batch);
     if (st != MB_OK) return st;
+    if (MB__VT_HAS(b->vt, telemetry)) {
+      mb_telemetry_t t = MB_TELEMETRY_INIT;
+      if (b->vt->telemetry(b->state, r->dev->index, &t) == MB_OK &&
+          (st = mb__result_add_telemetry(res, &t)) != MB_OK)
+        return st;
+    }
     res->stats.measured_ns += ns;
     mb__criterion_add(&crit, ns / batch, ns);
     if (mb__criterion_done(&crit, &reason)) break;
@@ -243,7 +395,11 @@ static void derive(const run_t *r, mb_result_t *res) {
   d->intensity = d->bytes > 0 ? d->flop / d->bytes : 0;
   d->tflops = median_ns > 0 ? d->flop / median_ns / 1e3 : 0;
   d->gbps = median_ns > 0 ? d->bytes / median_ns : 0;
-  d->peak_flops = mb_device_peak_flops(r->dev, r->params.dtype);
+  const mb__backend_t *b = r->dev->backend;
+  d->peak_flops =
+      MB__VT_HAS(b->vt, peak_for)
+          ? b->vt->peak_for(b->state, r->dev->index, r->op->name, &r->params)
+          : mb_device_peak_flops(r->dev, r->params.dtype);
   d->pct_peak =
       d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
 }
@@ -259,6 +415,7 @@ static void execute(run_t *r, mb_result_t *res) {
     return;
   }
   if (st != MB_OK) goto failed;
+  record_notes(r, res);
   if ((st = check_correctness(r, res)) != MB_OK) goto failed;
   if (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT)) {
     char why[256];
@@ -268,6 +425,12 @@ static void execute(run_t *r, mb_result_t *res) {
     mb__result_set_status(res, MB_RESULT_FAILED, why);
     return;
   }
+  if (r->spec.cache == MB_CACHE_ROTATE &&
+      (st = setup_rotation(r, res)) != MB_OK)
+    goto failed;
+  const mb__backend_t *b = r->dev->backend;
+  if (MB__VT_HAS(b->vt, timer_info))
+    mb__result_set_timer(res, b->vt->timer_info(b->state, r->dev->index));
   uint32_t warm_runs;
   double est_ns;
   if ((st = warm_up(r, &warm_runs, &est_ns)) != MB_OK) goto failed;
@@ -289,9 +452,10 @@ failed:
  */
 
 static mb_status_t check_spec(const mb_bench_spec_t *s) {
-  if (s->cache != MB_CACHE_COLD && s->cache != MB_CACHE_HOT)
-    return mb__fail(MB_ERR_INVALID_ARG, "cache policy %d; valid: cold, hot",
-                    (int)s->cache);
+  if (s->cache != MB_CACHE_COLD && s->cache != MB_CACHE_HOT &&
+      s->cache != MB_CACHE_ROTATE)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "cache policy %d; valid: cold, hot, rotate", (int)s->cache);
   if (s->criterion != MB_CRITERION_STDREL && s->criterion != MB_CRITERION_FIXED)
     return mb__fail(MB_ERR_INVALID_ARG, "criterion %d; valid: stdrel, fixed",
                     (int)s->criterion);

@@ -180,14 +180,14 @@ static mb_status_t cpu_time_batch(void *state, uint32_t dev,
   {                                                                           \
     sizeof(mb_backend_kernel_t), op, impl, MB_DTYPE_##a, MB_DTYPE_##b,        \
         MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare, prefix##_run, \
-        prefix##_release, 0u                                                  \
+        prefix##_release, 0u, NULL                                            \
   }
 
 #define MB__CPU_ONEDNN(op, a, b, out, acc, prefix)                         \
   {                                                                        \
     sizeof(mb_backend_kernel_t), op, "onednn", MB_DTYPE_##a, MB_DTYPE_##b, \
         MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare,            \
-        mb__cpu_onednn_run, mb__cpu_onednn_release, 0u                     \
+        mb__cpu_onednn_run, mb__cpu_onednn_release, 0u, NULL               \
   }
 
 /* The plain GEMM kernels do D = alpha A.B + beta D on the operands as they
@@ -203,6 +203,10 @@ static mb_status_t plain_gemm_supports(void *bstate, uint32_t dev,
     *why = "plain GEMM: no scales, no quantize-inputs";
     return MB_ERR_UNSUPPORTED;
   }
+  if (p->flags & MB_PARAM_TF32) {
+    *why = "tf32: this CPU has no tf32 math (f32 GEMM runs in f32; drop tf32)";
+    return MB_ERR_UNSUPPORTED;
+  }
   return MB_OK;
 }
 
@@ -210,7 +214,7 @@ static mb_status_t plain_gemm_supports(void *bstate, uint32_t dev,
   {                                                                          \
     sizeof(mb_backend_kernel_t), "gemm", impl, MB_DTYPE_##a, MB_DTYPE_##b,   \
         MB_DTYPE_##out, MB_DTYPE_F32, plain_gemm_supports, prefix##_prepare, \
-        run, release, 0u                                                     \
+        run, release, 0u, NULL                                               \
   }
 
 /* The first entry matching a request is its default: oneDNN first. Each

@@ -10,6 +10,8 @@
 #ifndef MICROBENCH_BENCH_H
 #define MICROBENCH_BENCH_H
 
+#include <math.h> /* NAN in MB_TELEMETRY_INIT */
+
 #include "op.h"
 
 #ifdef __cplusplus
@@ -18,9 +20,19 @@ extern "C" {
 
 typedef enum mb_cache_policy {
   MB_CACHE_COLD =
-      0,           /* flush the last-level cache before each sample (untimed) */
-  MB_CACHE_HOT = 1 /* no flush; short kernels are batched */
+      0, /* flush the last-level cache before each sample (untimed) */
+  MB_CACHE_HOT = 1, /* no flush; short kernels are batched */
+  MB_CACHE_ROTATE =
+      2 /* cycle through N copies of the operands, N chosen so the bytes
+           touched between two uses of a copy exceed the last-level cache;
+           batched like hot. The result records N and the footprint. */
 } mb_cache_policy_t;
+
+/* "cold", "hot", "rotate". Static; "?" when out of range. */
+MB_API const char *mb_cache_policy_name(mb_cache_policy_t p);
+/* Parses those names; the error lists them. */
+MB_API mb_status_t mb_cache_policy_from_name(const char *name,
+                                             mb_cache_policy_t *out);
 
 typedef enum mb_criterion {
   MB_CRITERION_STDREL = 0, /* nvbench's: noise below max_noise, or plateau */
@@ -60,6 +72,25 @@ typedef struct mb_bench_spec {
 
 typedef struct mb_result mb_result_t;
 
+/* The device's condition right after one sample, where its backend can read
+ * it (CUDA: NVML). NAN: not readable. */
+typedef struct mb_telemetry {
+  uint32_t struct_size;
+  double sm_clock_hz;  /* graphics/SM clock */
+  double mem_clock_hz; /* memory clock */
+  double power_w;      /* board power draw */
+  double temp_c;       /* GPU/package temperature */
+  uint32_t throttle;   /* MB_THROTTLE_* active during the sample; 0: none */
+} mb_telemetry_t;
+
+#define MB_TELEMETRY_INIT \
+  { sizeof(mb_telemetry_t), NAN, NAN, NAN, NAN, 0u }
+
+#define MB_THROTTLE_POWER 1u   /* power cap or power brake */
+#define MB_THROTTLE_THERMAL 2u /* software or hardware thermal slowdown */
+#define MB_THROTTLE_HW 4u      /* other hardware slowdown */
+#define MB_THROTTLE_OTHER 8u   /* sync boost, display clocks, ... */
+
 /* Runs one benchmark. Invalid input (unknown op, dtype, backend, bad shape)
  * returns an error and no result. Anything that happens while running —
  * no kernel for this dtype, out of memory, a kernel error — gives MB_OK and a
@@ -93,12 +124,18 @@ typedef struct mb_result_info {
   uint64_t seed;
   int emulated;      /* the kernel emulates the op's formats */
   const char *alias; /* the name asked for when it was an alias, else "" */
+  /* cache == MB_CACHE_ROTATE: operand copies cycled, and the bytes one
+   * cycle touches (copies x operand bytes); 0 otherwise. */
+  uint32_t rotate_copies;
+  double footprint_bytes;
+  const char *warning; /* what makes the figures doubtful; "" none */
+  const char *timer;   /* how the backend timed ("CUDA events ..."); "" */
 } mb_result_info_t;
 
 #define MB_RESULT_INFO_INIT                                                   \
   {                                                                           \
     sizeof(mb_result_info_t), MB_RESULT_OK, 0, 0, 0, 0, 0u, 0, MB_CACHE_COLD, \
-        MB_OP_PARAMS_INIT, 0u, 0, 0                                           \
+        MB_OP_PARAMS_INIT, 0u, 0, 0, 0u, 0.0, 0, 0                            \
   }
 
 typedef struct mb_correctness {
@@ -129,12 +166,14 @@ typedef struct mb_stats {
   uint32_t warmup_runs;
   const char *stop_reason; /* "converged", "plateau", "timeout", "fixed",
                               "unstable"; static */
+  uint64_t throttled;      /* samples taken while the device reported throttling
+                              (kept, flagged; see mb_result_telemetry) */
 } mb_stats_t;
 
 #define MB_STATS_INIT                                                        \
   {                                                                          \
     sizeof(mb_stats_t), 0u, 0u, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, \
-        0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0                                       \
+        0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0, 0u                                   \
   }
 
 typedef struct mb_derived {
@@ -158,6 +197,16 @@ MB_API mb_status_t mb_result_stats(const mb_result_t *r, mb_stats_t *out);
 MB_API mb_status_t mb_result_derived(const mb_result_t *r, mb_derived_t *out);
 /* Every sample (per-run ns), in the order taken. Owned by the result. */
 MB_API const double *mb_result_samples(const mb_result_t *r, size_t *count);
+/* Device telemetry read after each sample, parallel to mb_result_samples();
+ * NULL and *count 0 when the backend reports none. Owned by the result. */
+MB_API const mb_telemetry_t *mb_result_telemetry(const mb_result_t *r,
+                                                 size_t *count);
+/* Facts the kernel reported (cuBLASLt algorithm id, workspace, math mode):
+ * note i's key, and its text or, when *text is NULL, its number. */
+MB_API size_t mb_result_note_count(const mb_result_t *r);
+MB_API mb_status_t mb_result_note(const mb_result_t *r, size_t i,
+                                  const char **key, const char **text,
+                                  double *value);
 /* The result as one JSON object (schema microbench.results/1). Owned by the
  * result, valid for its life; NULL only on out-of-memory. */
 MB_API const char *mb_result_json(const mb_result_t *r);

@@ -89,6 +89,10 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
   8u                           /* gemm: quantize A and B to dtype_q \
                                   dynamically inside the timed op */
 #define MB_PARAM_NO_WEIGHT 16u /* layernorm/rmsnorm: no affine weight/bias */
+#define MB_PARAM_TF32                                                \
+  32u /* gemm, f32 inputs: the kernel may multiply in tf32 (10-bit   \
+         significand; tensor cores); the tolerance allows for it and \
+         the result says "tf32". A kernel without tf32 declines it. */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
  * defaults; mb_op_resolve() fills them and validates everything. Fields

@@ -170,6 +170,12 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
                     "gemm: dtype_acc \"%s\" is not supported; valid: f32 (i32 "
                     "for i8 inputs)",
                     mb_dtype_name(p->dtype_acc));
+  if ((p->flags & MB_PARAM_TF32) &&
+      (p->dtype != MB_DTYPE_F32 || p->dtype_b != MB_DTYPE_F32 ||
+       (p->flags & MB_PARAM_QUANTIZE_INPUTS)))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: tf32 applies to f32 x f32 only (got %s x %s)",
+                    mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b));
   return check_scaling(p);
 }
 
@@ -413,7 +419,10 @@ static mb__tolerance_t gemm_tolerance(const mb_op_params_t *p, uint32_t out) {
   if (p->dtype_out == MB_DTYPE_I32) return (mb__tolerance_t){0.0, 0.0};
   double k = (double)p->shape[GK];
   double acc = p->dtype_acc == MB_DTYPE_I32 ? 0.0 : 2.0 * sqrt(k) * u32;
-  return (mb__tolerance_t){0.5, acc + 8.0 * u32};
+  /* tf32 keeps 10 significand bits of each input; hardware may truncate
+   * rather than round, so each product errs by up to 2 x 2^-10 of |a b|. */
+  double tf32 = (p->flags & MB_PARAM_TF32) ? 2.0 * 0x1p-10 : 0.0;
+  return (mb__tolerance_t){0.5, acc + 8.0 * u32 + tf32};
 }
 
 static const char *const k_dims[] = {"M", "K", "N"};
@@ -424,11 +433,11 @@ const mb_op_t mb__op_gemm = {
     .summary = "D = alpha * (A sa).(B sb) + beta * D (A: MxK, B: KxN)",
     .shape_syntax = "MxKxN",
     .dim_names = k_dims,
-    .param_mask = MB__P_ALPHA_BETA | MB__P_SCALES | MB__P_QUANT,
+    .param_mask = MB__P_ALPHA_BETA | MB__P_SCALES | MB__P_QUANT | MB__P_TF32,
     .params_doc =
         "alpha, beta; scale_a/scale_b: none|tensor|row|col|block:BMxBN|"
         "group:G; quantize-inputs with dtype_q (fp8, i8); out: "
-        "f32|bf16|f16|i32",
+        "f32|bf16|f16|i32; tf32 (f32 inputs)",
     .rank = 3,
     .num_inputs = 4,
     .num_outputs = 1,

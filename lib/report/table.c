@@ -90,7 +90,7 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
       variant,
       r->backend,
       impl,
-      r->info.cache == MB_CACHE_HOT ? "hot" : "cold",
+      mb__cache_name(r->info.cache),
       median,
       noise,
       samples,

@@ -16,6 +16,7 @@
 #ifndef MICROBENCH_SYS_BACKEND_H
 #define MICROBENCH_SYS_BACKEND_H
 
+#include "../bench.h"
 #include "../device.h"
 #include "../op.h"
 
@@ -66,6 +67,15 @@ typedef struct mb_kernel_call {
 typedef mb_status_t (*mb_kernel_run_fn)(void *kstate,
                                         const mb_kernel_call_t *call);
 
+/* A fact about a prepared kernel that its result should carry: the
+ * cuBLASLt algorithm chosen, its workspace, the math mode. `text` NULL means
+ * the fact is the number `value`. */
+typedef struct mb_kernel_note {
+  const char *key; /* [a-z0-9_]+, e.g. "algo_id", "workspace_bytes" */
+  const char *text;
+  double value;
+} mb_kernel_note_t;
+
 /* A kernel a backend offers, matched on (op, dtype, dtype_b, dtype_out,
  * dtype_acc); MB_DTYPE_NONE in the table matches any. */
 typedef struct mb_backend_kernel {
@@ -83,6 +93,9 @@ typedef struct mb_backend_kernel {
   mb_kernel_run_fn run;
   void (*release)(void *kstate);
   uint32_t flags; /* MB_KERNEL_* */
+  /* Optional: after prepare, writes up to `max` notes and returns how many
+   * there are. Strings are owned by kstate. */
+  uint32_t (*notes)(void *kstate, mb_kernel_note_t *out, uint32_t max);
 } mb_backend_kernel_t;
 
 /* The kernel computes the op by other means than the op's own number
@@ -127,6 +140,19 @@ typedef struct mb_backend_vtable {
 
   const mb_backend_kernel_t *kernels;
   size_t num_kernels;
+
+  /* ---- appended; check struct_size before use -------------------------- */
+  /* Optional: the device's clocks, power, temperature and throttling now;
+   * called right after each sample (untimed). Unreadable fields NAN. */
+  mb_status_t (*telemetry)(void *state, uint32_t dev, mb_telemetry_t *out);
+  /* Optional: the peak FLOP/s of the math op `op` runs with these params
+   * (tf32, fp8, int8 tensor cores for a gemm; the vector units for an
+   * element-wise op); 0 unknown. Without it: peak_flops(params->dtype). */
+  double (*peak_for)(void *state, uint32_t dev, const char *op,
+                     const mb_op_params_t *params);
+  /* Optional: how time_batch times, one line for the result ("CUDA events
+   * on the stream; ..."). Static or owned by the state. */
+  const char *(*timer_info)(void *state, uint32_t dev);
 } mb_backend_vtable_t;
 
 /* The one exported symbol. Returns NULL (after host->set_error) on failure. */
