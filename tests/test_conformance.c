@@ -35,12 +35,16 @@ static const conf_case_t k_cases[] = {
     {"gemm", S3(129, 257, 65), "bf16", N, N, N, N, N, N, 0},
     {"gemm", S3(64, 128, 96), "bf16", N, "f32", N, N, N, N, 0},
     {"gemm", S3(33, 40, 17), "f16", N, N, N, N, N, N, 0},
+    {"gemm", S3(64, 128, 96), "f32", N, N, N, N, N, N, MB_PARAM_TF32},
     /* gemm: fp8, every scaling */
     {"gemm_simple", S3(17, 33, 9), N, N, N, N, N, N, N, 0},
     {"gemm_fp8", S3(64, 128, 96), N, N, N, N, N, N, N, 0},
     {"gemm_fp8", S3(33, 64, 17), "f8e5m2", "f8e4m3", "f32", N, N, N, N, 0},
     {"gemm", S3(32, 64, 48), "f8e4m3", N, "bf16", N, "tensor", "tensor", N, 0},
     {"gemm_accum", S3(48, 64, 32), N, N, N, N, N, N, N, 0},
+    /* MXFP8's granularity: 1x32 blocks of A, 32x1 of B */
+    {"gemm", S3(64, 128, 96), "f8e4m3", N, "bf16", N, "block:1x32",
+     "block:32x1", N, 0},
     {"gemm_multiple_run", S3(64, 64, 64), N, N, N, N, N, N, N, 0},
     {"gemm_fp8_b128", S3(40, 256, 128), N, N, N, N, N, N, N, 0},
     {"fp8_2d_block_matmul", S3(256, 256, 128), N, N, N, N, N, N, N, 0},
@@ -49,6 +53,8 @@ static const conf_case_t k_cases[] = {
     {"gemm_fp8_rowwise", S3(33, 64, 17), "f32", N, "f32", "f8e5m2", N, N, N, 0},
     /* gemm: integers */
     {"gemm_int8", S3(33, 64, 17), N, N, N, N, N, N, N, 0},
+    /* aligned as cuBLASLt's int8 and fp8 kernels need */
+    {"gemm_int8", S3(64, 128, 32), N, N, N, N, N, N, N, 0},
     {"gemm_int8", S3(32, 128, 48), N, N, "bf16", N, "row", "col", N, 0},
     {"gemm_int8", S3(16, 64, 16), N, N, "f32", N, "tensor", "tensor", N, 0},
     {"gemm_fp8_rowwise", S3(32, 64, 48), N, N, N, "i8", N, N, N, 0},
@@ -173,6 +179,21 @@ static int run_case(const conf_case_t *c, const char *impl, int *covered) {
   mb_result_info(r, &info);
   mb_result_correctness(r, &corr);
   int ran = info.status == MB_RESULT_OK;
+  /* A kernel this device cannot run (fp8 on a GPU without fp8 units) is
+   * skipped with its reason: reported, and counted as declined. */
+  if (info.status == MB_RESULT_SKIPPED && impl) {
+    for (size_t i = 0; i < mb_kernel_count(g_ctx); i++) {
+      mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
+      mb_kernel_info(g_ctx, i, &k);
+      if (!strcmp(k.backend, g_backend) && !strcmp(k.name, impl) &&
+          covers(&k, &info) && !covered[i]) {
+        covered[i] = -1;
+        printf("  %-22s %-18s %6s->%-6s %-7s declined here: %s\n", c->op,
+               c->scale_a ? c->scale_a : "", mb_dtype_name(info.params.dtype),
+               mb_dtype_name(info.params.dtype_out), impl, info.reason);
+      }
+    }
+  }
   if (info.status == MB_RESULT_FAILED)
     fail_msg("%s %lldx%lldx%lld [%s]: failed: %s", c->op,
              (long long)c->shape[0], (long long)c->shape[1],
