@@ -5,18 +5,29 @@ set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON
+# The CUDA backend builds wherever nvcc is (it needs no GPU): demand it then,
+# so a broken CUDA build fails CI instead of being silently left out. Its
+# device tests skip visibly (ctest "Skipped") without a GPU.
+cuda=AUTO
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  cuda=ON
+else
+  echo "test: no nvcc here: the CUDA backend is not built" >&2
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON \
+  -DMB_WITH_CUDA="$cuda"
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure)
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMB_WERROR=ON \
-  -DMB_SANITIZE=ON
+  -DMB_SANITIZE=ON -DMB_WITH_CUDA="$cuda"
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ctest --output-on-failure)
 # The portable build: no oneDNN, so the C kernels are the CPU backend's only
 # ones; the module's own test and the conformance suite must pass on them.
 cmake -S . -B build-portable -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON \
-  -DMB_WITH_ONEDNN=OFF
+  -DMB_WITH_ONEDNN=OFF -DMB_WITH_CUDA=OFF
 cmake --build build-portable -j"$jobs"
 (cd build-portable && ctest --output-on-failure -R 'test_cpu_module|test_cpu_quant|conformance|test_bench')
 echo "test: all tests passed, also under ASan+UBSan and without oneDNN"

@@ -1,4 +1,7 @@
 /* The loader: every failure is a reason, never a crash. */
+#include <dirent.h>
+#include <string.h>
+
 #include "test_util.h"
 
 static char g_path[4096];
@@ -92,6 +95,19 @@ static void test_no_device(void **state) {
   mb_context_destroy(ctx);
 }
 
+/* The module directory holds the cpu module and whichever GPU modules this
+ * build made (cuda where nvcc exists). */
+static size_t modules_in(const char *dir) {
+  DIR *d = opendir(dir);
+  size_t n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    n += strncmp(e->d_name, "mb_backend_", 11) == 0 &&
+         strstr(e->d_name, ".so") != NULL;
+  if (d) closedir(d);
+  return n;
+}
+
 static void test_cpu_and_failures_together(void **state) {
   (void)state;
   char path[8192];
@@ -99,7 +115,8 @@ static void test_cpu_and_failures_together(void **state) {
   snprintf(path, sizeof path, "/nonexistent:%s/garbage:%s/abi:%s", fx, fx,
            test_env_dir("MB_TEST_MODULE_DIR"));
   mb_context_t *ctx = test_context(path);
-  assert_int_equal(mb_backend_count(ctx), 4);
+  assert_int_equal(mb_backend_count(ctx),
+                   3 + modules_in(test_env_dir("MB_TEST_MODULE_DIR")));
   mb_device_t *dev = NULL;
   assert_int_equal(mb_device_find(ctx, "cpu", 0, &dev), MB_OK);
   mb_device_info_t info = MB_DEVICE_INFO_INIT;
@@ -107,8 +124,8 @@ static void test_cpu_and_failures_together(void **state) {
   assert_string_equal(info.backend, "cpu");
   assert_true(info.compute_units >= 1);
   /* An unknown backend names the valid ones and why others are missing. */
-  assert_int_equal(mb_device_find(ctx, "cuda", 0, &dev), MB_ERR_NOT_FOUND);
-  assert_contains(mb_error_last(), "unknown backend \"cuda\"");
+  assert_int_equal(mb_device_find(ctx, "nosuch", 0, &dev), MB_ERR_NOT_FOUND);
+  assert_contains(mb_error_last(), "unknown backend \"nosuch\"");
   assert_contains(mb_error_last(), "cpu (1 device)");
   assert_contains(mb_error_last(), "ABI version mismatch");
   assert_int_equal(mb_device_find(ctx, "cpu", 7, &dev), MB_ERR_NO_DEVICE);
@@ -121,7 +138,8 @@ static void test_same_module_twice(void **state) {
   const char *dir = test_env_dir("MB_TEST_MODULE_DIR");
   snprintf(path, sizeof path, "%s:%s/.", dir, dir);
   mb_context_t *ctx = test_context(path);
-  assert_int_equal(mb_backend_count(ctx), 1); /* one file, loaded once */
+  /* each file loaded once */
+  assert_int_equal(mb_backend_count(ctx), modules_in(dir));
   mb_context_destroy(ctx);
 }
 

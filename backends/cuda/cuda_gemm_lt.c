@@ -1,0 +1,769 @@
+/* CUDA backend — GEMM through cuBLASLt: prepare (operand re-layouts, the
+ * matmul descriptors, autotuning), the timed run, release and the notes a
+ * result carries. The cuBLASLt problem each request becomes is chosen in
+ * cuda_gemm_lt_plan.c; cuda_gemm_lt.h describes the operand swap.
+ *
+ * Autotuning (prepare, untimed): cublasLtMatmulAlgoGetHeuristic offers up
+ * to 8 algorithms within the device's workspace; each runs once as a
+ * warm-up and then 5 times between CUDA events on the device stream; the
+ * lowest median wins. The choice is remembered in the device's tune cache,
+ * keyed by a hash of the params, the plan, the operands' alignment and the
+ * implementation, so preparing the same GEMM for another operand copy does
+ * not tune again (cublasLtMatmulAlgoCheck re-validates a cached choice). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_gemm_lt.h"
+
+/* The shared quantize kernel (backends/gpu; gpu_kernels.h declares it too,
+ * through gpu_kernels_quant.def): kstate is the device's mb_gpu_env_t. */
+mb_status_t mb__gpu_quantize_run(void *kstate, const mb_kernel_call_t *call);
+
+#define LT_MAX_ALGOS 8
+#define LT_TUNE_RUNS 5
+/* A candidate whose warm-up alone takes longer is timed once, not 5 times:
+ * huge GEMMs would otherwise make prepare take minutes. */
+#define LT_SLOW_MS 250.0f
+
+enum { SIDE_A = 0, SIDE_B = 1 }; /* cuBLASLt's A (our B), B (our A) */
+
+typedef struct lt_kernel {
+  mb_cuda_state_t *st;
+  mb_cuda_device_t *d;
+  mb_op_params_t p;
+  mb_lt_plan_t plan;
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, lc; /* lc: C and D (C = D) */
+  cublasLtMatmulAlgo_t algo;
+  size_t ws;
+  int algo_id, tried, cache_hit;
+  double best_ms;
+  union {
+    float f;
+    int32_t i;
+  } alpha, beta;
+  /* Device buffers owned by the kernel. */
+  void *bt;             /* our B stored N x K (TN variants) */
+  void *qa;             /* quantize-inputs: A in fp8 (M x K) */
+  float *scale[2];      /* [SIDE_A], [SIDE_B]: re-laid out or quantizer's */
+  const void *bound[2]; /* the scale pointers set on the descriptor */
+  /* quantize-inputs: [SIDE_A] quantizes B^T, [SIDE_B] quantizes A */
+  mb_op_params_t qp[2];
+  void *q_in[2][1];
+  void *q_out[2][2];
+  mb_kernel_call_t qcall[2];
+  char b_layout[96];
+  char quantize_note[128];
+} lt_kernel_t;
+
+/* ---- errors -------------------------------------------------------------- */
+
+static mb_status_t ck(lt_kernel_t *k, cudaError_t e, const char *what) {
+  if (e == cudaSuccess) return MB_OK;
+  cudaGetLastError(); /* no stale error for the next launch check */
+  return mb__cuda_check(k->st, e, what);
+}
+
+static mb_status_t ck_lt(lt_kernel_t *k, cublasStatus_t s, const char *what) {
+  return mb__cuda_check_lt(k->st, s, what);
+}
+
+static mb_status_t decline(lt_kernel_t *k, const char *fmt, ...)
+    MB__PRINTF(2, 3);
+static mb_status_t decline(lt_kernel_t *k, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  k->st->host.set_error("cuda: cublaslt gemm: %s", buf);
+  return MB_ERR_UNSUPPORTED;
+}
+
+static mb_status_t no_memory(lt_kernel_t *k, const char *what) {
+  k->st->host.set_error("cuda: cublaslt gemm: out of host memory %s", what);
+  return MB_ERR_NO_MEMORY;
+}
+
+static const char *lt_version(char *buf, size_t cap) {
+  const size_t v = cublasLtGetVersion();
+  snprintf(buf, cap, "%zu.%zu.%zu", v / 10000, (v / 100) % 100, v % 100);
+  return buf;
+}
+
+/* ---- supports ------------------------------------------------------------ */
+
+mb_status_t mb__cuda_lt_supports(void *bstate, uint32_t dev,
+                                 const mb_op_params_t *params,
+                                 const char **why) {
+  /* Reasons with numbers in them live here until the library has read
+   * them (it keeps only the last refusal of one selection). */
+  static _Thread_local char bufs[4][320];
+  static _Thread_local unsigned next;
+  mb_cuda_state_t *st = bstate;
+  const char *reason = NULL;
+  mb_status_t s = MB_ERR_UNSUPPORTED;
+  if (!st || !params || dev >= st->num_devices) {
+    reason = "cublaslt: no such CUDA device";
+  } else {
+    char *buf = bufs[next++ % 4];
+    mb_lt_plan_t pl;
+    s = mb__cuda_lt_plan(&st->devices[dev], params, &pl, buf, sizeof bufs[0]);
+    reason = buf;
+  }
+  if (s != MB_OK && why) *why = reason;
+  return s;
+}
+
+/* ---- device memory (prepare only) ---------------------------------------- */
+
+static mb_status_t dalloc(lt_kernel_t *k, size_t bytes, void **p,
+                          const char *what) {
+  *p = NULL;
+  return ck(k, cudaMalloc(p, bytes ? bytes : 1), what);
+}
+
+static mb_status_t download(lt_kernel_t *k, void *host, const void *dev,
+                            size_t bytes) {
+  mb_status_t s = ck(
+      k,
+      cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, k->d->stream),
+      "cublaslt gemm: copy an operand to the host");
+  if (s == MB_OK)
+    s = ck(k, cudaStreamSynchronize(k->d->stream),
+           "cublaslt gemm: copy an operand to the host");
+  return s;
+}
+
+static mb_status_t upload(lt_kernel_t *k, void *dev, const void *host,
+                          size_t bytes) {
+  mb_status_t s = ck(
+      k,
+      cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, k->d->stream),
+      "cublaslt gemm: copy a re-laid-out operand to the device");
+  if (s == MB_OK)
+    s = ck(k, cudaStreamSynchronize(k->d->stream),
+           "cublaslt gemm: copy a re-laid-out operand to the device");
+  return s;
+}
+
+static uint32_t align_of(const void *p) {
+  const uintptr_t a = (uintptr_t)p;
+  uint32_t al = 256;
+  while (al > 1 && (a & (al - 1))) al >>= 1;
+  return al;
+}
+
+/* ---- staging (prepare) --------------------------------------------------- */
+
+/* fp8 and i8 want cuBLASLt's A transposed ("TN"): our B stored N x K with K
+ * contiguous, the layout fp8 inference stacks keep their weights in. Made
+ * once here through the host (untimed). */
+static mb_status_t stage_b(lt_kernel_t *k, const void *b) {
+  const size_t bytes = (size_t)k->plan.k * (size_t)k->plan.n;
+  uint8_t *h = malloc(bytes ? bytes : 1), *t = malloc(bytes ? bytes : 1);
+  mb_status_t s = (h && t) ? MB_OK : no_memory(k, "transposing B");
+  if (s == MB_OK) s = download(k, h, b, bytes);
+  if (s == MB_OK) {
+    mb__cuda_lt_transpose_u8(h, t, k->plan.k, k->plan.n);
+    s = dalloc(k, bytes, &k->bt, "cublaslt gemm: allocate B^T");
+  }
+  if (s == MB_OK) s = upload(k, k->bt, t, bytes);
+  free(h);
+  free(t);
+  snprintf(k->b_layout, sizeof k->b_layout,
+           "NxK (K contiguous), transposed once in prepare (untimed)");
+  return s;
+}
+
+/* fp8 scales: the op's tensors where cuBLASLt reads them as they are, else
+ * a copy in cuBLASLt's layout made here from this operand copy's scales. */
+static mb_status_t stage_scales(lt_kernel_t *k, const mb_kernel_call_t *call) {
+  for (int side = SIDE_A; side <= SIDE_B; side++) {
+    const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
+    const int our_b = side == SIDE_A;
+    const void *given = call->in[our_b ? 3 : 2];
+    if (sd->src == MB_LT_SC_CALL) {
+      k->bound[side] = given;
+      continue;
+    }
+    const size_t g = mb__cuda_lt_grid_count(&k->p, our_b);
+    float *grid = malloc(g * sizeof *grid);
+    float *out = calloc(sd->count, sizeof *out);
+    mb_status_t s = (grid && out) ? MB_OK : no_memory(k, "re-laying scales");
+    if (s == MB_OK) s = download(k, grid, given, g * sizeof *grid);
+    if (s == MB_OK) {
+      mb__cuda_lt_relayout(&k->p, our_b, sd, grid, out);
+      void *dev = NULL;
+      s = dalloc(k, sd->count * sizeof *out, &dev,
+                 "cublaslt gemm: allocate scales");
+      k->scale[side] = dev;
+    }
+    if (s == MB_OK) s = upload(k, k->scale[side], out, sd->count * sizeof *out);
+    free(grid);
+    free(out);
+    if (s != MB_OK) return s;
+    k->bound[side] = k->scale[side];
+  }
+  return MB_OK;
+}
+
+static mb_status_t quantize(lt_kernel_t *k) {
+  mb_status_t s = mb__gpu_quantize_run(&k->d->env, &k->qcall[SIDE_A]);
+  if (s == MB_OK) s = mb__gpu_quantize_run(&k->d->env, &k->qcall[SIDE_B]);
+  return s;
+}
+
+/* Quantize-inputs: buffers for the quantized operands and their scales, and
+ * the two quantize calls run() makes. B is quantized transposed
+ * (MB_PARAM_TRANSPOSE): B^T is N x K, exactly cuBLASLt's TN operand, and a
+ * column of B is a row of B^T, so its per-column scales come out as the N
+ * floats OUTER_VEC_32F reads (the same blocks, the same absmax and the same
+ * quotients as the reference's quantization of B). */
+static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
+  const mb_lt_plan_t *pl = &k->plan;
+  const int64_t m = pl->m, kk = pl->k, n = pl->n;
+  void *sa = NULL, *sb = NULL;
+  mb_status_t s =
+      dalloc(k, (size_t)m * (size_t)kk, &k->qa, "cublaslt gemm: allocate qA");
+  if (s == MB_OK)
+    s = dalloc(k, (size_t)n * (size_t)kk, &k->bt,
+               "cublaslt gemm: allocate qB^T");
+  if (s == MB_OK)
+    s = dalloc(k, pl->la.count * sizeof(float), &sb,
+               "cublaslt gemm: allocate B scales");
+  k->scale[SIDE_A] = sb;
+  if (s == MB_OK)
+    s = dalloc(k, pl->lb.count * sizeof(float), &sa,
+               "cublaslt gemm: allocate A scales");
+  k->scale[SIDE_B] = sa;
+  if (s != MB_OK) return s;
+  const int scalar = pl->la.mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  for (int side = SIDE_A; side <= SIDE_B; side++) {
+    const int our_b = side == SIDE_A;
+    const int64_t rows = our_b ? kk : m, cols = our_b ? n : kk;
+    const int64_t outer = our_b ? n : m; /* rows of what is quantized */
+    mb_op_params_t *q = &k->qp[side];
+    *q = (mb_op_params_t)MB_OP_PARAMS_INIT;
+    q->ndim = 2;
+    q->shape[0] = rows;
+    q->shape[1] = cols;
+    q->dtype = q->dtype_b = our_b ? k->p.dtype_b : k->p.dtype;
+    q->dtype_out = k->p.dtype_q;
+    q->dtype_acc = MB_DTYPE_F32;
+    q->flags = our_b ? MB_PARAM_TRANSPOSE : 0u;
+    /* The block of the quantized matrix (A, or B^T): whole, or one row. */
+    q->scale_a = scalar ? (mb_scaling_t){MB_SCALE_TENSOR, {outer, kk}}
+                        : (mb_scaling_t){MB_SCALE_ROW, {1, kk}};
+    k->q_in[side][0] = call->in[our_b ? 1 : 0];
+    k->q_out[side][0] = our_b ? k->bt : k->qa;
+    k->q_out[side][1] = k->scale[side];
+    k->qcall[side] =
+        (mb_kernel_call_t){sizeof(mb_kernel_call_t), q, k->q_in[side], 1,
+                           k->q_out[side],           2, call->device};
+    k->bound[side] = k->scale[side];
+  }
+  snprintf(k->b_layout, sizeof k->b_layout,
+           "NxK (K contiguous), quantized transposed inside the op (timed)");
+  snprintf(k->quantize_note, sizeof k->quantize_note,
+           "A and B (%s) quantized to f8e4m3 inside the timed op by the "
+           "shared quantize kernel, then the fp8 matmul",
+           k->p.dtype == MB_DTYPE_F32 ? "f32" : "bf16");
+  /* Once now: the tuning multiplies real data, and errors surface here. */
+  s = quantize(k);
+  if (s == MB_OK)
+    s = ck(k, cudaStreamSynchronize(k->d->stream),
+           "cublaslt gemm: quantize the inputs");
+  return s;
+}
+
+/* fp8 wants 16-byte aligned pointers, i8 4-byte; the buffers made here are
+ * cudaMalloc'd (256). */
+static mb_status_t check_alignment(lt_kernel_t *k,
+                                   const mb_kernel_call_t *call) {
+  const mb_lt_plan_t *pl = &k->plan;
+  if (pl->variant == MB_LT_FLOAT) return MB_OK;
+  const uint32_t need = pl->variant == MB_LT_I8 ? 4 : 16;
+  const char *what = pl->variant == MB_LT_I8 ? "i8" : "fp8";
+  if (pl->variant != MB_LT_QI && align_of(call->in[0]) < need)
+    return decline(k, "A is %u-byte aligned; cuBLASLt's %s kernels need %u",
+                   align_of(call->in[0]), what, need);
+  if (align_of(call->out[0]) < need)
+    return decline(k, "D is %u-byte aligned; cuBLASLt's %s kernels need %u",
+                   align_of(call->out[0]), what, need);
+  for (int side = SIDE_A; side <= SIDE_B; side++) {
+    const mb_lt_side_t *sd = side == SIDE_A ? &pl->la : &pl->lb;
+    if (sd->src != MB_LT_SC_CALL) continue;
+    const void *ptr = call->in[side == SIDE_A ? 3 : 2];
+    const uint32_t sneed =
+        (sd->mode == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F ||
+         sd->mode == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F)
+            ? 16
+            : 4;
+    if (align_of(ptr) < sneed)
+      return decline(k, "%s is %u-byte aligned; cuBLASLt needs %u",
+                     side == SIDE_A ? "scale_b" : "scale_a", align_of(ptr),
+                     sneed);
+  }
+  return MB_OK;
+}
+
+/* ---- descriptors --------------------------------------------------------- */
+
+static mb_status_t set_attr(lt_kernel_t *k, cublasLtMatmulDescAttributes_t a,
+                            const void *v, size_t size, const char *what) {
+  return ck_lt(k, cublasLtMatmulDescSetAttribute(k->op, a, v, size), what);
+}
+
+static mb_status_t set_scale_mode(lt_kernel_t *k, int side) {
+  const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
+  if (sd->mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F) return MB_OK;
+  const int32_t mode = sd->mode;
+  cublasStatus_t s = cublasLtMatmulDescSetAttribute(
+      k->op,
+      side == SIDE_A ? CUBLASLT_MATMUL_DESC_A_SCALE_MODE
+                     : CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+      &mode, sizeof mode);
+  if (s == CUBLAS_STATUS_SUCCESS) return MB_OK;
+  char v[32];
+  return decline(k, "this cuBLASLt (%s) refuses scale mode %d for %s: %s",
+                 lt_version(v, sizeof v), (int)mode,
+                 side == SIDE_A ? "scale_b" : "scale_a",
+                 cublasLtGetStatusString(s));
+}
+
+static mb_status_t build_descs(lt_kernel_t *k) {
+  const mb_lt_plan_t *pl = &k->plan;
+  const uint64_t m = (uint64_t)pl->m, kk = (uint64_t)pl->k, n = (uint64_t)pl->n;
+  const cublasOperation_t ta = pl->tn ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = CUBLAS_OP_N;
+  mb_status_t s =
+      ck_lt(k, cublasLtMatmulDescCreate(&k->op, pl->compute, pl->scale_type),
+            "cublaslt gemm: create the matmul descriptor");
+  if (s == MB_OK)
+    s = set_attr(k, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta,
+                 "cublaslt gemm: set TRANSA");
+  if (s == MB_OK)
+    s = set_attr(k, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb,
+                 "cublaslt gemm: set TRANSB");
+  if (s == MB_OK && (pl->variant == MB_LT_FP8 || pl->variant == MB_LT_QI)) {
+    s = set_attr(k, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &k->bound[SIDE_A],
+                 sizeof k->bound[SIDE_A], "cublaslt gemm: set A's scales");
+    if (s == MB_OK)
+      s = set_attr(k, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &k->bound[SIDE_B],
+                   sizeof k->bound[SIDE_B], "cublaslt gemm: set B's scales");
+    if (s == MB_OK) s = set_scale_mode(k, SIDE_A);
+    if (s == MB_OK) s = set_scale_mode(k, SIDE_B);
+  }
+  /* cuBLASLt A = our B: N x K column-major (ld N) as it is, or the N x K
+   * row-major copy read as K x N column-major (ld K) and transposed.
+   * cuBLASLt B = our A: K x M column-major, ld K. D^T: N x M, ld N. */
+  if (s == MB_OK)
+    s = ck_lt(
+        k,
+        cublasLtMatrixLayoutCreate(&k->la, pl->b_type, pl->tn ? kk : n,
+                                   pl->tn ? n : kk, (int64_t)(pl->tn ? kk : n)),
+        "cublaslt gemm: create A's layout");
+  if (s == MB_OK)
+    s = ck_lt(
+        k, cublasLtMatrixLayoutCreate(&k->lb, pl->a_type, kk, m, (int64_t)kk),
+        "cublaslt gemm: create B's layout");
+  if (s == MB_OK)
+    s = ck_lt(k,
+              cublasLtMatrixLayoutCreate(&k->lc, pl->d_type, n, m, (int64_t)n),
+              "cublaslt gemm: create D's layout");
+  if (pl->scale_type == CUDA_R_32I) {
+    k->alpha.i = 1; /* plan: i8 -> i32 takes alpha 1, beta 0 */
+    k->beta.i = 0;
+  } else {
+    k->alpha.f = (float)k->p.alpha;
+    k->beta.f = (float)k->p.beta;
+  }
+  return s;
+}
+
+/* ---- autotuning ---------------------------------------------------------- */
+
+static cublasStatus_t matmul(lt_kernel_t *k, const cublasLtMatmulAlgo_t *algo,
+                             size_t ws, const void *pa, const void *pb,
+                             void *pd) {
+  return cublasLtMatmul(k->d->lt, k->op, &k->alpha, pa, k->la, pb, k->lb,
+                        &k->beta, pd, k->lc, pd, k->lc, algo, k->d->workspace,
+                        ws, k->d->stream);
+}
+
+static uint64_t fnv1a(const void *data, size_t n) {
+  const unsigned char *b = data;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 1099511628211ull;
+  }
+  return h ? h : 1; /* 0 marks an empty slot */
+}
+
+static uint64_t tune_key(const lt_kernel_t *k, const uint32_t align[4]) {
+  struct {
+    int64_t shape[3];
+    int32_t dtype, dtype_b, dtype_out, dtype_acc, dtype_q;
+    uint32_t flags;
+    int32_t sa_mode, sb_mode;
+    int64_t sa_block[2], sb_block[2];
+    int32_t beta_nonzero, variant, la_mode, lb_mode;
+    uint32_t align[4];
+    char impl[16];
+  } src;
+  memset(&src, 0, sizeof src); /* padding too: the bytes are hashed */
+  const mb_op_params_t *p = &k->p;
+  for (int i = 0; i < 3; i++) src.shape[i] = p->shape[i];
+  src.dtype = (int32_t)p->dtype;
+  src.dtype_b = (int32_t)p->dtype_b;
+  src.dtype_out = (int32_t)p->dtype_out;
+  src.dtype_acc = (int32_t)p->dtype_acc;
+  src.dtype_q = (int32_t)p->dtype_q;
+  src.flags = p->flags;
+  src.sa_mode = (int32_t)p->scale_a.mode;
+  src.sb_mode = (int32_t)p->scale_b.mode;
+  for (int i = 0; i < 2; i++) {
+    src.sa_block[i] = p->scale_a.block[i];
+    src.sb_block[i] = p->scale_b.block[i];
+  }
+  src.beta_nonzero = p->beta != 0;
+  src.variant = (int32_t)k->plan.variant;
+  src.la_mode = k->plan.la.mode;
+  src.lb_mode = k->plan.lb.mode;
+  memcpy(src.align, align, sizeof src.align);
+  snprintf(src.impl, sizeof src.impl, "cublaslt");
+  return fnv1a(&src, sizeof src);
+}
+
+static mb_cuda_tuned_t *tune_lookup(mb_cuda_device_t *d, uint64_t key) {
+  for (int i = 0; i < MB_CUDA_TUNE_CACHE; i++)
+    if (d->tuned[i].key == key) return &d->tuned[i];
+  return NULL;
+}
+
+static void tune_remember(mb_cuda_device_t *d, uint64_t key,
+                          const lt_kernel_t *k) {
+  mb_cuda_tuned_t *slot = NULL;
+  for (int i = 0; i < MB_CUDA_TUNE_CACHE && !slot; i++)
+    if (d->tuned[i].key == key || d->tuned[i].key == 0) slot = &d->tuned[i];
+  if (!slot) slot = &d->tuned[key % MB_CUDA_TUNE_CACHE];
+  slot->key = key;
+  slot->algo = k->algo;
+  slot->workspace = k->ws;
+  slot->algo_id = k->algo_id;
+  slot->candidates = k->tried;
+  slot->best_ms = k->best_ms;
+}
+
+static int cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of LT_TUNE_RUNS runs after one warm-up. *lt: the matmul's status
+ * (an algorithm that does not run is skipped, not an error); the return
+ * value: CUDA errors. */
+static mb_status_t time_algo(lt_kernel_t *k,
+                             const cublasLtMatmulHeuristicResult_t *r,
+                             const void *pa, const void *pb, void *pd,
+                             cudaEvent_t e0, cudaEvent_t e1, float *median,
+                             cublasStatus_t *lt) {
+  cudaStream_t stream = k->d->stream;
+  float t[LT_TUNE_RUNS];
+  int runs = LT_TUNE_RUNS;
+  *lt = CUBLAS_STATUS_SUCCESS;
+  for (int i = -1; i < runs; i++) {
+    float ms = 0;
+    mb_status_t s = ck(k, cudaEventRecord(e0, stream), "cublaslt gemm: tune");
+    if (s != MB_OK) return s;
+    *lt = matmul(k, &r->algo, r->workspaceSize, pa, pb, pd);
+    if (*lt != CUBLAS_STATUS_SUCCESS) return MB_OK;
+    if ((s = ck(k, cudaEventRecord(e1, stream), "cublaslt gemm: tune")) !=
+            MB_OK ||
+        (s = ck(k, cudaEventSynchronize(e1), "cublaslt gemm: tune")) != MB_OK ||
+        (s = ck(k, cudaEventElapsedTime(&ms, e0, e1), "cublaslt gemm: tune")) !=
+            MB_OK)
+      return s;
+    if (i < 0) {
+      if (ms > LT_SLOW_MS) runs = 1;
+      continue;
+    }
+    t[i] = ms;
+  }
+  qsort(t, (size_t)runs, sizeof t[0], cmp_float);
+  *median = t[runs / 2];
+  return MB_OK;
+}
+
+/* The operands cuBLASLt multiplies (for alignment and tuning). */
+static void lt_operands(const lt_kernel_t *k, const mb_kernel_call_t *call,
+                        const void **pa, const void **pb) {
+  *pa = k->plan.tn ? k->bt : call->in[1];
+  *pb = k->plan.variant == MB_LT_QI ? k->qa : call->in[0];
+}
+
+static mb_status_t tune_candidates(lt_kernel_t *k,
+                                   const cublasLtMatmulHeuristicResult_t *res,
+                                   int nres, const void *pa, const void *pb,
+                                   void *pd) {
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  int best = -1;
+  float best_ms = 0;
+  cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
+  mb_status_t s = ck(k, cudaEventCreate(&e0), "cublaslt gemm: create event");
+  if (s == MB_OK)
+    s = ck(k, cudaEventCreate(&e1), "cublaslt gemm: create event");
+  k->tried = 0;
+  for (int i = 0; i < nres && s == MB_OK; i++) {
+    if (res[i].state != CUBLAS_STATUS_SUCCESS ||
+        res[i].workspaceSize > MB_CUDA_WORKSPACE_BYTES)
+      continue;
+    float ms = 0;
+    cublasStatus_t lt;
+    s = time_algo(k, &res[i], pa, pb, pd, e0, e1, &ms, &lt);
+    if (s != MB_OK) break;
+    if (lt != CUBLAS_STATUS_SUCCESS) {
+      last = lt;
+      continue;
+    }
+    k->tried++;
+    if (best < 0 || ms < best_ms) best = i, best_ms = ms;
+  }
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  if (s != MB_OK) return s;
+  if (best < 0)
+    return decline(k,
+                   "cuBLASLt offered %d algorithms for %s (%s) at "
+                   "%lldx%lldx%lld but none ran (%s)",
+                   nres, k->plan.math, k->plan.compute_name,
+                   (long long)k->plan.m, (long long)k->plan.k,
+                   (long long)k->plan.n,
+                   last != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(last)
+                                                 : "none fits the workspace");
+  k->algo = res[best].algo;
+  k->ws = res[best].workspaceSize;
+  k->best_ms = best_ms;
+  int32_t id = -1;
+  size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&k->algo, CUBLASLT_ALGO_CONFIG_ID,
+                                           &id, sizeof id,
+                                           &written) != CUBLAS_STATUS_SUCCESS)
+    id = -1;
+  k->algo_id = id;
+  return MB_OK;
+}
+
+static mb_status_t tune(lt_kernel_t *k, const mb_kernel_call_t *call) {
+  mb_cuda_device_t *d = k->d;
+  const void *pa, *pb;
+  void *pd = call->out[0];
+  lt_operands(k, call, &pa, &pb);
+  const uint32_t align[4] = {align_of(pa), align_of(pb), align_of(pd),
+                             align_of(pd)};
+  const uint64_t key = tune_key(k, align);
+  mb_cuda_tuned_t *hit = tune_lookup(d, key);
+  if (hit) {
+    cublasLtMatmulHeuristicResult_t r;
+    memset(&r, 0, sizeof r);
+    if (cublasLtMatmulAlgoCheck(d->lt, k->op, k->la, k->lb, k->lc, k->lc,
+                                &hit->algo, &r) == CUBLAS_STATUS_SUCCESS &&
+        r.workspaceSize <= MB_CUDA_WORKSPACE_BYTES) {
+      k->algo = hit->algo;
+      k->ws =
+          hit->workspace > r.workspaceSize ? hit->workspace : r.workspaceSize;
+      k->algo_id = hit->algo_id;
+      k->tried = hit->candidates;
+      k->best_ms = hit->best_ms;
+      k->cache_hit = 1;
+      return MB_OK;
+    }
+  }
+  cublasLtMatmulPreference_t pref = NULL;
+  mb_status_t s = ck_lt(k, cublasLtMatmulPreferenceCreate(&pref),
+                        "cublaslt gemm: create the preference");
+  const uint64_t ws_max = MB_CUDA_WORKSPACE_BYTES;
+  if (s == MB_OK)
+    s = ck_lt(k,
+              cublasLtMatmulPreferenceSetAttribute(
+                  pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_max,
+                  sizeof ws_max),
+              "cublaslt gemm: set the workspace limit");
+  static const cublasLtMatmulPreferenceAttributes_t k_align[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4 && s == MB_OK; i++)
+    s = ck_lt(k,
+              cublasLtMatmulPreferenceSetAttribute(pref, k_align[i], &align[i],
+                                                   sizeof align[i]),
+              "cublaslt gemm: set an alignment");
+  cublasLtMatmulHeuristicResult_t res[LT_MAX_ALGOS];
+  memset(res, 0, sizeof res);
+  int nres = 0;
+  cublasStatus_t hs = CUBLAS_STATUS_SUCCESS;
+  if (s == MB_OK)
+    hs = cublasLtMatmulAlgoGetHeuristic(d->lt, k->op, k->la, k->lb, k->lc,
+                                        k->lc, pref, LT_MAX_ALGOS, res, &nres);
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  if (s != MB_OK) return s;
+  if (hs != CUBLAS_STATUS_SUCCESS || nres <= 0) {
+    char v[32];
+    return decline(
+        k,
+        "cuBLASLt %s has no algorithm for %s (%s%s%s) at %lldx%lldx%lld on "
+        "%s (compute capability %d.%d)%s%s",
+        lt_version(v, sizeof v), k->plan.math, k->plan.compute_name,
+        k->plan.scale_mode[0] ? "; " : "", k->plan.scale_mode,
+        (long long)k->plan.m, (long long)k->plan.k, (long long)k->plan.n,
+        d->name, d->cc_major, d->cc_minor,
+        hs != CUBLAS_STATUS_SUCCESS ? ": " : "",
+        hs != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(hs) : "");
+  }
+  /* beta != 0 reads D: tune on a copy so D still holds its inputs. */
+  void *scratch = NULL;
+  if (k->p.beta != 0) {
+    const size_t bytes =
+        (size_t)k->plan.m * (size_t)k->plan.n * k->plan.d_bytes;
+    s = dalloc(k, bytes, &scratch, "cublaslt gemm: allocate a tuning output");
+    if (s == MB_OK)
+      s = ck(k,
+             cudaMemcpyAsync(scratch, pd, bytes, cudaMemcpyDeviceToDevice,
+                             d->stream),
+             "cublaslt gemm: copy D for tuning");
+    pd = scratch;
+  }
+  if (s == MB_OK) s = tune_candidates(k, res, nres, pa, pb, pd);
+  if (scratch) {
+    cudaStreamSynchronize(d->stream);
+    cudaFree(scratch);
+  }
+  if (s == MB_OK) tune_remember(d, key, k);
+  return s;
+}
+
+/* ---- the hooks ----------------------------------------------------------- */
+
+void mb__cuda_lt_release(void *kstate) {
+  lt_kernel_t *k = kstate;
+  if (!k) return;
+  if (k->d) {
+    cudaSetDevice(k->d->ordinal);
+    cudaStreamSynchronize(k->d->stream); /* nothing queued still uses them */
+  }
+  if (k->lc) cublasLtMatrixLayoutDestroy(k->lc);
+  if (k->lb) cublasLtMatrixLayoutDestroy(k->lb);
+  if (k->la) cublasLtMatrixLayoutDestroy(k->la);
+  if (k->op) cublasLtMatmulDescDestroy(k->op);
+  cudaFree(k->bt);
+  cudaFree(k->qa);
+  cudaFree(k->scale[SIDE_A]);
+  cudaFree(k->scale[SIDE_B]);
+  cudaGetLastError();
+  free(k);
+}
+
+mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
+                                void **kstate) {
+  mb_cuda_state_t *st = bstate;
+  *kstate = NULL;
+  if (!call || !call->params || call->num_in < 4 || call->num_out < 1) {
+    st->host.set_error(
+        "cuda: cublaslt gemm: the call needs A, B, scale_a, "
+        "scale_b and D");
+    return MB_ERR_INVALID_ARG;
+  }
+  mb_cuda_device_t *d = mb__cuda_device(st, call->device);
+  if (!d) return MB_ERR_NOT_FOUND;
+  mb_status_t s = mb__cuda_check(st, cudaSetDevice(d->ordinal),
+                                 "cublaslt gemm: set the device");
+  if (s != MB_OK) return s;
+  lt_kernel_t *k = calloc(1, sizeof *k);
+  if (!k) {
+    st->host.set_error("cuda: cublaslt gemm: out of host memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  k->st = st;
+  k->d = d;
+  k->p = *call->params;
+  char why[320];
+  if (mb__cuda_lt_plan(d, &k->p, &k->plan, why, sizeof why) != MB_OK) {
+    st->host.set_error("cuda: cublaslt gemm: %s", why);
+    free(k);
+    return MB_ERR_UNSUPPORTED;
+  }
+  s = check_alignment(k, call);
+  if (s == MB_OK && k->plan.variant == MB_LT_QI) s = stage_qi(k, call);
+  if (s == MB_OK && k->plan.variant != MB_LT_QI && k->plan.tn)
+    s = stage_b(k, call->in[1]);
+  if (s == MB_OK && k->plan.variant == MB_LT_FP8) s = stage_scales(k, call);
+  if (s == MB_OK) s = build_descs(k);
+  if (s == MB_OK) s = tune(k, call);
+  if (s != MB_OK) {
+    mb__cuda_lt_release(k);
+    return s;
+  }
+  *kstate = k;
+  return MB_OK;
+}
+
+/* A scale tensor read as it is follows the call (another operand copy). */
+static mb_status_t rebind(lt_kernel_t *k, int side, const void *ptr) {
+  const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
+  if (sd->src != MB_LT_SC_CALL || ptr == k->bound[side]) return MB_OK;
+  mb_status_t s =
+      set_attr(k,
+               side == SIDE_A ? CUBLASLT_MATMUL_DESC_A_SCALE_POINTER
+                              : CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+               &ptr, sizeof ptr, "cublaslt gemm: set scales");
+  if (s == MB_OK) k->bound[side] = ptr;
+  return s;
+}
+
+mb_status_t mb__cuda_lt_run(void *kstate, const mb_kernel_call_t *call) {
+  lt_kernel_t *k = kstate;
+  const void *pa, *pb;
+  mb_status_t s = MB_OK;
+  if (k->plan.variant == MB_LT_QI) {
+    k->q_in[SIDE_A][0] = call->in[1];
+    k->q_in[SIDE_B][0] = call->in[0];
+    if ((s = quantize(k)) != MB_OK) return s;
+  } else if (k->plan.variant == MB_LT_FP8) {
+    s = rebind(k, SIDE_A, call->in[3]);
+    if (s == MB_OK) s = rebind(k, SIDE_B, call->in[2]);
+    if (s != MB_OK) return s;
+  }
+  lt_operands(k, call, &pa, &pb);
+  const cublasStatus_t cs = matmul(k, &k->algo, k->ws, pa, pb, call->out[0]);
+  if (cs != CUBLAS_STATUS_SUCCESS)
+    return mb__cuda_check_lt(k->st, cs, "cublaslt gemm: matmul");
+  return MB_OK;
+}
+
+uint32_t mb__cuda_lt_notes(void *kstate, mb_kernel_note_t *out, uint32_t max) {
+  const lt_kernel_t *k = kstate;
+  if (!k) return 0;
+  mb_kernel_note_t n[12];
+  uint32_t c = 0;
+  n[c++] = (mb_kernel_note_t){"algo_id", NULL, (double)k->algo_id};
+  n[c++] = (mb_kernel_note_t){"workspace_bytes", NULL, (double)k->ws};
+  n[c++] = (mb_kernel_note_t){"algos_tried", NULL, (double)k->tried};
+  n[c++] = (mb_kernel_note_t){"tune_median_ms", NULL, k->best_ms};
+  n[c++] = (mb_kernel_note_t){"tune_cached", NULL, (double)k->cache_hit};
+  n[c++] = (mb_kernel_note_t){"math", k->plan.math, 0};
+  n[c++] = (mb_kernel_note_t){"compute_type", k->plan.compute_name, 0};
+  if (k->plan.variant == MB_LT_FP8 || k->plan.variant == MB_LT_QI) {
+    n[c++] = (mb_kernel_note_t){"scale_mode", k->plan.scale_mode, 0};
+    n[c++] = (mb_kernel_note_t){"fast_accum", NULL, 0.0};
+  }
+  if (k->plan.variant == MB_LT_QI)
+    n[c++] = (mb_kernel_note_t){"quantize", k->quantize_note, 0};
+  if (k->plan.tn) n[c++] = (mb_kernel_note_t){"b_layout", k->b_layout, 0};
+  for (uint32_t i = 0; i < c && i < max && out; i++) out[i] = n[i];
+  return c;
+}

@@ -1,0 +1,105 @@
+/* CUDA backend — GEMM through cuBLASLt (cuda_gemm_lt.c: prepare, autotune,
+ * run; cuda_gemm_lt_plan.c: which cuBLASLt problem a request becomes, the
+ * reasons it declines, and the host-side re-layouts made in prepare).
+ *
+ * Our operands are row-major: A is M x K, B is K x N, D is M x N. cuBLASLt
+ * is column-major, so every variant computes D^T = B^T A^T: cuBLASLt's "A"
+ * is our B and its "B" is our A, with m = N, n = M, k = K, and D^T in
+ * column-major (ld N) is exactly our row-major D. Variants:
+ *
+ *   float  f32 (exact or tf32), bf16, f16 inputs, f32 accumulation:
+ *          "NN": cuBLASLt A = our B as N x K (ld N), B = our A as K x M
+ *          (ld K); nothing is copied.
+ *   fp8    e4m3/e5m2 with tensor, row x column or 128-block scales: "TN",
+ *          which fp8 requires: cuBLASLt A = our B stored N x K (K
+ *          contiguous; transposed once in prepare), op T; B = our A (K x M,
+ *          ld K), op N. Scales whose layout differs from cuBLASLt's are
+ *          re-laid out in prepare.
+ *   i8     i8 x i8 -> i32, exact (CUBLAS_COMPUTE_32I), TN as fp8.
+ *   qi     quantize-inputs (gemm_fp8_rowwise): the shared quantize kernel
+ *          turns A into fp8 + scales and B^T into N x K fp8 + scales inside
+ *          the timed run, then the fp8 TN matmul reads them. */
+#ifndef MB_CUDA_GEMM_LT_H
+#define MB_CUDA_GEMM_LT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_internal.h"
+
+/* ---- the kernel-table hooks (cuda_kernels_gemm.def) ---------------------- */
+
+/* One hook for every entry: it analyses the whole request (variant, compute
+ * capability, dims, scales), so the reason it gives is precise whichever
+ * entry matched. */
+mb_status_t mb__cuda_lt_supports(void *bstate, uint32_t dev,
+                                 const mb_op_params_t *params,
+                                 const char **why);
+mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
+                                void **kstate);
+mb_status_t mb__cuda_lt_run(void *kstate, const mb_kernel_call_t *call);
+void mb__cuda_lt_release(void *kstate);
+uint32_t mb__cuda_lt_notes(void *kstate, mb_kernel_note_t *out, uint32_t max);
+
+/* ---- between cuda_gemm_lt.c and cuda_gemm_lt_plan.c ---------------------- */
+
+typedef enum mb_lt_variant {
+  MB_LT_FLOAT = 0,
+  MB_LT_FP8 = 1,
+  MB_LT_I8 = 2,
+  MB_LT_QI = 3
+} mb_lt_variant_t;
+
+/* Where the scales of one cuBLASLt operand come from. */
+typedef enum mb_lt_scale_src {
+  MB_LT_SC_NONE = 0,   /* not an fp8 operand: no scale pointer */
+  MB_LT_SC_CALL = 1,   /* the op's scale tensor as it is (pointer from call) */
+  MB_LT_SC_OUTER = 2,  /* expanded in prepare to one scale per row/column */
+  MB_LT_SC_VEC128 = 3, /* re-laid out in prepare: outer-major, 1 per 128 K */
+  MB_LT_SC_BLK128 = 4, /* re-laid out in prepare: K-major 128x128 blocks */
+  MB_LT_SC_QUANT = 5   /* written by the quantize kernel inside the op */
+} mb_lt_scale_src_t;
+
+/* One cuBLASLt operand's scaling. `outer` is its number of rows in the
+ * product: N for cuBLASLt A (our B), M for cuBLASLt B (our A). */
+typedef struct mb_lt_side {
+  int32_t mode; /* cublasLtMatmulMatrixScale_t */
+  mb_lt_scale_src_t src;
+  int64_t outer;
+  size_t count; /* floats cuBLASLt reads (kstate buffer size when copied) */
+} mb_lt_side_t;
+
+typedef struct mb_lt_plan {
+  mb_lt_variant_t variant;
+  int64_t m, k, n; /* ours */
+  cublasComputeType_t compute;
+  cudaDataType_t scale_type;     /* alpha/beta */
+  cudaDataType_t a_type, b_type; /* our A, our B as cuBLASLt reads them */
+  cudaDataType_t d_type;
+  size_t a_bytes, b_bytes, d_bytes; /* element sizes */
+  int tn;                /* cuBLASLt A is our B stored N x K (op T) */
+  mb_lt_side_t la;       /* cuBLASLt A = our B (scale_b) */
+  mb_lt_side_t lb;       /* cuBLASLt B = our A (scale_a) */
+  char math[32];         /* "f32", "tf32", "bf16", "fp8 e4m3 x e4m3", "i8" */
+  char compute_name[32]; /* "CUBLAS_COMPUTE_32F", ... */
+  char scale_mode[320];
+} mb_lt_plan_t;
+
+/* The cuBLASLt problem `p` becomes on device `d`: MB_OK, or
+ * MB_ERR_UNSUPPORTED with the reason in why[cap]. Pure host code. */
+mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
+                             mb_lt_plan_t *pl, char *why, size_t cap);
+
+/* Host re-layouts done in prepare (untimed). */
+/* dst (cols x rows) = src (rows x cols)^T, one byte per element. */
+void mb__cuda_lt_transpose_u8(const uint8_t *src, uint8_t *dst, int64_t rows,
+                              int64_t cols);
+/* Floats in the row-major scale grid of our A (our_b = 0) or B (1). */
+size_t mb__cuda_lt_grid_count(const mb_op_params_t *p, int our_b);
+/* Writes side->count floats of cuBLASLt's layout for side->mode from the
+ * op's row-major grid of our A (our_b = 0) or our B (1). */
+void mb__cuda_lt_relayout(const mb_op_params_t *p, int our_b,
+                          const mb_lt_side_t *side, const float *grid,
+                          float *out);
+
+#endif
