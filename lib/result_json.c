@@ -50,6 +50,8 @@ static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
     if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
       cJSON_AddStringToObject(j, "dtype_q", mb_dtype_name(p->dtype_q));
   }
+  if (m & MB__P_TF32)
+    cJSON_AddBoolToObject(j, "tf32", (p->flags & MB_PARAM_TF32) != 0);
   if (m & MB__P_TRANSPOSE)
     cJSON_AddBoolToObject(j, "transpose", (p->flags & MB_PARAM_TRANSPOSE) != 0);
   if (m & MB__P_STATIC) {

@@ -67,12 +67,34 @@ class Run(unittest.TestCase):
                 self.assertEqual(r["stats"]["stop_reason"], "fixed")
 
     def test_add_hot(self):
+        # The C kernel: single-threaded at this size, so it stays short (and
+        # batched) even when ctest -j loads every core.
         doc = self.json_run("--op", "add", "--shape", "64x64", "--dtype",
-                            "bf16", "--cache", "hot", *QUICK)
+                            "bf16", "--cache", "hot", "--impl", "c", *QUICK)
         (r,) = doc["results"]
         self.assertEqual((r["cache"], r["status"]), ("hot", "ok"))
         self.assertGreater(r["stats"]["batch"], 1)
         self.assertEqual(r["derived"]["bytes"], 3 * 64 * 64 * 2)
+
+    def test_add_rotate(self):
+        doc = self.json_run("--op", "add", "--shape", "256x256", "--cache",
+                            "rotate", "--impl", "c", *QUICK)
+        (r,) = doc["results"]
+        self.assertEqual((r["cache"], r["status"]), ("rotate", "ok"))
+        rot = r["rotate"]
+        per_copy = 3 * 256 * 256 * 4
+        self.assertEqual(rot["footprint_bytes"], rot["copies"] * per_copy)
+        # the copies other than the one in use exceed the last-level cache
+        self.assertGreater((rot["copies"] - 1) * per_copy, rot["cache_bytes"])
+        self.assertTrue(r["correctness"]["pass"])
+
+    def test_tf32_is_declined_on_cpu(self):
+        doc = self.json_run("--op", "gemm", "--shape", "32x32x32", "--tf32",
+                            *QUICK)
+        (r,) = doc["results"]
+        self.assertEqual(r["status"], "skipped")
+        self.assertIn("no tf32", r["reason"])
+        self.assertTrue(r["params"]["tf32"])
 
     def test_output_files(self):
         with tempfile.TemporaryDirectory() as d:
@@ -150,6 +172,14 @@ class BadInput(unittest.TestCase):
                                  "--causal"], '"causal" does not apply')
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
                                  "--scale-a", "row"], "scales do not apply")
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--tf32"], '"tf32" does not apply')
+        self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",
+                                 "--dtype", "bf16", "--tf32"],
+                                "tf32 applies to f32 x f32 only")
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--cache", "lukewarm"],
+                                "valid: cold, hot, rotate")
 
     def test_unwritable_output(self):
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
