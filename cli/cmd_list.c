@@ -1,4 +1,4 @@
-/* mbench list ops|backends|devices|kernels, and mbench info. */
+/* mbench list ops|backends|devices|presets, and mbench info. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,11 +110,36 @@ static int list_devices(mb_context_t *ctx) {
   return EXIT_OK;
 }
 
+/* Each preset with its default expansion: count and every shape. */
+static int list_presets(mb_context_t *ctx) {
+  (void)ctx;
+  for (size_t i = 0; i < mb_preset_count(); i++) {
+    const char *summary, *name = mb_preset_name(i, &summary);
+    printf("%s\n    %s\n", name, summary);
+    mb_shape_list_t *l;
+    if (mb_preset_shapes(name, NULL, &l) != MB_OK) continue; /* custom */
+    size_t n = mb_shape_list_count(l);
+    printf("    %zu shapes [M, K, N]:", n);
+    for (size_t j = 0; j < n; j++) {
+      const char *sn;
+      int64_t mkn[3];
+      mb_shape_list_get(l, j, &sn, mkn);
+      printf("%s %s (%lld, %lld, %lld)", j % 3 ? "," : "\n     ", sn,
+             (long long)mkn[0], (long long)mkn[1], (long long)mkn[2]);
+    }
+    printf("\n");
+    mb_shape_list_destroy(l);
+  }
+  return EXIT_OK;
+}
+
 static const struct {
   const char *what;
   int (*fn)(mb_context_t *);
-} k_lists[] = {
-    {"ops", list_ops}, {"backends", list_backends}, {"devices", list_devices}};
+} k_lists[] = {{"ops", list_ops},
+               {"backends", list_backends},
+               {"devices", list_devices},
+               {"presets", list_presets}};
 #define NUM_LISTS (sizeof k_lists / sizeof k_lists[0])
 
 int cmd_list(int argc, char **argv) {
@@ -126,7 +151,7 @@ int cmd_list(int argc, char **argv) {
                 &nwords) != 0)
     return EXIT_USAGE;
   if (o.help || nwords == 0) {
-    printf("usage: mbench list ops|backends|devices\n");
+    printf("usage: mbench list ops|backends|devices|presets\n");
     return o.help ? EXIT_OK : EXIT_USAGE;
   }
   for (size_t i = 0; i < NUM_LISTS; i++) {
@@ -137,7 +162,9 @@ int cmd_list(int argc, char **argv) {
     mb_context_destroy(ctx);
     return rc;
   }
-  return cli_error("list", "unknown list \"%s\"; valid: ops, backends, devices",
+  return cli_error("list",
+                   "unknown list \"%s\"; valid: ops, backends, devices, "
+                   "presets",
                    words[0]);
 }
 

@@ -11,5 +11,6 @@
 #include "microbench/op.h"
 #include "microbench/bench.h"
 #include "microbench/report.h"
+#include "microbench/preset.h"
 
 #endif

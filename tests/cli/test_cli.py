@@ -163,7 +163,8 @@ class BadInput(unittest.TestCase):
                                  "--cache", "warm"], "valid: cold, hot")
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
                                  "--format", "xml"], "valid formats")
-        self.expect_usage_error(["list", "things"], "valid: ops, backends, devices")
+        self.expect_usage_error(["list", "things"],
+                                "valid: ops, backends, devices, presets")
         self.expect_usage_error(["frob"], 'unknown command "frob"')
         self.expect_usage_error(["run", "--shape", "8x8"], "--op is required")
 
@@ -195,6 +196,16 @@ class Listing(unittest.TestCase):
             self.assertEqual(p.returncode, 0, (args, p.stderr))
             self.assertTrue(p.stdout.strip(), args)
         self.assertIn("cpu/onednn(f32->f32)", mbench("list", "ops").stdout)
+
+    def test_list_presets(self):
+        p = mbench("list", "presets")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in ("custom", "llama", "llama4", "deepseek_v3_236b",
+                     "deepseek_v3_671b", "qwen3_32b", "gemma3_27b", "pow2",
+                     "pow2_extended", "small_sweep", "sweep"):
+            self.assertIn("\n%s\n" % name, "\n" + p.stdout)
+        self.assertIn("attn.wqkv (16384, 8192, 1280)", p.stdout)
+        self.assertIn("512 shapes", p.stdout)
 
     def test_nonexistent_backend_path_explains(self):
         p = mbench("list", "backends", env={"MB_BACKEND_PATH": "/nonexistent"})
