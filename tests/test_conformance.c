@@ -121,6 +121,36 @@ static const conf_case_t k_cases[] = {
     {"layernorm", S2(33, 257), "bf16", N, N, N, N, N, N, 0},
     {"relu", S2(5, 7), "f32", N, N, N, N, N, N, 0},
     {"causal_attention", S5(1, 1, 4, 6, 8), "f32", N, N, N, N, N, N, 0},
+    /* The other dtype pairs the GPU backends list (gpu_kernels_*.def),
+     * each on another of the quantize kernels' paths: tensor-wise (absmax
+     * pass), i4 rows of odd length (pairs of nibbles across rows), a
+     * transposed 128x128 tile, column strips. */
+    {"quantize", S2(100, 72), "f32", N, "f8e4m3", N, "tensor", N, N, 0},
+    {"quantize", S2(64, 33), "f32", N, "i4", N, "row", N, N, 0},
+    {"quantize", S2(256, 128), "bf16", N, "f8e5m2", N, "block:128x128", N, N,
+     MB_PARAM_TRANSPOSE},
+    {"quantize", S2(100, 70), "f16", N, "f8e5m2", N, "tensor", N, N, 0},
+    {"quantize", S2(96, 64), "f16", N, "i8", N, "col", N, N, 0},
+    {"quantize", S2(33, 66), "f16", N, "i4", N, "tensor", N, N,
+     MB_PARAM_TRANSPOSE},
+    {"dequantize", S2(17, 40), "f8e4m3", N, "f32", N, "tensor", N, N, 0},
+    {"dequantize", S2(8, 256), "f8e4m3", N, "f16", N, "block:1x128", N, N, 0},
+    {"dequantize", S2(33, 7), "f8e5m2", N, "bf16", N, "row", N, N, 0},
+    {"dequantize", S2(64, 40), "f8e5m2", N, "f16", N, "col", N, N, 0},
+    {"dequantize", S2(31, 64), "i8", N, "f32", N, "row", N, N, 0},
+    {"dequantize", S2(128, 256), "i8", N, "bf16", N, "block:128x128", N, N, 0},
+    {"dequantize", S2(9, 64), "i4", N, "f32", N, "group:32", N, N, 0},
+    {"dequantize", S2(5, 34), "i4", N, "f16", N, "tensor", N, N, 0},
+    {"add", S2(7, 33), "f32", N, "bf16", N, N, N, N, 0},
+    {"add", S2(64, 64), "f32", N, "f16", N, N, N, N, 0},
+    {"add", S2(7, 33), "bf16", N, "f32", N, N, N, N, 0},
+    {"add", S2(64, 64), "bf16", N, "f16", N, N, N, N, 0},
+    {"add", S2(64, 64), "f16", N, "f32", N, N, N, N, 0},
+    {"add", S2(7, 33), "f16", N, "bf16", N, N, N, N, 0},
+    {"add", S2(64, 64), "f8e4m3", N, "f32", N, N, N, N, 0},
+    {"add", S2(7, 33), "f8e4m3", N, "f16", N, N, N, N, 0},
+    {"add", S2(7, 33), "f8e5m2", N, "f32", N, N, N, N, 0},
+    {"add", S2(64, 64), "f8e5m2", N, "f16", N, N, N, N, 0},
 };
 #define NUM_CASES (sizeof k_cases / sizeof k_cases[0])
 

@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(THREADS)
   constexpr int RQ = BQ / TY, RK = BK / TX, RC = DMAX / TX;
   constexpr int QS = DMAX + 1, KS = DMAX + 1, VS = DMAX, SS = BK + 1;
   constexpr int G = THREADS / BQ; /* threads per row in the softmax step */
-  extern __shared__ float smem[];
+  MB_GPU_DYN_SMEM(float, smem);
   float *const qs = smem;
   float *const ks = qs + BQ * QS;
   float *const vs = ks + BK * KS;
@@ -232,11 +232,11 @@ mb_status_t try_launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
       return MB_ERR_BACKEND;
     }
   }
-  kernel<<<(unsigned)(tasks < cap ? tasks : cap), THREADS, bytes,
-           (mb_gpu_stream_t)env->stream>>>(
-      call->in[0], call->in[1], call->in[2], call->out[0], bh, sq, skv, d,
-      (p->flags & MB_PARAM_CAUSAL) != 0,
-      (float)(1.0 / sqrt((double)p->shape[4])), tiles);
+  MB_GPU_LAUNCH(kernel, (unsigned)(tasks < cap ? tasks : cap), THREADS, bytes,
+                (mb_gpu_stream_t)env->stream, call->in[0], call->in[1],
+                call->in[2], call->out[0], bh, sq, skv, d,
+                (p->flags & MB_PARAM_CAUSAL) != 0,
+                (float)(1.0 / sqrt((double)p->shape[4])), tiles);
   return mb__gpu_launched(env, "attention");
 }
 

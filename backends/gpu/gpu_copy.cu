@@ -40,9 +40,10 @@ __global__ void __launch_bounds__(MB_GPU_ELT_BLOCK)
 template <class W>
 void launch(const mb_gpu_env_t *env, const void *src, void *dst, size_t bytes) {
   const size_t items = (bytes / sizeof(W) + UNROLL - 1) / UNROLL;
-  copy_kernel<W>
-      <<<mb_gpu_grid(items ? items : 1, MB_GPU_ELT_BLOCK, env->sm_count),
-         MB_GPU_ELT_BLOCK, 0, (mb_gpu_stream_t)env->stream>>>(src, dst, bytes);
+  MB_GPU_LAUNCH(copy_kernel<W>,
+                mb_gpu_grid(items ? items : 1, MB_GPU_ELT_BLOCK, env->sm_count),
+                MB_GPU_ELT_BLOCK, 0, (mb_gpu_stream_t)env->stream, src, dst,
+                bytes);
 }
 
 size_t copy_bytes(const mb_gpu_env_t *env, const mb_op_params_t *p) {

@@ -47,31 +47,43 @@ __device__ __forceinline__ void load_q(const void *q, int64_t e,
   }
 }
 
+/* x[row + j, + VEC) from the loaded q values v. */
+template <mb_dtype_t DO, int VEC>
+__device__ __forceinline__ void dequant_store(const dq_args &a,
+                                              const float *srow, int64_t row,
+                                              int j, const float (&v)[VEC]) {
+  typedef typename mb_gq_x<DO>::raw R;
+  R out[VEC];
+  if (a.per_chunk) {
+    const float s = srow[mb_gq_quot(a.bn, (uint32_t)j)];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) out[e] = mb_gq_x<DO>::put(v[e] * s);
+  } else {
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+      out[e] =
+          mb_gq_x<DO>::put(v[e] * srow[mb_gq_quot(a.bn, (uint32_t)(j + e))]);
+  }
+  mb_gq_st<R, VEC>((R *)a.x + row + j, out);
+}
+
 template <mb_dtype_t DQ, mb_dtype_t DO, int VEC>
 __global__ void __launch_bounds__(MB_GQ_BLOCK) dequant_kernel(dq_args a) {
-  typedef typename mb_gq_x<DO>::raw R;
   const int ty = (int)threadIdx.x / a.tx, tx = (int)threadIdx.x % a.tx;
   for (int64_t rg = blockIdx.x; rg < a.nrg; rg += gridDim.x) {
     const int64_t i = rg * a.rows_per + ty;
     if (i >= a.rows) break; /* the last row group; later ones are larger */
     const float *srow = a.grid + (int64_t)mb_gq_quot(a.bm, (uint32_t)i) * a.gc;
     const int64_t row = i * a.cols;
-    for (int c = tx; c < a.nch; c += a.tx) {
-      const int j = c * VEC;
-      float v[VEC];
-      load_q<DQ, VEC>(a.q, row + j, v);
-      R out[VEC];
-      if (a.per_chunk) {
-        const float s = srow[mb_gq_quot(a.bn, (uint32_t)j)];
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) out[e] = mb_gq_x<DO>::put(v[e] * s);
-      } else {
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-          out[e] = mb_gq_x<DO>::put(v[e] *
-                                    srow[mb_gq_quot(a.bn, (uint32_t)(j + e))]);
-      }
-      mb_gq_st<R, VEC>((R *)a.x + row + j, out);
+    /* Two vectors a step, both loaded before either is stored (the
+     * compiler may not move a load of q past a store to x). */
+    for (int c = tx; c < a.nch; c += 2 * a.tx) {
+      const bool two = c + a.tx < a.nch;
+      float v0[VEC], v1[VEC];
+      load_q<DQ, VEC>(a.q, row + c * VEC, v0);
+      if (two) load_q<DQ, VEC>(a.q, row + (c + a.tx) * VEC, v1);
+      dequant_store<DO, VEC>(a, srow, row, c * VEC, v0);
+      if (two) dequant_store<DO, VEC>(a, srow, row, (c + a.tx) * VEC, v1);
     }
   }
 }
@@ -100,9 +112,9 @@ mb_status_t launch_t(const mb_gpu_env_t *env, const mb_op_params_t *p,
   a.bn = mb_gq_divisor((uint32_t)p->scale_a.block[1]);
   const int64_t cap = (int64_t)(env->sm_count > 0 ? env->sm_count : 1) *
                       (2048 / MB_GQ_BLOCK) * 4;
-  dequant_kernel<DQ, DO, VEC>
-      <<<(unsigned)(a.nrg < cap ? a.nrg : cap), MB_GQ_BLOCK, 0,
-         (mb_gpu_stream_t)env->stream>>>(a);
+  const unsigned grid = (unsigned)(a.nrg < cap ? a.nrg : cap);
+  MB_GPU_LAUNCH((dequant_kernel<DQ, DO, VEC>), grid, MB_GQ_BLOCK, 0,
+                (mb_gpu_stream_t)env->stream, a);
   return mb__gpu_launched(env, "dequantize");
 }
 

@@ -97,14 +97,15 @@ mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
       mb_gpu_aligned(z, (size_t)V * mb_gpu_dt_size(DZ));
   if (vec) {
     const size_t items = (n / V + UNROLL - 1) / UNROLL;
-    eltwise_kernel<DX, DY, DZ, NIN, V>
-        <<<mb_gpu_grid(items ? items : 1, MB_GPU_ELT_BLOCK, env->sm_count),
-           MB_GPU_ELT_BLOCK, 0, stream>>>(x, y, z, n, f);
+    MB_GPU_LAUNCH(
+        (eltwise_kernel<DX, DY, DZ, NIN, V, F>),
+        mb_gpu_grid(items ? items : 1, MB_GPU_ELT_BLOCK, env->sm_count),
+        MB_GPU_ELT_BLOCK, 0, stream, x, y, z, n, f);
   } else {
-    eltwise_kernel<DX, DY, DZ, NIN, 1>
-        <<<mb_gpu_grid((n + UNROLL - 1) / UNROLL, MB_GPU_ELT_BLOCK,
-                       env->sm_count),
-           MB_GPU_ELT_BLOCK, 0, stream>>>(x, y, z, n, f);
+    MB_GPU_LAUNCH(
+        (eltwise_kernel<DX, DY, DZ, NIN, 1, F>),
+        mb_gpu_grid((n + UNROLL - 1) / UNROLL, MB_GPU_ELT_BLOCK, env->sm_count),
+        MB_GPU_ELT_BLOCK, 0, stream, x, y, z, n, f);
   }
   return mb__gpu_launched(env, what);
 }

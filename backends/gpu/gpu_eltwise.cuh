@@ -371,8 +371,8 @@ static mb_status_t mb_gpu_row_launch(const mb_gpu_env_t *env,
       return MB_ERR_BACKEND;
     }
   }
-  kernel<<<p->grid, p->threads, p->smem, (mb_gpu_stream_t)env->stream>>>(
-      args...);
+  MB_GPU_LAUNCH(kernel, p->grid, p->threads, p->smem,
+                (mb_gpu_stream_t)env->stream, args...);
   return mb__gpu_launched(env, what);
 }
 

@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(BLOCK ? 1024 : MB_GPU_ROW_BLOCK)
     norm_kernel(const void *__restrict__ x, const void *__restrict__ w,
                 const void *__restrict__ b, void *__restrict__ y, size_t m,
                 size_t n, unsigned g, size_t scap, int affine, float eps) {
-  extern __shared__ float row_smem[];
+  MB_GPU_DYN_SMEM(float, row_smem);
   __shared__ float scratch[32];
   const size_t nvec = n / V, rows_per_block = blockDim.x / g;
   const unsigned t = threadIdx.x % g;

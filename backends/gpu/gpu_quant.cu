@@ -17,7 +17,8 @@
  *                                blocks fit: coalesced both ways)
  *   anything else (tensor,     two passes: zero the grid; absmax by atomic
  *     long columns, X^T by       max on the f32 bit patterns (amax_all for
- *     rows of a tall X)          one scale, tile AMAX otherwise); patterns
+ *     rows of a tall X)          one scale, strips for blocks tall in X's
+ *                                layout, tile AMAX otherwise); patterns
  *                                -> scales; then apply: flat (one scale),
  *                                apply (rows of Q), tile APPLY (transposed)
  *   i4 with odd cols            rows of Q share bytes: the last step is
@@ -55,7 +56,14 @@ mb_status_t plan_params(const mb_op_params_t *p, mb_gq_plan_t *q,
   q->rows = q->transpose ? p->shape[1] : p->shape[0];
   q->cols = q->transpose ? p->shape[0] : p->shape[1];
   if (p->scale_a.mode == MB_SCALE_NONE) {
-    /* As lib/quant.c reads it: one block (resolve makes it row-wise). */
+    /* As lib/quant.c reads it: one block (resolve makes it row-wise). A
+     * block given with it is a caller's slip, not to be guessed at. */
+    if (p->scale_a.block[0] || p->scale_a.block[1]) {
+      *why =
+          "quantize: scale_a has a block but mode none (MB_SCALE_BLOCK "
+          "takes the block)";
+      return MB_ERR_INVALID_ARG;
+    }
     q->bm = q->rows;
     q->bn = q->cols;
   } else {
@@ -119,6 +127,8 @@ mb_status_t quantize(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   }
   if (single)
     st = mb_gq_launch_amax_all(env, p);
+  else if (mb_gq_strips_ok(p))
+    st = mb_gq_launch_strips(env, p);
   else if (mb_gq_tile_plan(env, p, MB_GQ_AMAX, &t))
     st = mb_gq_launch_tile(env, p, MB_GQ_AMAX, &t);
   else

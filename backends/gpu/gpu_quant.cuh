@@ -319,6 +319,10 @@ mb_status_t mb_gq_launch_apply(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
  * grid[0] zeroed before). */
 mb_status_t mb_gq_launch_amax_all(const mb_gpu_env_t *env,
                                   const mb_gq_plan_t *p);
+/* The blocks' absmax patterns into the (zeroed) grid, walking X as stored,
+ * for blocks at least 64 rows (or all rows) tall in X's layout. */
+int mb_gq_strips_ok(const mb_gq_plan_t *p);
+mb_status_t mb_gq_launch_strips(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
 /* Grid entries: absmax patterns -> scales (dynamic), or the static scale. */
 mb_status_t mb_gq_launch_grid(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
 /* i4 by bytes, any layout, scales from the grid (odd cols). */

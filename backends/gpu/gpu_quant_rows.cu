@@ -15,6 +15,8 @@
  *          per-thread, block and one atomic max per block on the f32 bit
  *          pattern (patterns of non-negative floats order as integers, and
  *          max is exact and order-free, so the result is the reference's).
+ * strips   block absmax for blocks tall in X's layout (columns of X, rows
+ *          of X^T), in registers down strips of X's rows.
  * apply    scales from the grid (the second pass of two): rows of Q, a
  *          power-of-two number of threads per row, vectors along the row.
  * grid     absmax patterns -> scales in place, or the static scale.
@@ -155,16 +157,11 @@ blocks_cfg blocks_config(const mb_gq_plan_t *p) {
   else
     return c;
   c.nchunks = (int)(p->bm * p->bn / c.vec);
-  if (c.nchunks <= 32) {
-    c.lanes = pow2_ceil(c.nchunks);
-    c.cpl = 1;
-  } else {
-    /* About four chunks (64 bytes of bf16) a thread: loads in flight. */
-    c.lanes = pow2_ceil(ceil_div(c.nchunks, 4));
-    if (c.lanes < 32) c.lanes = 32;
-    if (c.lanes > 1024) c.lanes = 1024;
-    c.cpl = (int)ceil_div(c.nchunks, c.lanes);
-  }
+  /* About four chunks (64 bytes of bf16) a thread, so each has four loads
+   * in flight (a 1x128 bf16 group: 4 threads; 1x4096: 128 threads). */
+  c.lanes = pow2_ceil(ceil_div(c.nchunks, 4));
+  if (c.lanes > 1024) c.lanes = 1024;
+  c.cpl = (int)ceil_div(c.nchunks, c.lanes);
   if (c.cpl > blocks_kmax(c.vec)) {
     c.vec = 0;
     return c;
@@ -191,10 +188,10 @@ mb_status_t launch_blocks_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p,
   a.lanes = c.lanes;
   a.cpl = c.cpl;
   a.qmax = p->qmax;
-  const int groups = c.threads / c.lanes;
-  blocks_kernel<DX, DQ, VEC>
-      <<<grid_for(ceil_div(a.nseg, groups), c.threads, env->sm_count, 4),
-         c.threads, 0, (mb_gpu_stream_t)env->stream>>>(a);
+  const unsigned grid = grid_for(ceil_div(a.nseg, c.threads / c.lanes),
+                                 c.threads, env->sm_count, 4);
+  MB_GPU_LAUNCH((blocks_kernel<DX, DQ, VEC>), grid, c.threads, 0,
+                (mb_gpu_stream_t)env->stream, a);
   return mb__gpu_launched(env, "quantize (blocks)");
 }
 
@@ -276,10 +273,11 @@ mb_status_t launch_flat_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p,
   const int64_t n = p->rows * p->cols;
   flat_args a = {p->x, p->q,           p->grid, n, sp ? 0 : p->gr * p->gc,
                  sp,   p->static_scale};
-  const int64_t items = ceil_div(n / VEC, UNROLL);
-  flat_kernel<DX, DQ, VEC>
-      <<<grid_for(ceil_div(items, MB_GQ_BLOCK), MB_GQ_BLOCK, env->sm_count, 2),
-         MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream>>>(a);
+  const unsigned grid =
+      grid_for(ceil_div(ceil_div(n / VEC, UNROLL), MB_GQ_BLOCK), MB_GQ_BLOCK,
+               env->sm_count, 2);
+  MB_GPU_LAUNCH((flat_kernel<DX, DQ, VEC>), grid, MB_GQ_BLOCK, 0,
+                (mb_gpu_stream_t)env->stream, a);
   return mb__gpu_launched(env, "quantize (flat)");
 }
 
@@ -322,12 +320,105 @@ __global__ void __launch_bounds__(MB_GQ_BLOCK)
 template <mb_dtype_t DX, int VEC>
 mb_status_t launch_amax_all_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   const int64_t n = p->rows * p->cols;
-  amax_all_kernel<DX, VEC>
-      <<<grid_for(ceil_div(ceil_div(n / VEC, 4) + 1, MB_GQ_BLOCK), MB_GQ_BLOCK,
-                  env->sm_count, 1),
-         MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream>>>(
-          p->x, n, (unsigned int *)p->grid);
+  /* One wave: a block's partial maximum costs an atomic. */
+  const unsigned grid =
+      grid_for(ceil_div(ceil_div(n / VEC, 4) + 1, MB_GQ_BLOCK), MB_GQ_BLOCK,
+               env->sm_count, 1);
+  MB_GPU_LAUNCH((amax_all_kernel<DX, VEC>), grid, MB_GQ_BLOCK, 0,
+                (mb_gpu_stream_t)env->stream, p->x, n, (unsigned int *)p->grid);
   return mb__gpu_launched(env, "quantize (absmax)");
+}
+
+/* ---- amax_strips ----------------------------------------------------------
+ * Block absmax of X walked as stored, for blocks tall in X's layout (X's
+ * columns, or X^T's rows: transpose_quantization): a thread takes VEC
+ * adjacent columns of a strip of STRIP rows, keeps one maximum a column in
+ * registers and folds them into the grid with atomic max whenever it
+ * crosses a block row of X and at the strip's end (one atomic per column
+ * and strip when the blocks are at least STRIP tall). Consecutive threads
+ * take consecutive column vectors of the same rows: coalesced. */
+enum { STRIP = 64 };
+
+struct strips_args {
+  const void *x;
+  unsigned int *grid; /* absmax patterns of Q's blocks */
+  int64_t xr, xc;     /* X */
+  int64_t xbm, xbn;   /* blocks in X's layout */
+  int64_t gc;         /* Q's grid columns */
+  int transpose;
+  int64_t ncv, items; /* column vectors a row; strips x ncv */
+};
+
+template <int VEC>
+__device__ __forceinline__ void strips_flush(const strips_args &a, int64_t bi,
+                                             int64_t b, float (&m)[VEC]) {
+  /* X block (bi, xj) is Q block (bi, xj), or (xj, bi) transposed. */
+  if (a.xbn % VEC == 0) { /* the vector lies in one block */
+    float mm = m[0];
+#pragma unroll
+    for (int k = 1; k < VEC; ++k) mm = fmaxf(mm, m[k]);
+    const int64_t xj = b / a.xbn;
+    if (mm > 0.0f)
+      atomicMax(a.grid + (a.transpose ? xj * a.gc + bi : bi * a.gc + xj),
+                mb__cvt_bits(mm));
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      const int64_t xj = (b + k) / a.xbn;
+      if (m[k] > 0.0f)
+        atomicMax(a.grid + (a.transpose ? xj * a.gc + bi : bi * a.gc + xj),
+                  mb__cvt_bits(m[k]));
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) m[k] = 0.0f;
+}
+
+template <mb_dtype_t DX, int VEC>
+__global__ void __launch_bounds__(MB_GQ_BLOCK) strips_kernel(strips_args a) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t it = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+       it < a.items; it += stride) {
+    const int64_t st = it / a.ncv, b = (it - st * a.ncv) * VEC;
+    const int64_t a1 = st * STRIP + STRIP < a.xr ? st * STRIP + STRIP : a.xr;
+    float m[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) m[k] = 0.0f;
+    for (int64_t r = st * STRIP; r < a1;) {
+      const int64_t bi = r / a.xbm;
+      const int64_t end = (bi + 1) * a.xbm < a1 ? (bi + 1) * a.xbm : a1;
+      /* Rows [r, end) of block row bi: no branch in the loop, so the
+       * unrolled loads are all in flight together. */
+#pragma unroll 4
+      for (; r < end; ++r) {
+        float v[VEC];
+        mb_gq_load_x<DX, VEC>(a.x, r * a.xc + b, v);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) m[k] = fmaxf(m[k], fabsf(v[k]));
+      }
+      strips_flush<VEC>(a, bi, b, m);
+    }
+  }
+}
+
+template <mb_dtype_t DX, int VEC>
+mb_status_t launch_strips_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
+  strips_args a;
+  a.x = p->x;
+  a.grid = (unsigned int *)p->grid;
+  a.xr = p->transpose ? p->cols : p->rows;
+  a.xc = p->transpose ? p->rows : p->cols;
+  a.xbm = p->transpose ? p->bn : p->bm;
+  a.xbn = p->transpose ? p->bm : p->bn;
+  a.gc = p->gc;
+  a.transpose = p->transpose;
+  a.ncv = a.xc / VEC;
+  a.items = ceil_div(a.xr, STRIP) * a.ncv;
+  const unsigned grid =
+      grid_for(ceil_div(a.items, MB_GQ_BLOCK), MB_GQ_BLOCK, env->sm_count, 4);
+  MB_GPU_LAUNCH((strips_kernel<DX, VEC>), grid, MB_GQ_BLOCK, 0,
+                (mb_gpu_stream_t)env->stream, a);
+  return mb__gpu_launched(env, "quantize (absmax strips)");
 }
 
 /* ---- apply --------------------------------------------------------------- */
@@ -344,6 +435,23 @@ struct apply_args {
   mb_gq_divisor_t bm, bn;
 };
 
+/* q[row + j, + VEC) from the loaded x values v (divided in place). */
+template <mb_dtype_t DQ, int VEC>
+__device__ __forceinline__ void apply_store(const apply_args &a,
+                                            const float *srow, int64_t row,
+                                            int j, float (&v)[VEC]) {
+  if (a.per_chunk) {
+    const float s = srow[mb_gq_quot(a.bn, (uint32_t)j)];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) v[e] = mb_gq_div(v[e], s);
+  } else {
+#pragma unroll
+    for (int e = 0; e < VEC; ++e)
+      v[e] = mb_gq_div(v[e], srow[mb_gq_quot(a.bn, (uint32_t)(j + e))]);
+  }
+  mb_gq_store_q<DQ, VEC>(a.q, row + j, v);
+}
+
 template <mb_dtype_t DX, mb_dtype_t DQ, int VEC>
 __global__ void __launch_bounds__(MB_GQ_BLOCK) apply_kernel(apply_args a) {
   const int ty = (int)threadIdx.x / a.tx, tx = (int)threadIdx.x % a.tx;
@@ -352,20 +460,14 @@ __global__ void __launch_bounds__(MB_GQ_BLOCK) apply_kernel(apply_args a) {
     if (i >= a.rows) break; /* the last row group; later ones are larger */
     const float *srow = a.grid + (int64_t)mb_gq_quot(a.bm, (uint32_t)i) * a.gc;
     const int64_t row = i * a.cols;
-    for (int c = tx; c < a.nch; c += a.tx) {
-      const int j = c * VEC;
-      float v[VEC];
-      mb_gq_load_x<DX, VEC>(a.x, row + j, v);
-      if (a.per_chunk) {
-        const float s = srow[mb_gq_quot(a.bn, (uint32_t)j)];
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) v[e] = mb_gq_div(v[e], s);
-      } else {
-#pragma unroll
-        for (int e = 0; e < VEC; ++e)
-          v[e] = mb_gq_div(v[e], srow[mb_gq_quot(a.bn, (uint32_t)(j + e))]);
-      }
-      mb_gq_store_q<DQ, VEC>(a.q, row + j, v);
+    /* Two vectors a step, both loaded before either is stored. */
+    for (int c = tx; c < a.nch; c += 2 * a.tx) {
+      const bool two = c + a.tx < a.nch;
+      float v0[VEC], v1[VEC];
+      mb_gq_load_x<DX, VEC>(a.x, row + c * VEC, v0);
+      if (two) mb_gq_load_x<DX, VEC>(a.x, row + (c + a.tx) * VEC, v1);
+      apply_store<DQ, VEC>(a, srow, row, c * VEC, v0);
+      if (two) apply_store<DQ, VEC>(a, srow, row, (c + a.tx) * VEC, v1);
     }
   }
 }
@@ -400,9 +502,9 @@ mb_status_t launch_apply_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   a.per_chunk = p->bn % VEC == 0;
   a.bm = mb_gq_divisor((uint32_t)p->bm);
   a.bn = mb_gq_divisor((uint32_t)p->bn);
-  apply_kernel<DX, DQ, VEC>
-      <<<grid_for(a.nrg, MB_GQ_BLOCK, env->sm_count, 4), MB_GQ_BLOCK, 0,
-         (mb_gpu_stream_t)env->stream>>>(a);
+  const unsigned grid = grid_for(a.nrg, MB_GQ_BLOCK, env->sm_count, 4);
+  MB_GPU_LAUNCH((apply_kernel<DX, DQ, VEC>), grid, MB_GQ_BLOCK, 0,
+                (mb_gpu_stream_t)env->stream, a);
   return mb__gpu_launched(env, "quantize (apply scales)");
 }
 
@@ -524,12 +626,32 @@ mb_status_t mb_gq_launch_amax_all(const mb_gpu_env_t *env,
   });
 }
 
+int mb_gq_strips_ok(const mb_gq_plan_t *p) {
+  /* Blocks at least a strip tall in X's layout (or whole columns). */
+  const int64_t xbm = p->transpose ? p->bn : p->bm;
+  const int64_t xr = p->transpose ? p->cols : p->rows;
+  return xbm >= STRIP || xbm == xr;
+}
+
+mb_status_t mb_gq_launch_strips(const mb_gpu_env_t *env,
+                                const mb_gq_plan_t *p) {
+  const int64_t xc = p->transpose ? p->rows : p->cols;
+  const int vec =
+      xc % (16 / mb_gq_hp_size(p->xdt)) == 0 && mb_gq_aligned(p->x, 16);
+  return mb_gq_dispatch(p->xdt, p->qdt, [&](auto dx, auto) -> mb_status_t {
+    constexpr mb_dtype_t DX = decltype(dx)::value;
+    constexpr int VMAX = 16 / (int)sizeof(typename mb_gq_x<DX>::raw);
+    return vec ? launch_strips_t<DX, VMAX>(env, p)
+               : launch_strips_t<DX, 1>(env, p);
+  });
+}
+
 mb_status_t mb_gq_launch_grid(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   const int64_t n = p->gr * p->gc;
-  grid_kernel<<<grid_for(ceil_div(n, MB_GQ_BLOCK), MB_GQ_BLOCK, env->sm_count,
-                         1),
-                MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream>>>(
-      p->grid, n, p->qmax, p->is_static, p->static_scale);
+  const unsigned grid =
+      grid_for(ceil_div(n, MB_GQ_BLOCK), MB_GQ_BLOCK, env->sm_count, 1);
+  MB_GPU_LAUNCH(grid_kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream,
+                p->grid, n, p->qmax, p->is_static, p->static_scale);
   return mb__gpu_launched(env, "quantize (scales)");
 }
 
@@ -543,13 +665,16 @@ mb_status_t mb_gq_launch_i4_pairs(const mb_gpu_env_t *env,
   const mb_gpu_stream_t stream = (mb_gpu_stream_t)env->stream;
   switch (p->xdt) {
     case MB_DTYPE_F32:
-      i4_pairs_kernel<MB_DTYPE_F32><<<grid, MB_GQ_BLOCK, 0, stream>>>(a);
+      MB_GPU_LAUNCH((i4_pairs_kernel<MB_DTYPE_F32>), grid, MB_GQ_BLOCK, 0,
+                    stream, a);
       break;
     case MB_DTYPE_BF16:
-      i4_pairs_kernel<MB_DTYPE_BF16><<<grid, MB_GQ_BLOCK, 0, stream>>>(a);
+      MB_GPU_LAUNCH((i4_pairs_kernel<MB_DTYPE_BF16>), grid, MB_GQ_BLOCK, 0,
+                    stream, a);
       break;
     case MB_DTYPE_F16:
-      i4_pairs_kernel<MB_DTYPE_F16><<<grid, MB_GQ_BLOCK, 0, stream>>>(a);
+      MB_GPU_LAUNCH((i4_pairs_kernel<MB_DTYPE_F16>), grid, MB_GQ_BLOCK, 0,
+                    stream, a);
       break;
     default:
       return MB_ERR_UNSUPPORTED;

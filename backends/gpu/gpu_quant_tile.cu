@@ -1,5 +1,7 @@
 /* Quantization through shared-memory tiles of Q: every transposed case,
- * and blocks taller than one row (128x128, columns, small tensors).
+ * and the untransposed blocks the register kernel (gpu_quant_rows.cu) does
+ * not take: columns and other narrow tall blocks, small whole tensors, and
+ * the absmax pass of two-pass cases.
  *
  * A block of 256 threads takes a tm x tn tile of Q at a time (grid-stride
  * over tiles) and
@@ -18,7 +20,12 @@
  *     max, and a later pass turns them into scales;
  *  3. FUSED, APPLY: writes Q along Q's rows (coalesced), each element
  *     divided by its block's scale, found through per-row and per-column
- *     block maps built once per tile (no division per element).
+ *     block maps built once per tile (no integer division per element,
+ *     and no look-up at all when the tile lies in one block column).
+ * Shared memory is stage[] plus a few words per block and per row and
+ * column; FUSED tiles are kept to 72 KiB (a 128x128 tile of X^T: 66 KiB),
+ * so a GPU with less opt-in shared memory (64 KiB on AMD) takes two passes
+ * for 128x128 X^T blocks.
  * i4 needs even tile widths and an even cols (whole bytes per tile row);
  * the caller sends an odd cols elsewhere. */
 #include "gpu_quant.cuh"
@@ -52,7 +59,7 @@ struct tile_args {
 template <mb_dtype_t DX, mb_dtype_t DQ>
 __global__ void __launch_bounds__(MB_GQ_BLOCK) tile_kernel(tile_args a) {
   typedef typename mb_gq_x<DX>::raw R;
-  extern __shared__ float mb_gq_tile_smem[];
+  MB_GPU_DYN_SMEM(float, mb_gq_tile_smem);
   float *stage = mb_gq_tile_smem;                            /* tm x p */
   unsigned int *slot = (unsigned int *)(stage + a.tm * a.p); /* nslots */
   float *sscale = (float *)(slot + a.nslots);                /* nslots */
@@ -173,23 +180,27 @@ __global__ void __launch_bounds__(MB_GQ_BLOCK) tile_kernel(tile_args a) {
       if (a.mode == MB_GQ_AMAX) continue;
     }
 
-    /* 3. Q's tile, along Q's rows. */
+    /* 3. Q's tile, along Q's rows. A tile within one block column (row
+     * scales, 128x128 tiles) needs no per-element scale look-up. */
     for (int i = team; i < h; i += nteams) {
       const float *xs = stage + i * a.p;
       const float *ss = sscale + rowslot[i];
+      const float s0 = ss[0];
+      const bool one = nbc == 1;
       uint8_t *qrow = (uint8_t *)a.q;
       if constexpr (mb_gq_q<DQ>::per_byte == 1) {
         qrow += (r0 + i) * a.cols + c0;
         for (int j = tl; j < w; j += TEAM)
-          qrow[j] = (uint8_t)mb_gq_q<DQ>::enc(mb_gq_div(xs[j], ss[colslot[j]]));
+          qrow[j] = (uint8_t)mb_gq_q<DQ>::enc(
+              mb_gq_div(xs[j], one ? s0 : ss[colslot[j]]));
       } else { /* cols, c0 and w are even: the row starts on a byte */
         qrow += ((r0 + i) * a.cols + c0) / 2;
         for (int jb = tl; 2 * jb < w; jb += TEAM) {
           const int j = 2 * jb;
           const uint32_t lo =
-              mb_gq_q<DQ>::enc(mb_gq_div(xs[j], ss[colslot[j]]));
-          const uint32_t hi =
-              mb_gq_q<DQ>::enc(mb_gq_div(xs[j + 1], ss[colslot[j + 1]]));
+              mb_gq_q<DQ>::enc(mb_gq_div(xs[j], one ? s0 : ss[colslot[j]]));
+          const uint32_t hi = mb_gq_q<DQ>::enc(
+              mb_gq_div(xs[j + 1], one ? s0 : ss[colslot[j + 1]]));
           qrow[jb] = (uint8_t)(lo | (hi << 4));
         }
       }
@@ -322,8 +333,8 @@ mb_status_t launch_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p,
   const int64_t cap =
       (int64_t)(env->sm_count > 0 ? env->sm_count : 1) * per_sm * 2;
   const unsigned grid = (unsigned)(a.ntiles < cap ? a.ntiles : cap);
-  tile_kernel<DX, DQ>
-      <<<grid, MB_GQ_BLOCK, t->smem, (mb_gpu_stream_t)env->stream>>>(a);
+  MB_GPU_LAUNCH((tile_kernel<DX, DQ>), grid, MB_GQ_BLOCK, t->smem,
+                (mb_gpu_stream_t)env->stream, a);
   return mb__gpu_launched(env, "quantize (tile)");
 }
 

@@ -1,9 +1,24 @@
-/* The thin shim that lets one kernel source build for CUDA (nvcc) and HIP
- * (hipcc): the few runtime calls and warp primitives the shared kernels use,
- * under neutral names. Launch syntax (<<<grid, block, smem, stream>>>),
- * __global__, __shared__, atomics and threadIdx are the same in both.
+/* The thin shim that lets one kernel source build for CUDA (nvcc), HIP
+ * (hipcc) and the emulated GPU of the tests (g++): the few runtime calls,
+ * warp primitives, launches and dynamic shared memory the shared kernels
+ * use, under neutral names. __global__, __shared__, __syncthreads, atomics
+ * and threadIdx are the same in all three.
  *
- * HIP is selected by MB_GPU_HIP (the HIP backend's build defines it). */
+ * HIP is selected by MB_GPU_HIP (the HIP backend's build defines it), the
+ * emulation by MB_GPU_EMU (gpu_emu.h; tests/gpu_emu/ builds it).
+ *
+ * Launches and dynamic shared memory go through two macros, so that the
+ * emulation needs no launch syntax of its own:
+ *
+ *   MB_GPU_LAUNCH(kernel, grid, block, smem, stream, args...)
+ *       kernel<<<grid, block, smem, stream>>>(args...) — every argument is
+ *       required, and a kernel name with a comma (a template-id with several
+ *       arguments) goes in parentheses, or the preprocessor splits it:
+ *       MB_GPU_LAUNCH((k<A, B>), grid, 256, 0, stream, x, n). Forgetting
+ *       them does not compile.
+ *   MB_GPU_DYN_SMEM(type, name);
+ *       extern __shared__ type name[] — the launch's dynamic shared memory;
+ *       use `name` as an array or a pointer, never sizeof(name). */
 #ifndef MB_GPU_RUNTIME_H
 #define MB_GPU_RUNTIME_H
 
@@ -23,6 +38,13 @@ typedef hipError_t mb_gpu_error_t;
 /* HIP 5.2 has no *_sync shuffles; a wavefront is 64 lanes on CDNA. */
 #define MB_GPU_WARP 64
 #define mb_gpu_shfl_xor(v, mask) __shfl_xor((v), (mask))
+#define MB_GPU_LAUNCH(kernel, grid, block, smem, stream, ...) \
+  kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+#define MB_GPU_DYN_SMEM(type, name) extern __shared__ type name[]
+#elif defined(MB_GPU_EMU)
+/* Everything above as plain C++ on CPU fibers; MB_GPU_WARP 32 unless the
+ * build sets it (64 emulates AMD wavefronts). */
+#include "gpu_emu.h"
 #else
 #include <cuda_runtime.h>
 typedef cudaStream_t mb_gpu_stream_t;
@@ -37,6 +59,9 @@ typedef cudaError_t mb_gpu_error_t;
   cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
 #define MB_GPU_WARP 32
 #define mb_gpu_shfl_xor(v, mask) __shfl_xor_sync(0xffffffffu, (v), (mask))
+#define MB_GPU_LAUNCH(kernel, grid, block, smem, stream, ...) \
+  kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+#define MB_GPU_DYN_SMEM(type, name) extern __shared__ type name[]
 #endif
 
 #endif

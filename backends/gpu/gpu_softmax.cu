@@ -16,7 +16,7 @@ template <mb_dtype_t D, int V, bool BLOCK>
 __global__ void __launch_bounds__(BLOCK ? 1024 : MB_GPU_ROW_BLOCK)
     softmax_kernel(const void *__restrict__ x, void *__restrict__ y, size_t m,
                    size_t n, unsigned g, size_t scap) {
-  extern __shared__ float row_smem[];
+  MB_GPU_DYN_SMEM(float, row_smem);
   __shared__ float scratch[32];
   const size_t nvec = n / V, rows_per_block = blockDim.x / g;
   const unsigned t = threadIdx.x % g;
