@@ -85,7 +85,7 @@ static const opt_def_t k_run_opts[] = {
 /* The suite takes only what changes where and how it reports. */
 static const opt_def_t k_suite_opts[] = {
     {"backend", 0, OPT_STR, O(backend), "B",
-     "backend (default: best with a device)"},
+     "backend (default: cpu, so the default suite means the same everywhere)"},
     {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate", "cache policy (cold)"},
     {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
      "per benchmark sampling limit (4)"},
@@ -373,13 +373,15 @@ int cmd_suite(int argc, char **argv) {
     printf(
         "usage: mbench [suite] [options]\n\n"
         "Runs the default suite (gemm f32/bf16 at 1024^3 and 2048^3, add\n"
-        "f32/bf16) on the best available backend and prints a table.\n\n"
+        "f32/bf16) on the cpu backend (--backend to choose) and prints a "
+        "table.\n\n"
         "options:\n");
     cli_print_options(k_suite_opts, NUM_SUITE_OPTS);
     return EXIT_OK;
   }
   mb_bench_spec_t base = MB_BENCH_SPEC_INIT;
   base.timeout_s = 4.0;
+  if (!o.backend) o.backend = "cpu";
   if (apply_common("suite", &o, &base) != 0) return EXIT_USAGE;
   mb_context_t *ctx;
   if (cli_context("suite", o.verbose, &ctx) != 0) return EXIT_USAGE;
