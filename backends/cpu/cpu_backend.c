@@ -3,6 +3,7 @@
  *
  * One device: the whole machine (the cores this process may use), with one
  * OpenMP thread pinned per core. */
+#include "mb_backend_entry.h"
 #include "cpu_internal.h"
 #include "cpu_gemm_scaled.h"
 #include "cpu_quant.h"
@@ -268,27 +269,7 @@ static const mb_backend_vtable_t cpu_vtable = {
 
 /* ---- entry --------------------------------------------------------------- */
 
-/* The host table must reach at least to set_error before we can complain. */
-#define MB__HOST_HAS(host, member) \
-  ((host)->struct_size >=          \
-   offsetof(mb_host_api_t, member) + sizeof((host)->member))
-
 MB_BACKEND_EXPORT const mb_backend_vtable_t *mb_backend_entry(
     const mb_host_api_t *host) {
-  if (!host || !MB__HOST_HAS(host, set_error) || !host->set_error) return NULL;
-  if (host->abi_version != MB_BACKEND_ABI_VERSION) {
-    host->set_error(
-        "cpu: backend ABI version %u, but the library offers version %u",
-        MB_BACKEND_ABI_VERSION, host->abi_version);
-    return NULL;
-  }
-  if (host->struct_size < sizeof(mb_host_api_t) || !host->log ||
-      !host->convert || !host->dtype_bytes || !host->dtype_name) {
-    host->set_error(
-        "cpu: the library's host table is incomplete (%u bytes, this module "
-        "needs %zu with every function set)",
-        host->struct_size, sizeof(mb_host_api_t));
-    return NULL;
-  }
-  return &cpu_vtable;
+  return mb__backend_host_ok(host, "cpu") ? &cpu_vtable : NULL;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mb_backend_entry.h"
 #include "cuda_gemm_lt.h"
 #include "cuda_internal.h"
 
@@ -350,26 +351,12 @@ static mb_status_t gpu_prepare(void *bstate, const mb_kernel_call_t *call,
   return MB_OK;
 }
 
-#define MB_GPU_KERNEL(op, impl, a, b, out, acc, supports, run) \
-  {sizeof(mb_backend_kernel_t),                                \
-   op,                                                         \
-   impl,                                                       \
-   MB_DTYPE_##a,                                               \
-   MB_DTYPE_##b,                                               \
-   MB_DTYPE_##out,                                             \
-   MB_DTYPE_##acc,                                             \
-   supports,                                                   \
-   gpu_prepare,                                                \
-   run,                                                        \
-   NULL,                                                       \
-   0u,                                                         \
-   NULL},
+#define MB_GPU_PREPARE gpu_prepare
 
 /* cuBLASLt first: the first match is a request's default. */
 static const mb_backend_kernel_t cuda_kernels[] = {
 #include "cuda_kernels_gemm.def"
-#include "gpu_kernels_quant.def"
-#include "gpu_kernels_eltwise.def"
+#include "gpu_kernel_entries.inc"
 };
 
 static const mb_backend_vtable_t cuda_vtable = {
@@ -401,25 +388,7 @@ static const mb_backend_vtable_t cuda_vtable = {
 
 /* ---- entry --------------------------------------------------------------- */
 
-#define MB__HOST_HAS(host, member) \
-  ((host)->struct_size >=          \
-   offsetof(mb_host_api_t, member) + sizeof((host)->member))
-
 MB_BACKEND_EXPORT const mb_backend_vtable_t *mb_backend_entry(
     const mb_host_api_t *host) {
-  if (!host || !MB__HOST_HAS(host, set_error) || !host->set_error) return NULL;
-  if (host->abi_version != MB_BACKEND_ABI_VERSION) {
-    host->set_error(
-        "cuda: backend ABI version %u, but the library offers version %u",
-        MB_BACKEND_ABI_VERSION, host->abi_version);
-    return NULL;
-  }
-  if (host->struct_size < sizeof(mb_host_api_t) || !host->log) {
-    host->set_error(
-        "cuda: the library's host table is incomplete (%u bytes, "
-        "this module needs %zu)",
-        host->struct_size, sizeof(mb_host_api_t));
-    return NULL;
-  }
-  return &cuda_vtable;
+  return mb__backend_host_ok(host, "cuda") ? &cuda_vtable : NULL;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mb_backend_entry.h"
 #include "gpu_kernels.h"
 #include "microbench/sys/backend.h"
 
@@ -162,24 +163,10 @@ static mb_status_t gpu_prepare(void *bstate, const mb_kernel_call_t *call,
   return s;
 }
 
-#define MB_GPU_KERNEL(op, impl, a, b, out, acc, supports, run) \
-  {sizeof(mb_backend_kernel_t),                                \
-   op,                                                         \
-   impl,                                                       \
-   MB_DTYPE_##a,                                               \
-   MB_DTYPE_##b,                                               \
-   MB_DTYPE_##out,                                             \
-   MB_DTYPE_##acc,                                             \
-   supports,                                                   \
-   gpu_prepare,                                                \
-   run,                                                        \
-   NULL,                                                       \
-   0u,                                                         \
-   NULL},
+#define MB_GPU_PREPARE gpu_prepare
 
 static const mb_backend_kernel_t emu_kernels[] = {
-#include "gpu_kernels_quant.def"
-#include "gpu_kernels_eltwise.def"
+#include "gpu_kernel_entries.inc"
 };
 
 static const mb_backend_vtable_t emu_vtable = {
@@ -206,24 +193,7 @@ static const mb_backend_vtable_t emu_vtable = {
     .timer_info = emu_timer_info,
 };
 
-#define MB__HOST_HAS(host, member) \
-  ((host)->struct_size >=          \
-   offsetof(mb_host_api_t, member) + sizeof((host)->member))
-
 MB_BACKEND_EXPORT const mb_backend_vtable_t *mb_backend_entry(
     const mb_host_api_t *host) {
-  if (!host || !MB__HOST_HAS(host, set_error) || !host->set_error) return NULL;
-  if (host->abi_version != MB_BACKEND_ABI_VERSION) {
-    host->set_error(
-        "%s: backend ABI version %u, but the library offers version %u",
-        MB_EMU_NAME, MB_BACKEND_ABI_VERSION, host->abi_version);
-    return NULL;
-  }
-  /* The kernels name dtypes and report errors through the host table. */
-  if (host->struct_size < sizeof(mb_host_api_t) || !host->log ||
-      !host->dtype_bytes || !host->dtype_name) {
-    host->set_error("%s: the library's host table is incomplete", MB_EMU_NAME);
-    return NULL;
-  }
-  return &emu_vtable;
+  return mb__backend_host_ok(host, MB_EMU_NAME) ? &emu_vtable : NULL;
 }
