@@ -8,6 +8,6 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
-  libcjson-dev libhwloc-dev libcmocka-dev libdnnl-dev \
+  libcjson-dev libyaml-dev libhwloc-dev libcmocka-dev libdnnl-dev \
   python3 >/dev/null
 echo "setup: dependencies installed"

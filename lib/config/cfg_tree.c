@@ -1,0 +1,120 @@
+/* The config tree: construction, look-up, and the file front door. */
+#include "cfg_tree.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../error.h"
+
+mb_cfg_node_t *mb__cfg_new(mb_cfg_kind_t kind, int line, const char *text) {
+  mb_cfg_node_t *n = calloc(1, sizeof *n);
+  if (!n) return NULL;
+  n->kind = kind;
+  n->line = line;
+  if (text && !(n->text = strdup(text))) {
+    free(n);
+    return NULL;
+  }
+  return n;
+}
+
+void mb__cfg_free(mb_cfg_node_t *n) {
+  if (!n) return;
+  for (size_t i = 0; i < n->count; i++) {
+    mb__cfg_free(n->items[i]);
+    if (n->keys) free(n->keys[i]);
+  }
+  free(n->items);
+  free(n->keys);
+  free(n->text);
+  free(n);
+}
+
+mb_status_t mb__cfg_append(mb_cfg_node_t *parent, const char *key,
+                           mb_cfg_node_t *child) {
+  mb_cfg_node_t **items =
+      realloc(parent->items, (parent->count + 1) * sizeof *items);
+  if (items) parent->items = items;
+  char **keys = NULL, *k = NULL;
+  if (items && parent->kind == MB_CFG_MAP) {
+    keys = realloc(parent->keys, (parent->count + 1) * sizeof *keys);
+    if (keys) parent->keys = keys;
+    k = keys ? strdup(key ? key : "") : NULL;
+  }
+  if (!items || (parent->kind == MB_CFG_MAP && !k)) {
+    mb__cfg_free(child);
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory reading a config");
+  }
+  if (k) parent->keys[parent->count] = k;
+  parent->items[parent->count++] = child;
+  return MB_OK;
+}
+
+const mb_cfg_node_t *mb__cfg_get(const mb_cfg_node_t *map, const char *key) {
+  if (!map || map->kind != MB_CFG_MAP) return NULL;
+  for (size_t i = 0; i < map->count; i++)
+    if (!strcmp(map->keys[i], key)) return map->items[i];
+  return NULL;
+}
+
+const char *mb__cfg_kind_name(mb_cfg_kind_t kind) {
+  static const char *const k_names[] = {"null",   "boolean", "number",
+                                        "string", "list",    "map"};
+  return (unsigned)kind < 6 ? k_names[kind] : "?";
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* JSON by extension, else by its first character; YAML otherwise. */
+static int looks_like_json(const char *path, const char *text) {
+  if (ends_with(path, ".json")) return 1;
+  if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return 0;
+  text += strspn(text, " \t\r\n");
+  return *text == '{' || *text == '[';
+}
+
+mb_status_t mb__cfg_parse_file(const char *path, mb_cfg_node_t **out) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return mb__fail(MB_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  char *text = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      cap = cap ? 2 * cap : 65536;
+      char *grown = realloc(text, cap);
+      if (!grown) {
+        free(text);
+        fclose(f);
+        return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory reading it", path);
+      }
+      text = grown;
+    }
+    size_t got = fread(text + len, 1, cap - len - 1, f);
+    len += got;
+    if (got == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(text);
+    return mb__fail(MB_ERR_IO, "%s: read error", path);
+  }
+  text[len] = '\0';
+  if (strlen(text) != len) {
+    free(text);
+    return mb__fail(MB_ERR_PARSE, "%s: contains a NUL byte (not a text file?)",
+                    path);
+  }
+  mb_status_t st = looks_like_json(path, text)
+                       ? mb__cfg_parse_json(text, path, out)
+                       : mb__cfg_parse_yaml(text, len, path, out);
+  free(text);
+  return st;
+}

@@ -1,0 +1,57 @@
+/* Internal: a config document (JSON or YAML) as one tree, so the schema
+ * readers never care which syntax the user wrote. Every node keeps the line
+ * it came from where the parser knows it (YAML: always; JSON: cJSON keeps
+ * no positions, so only syntax errors have lines), and errors name the file,
+ * that line and the path inside the document
+ * ("model_params[1].matrix_shapes[0].name"). */
+#ifndef MB_LIB_CONFIG_CFG_TREE_H
+#define MB_LIB_CONFIG_CFG_TREE_H
+
+#include <stddef.h>
+
+#include "microbench/common.h"
+
+typedef enum mb_cfg_kind {
+  MB_CFG_NULL,
+  MB_CFG_BOOL,
+  MB_CFG_NUMBER,
+  MB_CFG_STRING,
+  MB_CFG_LIST,
+  MB_CFG_MAP
+} mb_cfg_kind_t;
+
+typedef struct mb_cfg_node mb_cfg_node_t;
+struct mb_cfg_node {
+  mb_cfg_kind_t kind;
+  int line;      /* 1-based; 0: unknown */
+  char *text;    /* scalars: as written ("1e3", "torch.bfloat16", "true") */
+  double number; /* MB_CFG_NUMBER */
+  int boolean;   /* MB_CFG_BOOL */
+  size_t count;  /* list items / map entries */
+  mb_cfg_node_t **items;
+  char **keys; /* maps: keys, in document order */
+};
+
+/* Parses a file; the syntax comes from the extension (.json; .yaml/.yml),
+ * else from the first non-blank character ('{' or '[' means JSON). Errors
+ * name the file and line. The caller frees *out with mb__cfg_free. */
+mb_status_t mb__cfg_parse_file(const char *path, mb_cfg_node_t **out);
+/* The same for text in memory; `name` is used in messages. */
+mb_status_t mb__cfg_parse_json(const char *text, const char *name,
+                               mb_cfg_node_t **out);
+mb_status_t mb__cfg_parse_yaml(const char *text, size_t len, const char *name,
+                               mb_cfg_node_t **out);
+void mb__cfg_free(mb_cfg_node_t *n);
+
+/* Building (the parsers): NULL on out of memory. */
+mb_cfg_node_t *mb__cfg_new(mb_cfg_kind_t kind, int line, const char *text);
+/* Appends child (key NULL for lists); frees child on failure. */
+mb_status_t mb__cfg_append(mb_cfg_node_t *parent, const char *key,
+                           mb_cfg_node_t *child);
+
+/* The value of `key` in a map; NULL when absent or not a map. */
+const mb_cfg_node_t *mb__cfg_get(const mb_cfg_node_t *map, const char *key);
+/* "list", "map", "string", ... */
+const char *mb__cfg_kind_name(mb_cfg_kind_t kind);
+
+#endif
