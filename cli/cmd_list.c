@@ -13,14 +13,19 @@ static const opt_def_t k_list_opts[] = {
 };
 #define NUM_LIST_OPTS (sizeof k_list_opts / sizeof k_list_opts[0])
 
+/* A kernel that takes any dtype in a slot lists it as "*". */
+static const char *slot(mb_dtype_t d) {
+  return d == MB_DTYPE_NONE ? "*" : mb_dtype_name(d);
+}
+
 static void print_kernels(mb_context_t *ctx, const char *op) {
   int any = 0;
   printf("    kernels:");
   for (size_t i = 0; i < mb_kernel_count(ctx); i++) {
     mb_kernel_info_t k = MB_KERNEL_INFO_INIT;
     if (mb_kernel_info(ctx, i, &k) != MB_OK || strcmp(k.op, op) != 0) continue;
-    printf(" %s/%s(%s->%s)", k.backend, k.name, mb_dtype_name(k.dtype),
-           mb_dtype_name(k.dtype_out));
+    printf(" %s/%s(%s->%s)", k.backend, k.name, slot(k.dtype),
+           slot(k.dtype_out));
     any = 1;
   }
   printf("%s\n", any ? "" : " none loaded");

@@ -142,6 +142,11 @@ static int user_kernel_matches(const mb__user_kernel_t *u, const mb_op_t *op,
          dtype_matches(u->desc.dtype_out, p->dtype_out);
 }
 
+/* A kernel slot that takes any dtype reads "*". */
+static const char *slot(mb_dtype_t d) {
+  return d == MB_DTYPE_NONE ? "*" : mb_dtype_name(d);
+}
+
 /* Appends "name(dtype->out)" for every kernel of `op` on the backend. */
 static void describe_kernels(const mb_context_t *ctx, const mb_op_t *op,
                              const mb__backend_t *b, char *buf, size_t cap) {
@@ -158,7 +163,7 @@ static void describe_kernels(const mb_context_t *ctx, const mb_op_t *op,
     const mb_backend_kernel_t *k = &b->vt->kernels[i];
     if (strcmp(k->op, op->name) != 0) continue;
     int n = snprintf(buf + len, cap - len, " %s(%s->%s)", k->name,
-                     mb_dtype_name(k->dtype), mb_dtype_name(k->dtype_out));
+                     slot(k->dtype), slot(k->dtype_out));
     if (n > 0) len += (size_t)n;
   }
 }
