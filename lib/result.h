@@ -24,7 +24,7 @@ struct mb_result {
   size_t num_notes;
   char *warning, *timer;
   double cache_bytes; /* rotate: the last-level cache it must exceed */
-  char *json; /* built on first mb_result_json() */
+  char *json;         /* built on first mb_result_json() */
 };
 
 /* A result with its identity set; status ok, reason "". NULL on OOM. */

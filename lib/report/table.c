@@ -83,29 +83,29 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
            : !r->corr.checked ? "-"
            : r->corr.pass     ? "pass"
                               : "FAIL");
-  const char *cells[NUM_COLUMNS] = {
-      *r->alias ? r->alias : r->op,
-      shape,
-      dtype,
-      variant,
-      r->backend,
-      impl,
-      mb__cache_name(r->info.cache),
-      median,
-      noise,
-      samples,
-      gflops,
-      gbps,
-      pct,
-      check};
+  const char *cells[NUM_COLUMNS] = {*r->alias ? r->alias : r->op,
+                                    shape,
+                                    dtype,
+                                    variant,
+                                    r->backend,
+                                    impl,
+                                    mb__cache_name(r->info.cache),
+                                    median,
+                                    noise,
+                                    samples,
+                                    gflops,
+                                    gbps,
+                                    pct,
+                                    check};
   put_row(rep, cells);
   /* Why it did not run belongs right under the row, not in a log. */
   if (!ran) fprintf(rep->out, "  %s: %s\n", check, r->reason);
   /* So are doubts about the figures it did produce. */
   if (ran && *r->warning) fprintf(rep->out, "  warning: %s\n", r->warning);
   if (ran && r->stats.throttled)
-    fprintf(rep->out, "  warning: %llu of %llu samples taken while the device "
-                      "reported throttling (kept; see telemetry)\n",
+    fprintf(rep->out,
+            "  warning: %llu of %llu samples taken while the device "
+            "reported throttling (kept; see telemetry)\n",
             (unsigned long long)r->stats.throttled,
             (unsigned long long)r->stats.count);
   fflush(rep->out);
