@@ -189,12 +189,8 @@ mb_status_t mb_result_note(const mb_result_t *r, size_t i, const char **key,
 
 static const char *const k_cache_names[] = {"cold", "hot", "rotate"};
 
-const char *mb__cache_name(mb_cache_policy_t c) {
-  return (unsigned)c < 3 ? k_cache_names[c] : "?";
-}
-
 const char *mb_cache_policy_name(mb_cache_policy_t p) {
-  return mb__cache_name(p);
+  return (unsigned)p < 3 ? k_cache_names[p] : "?";
 }
 
 mb_status_t mb_cache_policy_from_name(const char *name,
@@ -227,7 +223,7 @@ void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
   snprintf(buf, cap, "%s/%s/%s.%s.%s/%s:%u/%s/%s", r->op, shape,
            mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b),
            mb_dtype_name(p->dtype_out), r->backend, r->info.device_index,
-           *r->impl ? r->impl : "-", mb__cache_name(r->info.cache));
+           *r->impl ? r->impl : "-", mb_cache_policy_name(r->info.cache));
 }
 
 /* Copy out at most the caller's struct_size (0 means "all of it"). */

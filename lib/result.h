@@ -43,8 +43,6 @@ mb_status_t mb__result_add_note(mb_result_t *r, const char *key,
 /* Appends to the warning ("; " between several). */
 void mb__result_warn(mb_result_t *r, const char *text);
 void mb__result_set_timer(mb_result_t *r, const char *timer);
-/* "cold", "hot", "rotate" */
-const char *mb__cache_name(mb_cache_policy_t c);
 /* "gemm/1024x1024x1024/f32/cpu:0/onednn/cold": unique within a plan. */
 void mb__result_id(const mb_result_t *r, char *buf, size_t cap);
 /* "1024x1024x1024" */

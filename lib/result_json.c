@@ -214,7 +214,7 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   cJSON_AddStringToObject(o, "device", r->device);
   cJSON_AddStringToObject(o, "impl", r->impl);
   cJSON_AddBoolToObject(o, "emulated", r->info.emulated);
-  cJSON_AddStringToObject(o, "cache", mb__cache_name(r->info.cache));
+  cJSON_AddStringToObject(o, "cache", mb_cache_policy_name(r->info.cache));
   if (r->info.cache == MB_CACHE_ROTATE) add_rotate(o, r);
   cJSON_AddNumberToObject(o, "seed", (double)r->info.seed);
   cJSON_AddStringToObject(o, "status", mb_result_status_name(r->info.status));

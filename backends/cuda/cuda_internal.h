@@ -43,9 +43,9 @@ typedef struct mb_cuda_device {
   double sm_clock_hz;  /* peak (device attribute) */
   double mem_clock_hz; /* peak */
   int bus_width_bits;
-  double mem_bw;                   /* bytes/s: table, else estimated */
-  double peak[MB_DTYPE_COUNT];     /* dense tensor-core peak by input */
-  double peak_f32_simt, peak_tf32; /* f32 without/with tensor cores */
+  double mem_bw;               /* bytes/s: table, else estimated */
+  double peak[MB_DTYPE_COUNT]; /* dense tensor-core peak by input */
+  double peak_tf32; /* f32 inputs on tensor cores (peak[F32]: CUDA cores) */
   char peak_source[160];
   char timer_info[256];
 

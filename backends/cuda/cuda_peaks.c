@@ -68,7 +68,6 @@ static void set_peaks(mb_cuda_device_t *d, double bf16, double fp8, double int8,
   d->peak[MB_DTYPE_I8] = int8;
   d->peak[MB_DTYPE_F32] = fp32;
   d->peak_tf32 = tf32;
-  d->peak_f32_simt = fp32;
 }
 
 static int from_table(mb_cuda_device_t *d) {
@@ -113,10 +112,10 @@ static int is_fp8(mb_dtype_t t) {
 
 double mb__cuda_peak_for(const mb_cuda_device_t *d, const char *op,
                          const mb_op_params_t *p) {
-  if (!op || strcmp(op, "gemm") != 0) return d->peak_f32_simt;
+  if (!op || strcmp(op, "gemm") != 0) return d->peak[MB_DTYPE_F32];
   mb_dtype_t a = (p->flags & MB_PARAM_QUANTIZE_INPUTS) ? p->dtype_q : p->dtype;
   if (a == MB_DTYPE_F32)
-    return (p->flags & MB_PARAM_TF32) ? d->peak_tf32 : d->peak_f32_simt;
+    return (p->flags & MB_PARAM_TF32) ? d->peak_tf32 : d->peak[MB_DTYPE_F32];
   if (is_fp8(a) || is_fp8(p->dtype_b)) return d->peak[MB_DTYPE_F8E4M3];
   if (a == MB_DTYPE_I8) return d->peak[MB_DTYPE_I8];
   /* bf16/f16, and weight-only int4 (dequantized to the activation type) */

@@ -65,7 +65,7 @@ static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
                         r->backend,
                         r->device,
                         r->impl,
-                        mb__cache_name(r->info.cache),
+                        mb_cache_policy_name(r->info.cache),
                         mb_result_status_name(r->info.status),
                         r->reason,
                         !r->corr.checked ? ""

@@ -89,7 +89,7 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
                                     variant,
                                     r->backend,
                                     impl,
-                                    mb__cache_name(r->info.cache),
+                                    mb_cache_policy_name(r->info.cache),
                                     median,
                                     noise,
                                     samples,
