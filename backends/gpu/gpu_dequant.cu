@@ -13,15 +13,9 @@
 namespace {
 
 struct dq_args {
+  mb_gq_rows_t r;
   const void *q;
-  const float *grid;
   void *x;
-  int64_t rows;
-  int cols, nch;     /* nch = cols / VEC vectors a row */
-  int tx, rows_per;  /* threads a row (power of two), rows a block */
-  int64_t nrg;       /* row groups */
-  int gc, per_chunk; /* per_chunk: bn % VEC == 0 */
-  mb_gq_divisor_t bm, bn;
 };
 
 /* N quantized values from element e (for i4 with N >= 2, e is even). */
@@ -54,42 +48,25 @@ __device__ __forceinline__ void dequant_store(const dq_args &a,
                                               int j, const float (&v)[VEC]) {
   typedef typename mb_gq_x<DO>::raw R;
   R out[VEC];
-  if (a.per_chunk) {
-    const float s = srow[mb_gq_quot(a.bn, (uint32_t)j)];
+  if (a.r.per_chunk) {
+    const float s = mb_gq_row_scale(a.r, srow, j);
 #pragma unroll
     for (int e = 0; e < VEC; ++e) out[e] = mb_gq_x<DO>::put(v[e] * s);
   } else {
 #pragma unroll
     for (int e = 0; e < VEC; ++e)
-      out[e] =
-          mb_gq_x<DO>::put(v[e] * srow[mb_gq_quot(a.bn, (uint32_t)(j + e))]);
+      out[e] = mb_gq_x<DO>::put(v[e] * mb_gq_row_scale(a.r, srow, j + e));
   }
   mb_gq_st<R, VEC>((R *)a.x + row + j, out);
 }
 
 template <mb_dtype_t DQ, mb_dtype_t DO, int VEC>
 __global__ void __launch_bounds__(MB_GQ_BLOCK) dequant_kernel(dq_args a) {
-  const int ty = (int)threadIdx.x / a.tx, tx = (int)threadIdx.x % a.tx;
-  for (int64_t rg = blockIdx.x; rg < a.nrg; rg += gridDim.x) {
-    const int64_t i = rg * a.rows_per + ty;
-    if (i >= a.rows) break; /* the last row group; later ones are larger */
-    const float *srow = a.grid + (int64_t)mb_gq_quot(a.bm, (uint32_t)i) * a.gc;
-    const int64_t row = i * a.cols;
-    /* Two vectors a step, both loaded before either is stored (the
-     * compiler may not move a load of q past a store to x). */
-    for (int c = tx; c < a.nch; c += 2 * a.tx) {
-      const bool two = c + a.tx < a.nch;
-      float v0[VEC], v1[VEC];
-      load_q<DQ, VEC>(a.q, row + c * VEC, v0);
-      if (two) load_q<DQ, VEC>(a.q, row + (c + a.tx) * VEC, v1);
-      dequant_store<DO, VEC>(a, srow, row, c * VEC, v0);
-      if (two) dequant_store<DO, VEC>(a, srow, row, (c + a.tx) * VEC, v1);
-    }
-  }
-}
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  mb_gq_walk_rows<VEC>(
+      a.r, [&](int64_t e, float(&v)[VEC]) { load_q<DQ, VEC>(a.q, e, v); },
+      [&](const float *srow, int64_t row, int j, float(&v)[VEC]) {
+        dequant_store<DO, VEC>(a, srow, row, j, v);
+      });
 }
 
 template <mb_dtype_t DQ, mb_dtype_t DO, int VEC>
@@ -97,22 +74,12 @@ mb_status_t launch_t(const mb_gpu_env_t *env, const mb_op_params_t *p,
                      const mb_kernel_call_t *call) {
   dq_args a;
   a.q = call->in[0];
-  a.grid = (const float *)call->in[1];
   a.x = call->out[0];
-  a.rows = p->shape[0];
-  a.cols = (int)p->shape[1];
-  a.nch = a.cols / VEC;
-  a.tx = 1;
-  while (a.tx < a.nch && a.tx < MB_GQ_BLOCK) a.tx *= 2;
-  a.rows_per = MB_GQ_BLOCK / a.tx;
-  a.nrg = ceil_div(a.rows, a.rows_per);
-  a.gc = (int)(p->shape[1] / p->scale_a.block[1]);
-  a.per_chunk = p->scale_a.block[1] % VEC == 0;
-  a.bm = mb_gq_divisor((uint32_t)p->scale_a.block[0]);
-  a.bn = mb_gq_divisor((uint32_t)p->scale_a.block[1]);
+  a.r = mb_gq_rows_plan((const float *)call->in[1], p->shape[0], p->shape[1],
+                        p->scale_a.block[0], p->scale_a.block[1], VEC);
   const int64_t cap = (int64_t)(env->sm_count > 0 ? env->sm_count : 1) *
                       (2048 / MB_GQ_BLOCK) * 4;
-  const unsigned grid = (unsigned)(a.nrg < cap ? a.nrg : cap);
+  const unsigned grid = (unsigned)(a.r.nrg < cap ? a.r.nrg : cap);
   MB_GPU_LAUNCH((dequant_kernel<DQ, DO, VEC>), grid, MB_GQ_BLOCK, 0,
                 (mb_gpu_stream_t)env->stream, a);
   return mb__gpu_launched(env, "dequantize");

@@ -298,6 +298,69 @@ typedef struct mb_gq_plan {
 /* Threads of the 256-thread kernels. */
 enum { MB_GQ_BLOCK = 256 };
 
+/* ---- row passes: quantize's apply pass and dequantize --------------------
+ * A rows x cols tensor read and written row by row, one scale per bm x bn
+ * block (the grid, gc scales a row of blocks): tx threads a row (a power of
+ * two), rows_per rows a 256-thread block, VEC elements a vector. */
+typedef struct mb_gq_rows {
+  const float *grid;
+  int64_t rows;
+  int cols, nch;     /* nch = cols / VEC vectors a row */
+  int tx, rows_per;  /* threads a row, rows a block */
+  int64_t nrg;       /* row groups */
+  int gc, per_chunk; /* per_chunk: bn % VEC == 0, one scale a vector */
+  mb_gq_divisor_t bm, bn;
+} mb_gq_rows_t;
+
+static inline mb_gq_rows_t mb_gq_rows_plan(const float *grid, int64_t rows,
+                                           int64_t cols, int64_t bm, int64_t bn,
+                                           int vec) {
+  mb_gq_rows_t r;
+  r.grid = grid;
+  r.rows = rows;
+  r.cols = (int)cols;
+  r.nch = (int)(cols / vec);
+  r.tx = 1;
+  while (r.tx < r.nch && r.tx < MB_GQ_BLOCK) r.tx *= 2;
+  r.rows_per = MB_GQ_BLOCK / r.tx;
+  r.nrg = (rows + r.rows_per - 1) / r.rows_per;
+  r.gc = (int)(cols / bn);
+  r.per_chunk = bn % vec == 0;
+  r.bm = mb_gq_divisor((uint32_t)bm);
+  r.bn = mb_gq_divisor((uint32_t)bn);
+  return r;
+}
+
+/* The scale of element j of a row whose scales start at srow. */
+__device__ __forceinline__ float mb_gq_row_scale(const mb_gq_rows_t &a,
+                                                 const float *srow, int j) {
+  return srow[mb_gq_quot(a.bn, (uint32_t)j)];
+}
+
+/* Walks the rows: load(e, v) reads VEC values from element e; store(srow,
+ * e, j, v) writes them at element e = row + j, whose scales start at srow.
+ * Two vectors a step, both loaded before either is stored (the compiler may
+ * not move a load past a store that might alias it). */
+template <int VEC, class Load, class Store>
+__device__ __forceinline__ void mb_gq_walk_rows(const mb_gq_rows_t &a,
+                                                Load load, Store store) {
+  const int ty = (int)threadIdx.x / a.tx, tx = (int)threadIdx.x % a.tx;
+  for (int64_t rg = blockIdx.x; rg < a.nrg; rg += gridDim.x) {
+    const int64_t i = rg * a.rows_per + ty;
+    if (i >= a.rows) break; /* the last row group; later ones are larger */
+    const float *srow = a.grid + (int64_t)mb_gq_quot(a.bm, (uint32_t)i) * a.gc;
+    const int64_t row = i * a.cols;
+    for (int c = tx; c < a.nch; c += 2 * a.tx) {
+      const bool two = c + a.tx < a.nch;
+      float v0[VEC], v1[VEC];
+      load(row + c * VEC, v0);
+      if (two) load(row + (c + a.tx) * VEC, v1);
+      store(srow, row, c * VEC, v0);
+      if (two) store(srow, row, (c + a.tx) * VEC, v1);
+    }
+  }
+}
+
 /* Launchers (each enqueues on env->stream and returns mb__gpu_launched's
  * status, or MB_ERR_UNSUPPORTED for dtypes it has no instance of). */
 

@@ -424,15 +424,9 @@ mb_status_t launch_strips_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
 /* ---- apply --------------------------------------------------------------- */
 
 struct apply_args {
+  mb_gq_rows_t r;
   const void *x;
   void *q;
-  const float *grid;
-  int64_t rows;
-  int cols, nch;     /* nch = cols / VEC chunks a row */
-  int tx, rows_per;  /* threads a row (power of two), rows a block */
-  int64_t nrg;       /* row groups */
-  int gc, per_chunk; /* per_chunk: bn % VEC == 0, one scale a chunk */
-  mb_gq_divisor_t bm, bn;
 };
 
 /* q[row + j, + VEC) from the loaded x values v (divided in place). */
@@ -440,36 +434,25 @@ template <mb_dtype_t DQ, int VEC>
 __device__ __forceinline__ void apply_store(const apply_args &a,
                                             const float *srow, int64_t row,
                                             int j, float (&v)[VEC]) {
-  if (a.per_chunk) {
-    const float s = srow[mb_gq_quot(a.bn, (uint32_t)j)];
+  if (a.r.per_chunk) {
+    const float s = mb_gq_row_scale(a.r, srow, j);
 #pragma unroll
     for (int e = 0; e < VEC; ++e) v[e] = mb_gq_div(v[e], s);
   } else {
 #pragma unroll
     for (int e = 0; e < VEC; ++e)
-      v[e] = mb_gq_div(v[e], srow[mb_gq_quot(a.bn, (uint32_t)(j + e))]);
+      v[e] = mb_gq_div(v[e], mb_gq_row_scale(a.r, srow, j + e));
   }
   mb_gq_store_q<DQ, VEC>(a.q, row + j, v);
 }
 
 template <mb_dtype_t DX, mb_dtype_t DQ, int VEC>
 __global__ void __launch_bounds__(MB_GQ_BLOCK) apply_kernel(apply_args a) {
-  const int ty = (int)threadIdx.x / a.tx, tx = (int)threadIdx.x % a.tx;
-  for (int64_t rg = blockIdx.x; rg < a.nrg; rg += gridDim.x) {
-    const int64_t i = rg * a.rows_per + ty;
-    if (i >= a.rows) break; /* the last row group; later ones are larger */
-    const float *srow = a.grid + (int64_t)mb_gq_quot(a.bm, (uint32_t)i) * a.gc;
-    const int64_t row = i * a.cols;
-    /* Two vectors a step, both loaded before either is stored. */
-    for (int c = tx; c < a.nch; c += 2 * a.tx) {
-      const bool two = c + a.tx < a.nch;
-      float v0[VEC], v1[VEC];
-      mb_gq_load_x<DX, VEC>(a.x, row + c * VEC, v0);
-      if (two) mb_gq_load_x<DX, VEC>(a.x, row + (c + a.tx) * VEC, v1);
-      apply_store<DQ, VEC>(a, srow, row, c * VEC, v0);
-      if (two) apply_store<DQ, VEC>(a, srow, row, (c + a.tx) * VEC, v1);
-    }
-  }
+  mb_gq_walk_rows<VEC>(
+      a.r, [&](int64_t e, float(&v)[VEC]) { mb_gq_load_x<DX, VEC>(a.x, e, v); },
+      [&](const float *srow, int64_t row, int j, float(&v)[VEC]) {
+        apply_store<DQ, VEC>(a, srow, row, j, v);
+      });
 }
 
 /* Vector width for apply: rows must start on a vector (cols % VEC == 0);
@@ -490,19 +473,8 @@ mb_status_t launch_apply_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   apply_args a;
   a.x = p->x;
   a.q = p->q;
-  a.grid = p->grid;
-  a.rows = p->rows;
-  a.cols = (int)p->cols;
-  a.nch = (int)(p->cols / VEC);
-  a.tx = pow2_ceil(a.nch);
-  if (a.tx > MB_GQ_BLOCK) a.tx = MB_GQ_BLOCK;
-  a.rows_per = MB_GQ_BLOCK / a.tx;
-  a.nrg = ceil_div(p->rows, a.rows_per);
-  a.gc = (int)p->gc;
-  a.per_chunk = p->bn % VEC == 0;
-  a.bm = mb_gq_divisor((uint32_t)p->bm);
-  a.bn = mb_gq_divisor((uint32_t)p->bn);
-  const unsigned grid = grid_for(a.nrg, MB_GQ_BLOCK, env->sm_count, 4);
+  a.r = mb_gq_rows_plan(p->grid, p->rows, p->cols, p->bm, p->bn, VEC);
+  const unsigned grid = grid_for(a.r.nrg, MB_GQ_BLOCK, env->sm_count, 4);
   MB_GPU_LAUNCH((apply_kernel<DX, DQ, VEC>), grid, MB_GQ_BLOCK, 0,
                 (mb_gpu_stream_t)env->stream, a);
   return mb__gpu_launched(env, "quantize (apply scales)");
