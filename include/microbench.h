@@ -12,5 +12,7 @@
 #include "microbench/bench.h"
 #include "microbench/report.h"
 #include "microbench/preset.h"
+#include "microbench/plan.h"
+#include "microbench/results.h"
 
 #endif

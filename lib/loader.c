@@ -175,7 +175,7 @@ static void scan_dir(mb_context_t *ctx, const char *dir, int report_missing) {
     if (names[count]) count++;
   }
   closedir(d);
-  qsort(names, count, sizeof *names, cmp_str);
+  if (count > 1) qsort(names, count, sizeof *names, cmp_str); /* NULL if 0 */
   for (size_t i = 0; i < count; i++) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);

@@ -4,6 +4,7 @@
 
 #include "op_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,13 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
   r->alias = mb__strdup(spec->op && strcmp(spec->op, op) != 0 ? spec->op : "");
   r->warning = mb__strdup("");
   r->timer = mb__strdup("");
+  char **plan_fields[] = {&r->name, &r->recipe, &r->model, &r->mode,
+                          &r->shape_name};
+  int plan_ok = 1;
+  for (size_t i = 0; i < sizeof plan_fields / sizeof *plan_fields; i++)
+    plan_ok &= (*plan_fields[i] = mb__strdup("")) != NULL;
   if (!r->reason || !r->op || !r->shape_syntax || !r->backend || !r->device ||
-      !r->impl || !r->alias || !r->warning || !r->timer) {
+      !r->impl || !r->alias || !r->warning || !r->timer || !plan_ok) {
     mb_result_destroy(r);
     return NULL;
   }
@@ -50,7 +56,13 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
                                .seed = spec->seed,
                                .alias = r->alias,
                                .warning = r->warning,
-                               .timer = r->timer};
+                               .timer = r->timer,
+                               .name = r->name,
+                               .recipe = r->recipe,
+                               .model = r->model,
+                               .mode = r->mode,
+                               .shape_name = r->shape_name,
+                               .speedup_vs_baseline = NAN};
   r->corr.struct_size = sizeof r->corr;
   r->stats.struct_size = sizeof r->stats;
   r->stats.stop_reason = "";
@@ -76,6 +88,12 @@ void mb_result_destroy(mb_result_t *r) {
   free(r->notes);
   free(r->warning);
   free(r->timer);
+  free(r->name);
+  free(r->recipe);
+  free(r->model);
+  free(r->mode);
+  free(r->shape_name);
+  cJSON_Delete(r->config);
   free(r->json);
   free(r);
 }
@@ -167,6 +185,29 @@ void mb__result_set_timer(mb_result_t *r, const char *timer) {
   replace(&r->timer, &r->info.timer, mb__strdup(timer ? timer : ""));
 }
 
+mb_status_t mb__result_set_plan(mb_result_t *r, const mb__result_plan_t *p) {
+  struct {
+    char **slot;
+    const char **view;
+    const char *text;
+  } f[] = {{&r->name, &r->info.name, p->name},
+           {&r->recipe, &r->info.recipe, p->recipe},
+           {&r->model, &r->info.model, p->model},
+           {&r->mode, &r->info.mode, p->mode},
+           {&r->shape_name, &r->info.shape_name, p->shape_name}};
+  mb_status_t st = MB_OK;
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    char *copy = mb__strdup(f[i].text ? f[i].text : "");
+    if (!copy) st = mb__fail(MB_ERR_NO_MEMORY, "out of memory for a result");
+    replace(f[i].slot, f[i].view, copy);
+  }
+  cJSON_Delete(r->config);
+  r->config = p->config;
+  free(r->json); /* built again with the new facts */
+  r->json = NULL;
+  return st;
+}
+
 const mb_telemetry_t *mb_result_telemetry(const mb_result_t *r, size_t *count) {
   if (count) *count = r && r->tele ? r->num_tele : 0;
   return r && r->num_tele ? r->tele : NULL;
@@ -216,14 +257,25 @@ void mb__result_shape(const mb_result_t *r, char *buf, size_t cap) {
   }
 }
 
-void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
-  char shape[128];
+void mb__result_problem_id(const mb_result_t *r, char *buf, size_t cap) {
+  char shape[128], variant[96];
   mb__result_shape(r, shape, sizeof shape);
+  mb__result_variant(r, variant, sizeof variant);
+  for (char *c = variant; *c; c++) /* one path segment, no blanks */
+    if (*c == ' ') *c = ',';
   const mb_op_params_t *p = &r->info.params;
-  snprintf(buf, cap, "%s/%s/%s.%s.%s/%s:%u/%s/%s", r->op, shape,
+  snprintf(buf, cap, "%s/%s/%s.%s.%s%s%s%s%s%s%s", r->op, shape,
            mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b),
-           mb_dtype_name(p->dtype_out), r->backend, r->info.device_index,
-           *r->impl ? r->impl : "-", mb_cache_policy_name(r->info.cache));
+           mb_dtype_name(p->dtype_out), *variant ? "/" : "", variant,
+           *r->recipe ? "/" : "", r->recipe, *r->mode ? "/" : "", r->mode);
+}
+
+void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
+  char problem[512];
+  mb__result_problem_id(r, problem, sizeof problem);
+  snprintf(buf, cap, "%s/%s:%u/%s/%s", problem, r->backend,
+           r->info.device_index, *r->impl ? r->impl : "-",
+           mb_cache_policy_name(r->info.cache));
 }
 
 /* Copy out at most the caller's struct_size (0 means "all of it"). */

@@ -24,7 +24,10 @@ struct mb_result {
   size_t num_notes;
   char *warning, *timer;
   double cache_bytes; /* rotate: the last-level cache it must exceed */
-  char *json;         /* built on first mb_result_json() */
+  /* Set by mb_plan_run; the info struct's views point at these. */
+  char *name, *recipe, *model, *mode, *shape_name;
+  cJSON *config; /* the file's facts about this entry (owned); NULL */
+  char *json;    /* built on first mb_result_json() */
 };
 
 /* A result with its identity set; status ok, reason "". NULL on OOM. */
@@ -43,7 +46,19 @@ mb_status_t mb__result_add_note(mb_result_t *r, const char *key,
 /* Appends to the warning ("; " between several). */
 void mb__result_warn(mb_result_t *r, const char *text);
 void mb__result_set_timer(mb_result_t *r, const char *timer);
-/* "gemm/1024x1024x1024/f32/cpu:0/onednn/cold": unique within a plan. */
+/* What the plan knows about a result (mb_plan_run). Strings are copied,
+ * config is taken over (NULL: none). */
+typedef struct mb__result_plan {
+  const char *name, *recipe, *model, *mode, *shape_name;
+  cJSON *config;
+} mb__result_plan_t;
+mb_status_t mb__result_set_plan(mb_result_t *r, const mb__result_plan_t *p);
+
+/* The problem: "gemm/1024x1024x1024/f8e4m3.f8e4m3.bf16[/a:row,b:col]
+ * [/recipe][/mode]" — what was computed, wherever it ran. */
+void mb__result_problem_id(const mb_result_t *r, char *buf, size_t cap);
+/* The problem plus where and how: ".../cpu:0/onednn/cold"; unique within a
+ * plan's results. */
 void mb__result_id(const mb_result_t *r, char *buf, size_t cap);
 /* "1024x1024x1024" */
 void mb__result_shape(const mb_result_t *r, char *buf, size_t cap);

@@ -197,12 +197,33 @@ static void add_notes(cJSON *o, const mb_result_t *r) {
   }
 }
 
+/* What a plan recorded (mb_plan_run): only the fields it set. */
+static void add_plan(cJSON *o, const mb_result_t *r) {
+  const struct {
+    const char *key, *value;
+  } k_fields[] = {{"name", r->name},
+                  {"recipe", r->recipe},
+                  {"model", r->model},
+                  {"mode", r->mode},
+                  {"shape_name", r->shape_name}};
+  for (size_t i = 0; i < sizeof k_fields / sizeof k_fields[0]; i++)
+    if (*k_fields[i].value)
+      cJSON_AddStringToObject(o, k_fields[i].key, k_fields[i].value);
+  if (*r->recipe)
+    add_num(o, "speedup_vs_baseline", r->info.speedup_vs_baseline);
+  if (r->config)
+    cJSON_AddItemToObject(o, "config", cJSON_Duplicate(r->config, 1));
+}
+
 cJSON *mb__result_to_cjson(const mb_result_t *r) {
   char id[512];
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   mb__result_id(r, id, sizeof id);
   cJSON_AddStringToObject(o, "id", id);
+  mb__result_problem_id(r, id, sizeof id);
+  cJSON_AddStringToObject(o, "problem", id);
+  add_plan(o, r);
   const mb_op_t *op = mb_op_find(r->op);
   cJSON_AddStringToObject(o, "op", r->op);
   if (*r->alias) cJSON_AddStringToObject(o, "alias", r->alias);

@@ -1,21 +1,47 @@
-/* Writers: JSON and CSV are read back; files are complete after every row. */
+/* Writers: every format is read back. JSON and ossdb files stream JSON
+ * lines while running (checked between mb_report_add and close) and are
+ * whole documents after close; CSV is parsed by an RFC 4180 reader. */
 #include <cjson/cJSON.h>
+#include <float.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
+/* gemm, add, gemm with two variant words (its problem id has a comma), one
+ * skipped (no f16 -> f16 gemm kernel on cpu), and a plan entry (name,
+ * recipe, model, speedup). */
+enum { R_GEMM, R_ADD, R_VARIANT, R_SKIPPED, R_PLAN, NUM_RESULTS };
+
 static mb_context_t *g_ctx;
-static mb_result_t *g_results[2];
+static mb_result_t *g_results[NUM_RESULTS];
 static char g_dir[256];
 
-static mb_result_t *bench(const char *op, int64_t m, int64_t k, int64_t n) {
+/* A native config: one linear layer under recipe baseline, its own
+ * baseline (speedup 1), with a name that CSV must quote. */
+static const char k_plan[] =
+    "benchmarks:\n"
+    "  - name: 'lin, \"q\"'\n"
+    "    model: linear\n"
+    "    recipes: [baseline]\n"
+    "    shapes: [[64, 32, 48]]\n"
+    "    backend: cpu\n"
+    "    timing: {samples: 3}\n";
+
+static mb_op_params_t shape(int64_t m, int64_t k, int64_t n) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.ndim = n ? 3 : 2;
   p.shape[0] = m;
   p.shape[1] = k;
   p.shape[2] = n;
+  return p;
+}
+
+static mb_result_t *bench(const char *op, const mb_op_params_t *p) {
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = op;
-  s.params = &p;
+  s.params = p;
   s.backend = "cpu";
   s.criterion = MB_CRITERION_FIXED;
   s.samples = 4;
@@ -24,11 +50,34 @@ static mb_result_t *bench(const char *op, int64_t m, int64_t k, int64_t n) {
   return r;
 }
 
+static mb_result_t *plan_result(void) {
+  mb_plan_t *plan = NULL;
+  mb_result_t *r = NULL;
+  if (mb_plan_parse(k_plan, sizeof k_plan - 1, "report.yaml", NULL, &plan) !=
+      MB_OK)
+    fail_msg("the plan: %s", mb_error_last());
+  assert_int_equal(mb_plan_count(plan), 1);
+  assert_int_equal(mb_plan_run(g_ctx, plan, 0, &r), MB_OK);
+  mb_plan_destroy(plan);
+  return r;
+}
+
 static int setup(void **state) {
   (void)state;
   g_ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
-  g_results[0] = bench("gemm", 32, 48, 40);
-  g_results[1] = bench("add", 30, 20, 0);
+  mb_op_params_t p = shape(32, 48, 40);
+  g_results[R_GEMM] = bench("gemm", &p);
+  p = shape(30, 20, 0);
+  g_results[R_ADD] = bench("add", &p);
+  p = shape(16, 24, 8);
+  p.beta = 0.5;
+  p.flags = MB_PARAM_QUANTIZE_INPUTS;
+  p.dtype_q = MB_DTYPE_F8E4M3;
+  g_results[R_VARIANT] = bench("gemm", &p);
+  p = shape(16, 24, 8);
+  p.dtype = MB_DTYPE_F16;
+  g_results[R_SKIPPED] = bench("gemm", &p);
+  g_results[R_PLAN] = plan_result();
   snprintf(g_dir, sizeof g_dir, "/tmp/mb_test_report_XXXXXX");
   assert_non_null(mkdtemp(g_dir));
   return 0;
@@ -36,17 +85,30 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  mb_result_destroy(g_results[0]);
-  mb_result_destroy(g_results[1]);
+  for (int i = 0; i < NUM_RESULTS; i++) mb_result_destroy(g_results[i]);
   mb_context_destroy(g_ctx);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- helpers --------------------------------------------------------- */
+
+/* The plan entry's name (the reader extends the name it was given). */
+static const char *plan_name(void) {
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  assert_int_equal(mb_result_info(g_results[R_PLAN], &info), MB_OK);
+  return info.name;
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
-  assert_non_null(f);
+  if (!f) fail_msg("cannot read %s", path);
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
@@ -60,8 +122,27 @@ static cJSON *read_json(const char *path) {
   char *text = slurp(path);
   cJSON *doc = cJSON_Parse(text);
   free(text);
-  assert_non_null(doc);
+  if (!doc) fail_msg("%s is not JSON", path);
   return doc;
+}
+
+static const char *str(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItem(o, key);
+  if (!cJSON_IsString(v)) fail_msg("\"%s\" is not a string", key);
+  return v->valuestring;
+}
+
+static double number(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItem(o, key);
+  if (!cJSON_IsNumber(v)) fail_msg("\"%s\" is not a number", key);
+  return v->valuedouble;
+}
+
+/* The result's own JSON, to compare the writers' fields with. */
+static cJSON *result_json(const mb_result_t *r) {
+  cJSON *o = cJSON_Parse(mb_result_json(r));
+  assert_non_null(o);
+  return o;
 }
 
 static mb_report_t *open_report(mb_format_t fmt, const char *path) {
@@ -76,142 +157,459 @@ static mb_report_t *open_report(mb_format_t fmt, const char *path) {
   return rep;
 }
 
-static void test_json_round_trip(void **state) {
-  (void)state;
-  char path[512];
-  snprintf(path, sizeof path, "%s/r.json", g_dir);
-  mb_report_t *rep = open_report(MB_FORMAT_JSON, path);
-  assert_int_equal(mb_report_add(rep, g_results[0]), MB_OK);
-  /* Streamed: a whole, valid document is on disk after each result. */
-  cJSON *doc = read_json(path);
-  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "results")), 1);
-  cJSON_Delete(doc);
-  assert_int_equal(mb_report_add(rep, g_results[1]), MB_OK);
-  assert_int_equal(mb_report_close(rep), MB_OK);
+/* The JSON-lines stream: the header line, then one line per result added,
+ * each the result's own JSON. */
+static void check_stream(const char *path, size_t results) {
+  char *text = slurp(path);
+  size_t n = 0;
+  char *save = NULL;
+  for (char *l = strtok_r(text, "\n", &save); l;
+       l = strtok_r(NULL, "\n", &save), n++) {
+    cJSON *line = cJSON_Parse(l);
+    if (!line) fail_msg("%s line %zu is not JSON: %s", path, n + 1, l);
+    if (n == 0) {
+      assert_string_equal(str(line, "schema"), "microbench.results/1");
+      assert_string_equal(str(cJSON_GetObjectItem(line, "meta"), "version"),
+                          mb_version());
+      assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(line, "devices")) >=
+                  1);
+      assert_null(cJSON_GetObjectItem(line, "results"));
+    } else {
+      cJSON *want = result_json(g_results[n - 1]);
+      assert_string_equal(str(line, "id"), str(want, "id"));
+      assert_true(cJSON_Compare(line, want, 1));
+      cJSON_Delete(want);
+    }
+    cJSON_Delete(line);
+  }
+  free(text);
+  assert_int_equal(n, results + 1);
+}
 
-  doc = read_json(path);
-  assert_string_equal(cJSON_GetObjectItem(doc, "schema")->valuestring,
-                      "microbench.results/1");
+/* Adds every result, checking the stream after each one; the final file
+ * must not exist before close. */
+static void add_all(mb_report_t *rep, const char *path, const char *stream) {
+  check_stream(stream, 0);
+  for (size_t i = 0; i < NUM_RESULTS; i++) {
+    assert_int_equal(mb_report_add(rep, g_results[i]), MB_OK);
+    check_stream(stream, i + 1);
+    assert_false(exists(path));
+  }
+}
+
+/* ---- JSON ------------------------------------------------------------ */
+
+static void check_document(cJSON *doc) {
+  assert_string_equal(str(doc, "schema"), "microbench.results/1");
   cJSON *meta = cJSON_GetObjectItem(doc, "meta");
-  assert_string_equal(cJSON_GetObjectItem(meta, "version")->valuestring,
-                      mb_version());
+  assert_string_equal(str(meta, "version"), mb_version());
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(meta, "argv")), 2);
   assert_non_null(cJSON_GetObjectItem(meta, "host"));
-  cJSON *devices = cJSON_GetObjectItem(doc, "devices");
-  assert_true(cJSON_GetArraySize(devices) >= 1);
-  cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "results"), 0);
-  assert_string_equal(cJSON_GetObjectItem(r, "op")->valuestring, "gemm");
-  assert_string_equal(cJSON_GetObjectItem(r, "status")->valuestring, "ok");
-  assert_string_equal(cJSON_GetObjectItem(r, "backend")->valuestring, "cpu");
+  assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "devices")) >= 1);
+  cJSON *results = cJSON_GetObjectItem(doc, "results");
+  assert_int_equal(cJSON_GetArraySize(results), NUM_RESULTS);
+  for (int i = 0; i < NUM_RESULTS; i++) {
+    cJSON *want = result_json(g_results[i]);
+    assert_true(cJSON_Compare(cJSON_GetArrayItem(results, i), want, 1));
+    cJSON_Delete(want);
+  }
+
+  cJSON *r = cJSON_GetArrayItem(results, R_GEMM);
+  assert_string_equal(str(r, "op"), "gemm");
+  assert_string_equal(str(r, "status"), "ok");
+  assert_string_equal(str(r, "backend"), "cpu");
   cJSON *shape = cJSON_GetObjectItem(r, "shape");
-  assert_int_equal(cJSON_GetObjectItem(shape, "M")->valueint, 32);
-  assert_int_equal(cJSON_GetObjectItem(shape, "K")->valueint, 48);
-  assert_int_equal(cJSON_GetObjectItem(shape, "N")->valueint, 40);
-  assert_string_equal(
-      cJSON_GetObjectItem(cJSON_GetObjectItem(r, "dtypes"), "a")->valuestring,
-      "f32");
-  cJSON *corr = cJSON_GetObjectItem(r, "correctness");
-  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(corr, "pass")));
-  cJSON *stats = cJSON_GetObjectItem(r, "stats");
+  assert_true(number(shape, "M") == 32);
+  assert_true(number(shape, "K") == 48);
+  assert_true(number(shape, "N") == 40);
+  assert_string_equal(str(cJSON_GetObjectItem(r, "dtypes"), "a"), "f32");
+  assert_true(cJSON_IsTrue(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(r, "correctness"), "pass")));
   cJSON *samples = cJSON_GetObjectItem(r, "samples_ns");
   assert_int_equal(cJSON_GetArraySize(samples), 4);
-  assert_int_equal(cJSON_GetObjectItem(stats, "count")->valueint, 4);
+  assert_true(number(cJSON_GetObjectItem(r, "stats"), "count") == 4);
   size_t n;
-  const double *mine = mb_result_samples(g_results[0], &n);
+  const double *mine = mb_result_samples(g_results[R_GEMM], &n);
   for (int i = 0; i < 4; i++)
     assert_true(cJSON_GetArrayItem(samples, i)->valuedouble == mine[i]);
-  cJSON *derived = cJSON_GetObjectItem(r, "derived");
-  assert_true(cJSON_GetObjectItem(derived, "flop")->valuedouble ==
+  assert_true(number(cJSON_GetObjectItem(r, "derived"), "flop") ==
               2.0 * 32 * 48 * 40);
-  cJSON_Delete(doc);
 
-  /* The per-result JSON is the same object. */
-  cJSON *one = cJSON_Parse(mb_result_json(g_results[1]));
-  assert_non_null(one);
-  assert_string_equal(cJSON_GetObjectItem(one, "op")->valuestring, "add");
-  cJSON_Delete(one);
+  r = cJSON_GetArrayItem(results, R_PLAN);
+  assert_string_equal(str(r, "name"), plan_name());
+  assert_contains(plan_name(), "lin, \"q\"");
+  assert_string_equal(str(r, "recipe"), "baseline");
+  assert_string_equal(str(r, "model"), "linear");
+  assert_true(number(r, "speedup_vs_baseline") == 1.0);
+  r = cJSON_GetArrayItem(results, R_SKIPPED);
+  assert_string_equal(str(r, "status"), "skipped");
 }
 
-/* Splits one CSV line (RFC 4180 quoting) in place; returns the field count. */
-static int split_csv(char *line, char **fields, int max) {
-  int n = 0;
-  char *w = line, *r = line;
-  while (n < max) {
-    fields[n++] = w;
-    int quoted = *r == '"';
-    if (quoted) r++;
-    for (;;) {
-      if (quoted && r[0] == '"' && r[1] == '"') {
-        *w++ = '"';
-        r += 2;
-      } else if (quoted && r[0] == '"') {
-        quoted = 0;
-        r++;
-      } else if (!quoted && (*r == ',' || *r == '\n' || *r == '\0')) {
-        break;
-      } else {
-        *w++ = *r++;
+static void test_json_file(void **state) {
+  (void)state;
+  char path[512], stream[512];
+  snprintf(path, sizeof path, "%s/r.json", g_dir);
+  snprintf(stream, sizeof stream, "%s/r.jsonl", g_dir);
+  mb_report_t *rep = open_report(MB_FORMAT_JSON, path);
+  add_all(rep, path, stream);
+  assert_int_equal(mb_report_close(rep), MB_OK);
+  assert_false(exists(stream));
+  cJSON *doc = read_json(path);
+  check_document(doc);
+  cJSON_Delete(doc);
+}
+
+/* Without a path the document is printed at close, nothing before. */
+static void test_json_to_stream(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  mb_report_options_t o = MB_REPORT_OPTIONS_INIT;
+  o.format = MB_FORMAT_JSON;
+  o.stream = f;
+  o.argc = 2;
+  o.argv = (const char *const[]){"test_report", "--flag"};
+  mb_report_t *rep = NULL;
+  assert_int_equal(mb_report_open(g_ctx, &o, &rep), MB_OK);
+  for (int i = 0; i < NUM_RESULTS; i++)
+    assert_int_equal(mb_report_add(rep, g_results[i]), MB_OK);
+  fflush(f);
+  assert_int_equal(len, 0);
+  assert_int_equal(mb_report_close(rep), MB_OK);
+  fclose(f);
+  cJSON *doc = cJSON_Parse(buf);
+  assert_non_null(doc);
+  check_document(doc);
+  cJSON_Delete(doc);
+  free(buf);
+}
+
+/* When the document cannot be put in place the stream stays, with every
+ * result, and the error names both. */
+static void test_json_kept_stream(void **state) {
+  (void)state;
+  char path[512], stream[512];
+  snprintf(path, sizeof path, "%s/dir.json", g_dir);
+  snprintf(stream, sizeof stream, "%s/dir.jsonl", g_dir);
+  mb_report_t *rep = open_report(MB_FORMAT_JSON, path);
+  for (int i = 0; i < NUM_RESULTS; i++)
+    assert_int_equal(mb_report_add(rep, g_results[i]), MB_OK);
+  assert_int_equal(mkdir(path, 0700), 0); /* rename cannot replace it */
+  assert_int_equal(mb_report_close(rep), MB_ERR_IO);
+  assert_contains(mb_error_last(), path);
+  assert_contains(mb_error_last(), stream);
+  check_stream(stream, NUM_RESULTS);
+}
+
+/* ---- CSV ------------------------------------------------------------- */
+
+typedef struct csv {
+  char **cells; /* row-major, `cols` per row */
+  size_t rows, cols, n, cap;
+} csv_t;
+
+static void csv_push(csv_t *c, const char *s, size_t len) {
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 256;
+    c->cells = realloc(c->cells, c->cap * sizeof *c->cells);
+    assert_non_null(c->cells);
+  }
+  char *cell = malloc(len + 1);
+  memcpy(cell, s, len);
+  cell[len] = '\0';
+  c->cells[c->n++] = cell;
+}
+
+/* RFC 4180: records end in CRLF or LF; a field is bare (no comma, quote or
+ * line break) or quoted with "" for a quote. Every record must have as
+ * many fields as the header. */
+static csv_t csv_parse(const char *text) {
+  csv_t c = {0};
+  size_t cols = 0, len = 0, cap = strlen(text) + 1;
+  char *field = malloc(cap);
+  const char *p = text;
+  while (*p) {
+    len = 0;
+    if (*p == '"') {
+      for (p++;; p++) {
+        if (!*p) fail_msg("CSV: unterminated quoted field");
+        if (*p == '"' && p[1] != '"') break;
+        if (*p == '"') p++;
+        field[len++] = *p;
+      }
+      p++;
+      if (*p != ',' && *p != '\n' && *p != '\r')
+        fail_msg("CSV: text after a closing quote: %.20s", p);
+    } else {
+      for (; *p && *p != ',' && *p != '\n' && *p != '\r'; p++) {
+        if (*p == '"') fail_msg("CSV: a quote in a bare field: %.20s", p);
+        field[len++] = *p;
       }
     }
-    char end = *r;
-    *w++ = '\0';
-    if (end != ',') break;
-    r++;
+    csv_push(&c, field, len);
+    cols++;
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p == '\r') p++;
+    if (*p != '\n') fail_msg("CSV: a record does not end in a line break");
+    p++;
+    if (c.rows == 0) c.cols = cols;
+    if (cols != c.cols)
+      fail_msg("CSV: record %zu has %zu fields, the header %zu", c.rows + 1,
+               cols, c.cols);
+    c.rows++;
+    cols = 0;
   }
-  return n;
+  assert_int_equal(cols, 0);
+  free(field);
+  return c;
 }
 
-static void test_csv_round_trip(void **state) {
+static void csv_free(csv_t *c) {
+  for (size_t i = 0; i < c->n; i++) free(c->cells[i]);
+  free(c->cells);
+}
+
+static const char *cell(const csv_t *c, size_t row, const char *column) {
+  for (size_t i = 0; i < c->cols; i++)
+    if (!strcmp(c->cells[i], column)) return c->cells[row * c->cols + i];
+  fail_msg("CSV: no column \"%s\"", column);
+  return NULL;
+}
+
+/* A numeric field: empty (unknown) or a whole number text. */
+static double csv_number(const csv_t *c, size_t row, const char *column) {
+  const char *s = cell(c, row, column);
+  if (!*s) return NAN;
+  char *end;
+  double v = strtod(s, &end);
+  if (*end) fail_msg("CSV: %s = \"%s\" is not a number", column, s);
+  return v;
+}
+
+static void test_csv(void **state) {
   (void)state;
   char path[512];
   snprintf(path, sizeof path, "%s/r.csv", g_dir);
   mb_report_t *rep = open_report(MB_FORMAT_CSV, path);
-  assert_int_equal(mb_report_add(rep, g_results[0]), MB_OK);
-  assert_int_equal(mb_report_add(rep, g_results[1]), MB_OK);
+  for (int i = 0; i < NUM_RESULTS; i++)
+    assert_int_equal(mb_report_add(rep, g_results[i]), MB_OK);
   assert_int_equal(mb_report_close(rep), MB_OK);
   char *text = slurp(path);
-  char *lines[3], *save = NULL;
-  int nl = 0;
-  for (char *l = strtok_r(text, "\n", &save); l && nl < 3;
-       l = strtok_r(NULL, "\n", &save))
-    lines[nl++] = l;
-  assert_int_equal(nl, 3);
-  char *head[64], *row[64];
-  int nh = split_csv(lines[0], head, 64), nr = split_csv(lines[1], row, 64);
-  assert_int_equal(nh, nr);
-  int col_op = -1, col_shape = -1, col_correct = -1, col_median = -1;
-  for (int i = 0; i < nh; i++) {
-    if (!strcmp(head[i], "op")) col_op = i;
-    if (!strcmp(head[i], "shape")) col_shape = i;
-    if (!strcmp(head[i], "correct")) col_correct = i;
-    if (!strcmp(head[i], "median_ns")) col_median = i;
+  csv_t c = csv_parse(text);
+  assert_int_equal(c.rows, 1 + NUM_RESULTS);
+  assert_string_equal(c.cells[0], "id");
+  assert_string_equal(c.cells[1], "name");
+  static const char *const k_numeric[] = {"max_abs_err",
+                                          "max_rel_err",
+                                          "sqnr_db",
+                                          "samples",
+                                          "batch",
+                                          "min_ns",
+                                          "median_ns",
+                                          "mean_ns",
+                                          "max_ns",
+                                          "stdev_ns",
+                                          "rel_stdev",
+                                          "p10_ns",
+                                          "p25_ns",
+                                          "p75_ns",
+                                          "p90_ns",
+                                          "p99_ns",
+                                          "iqr_ns",
+                                          "flop",
+                                          "bytes",
+                                          "tflops",
+                                          "gbps",
+                                          "pct_peak",
+                                          "speedup_vs_baseline"};
+  for (size_t row = 1; row < c.rows; row++) {
+    const mb_result_t *r = g_results[row - 1];
+    cJSON *want = result_json(r);
+    assert_string_equal(cell(&c, row, "id"), str(want, "id"));
+    assert_string_equal(cell(&c, row, "problem"), str(want, "problem"));
+    assert_string_equal(cell(&c, row, "op"), str(want, "op"));
+    assert_string_equal(cell(&c, row, "status"), str(want, "status"));
+    for (size_t i = 0; i < sizeof k_numeric / sizeof *k_numeric; i++)
+      csv_number(&c, row, k_numeric[i]);
+    mb_stats_t st = MB_STATS_INIT;
+    mb_result_stats(r, &st);
+    assert_true(csv_number(&c, row, "samples") == (double)st.count);
+    if (st.count) assert_true(csv_number(&c, row, "median_ns") == st.median);
+    cJSON_Delete(want);
   }
-  assert_string_equal(row[col_op], "gemm");
-  assert_string_equal(row[col_shape], "32x48x40");
-  assert_string_equal(row[col_correct], "true");
-  mb_stats_t st = MB_STATS_INIT;
-  mb_result_stats(g_results[0], &st);
-  assert_true(strtod(row[col_median], NULL) == st.median);
-  assert_int_equal(split_csv(lines[2], row, 64), nh);
+  assert_string_equal(cell(&c, 1 + R_GEMM, "shape"), "32x48x40");
+  assert_string_equal(cell(&c, 1 + R_GEMM, "correct"), "true");
+  assert_string_equal(cell(&c, 1 + R_GEMM, "name"), "");
+  assert_true(isnan(csv_number(&c, 1 + R_GEMM, "speedup_vs_baseline")));
+  /* Quoted on disk, whole when read back. */
+  assert_non_null(strchr(cell(&c, 1 + R_VARIANT, "problem"), ','));
+  assert_string_equal(cell(&c, 1 + R_PLAN, "name"), plan_name());
+  assert_contains(text, "\"lin, \"\"q\"\"");
+  assert_string_equal(cell(&c, 1 + R_PLAN, "recipe"), "baseline");
+  assert_string_equal(cell(&c, 1 + R_PLAN, "model"), "linear");
+  assert_true(csv_number(&c, 1 + R_PLAN, "speedup_vs_baseline") == 1.0);
+  assert_string_equal(cell(&c, 1 + R_SKIPPED, "status"), "skipped");
+  assert_string_equal(cell(&c, 1 + R_SKIPPED, "correct"), "");
+  csv_free(&c);
   free(text);
 }
+
+/* ---- ossdb ----------------------------------------------------------- */
+
+/* The records of result `id`, in order, with their metric names. */
+static size_t ossdb_records(cJSON *doc, const char *id, cJSON **out,
+                            size_t max) {
+  size_t n = 0;
+  cJSON *rec;
+  cJSON_ArrayForEach(rec, doc) {
+    cJSON *b = cJSON_GetObjectItem(rec, "benchmark");
+    if (!strcmp(str(cJSON_GetObjectItem(b, "extra_info"), "id"), id) && n < max)
+      out[n++] = rec;
+  }
+  return n;
+}
+
+/* cJSON prints 15 digits when they read back within an ulp or so. */
+static int near(double a, double b) {
+  return fabs(a - b) <= 4 * DBL_EPSILON * fabs(b);
+}
+
+static double metric(const cJSON *rec, const char *want_name) {
+  cJSON *m = cJSON_GetObjectItem(rec, "metric");
+  assert_string_equal(str(m, "name"), want_name);
+  cJSON *values = cJSON_GetObjectItem(m, "benchmark_values");
+  assert_int_equal(cJSON_GetArraySize(values), 1);
+  assert_true(number(m, "target_value") == 0);
+  return cJSON_GetArrayItem(values, 0)->valuedouble;
+}
+
+/* What every record of a result says, whatever its metric. */
+static void check_record(const cJSON *rec, const mb_result_t *r,
+                         const char *dtype, const char *model_name,
+                         const char *model_type) {
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  cJSON *b = cJSON_GetObjectItem(rec, "benchmark");
+  assert_string_equal(str(b, "name"), "libmicrobench");
+  assert_string_equal(str(b, "mode"), "inference");
+  assert_string_equal(str(b, "dtype"), dtype);
+  cJSON *x = cJSON_GetObjectItem(b, "extra_info");
+  assert_string_equal(str(x, "device"), "cpu");
+  assert_string_equal(str(x, "arch"), info.device);
+  assert_string_equal(str(x, "op"), info.op);
+  assert_string_equal(str(x, "impl"), info.impl);
+  assert_string_equal(str(x, "cache"), "cold");
+  cJSON *m = cJSON_GetObjectItem(rec, "model");
+  assert_string_equal(str(m, "name"), model_name);
+  assert_string_equal(str(m, "type"), model_type);
+  cJSON *origins = cJSON_GetObjectItem(m, "origins");
+  assert_int_equal(cJSON_GetArraySize(origins), 1);
+  assert_string_equal(cJSON_GetArrayItem(origins, 0)->valuestring,
+                      "libmicrobench");
+  assert_true(cJSON_IsArray(cJSON_GetObjectItem(rec, "runners")));
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(rec, "runners")), 0);
+  assert_true(cJSON_IsObject(cJSON_GetObjectItem(rec, "dependencies")));
+}
+
+static void test_ossdb(void **state) {
+  (void)state;
+  /* Not ".json": the stream is "<path>.jsonl". */
+  char path[512], stream[512];
+  snprintf(path, sizeof path, "%s/dashboard.out", g_dir);
+  snprintf(stream, sizeof stream, "%s/dashboard.out.jsonl", g_dir);
+  mb_report_t *rep = open_report(MB_FORMAT_OSSDB, path);
+  add_all(rep, path, stream);
+  assert_int_equal(mb_report_close(rep), MB_OK);
+  assert_false(exists(stream));
+  cJSON *doc = read_json(path);
+  assert_true(cJSON_IsArray(doc));
+
+  cJSON *recs[8];
+  mb_stats_t st = MB_STATS_INIT;
+  mb_derived_t d = MB_DERIVED_INIT;
+  /* gemm: time, TFLOP/s and a pass; no baseline, so no speedup. */
+  cJSON *want = result_json(g_results[R_GEMM]);
+  mb_result_stats(g_results[R_GEMM], &st);
+  mb_result_derived(g_results[R_GEMM], &d);
+  assert_int_equal(ossdb_records(doc, str(want, "id"), recs, 8), 3);
+  for (int i = 0; i < 3; i++)
+    check_record(recs[i], g_results[R_GEMM], "f32", "32-48-40",
+                 "micro-benchmark gemm");
+  assert_true(near(metric(recs[0], "time_ms"), st.median / 1e6));
+  assert_true(near(metric(recs[1], "tflops"), d.tflops));
+  assert_true(metric(recs[2], "correctness") == 1);
+  cJSON_Delete(want);
+
+  /* The plan's entry: the recipe is the dtype, the model the type. */
+  want = result_json(g_results[R_PLAN]);
+  mb_result_stats(g_results[R_PLAN], &st);
+  mb_result_derived(g_results[R_PLAN], &d);
+  assert_int_equal(ossdb_records(doc, str(want, "id"), recs, 8), 4);
+  for (int i = 0; i < 4; i++)
+    check_record(recs[i], g_results[R_PLAN], "baseline", "64-32-48",
+                 "micro-benchmark linear");
+  assert_true(near(metric(recs[0], "time_ms"), st.median / 1e6));
+  assert_true(near(metric(recs[1], "tflops"), d.tflops));
+  assert_true(metric(recs[2], "speedup(wrt baseline)") == 1.0);
+  assert_true(metric(recs[3], "correctness") == 1);
+  cJSON_Delete(want);
+
+  /* Skipped: nothing was measured or checked, so no record. */
+  want = result_json(g_results[R_SKIPPED]);
+  assert_int_equal(ossdb_records(doc, str(want, "id"), recs, 8), 0);
+  cJSON_Delete(want);
+  assert_int_equal(cJSON_GetArraySize(doc), 3 + 3 + 3 + 4);
+  cJSON_Delete(doc);
+}
+
+/* ---- table, markdown, names ------------------------------------------ */
 
 static void test_table_and_markdown(void **state) {
   (void)state;
   char path[512];
   snprintf(path, sizeof path, "%s/r.md", g_dir);
   mb_report_t *rep = open_report(MB_FORMAT_MARKDOWN, path);
-  assert_int_equal(mb_report_add(rep, g_results[0]), MB_OK);
+  assert_int_equal(mb_report_add(rep, g_results[R_GEMM]), MB_OK);
+  assert_int_equal(mb_report_add(rep, g_results[R_PLAN]), MB_OK);
   assert_int_equal(mb_report_close(rep), MB_OK);
   char *text = slurp(path);
   assert_contains(text, "| op ");
+  assert_contains(text, "| speedup ");
   assert_contains(text, "| gemm ");
   assert_contains(text, "| 32x48x40 ");
   assert_contains(text, "| pass ");
+  /* The plan's row: its recipe with the variant, speedup 1. */
+  assert_contains(text, "| baseline ");
+  assert_contains(text, "| 1.00x ");
   free(text);
+}
+
+static void test_format_names(void **state) {
+  (void)state;
+  static const char *const k_names[] = {"table", "json", "csv", "md", "ossdb"};
+  for (size_t i = 0; i < sizeof k_names / sizeof *k_names; i++) {
+    mb_format_t f;
+    assert_int_equal(mb_format_from_name(k_names[i], &f), MB_OK);
+    assert_string_equal(mb_format_name(f), k_names[i]);
+  }
   mb_format_t f;
+  assert_int_equal(mb_format_from_name("markdown", &f), MB_OK);
+  assert_int_equal(f, MB_FORMAT_MARKDOWN);
   assert_int_equal(mb_format_from_name("xml", &f), MB_ERR_INVALID_ARG);
-  assert_contains(mb_error_last(), "valid formats: table, json, csv, md");
+  assert_contains(mb_error_last(), "\"xml\"");
+  assert_contains(mb_error_last(),
+                  "valid formats: table, json, csv, md, ossdb");
+  mb_report_options_t o = MB_REPORT_OPTIONS_INIT;
+  mb_report_t *rep = NULL;
+  o.format = (mb_format_t)99;
+  assert_int_equal(mb_report_open(g_ctx, &o, &rep), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(),
+                  "valid formats: table, json, csv, md, ossdb");
 }
 
 static void test_unwritable_path(void **state) {
@@ -222,14 +620,23 @@ static void test_unwritable_path(void **state) {
   o.path = "/nonexistent/dir/r.csv";
   assert_int_equal(mb_report_open(g_ctx, &o, &rep), MB_ERR_IO);
   assert_contains(mb_error_last(), "/nonexistent/dir/r.csv");
+  o.format = MB_FORMAT_JSON;
+  o.path = "/nonexistent/dir/r.json";
+  assert_int_equal(mb_report_open(g_ctx, &o, &rep), MB_ERR_IO);
+  assert_contains(mb_error_last(), "/nonexistent/dir/r.jsonl");
+  assert_null(rep);
   assert_int_equal(mb_report_close(NULL), MB_OK);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_json_round_trip),
-      cmocka_unit_test(test_csv_round_trip),
+      cmocka_unit_test(test_json_file),
+      cmocka_unit_test(test_json_to_stream),
+      cmocka_unit_test(test_json_kept_stream),
+      cmocka_unit_test(test_csv),
+      cmocka_unit_test(test_ossdb),
       cmocka_unit_test(test_table_and_markdown),
+      cmocka_unit_test(test_format_names),
       cmocka_unit_test(test_unwritable_path),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

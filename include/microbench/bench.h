@@ -130,12 +130,19 @@ typedef struct mb_result_info {
   double footprint_bytes;
   const char *warning; /* what makes the figures doubtful; "" none */
   const char *timer;   /* how the backend timed ("CUDA events ..."); "" */
+  /* Set by mb_plan_run (docs/config.md); "" / NAN otherwise. */
+  const char *name;           /* the plan entry's name */
+  const char *recipe;         /* "baseline", "int8wo", ... */
+  const char *model;          /* "linear", ... */
+  const char *mode;           /* "inference", "training" */
+  const char *shape_name;     /* the preset's name for the shape */
+  double speedup_vs_baseline; /* baseline median / this median */
 } mb_result_info_t;
 
 #define MB_RESULT_INFO_INIT                                                   \
   {                                                                           \
     sizeof(mb_result_info_t), MB_RESULT_OK, 0, 0, 0, 0, 0u, 0, MB_CACHE_COLD, \
-        MB_OP_PARAMS_INIT, 0u, 0, 0, 0u, 0.0, 0, 0                            \
+        MB_OP_PARAMS_INIT, 0u, 0, 0, 0u, 0.0, 0, 0, 0, 0, 0, 0, 0, 0.0        \
   }
 
 typedef struct mb_correctness {

@@ -1,8 +1,14 @@
-/* libmicrobench — result writers: console table, JSON, CSV, markdown.
+/* libmicrobench — result writers: console table, JSON, CSV, markdown,
+ * ossdb (the PyTorch OSS benchmark database).
  *
  * A report is streamed: each mb_report_add() puts the row on disk before it
- * returns (JSON files are rewritten atomically so the file is always a whole,
- * valid document), so a crash keeps every finished result.
+ * returns, so a crash keeps every finished result. CSV, markdown and table
+ * rows are appended and flushed; JSON and ossdb files get a JSON-lines
+ * stream beside them (results.json -> results.jsonl, any other path ->
+ * `<path>.jsonl`: a header line, then one result per line) and the final
+ * document is written, atomically, by mb_report_close(), which then
+ * removes the stream (kept, and named in the error, when the document
+ * cannot be written). To a stream, JSON and ossdb are printed at close.
  *
  * Threading: one thread at a time per report. */
 #ifndef MICROBENCH_REPORT_H
@@ -20,10 +26,14 @@ typedef enum mb_format {
   MB_FORMAT_TABLE = 0,
   MB_FORMAT_JSON = 1,
   MB_FORMAT_CSV = 2,
-  MB_FORMAT_MARKDOWN = 3
+  MB_FORMAT_MARKDOWN = 3,
+  /* The PyTorch OSS benchmark database's record list: per result, records
+   * for time, TFLOP/s, speedup vs baseline and correctness. */
+  MB_FORMAT_OSSDB = 4
 } mb_format_t;
 
-/* "table", "json", "csv", "md" (also "markdown"); errors list valid names. */
+/* "table", "json", "csv", "md" (also "markdown"), "ossdb"; errors list
+ * valid names. */
 MB_API mb_status_t mb_format_from_name(const char *name, mb_format_t *out);
 MB_API const char *mb_format_name(mb_format_t format);
 

@@ -112,9 +112,17 @@ mb_status_t mb__cfg_parse_file(const char *path, mb_cfg_node_t **out) {
     return mb__fail(MB_ERR_PARSE, "%s: contains a NUL byte (not a text file?)",
                     path);
   }
-  mb_status_t st = looks_like_json(path, text)
-                       ? mb__cfg_parse_json(text, path, out)
-                       : mb__cfg_parse_yaml(text, len, path, out);
+  mb_status_t st = mb__cfg_parse_text(text, len, path, out);
   free(text);
   return st;
+}
+
+mb_status_t mb__cfg_parse_text(const char *text, size_t len, const char *name,
+                               mb_cfg_node_t **out) {
+  *out = NULL;
+  if (strlen(text) != len)
+    return mb__fail(MB_ERR_PARSE, "%s: contains a NUL byte (not a text file?)",
+                    name);
+  return looks_like_json(name, text) ? mb__cfg_parse_json(text, name, out)
+                                     : mb__cfg_parse_yaml(text, len, name, out);
 }

@@ -24,6 +24,7 @@ typedef struct mb_cfg_node mb_cfg_node_t;
 struct mb_cfg_node {
   mb_cfg_kind_t kind;
   int line;      /* 1-based; 0: unknown */
+  int key_line;  /* a map entry's value: the line of its key (YAML); 0 */
   char *text;    /* scalars: as written ("1e3", "torch.bfloat16", "true") */
   double number; /* MB_CFG_NUMBER */
   int boolean;   /* MB_CFG_BOOL */
@@ -40,6 +41,10 @@ mb_status_t mb__cfg_parse_file(const char *path, mb_cfg_node_t **out);
 mb_status_t mb__cfg_parse_json(const char *text, const char *name,
                                mb_cfg_node_t **out);
 mb_status_t mb__cfg_parse_yaml(const char *text, size_t len, const char *name,
+                               mb_cfg_node_t **out);
+/* Text in memory (NUL-terminated, len bytes), syntax chosen as for files
+ * with `name` standing for the path. */
+mb_status_t mb__cfg_parse_text(const char *text, size_t len, const char *name,
                                mb_cfg_node_t **out);
 void mb__cfg_free(mb_cfg_node_t *n);
 

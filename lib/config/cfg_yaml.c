@@ -96,6 +96,7 @@ static mb_status_t children(reader_t *r, mb_cfg_node_t *n,
     }
     mb_cfg_node_t *child = NULL;
     st = node(r, &e, &child);
+    if (st == MB_OK && key) child->key_line = key_line;
     if (st == MB_OK) st = mb__cfg_append(n, key, child);
     free(key);
     if (st != MB_OK) return st;

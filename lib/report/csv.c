@@ -1,19 +1,61 @@
 /* CSV (RFC 4180): one header row, then one row per result with the scalar
- * fields; flushed per row so a crash keeps every finished result. */
+ * fields; flushed per row so a crash keeps every finished result. Numbers
+ * are written with 17 significant digits (they read back exactly); an
+ * unknown one (NaN: not checked, no baseline) is an empty field. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "report.h"
 
-static const char *const k_columns[] = {
-    "id",      "op",       "alias",       "variant",     "emulated",
-    "shape",   "dtype",    "dtype_b",     "dtype_out",   "dtype_acc",
-    "backend", "device",   "impl",        "cache",       "status",
-    "reason",  "correct",  "max_abs_err", "max_rel_err", "sqnr_db",
-    "samples", "batch",    "min_ns",      "median_ns",   "mean_ns",
-    "max_ns",  "stdev_ns", "rel_stdev",   "p10_ns",      "p25_ns",
-    "p75_ns",  "p90_ns",   "p99_ns",      "iqr_ns",      "stop_reason",
-    "flop",    "bytes",    "tflops",      "gbps",        "pct_peak"};
+static const char *const k_columns[] = {"id",
+                                        "name",
+                                        "problem",
+                                        "op",
+                                        "alias",
+                                        "model",
+                                        "recipe",
+                                        "mode",
+                                        "variant",
+                                        "emulated",
+                                        "shape",
+                                        "shape_name",
+                                        "dtype",
+                                        "dtype_b",
+                                        "dtype_out",
+                                        "dtype_acc",
+                                        "backend",
+                                        "device",
+                                        "impl",
+                                        "cache",
+                                        "status",
+                                        "reason",
+                                        "correct",
+                                        "max_abs_err",
+                                        "max_rel_err",
+                                        "sqnr_db",
+                                        "samples",
+                                        "batch",
+                                        "min_ns",
+                                        "median_ns",
+                                        "mean_ns",
+                                        "max_ns",
+                                        "stdev_ns",
+                                        "rel_stdev",
+                                        "p10_ns",
+                                        "p25_ns",
+                                        "p75_ns",
+                                        "p90_ns",
+                                        "p99_ns",
+                                        "iqr_ns",
+                                        "stop_reason",
+                                        "flop",
+                                        "bytes",
+                                        "tflops",
+                                        "gbps",
+                                        "pct_peak",
+                                        "speedup_vs_baseline"};
+#define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
 
 static void put_text(FILE *f, const char *s, int last) {
   if (strpbrk(s, ",\"\r\n")) {
@@ -29,69 +71,97 @@ static void put_text(FILE *f, const char *s, int last) {
   fputc(last ? '\n' : ',', f);
 }
 
-static void put_num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.17g,", v);
+/* The number's text in buf: "" for NaN, "inf"/"-inf", else %.17g. */
+typedef char num_t[32];
+static const char *num(num_t buf, double v) {
+  if (isnan(v))
+    buf[0] = '\0';
   else
-    fputs(isnan(v) ? "," : (v > 0 ? "inf," : "-inf,"), f);
+    snprintf(buf, sizeof(num_t),
+             isfinite(v) ? "%.17g"
+             : v > 0     ? "inf"
+                         : "-inf",
+             v);
+  return buf;
 }
 
 static mb_status_t csv_begin(mb_report_t *rep) {
-  size_t n = sizeof k_columns / sizeof k_columns[0];
-  for (size_t i = 0; i < n; i++) put_text(rep->out, k_columns[i], i + 1 == n);
+  for (size_t i = 0; i < NUM_COLUMNS; i++)
+    put_text(rep->out, k_columns[i], i + 1 == NUM_COLUMNS);
   return fflush(rep->out) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing CSV: %m");
 }
 
 static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
-  FILE *f = rep->out;
-  char id[512], shape[128];
+  char id[512], problem[512], shape[128], variant[96], count[24], batch[16];
   const mb_op_params_t *p = &r->info.params;
+  const mb_correctness_t *c = &r->corr;
   const mb_stats_t *s = &r->stats;
   const mb_derived_t *d = &r->derived;
   mb__result_id(r, id, sizeof id);
+  mb__result_problem_id(r, problem, sizeof problem);
   mb__result_shape(r, shape, sizeof shape);
-  char variant[96];
   mb__result_variant(r, variant, sizeof variant);
-  const char *text[] = {id,
-                        r->op,
-                        r->alias,
-                        variant,
-                        r->info.emulated ? "true" : "false",
-                        shape,
-                        mb_dtype_name(p->dtype),
-                        mb_dtype_name(p->dtype_b),
-                        mb_dtype_name(p->dtype_out),
-                        mb_dtype_name(p->dtype_acc),
-                        r->backend,
-                        r->device,
-                        r->impl,
-                        mb_cache_policy_name(r->info.cache),
-                        mb_result_status_name(r->info.status),
-                        r->reason,
-                        !r->corr.checked ? ""
-                        : r->corr.pass   ? "true"
-                                         : "false"};
-  for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
-    put_text(f, text[i], 0);
-  put_num(f, r->corr.checked ? r->corr.max_abs_err : NAN);
-  put_num(f, r->corr.checked ? r->corr.max_rel_err : NAN);
-  put_num(f, r->corr.checked ? r->corr.sqnr_db : NAN);
-  fprintf(f, "%llu,%u,", (unsigned long long)s->count, s->batch);
-  const double nums[] = {s->min,   s->median,    s->mean, s->max,
-                         s->stdev, s->rel_stdev, s->p10,  s->p25,
-                         s->p75,   s->p90,       s->p99,  s->iqr};
-  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) put_num(f, nums[i]);
-  put_text(f, s->stop_reason ? s->stop_reason : "", 0);
-  put_num(f, d->flop);
-  put_num(f, d->bytes);
-  put_num(f, d->tflops);
-  put_num(f, d->gbps);
-  fprintf(f, "%.6g\n", d->pct_peak);
-  return fflush(f) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing CSV: %m");
+  snprintf(count, sizeof count, "%llu", (unsigned long long)s->count);
+  snprintf(batch, sizeof batch, "%u", s->batch);
+  num_t n[21];
+  const char *cells[] = {id,
+                         r->name,
+                         problem,
+                         r->op,
+                         r->alias,
+                         r->model,
+                         r->recipe,
+                         r->mode,
+                         variant,
+                         r->info.emulated ? "true" : "false",
+                         shape,
+                         r->shape_name,
+                         mb_dtype_name(p->dtype),
+                         mb_dtype_name(p->dtype_b),
+                         mb_dtype_name(p->dtype_out),
+                         mb_dtype_name(p->dtype_acc),
+                         r->backend,
+                         r->device,
+                         r->impl,
+                         mb_cache_policy_name(r->info.cache),
+                         mb_result_status_name(r->info.status),
+                         r->reason,
+                         !c->checked ? ""
+                         : c->pass   ? "true"
+                                     : "false",
+                         num(n[0], c->checked ? c->max_abs_err : NAN),
+                         num(n[1], c->checked ? c->max_rel_err : NAN),
+                         num(n[2], c->checked ? c->sqnr_db : NAN),
+                         count,
+                         batch,
+                         num(n[3], s->min),
+                         num(n[4], s->median),
+                         num(n[5], s->mean),
+                         num(n[6], s->max),
+                         num(n[7], s->stdev),
+                         num(n[8], s->rel_stdev),
+                         num(n[9], s->p10),
+                         num(n[10], s->p25),
+                         num(n[11], s->p75),
+                         num(n[12], s->p90),
+                         num(n[13], s->p99),
+                         num(n[14], s->iqr),
+                         s->stop_reason ? s->stop_reason : "",
+                         num(n[15], d->flop),
+                         num(n[16], d->bytes),
+                         num(n[17], d->tflops),
+                         num(n[18], d->gbps),
+                         num(n[19], d->pct_peak),
+                         num(n[20], r->info.speedup_vs_baseline)};
+  _Static_assert(sizeof cells / sizeof cells[0] == NUM_COLUMNS,
+                 "one cell per CSV column");
+  for (size_t i = 0; i < NUM_COLUMNS; i++)
+    put_text(rep->out, cells[i], i + 1 == NUM_COLUMNS);
+  return fflush(rep->out) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing CSV: %m");
 }
 
 static mb_status_t csv_end(mb_report_t *rep) {
   return fflush(rep->out) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing CSV: %m");
 }
 
-const mb__writer_t mb__writer_csv = {csv_begin, csv_row, csv_end};
+const mb__writer_t mb__writer_csv = {csv_begin, csv_row, csv_end, 0};

@@ -14,7 +14,9 @@ static const struct {
     {"csv", MB_FORMAT_CSV, &mb__writer_csv},
     {"md", MB_FORMAT_MARKDOWN, &mb__writer_markdown},
     {"markdown", MB_FORMAT_MARKDOWN, &mb__writer_markdown},
+    {"ossdb", MB_FORMAT_OSSDB, &mb__writer_ossdb},
 };
+#define VALID_FORMATS "table, json, csv, md, ossdb"
 #define NUM_FORMATS (sizeof k_formats / sizeof k_formats[0])
 
 mb_status_t mb_format_from_name(const char *name, mb_format_t *out) {
@@ -24,7 +26,7 @@ mb_status_t mb_format_from_name(const char *name, mb_format_t *out) {
       return MB_OK;
     }
   return mb__fail(MB_ERR_INVALID_ARG,
-                  "unknown format \"%s\"; valid formats: table, json, csv, md",
+                  "unknown format \"%s\"; valid formats: " VALID_FORMATS,
                   name ? name : "(null)");
 }
 
@@ -32,6 +34,33 @@ const char *mb_format_name(mb_format_t format) {
   for (size_t i = 0; i < NUM_FORMATS; i++)
     if (k_formats[i].format == format) return k_formats[i].name;
   return "?";
+}
+
+/* {schema, meta, devices}: the head of a document and of its stream. */
+static cJSON *header(mb_context_t *ctx, const mb_report_options_t *opts) {
+  cJSON *h = cJSON_CreateObject();
+  cJSON *meta = mb__meta_cjson(ctx, opts->argc, opts->argv);
+  cJSON *devices = mb__devices_cjson(ctx);
+  if (!h || !meta || !devices ||
+      !cJSON_AddStringToObject(h, "schema", "microbench.results/1")) {
+    cJSON_Delete(h);
+    cJSON_Delete(meta);
+    cJSON_Delete(devices);
+    return NULL;
+  }
+  cJSON_AddItemToObject(h, "meta", meta);
+  cJSON_AddItemToObject(h, "devices", devices);
+  return h;
+}
+
+static void free_report(mb_report_t *rep) {
+  if (rep->own_out) fclose(rep->out);
+  if (rep->lines) fclose(rep->lines);
+  cJSON_Delete(rep->head);
+  cJSON_Delete(rep->doc);
+  free(rep->path);
+  free(rep->lines_path);
+  free(rep);
 }
 
 mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *opts,
@@ -49,7 +78,7 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *opts,
     if (k_formats[i].format == opts->format) writer = k_formats[i].writer;
   if (!writer)
     return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_report_open: format %d; valid: table, json, csv, md",
+                    "mb_report_open: format %d; valid formats: " VALID_FORMATS,
                     (int)opts->format);
   mb_report_t *rep = calloc(1, sizeof *rep);
   if (!rep) return mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
@@ -58,33 +87,24 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *opts,
   rep->writer = writer;
   rep->out = opts->stream ? opts->stream : stdout;
   mb_status_t st = MB_OK;
-  if (opts->path && opts->format == MB_FORMAT_JSON) {
-    /* Rewritten whole after each result; see json.c. */
-    if (!(rep->path = mb__strdup(opts->path)))
+  if (writer->document) {
+    /* Written whole at close; a file gets its JSON-lines stream now. */
+    if (!(rep->head = header(ctx, opts)))
       st = mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
+    else if (opts->path && !(rep->path = mb__strdup(opts->path)))
+      st = mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
+    else if (opts->path)
+      st = mb__lines_open(rep);
   } else if (opts->path) {
     rep->out = fopen(opts->path, "w");
     rep->own_out = rep->out != NULL;
     if (!rep->out) st = mb__fail(MB_ERR_IO, "cannot write %s: %m", opts->path);
   }
-  if (st == MB_OK && opts->format == MB_FORMAT_JSON) {
-    rep->doc = cJSON_CreateObject();
-    if (!rep->doc)
-      st = mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
-    else {
-      cJSON_AddStringToObject(rep->doc, "schema", "microbench.results/1");
-      cJSON_AddItemToObject(rep->doc, "meta",
-                            mb__meta_cjson(ctx, opts->argc, opts->argv));
-      cJSON_AddItemToObject(rep->doc, "devices", mb__devices_cjson(ctx));
-      cJSON_AddArrayToObject(rep->doc, "results");
-    }
-  }
   if (st == MB_OK) st = writer->begin(rep);
   if (st != MB_OK) {
-    if (rep->own_out) fclose(rep->out);
-    cJSON_Delete(rep->doc);
-    free(rep->path);
-    free(rep);
+    /* No result was written: no stream is left behind. */
+    if (rep->lines) remove(rep->lines_path);
+    free_report(rep);
     return st;
   }
   *out = rep;
@@ -104,9 +124,12 @@ mb_status_t mb_report_close(mb_report_t *rep) {
   mb_status_t st = rep->writer->end(rep);
   if (rep->own_out && fclose(rep->out) != 0 && st == MB_OK)
     st = mb__fail(MB_ERR_IO, "closing the report: %m");
-  cJSON_Delete(rep->doc);
-  free(rep->path);
-  free(rep);
+  rep->own_out = 0;
+  /* The stream goes once the document is safely written; else it is kept
+   * (the error names it) with every result. */
+  mb_status_t lst = mb__lines_finish(rep, st != MB_OK);
+  if (st == MB_OK) st = lst;
+  free_report(rep);
   return st;
 }
 

@@ -12,6 +12,10 @@ typedef struct mb__writer {
   mb_status_t (*begin)(mb_report_t *rep);
   mb_status_t (*row)(mb_report_t *rep, const mb_result_t *r);
   mb_status_t (*end)(mb_report_t *rep);
+  /* A JSON document written whole at close (json, ossdb): to a file, it is
+   * the target of an atomic rename and a JSON-lines stream keeps every
+   * finished result meanwhile; else rows go straight to `out`. */
+  int document;
 } mb__writer_t;
 
 struct mb_report {
@@ -20,8 +24,13 @@ struct mb_report {
   const mb__writer_t *writer;
   FILE *out; /* stream or opened file (CSV, table, markdown) */
   int own_out;
-  char *path; /* JSON: the file rewritten after each row; NULL: stream */
-  cJSON *doc; /* JSON: the whole document */
+  /* Document writers: the file written at close (NULL: printed to `out`),
+   * and the JSON-lines stream beside it (NULL when no file). */
+  char *path;
+  char *lines_path;
+  FILE *lines;
+  cJSON *head; /* {schema, meta, devices}; the writer may take it over */
+  cJSON *doc;  /* the document being built */
   size_t rows;
 };
 
@@ -29,10 +38,21 @@ extern const mb__writer_t mb__writer_json;
 extern const mb__writer_t mb__writer_csv;
 extern const mb__writer_t mb__writer_table;
 extern const mb__writer_t mb__writer_markdown;
+extern const mb__writer_t mb__writer_ossdb;
 
 /* meta.c: the run's environment and the device list. */
 cJSON *mb__meta_cjson(mb_context_t *ctx, int argc, const char *const *argv);
 cJSON *mb__devices_cjson(mb_context_t *ctx);
+
+/* json.c: the JSON-lines stream of a document written to a file. Open
+ * writes rep->head as its first line; each result is one more line,
+ * flushed. Finish closes it and removes it when `keep` is 0. */
+mb_status_t mb__lines_open(mb_report_t *rep);
+mb_status_t mb__lines_put(mb_report_t *rep, const cJSON *result);
+mb_status_t mb__lines_finish(mb_report_t *rep, int keep);
+/* Writes a finished document: to rep->path through a temporary file and a
+ * rename, or printed to rep->out. */
+mb_status_t mb__put_document(mb_report_t *rep, const cJSON *doc);
 
 /* "1.234 ms": a duration with a unit that keeps 4 significant digits. */
 void mb__format_ns(double ns, char *buf, size_t cap);

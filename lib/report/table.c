@@ -14,7 +14,7 @@ static const column_t k_columns[] = {
     {"op", -18},     {"shape", -16}, {"dtype", -14},  {"variant", -18},
     {"backend", -7}, {"impl", -12},  {"cache", -5},   {"median", 11},
     {"noise", 7},    {"samples", 7}, {"GFLOP/s", 10}, {"GB/s", 9},
-    {"%peak", 6},    {"check", -6}};
+    {"%peak", 6},    {"speedup", 7}, {"check", -6}};
 #define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
 
 static void put_row(mb_report_t *rep, const char *const *cells) {
@@ -50,8 +50,14 @@ static void fmt_rate(double v, char *buf, size_t cap) {
 
 static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
   char shape[64], dtype[48], median[32], noise[16], samples[24], gflops[24],
-      gbps[24], pct[16], check[16], variant[96], impl[48];
+      gbps[24], pct[16], speedup[24], check[16], variant[160], impl[48];
+  /* A plan's recipe varies the problem as the op's parameters do. */
   mb__result_variant(r, variant, sizeof variant);
+  if (*r->recipe) {
+    size_t len = strlen(variant);
+    snprintf(variant + len, sizeof variant - len, "%s%s", len ? " " : "",
+             r->recipe);
+  }
   snprintf(impl, sizeof impl, "%s%s", r->impl,
            r->info.emulated ? " (emu)" : "");
   const mb_op_params_t *p = &r->info.params;
@@ -78,6 +84,10 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
     strcpy(gbps, "-");
     strcpy(pct, "-");
   }
+  if (isfinite(r->info.speedup_vs_baseline))
+    snprintf(speedup, sizeof speedup, "%.2fx", r->info.speedup_vs_baseline);
+  else
+    strcpy(speedup, "-");
   snprintf(check, sizeof check, "%s",
            !ran               ? mb_result_status_name(r->info.status)
            : !r->corr.checked ? "-"
@@ -96,6 +106,7 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
                                     gflops,
                                     gbps,
                                     pct,
+                                    speedup,
                                     check};
   put_row(rep, cells);
   /* Why it did not run belongs right under the row, not in a log. */
@@ -117,5 +128,5 @@ static mb_status_t table_end(mb_report_t *rep) {
   return MB_OK;
 }
 
-const mb__writer_t mb__writer_table = {table_begin, table_row, table_end};
-const mb__writer_t mb__writer_markdown = {table_begin, table_row, table_end};
+const mb__writer_t mb__writer_table = {table_begin, table_row, table_end, 0};
+const mb__writer_t mb__writer_markdown = {table_begin, table_row, table_end, 0};

@@ -1,0 +1,111 @@
+/* libmicrobench — plans: a config file (JSON or YAML) expanded into the
+ * list of benchmarks it asks for.
+ *
+ * Three schemas are read (docs/config.md): the native one
+ * (`benchmarks: [{op, shapes, presets, dtypes, ...}]`, every list-valued
+ * field a cartesian sweep), torchao's microbenchmark schema
+ * (`benchmark_mode`, `quantization_config_recipe_names`, `model_params`)
+ * and the JAX accelerator-microbenchmarks schema
+ * (`benchmarks: [{benchmark_name, benchmark_sweep_params, ...}]`). Errors
+ * name the file, the line, the path inside the document
+ * (`model_params[1].matrix_shapes[0].name`), the bad value and the valid
+ * choices.
+ *
+ * Threading: a plan is used by one thread at a time (mb_plan_run records
+ * each entry's median for the speedups of the entries after it). */
+#ifndef MICROBENCH_PLAN_H
+#define MICROBENCH_PLAN_H
+
+#include "bench.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mb_plan mb_plan_t;
+
+typedef struct mb_plan_options {
+  uint32_t struct_size;
+  /* Run every entry on this backend instead of the one the file asks for
+   * (recorded in each result's `config.backend_override`). NULL: the file's. */
+  const char *backend;
+  /* POSIX extended regular expression: keep only entries whose name
+   * matches. NULL: all. */
+  const char *filter;
+  /* Leave out entries above this many FLOP per run (noted). 0: no limit. */
+  double max_flop;
+} mb_plan_options_t;
+
+#define MB_PLAN_OPTIONS_INIT \
+  { sizeof(mb_plan_options_t), NULL, NULL, 0.0 }
+
+/* Reads and expands a config file; the syntax comes from the extension
+ * (.json, .yaml, .yml) or the first character. `opts` may be NULL. Every
+ * problem is MB_ERR_PARSE (syntax, unknown key/op/dtype/recipe/preset,
+ * wrong type) or MB_ERR_IO with the message in mb_error_last(). The caller
+ * owns *out. */
+MB_API mb_status_t mb_plan_load(const char *path, const mb_plan_options_t *opts,
+                                mb_plan_t **out);
+/* The same for a document in memory; `name` stands for the file in
+ * messages and records. */
+MB_API mb_status_t mb_plan_parse(const char *text, size_t len, const char *name,
+                                 const mb_plan_options_t *opts,
+                                 mb_plan_t **out);
+/* NULL is a no-op. */
+MB_API void mb_plan_destroy(mb_plan_t *plan);
+
+/* "native", "torchao" or "jax". Static. */
+MB_API const char *mb_plan_schema(const mb_plan_t *plan);
+MB_API size_t mb_plan_count(const mb_plan_t *plan);
+
+/* One benchmark of a plan. Strings are owned by the plan. */
+typedef struct mb_plan_entry {
+  uint32_t struct_size;
+  const char *name;       /* unique within the plan; what --filter matches */
+  const char *group;      /* the block of the file it came from (its name) */
+  const char *op;         /* op or alias, as passed to mb_bench_run */
+  const char *model;      /* torchao model_type ("linear"); "" */
+  const char *recipe;     /* quantization recipe ("baseline"); "" */
+  const char *mode;       /* "inference" or "training"; "" */
+  const char *shape_name; /* the preset's name for the shape; "" */
+  const char *device_request; /* the device the file asked for; "" */
+  /* Non-empty: the entry will not run here (e.g. `device: mps`) and its
+   * result is `skipped` with this reason. */
+  const char *skip_reason;
+  /* Where the file wants this row as CSV (JAX `csv_path`, torchao
+   * `output_dir`); "" none. */
+  const char *csv_path;
+  mb_op_params_t params;
+  mb_bench_spec_t spec; /* op and params point at the fields above */
+  double flop, bytes;   /* per run, the op's model */
+  /* The entry whose median is this one's baseline (same problem, recipe
+   * `baseline`); SIZE_MAX when none. */
+  size_t baseline;
+} mb_plan_entry_t;
+
+#define MB_PLAN_ENTRY_INIT                                                    \
+  {                                                                           \
+    sizeof(mb_plan_entry_t), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, MB_OP_PARAMS_INIT, \
+        MB_BENCH_SPEC_INIT, 0.0, 0.0, 0u                                      \
+  }
+
+MB_API mb_status_t mb_plan_entry(const mb_plan_t *plan, size_t index,
+                                 mb_plan_entry_t *out);
+
+/* What the reader wants the user to know once per run: keys that have no
+ * effect here ("torch_compile_mode: PyTorch-only; recorded, has no effect
+ * here"), entries left out by --max-flop, overrides. Owned by the plan. */
+MB_API size_t mb_plan_note_count(const mb_plan_t *plan);
+MB_API const char *mb_plan_note(const mb_plan_t *plan, size_t index);
+
+/* Runs entry `index` (or makes its skipped result) and records the plan's
+ * facts in the result: name, recipe, model, mode, shape name, the file's
+ * extra keys (`config`) and, when the entry's baseline already ran,
+ * speedup_vs_baseline. Errors as mb_bench_run. The caller owns *out. */
+MB_API mb_status_t mb_plan_run(mb_context_t *ctx, mb_plan_t *plan, size_t index,
+                               mb_result_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

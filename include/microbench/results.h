@@ -1,0 +1,105 @@
+/* libmicrobench — result files read back: load, merge, compare.
+ *
+ * A results file is the JSON document a report writes
+ * (`microbench.results/1`) or the JSON-lines stream written beside it while
+ * running (`<file>l`: a header line with schema, meta and devices, then one
+ * result per line) — so a run that died can still be merged and compared.
+ *
+ * Threading: loaded sets and comparisons are independent objects; one
+ * thread at a time per set (mb_results_json fills a cache in it). */
+#ifndef MICROBENCH_RESULTS_H
+#define MICROBENCH_RESULTS_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mb_results mb_results_t;
+
+/* Reads a results document or stream. Wrong schema, bad JSON or a result
+ * without an id: MB_ERR_PARSE naming the file (and line, for streams). A
+ * stream's last line cut short (no newline, not valid JSON: the run died
+ * while writing it) is dropped without an error. The caller owns *out. */
+MB_API mb_status_t mb_results_load(const char *path, mb_results_t **out);
+MB_API void mb_results_destroy(mb_results_t *set);
+MB_API size_t mb_results_count(const mb_results_t *set);
+/* Result i's id and its whole JSON object, unformatted (owned by the set,
+ * valid until mb_results_destroy); NULL when index >= count. */
+MB_API const char *mb_results_id(const mb_results_t *set, size_t index);
+MB_API const char *mb_results_json(const mb_results_t *set, size_t index);
+
+/* Combines result files (several hosts, devices or runs) into one document
+ * at out_path: every result kept, in input order, each tagged with `source`
+ * {file, host} (a result that has one, from a merged input, keeps it);
+ * meta.merged_from lists the inputs' meta; devices are the union, each
+ * tagged with its input's host. All inputs are read before anything is
+ * written; the output is written to out_path.tmp and renamed. */
+MB_API mb_status_t mb_results_merge(const char *const *paths, size_t count,
+                                    const char *out_path);
+
+typedef enum mb_verdict {
+  MB_VERDICT_SAME = 0,    /* the change is within the threshold */
+  MB_VERDICT_FASTER = 1,  /* faster beyond both the noise and the threshold */
+  MB_VERDICT_SLOWER = 2,  /* slower beyond both: a regression */
+  MB_VERDICT_NOISY = 3,   /* beyond the threshold, within the noise */
+  MB_VERDICT_FAILED = 4,  /* new is failed or wrong where base was ok: gates */
+  MB_VERDICT_MISSING = 5, /* in base only */
+  MB_VERDICT_NEW = 6,     /* in new only */
+  MB_VERDICT_SKIPPED = 7  /* not ok in base (or skipped in both) */
+} mb_verdict_t;
+
+/* "SAME", "FASTER", ... Static. */
+MB_API const char *mb_verdict_name(mb_verdict_t v);
+
+typedef struct mb_compare_options {
+  uint32_t struct_size;
+  double threshold_pct; /* a change below this is SAME (5) */
+  /* 0: match by id (op, shape, dtypes, variant, recipe, backend:device,
+   * impl, cache); 1: by problem only (ignores backend, device, impl), to
+   * compare two devices or backends. */
+  int match_problem;
+} mb_compare_options_t;
+
+#define MB_COMPARE_OPTIONS_INIT \
+  { sizeof(mb_compare_options_t), 5.0, 0 }
+
+typedef struct mb_compare_row {
+  uint32_t struct_size;
+  const char *id;         /* the matching key */
+  double base_ns, new_ns; /* medians; NAN when absent or not ok */
+  /* Relative noise of each run: (stats.iqr_ns / 1.349) / median with at
+   * least 5 samples, else stats.rel_stdev; NAN when unknown. */
+  double base_noise, new_noise;
+  double ratio; /* new / base (< 1: faster); NAN unless both timed */
+  mb_verdict_t verdict;
+} mb_compare_row_t;
+
+#define MB_COMPARE_ROW_INIT \
+  { sizeof(mb_compare_row_t), 0, 0.0, 0.0, 0.0, 0.0, 0.0, MB_VERDICT_SAME }
+
+typedef struct mb_comparison mb_comparison_t;
+
+/* Matches the two sets' results by key and judges each pair (the rule:
+ * docs/measurement.md). opts NULL: MB_COMPARE_OPTIONS_INIT. A key that
+ * occurs twice in one set makes the match ambiguous: MB_ERR_INVALID_ARG
+ * naming the key and the file. The caller owns *out; it does not refer to
+ * the sets, which may be destroyed first. */
+MB_API mb_status_t mb_results_compare(const mb_results_t *base,
+                                      const mb_results_t *new_set,
+                                      const mb_compare_options_t *opts,
+                                      mb_comparison_t **out);
+MB_API void mb_comparison_destroy(mb_comparison_t *cmp);
+MB_API size_t mb_comparison_count(const mb_comparison_t *cmp);
+/* Rows: base's results in its order, then those only in new. The row's id
+ * is owned by the comparison. */
+MB_API mb_status_t mb_comparison_row(const mb_comparison_t *cmp, size_t index,
+                                     mb_compare_row_t *out);
+/* Rows that gate: SLOWER or FAILED. Non-zero means "regressed". */
+MB_API size_t mb_comparison_regressions(const mb_comparison_t *cmp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,500 @@
+/* Plans: the entries a config file expands to, the front door that picks
+ * the schema, the --filter / --max-flop / --backend passes, and running an
+ * entry with its baseline's speedup. */
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_build.h"
+#include "result.h"
+
+typedef struct plan_entry {
+  mb_plan_entry_t pub; /* strings point at the copies below */
+  char *name, *group, *op, *model, *recipe, *mode, *shape_name;
+  char *device_request, *skip_reason, *csv_path, *backend, *impl;
+  char *baseline_key;
+  int is_baseline;
+  cJSON *config;
+  double median_ns; /* after mb_plan_run, when ok; NAN before */
+} plan_entry_t;
+
+struct mb_plan {
+  const char *schema; /* static */
+  plan_entry_t *entries;
+  size_t count, cap;
+  char **notes;
+  size_t num_notes;
+  /* Entry names, open addressing: unique names in O(1) per entry, so a
+   * sweep of 100000 entries loads in well under a second. Slots hold an
+   * entry index + 1 (0: empty); `names_cap` is a power of two. */
+  size_t *names;
+  size_t names_cap;
+};
+
+static uint64_t hash_name(const char *s) {
+  uint64_t h = 1469598103934665603u; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+/* The slot of `name`, or of the empty slot where it would go. */
+static size_t name_slot(const mb_plan_t *plan, const char *name) {
+  size_t mask = plan->names_cap - 1, i = hash_name(name) & mask;
+  while (plan->names[i] && strcmp(plan->entries[plan->names[i] - 1].name, name))
+    i = (i + 1) & mask;
+  return i;
+}
+
+static int name_taken(const mb_plan_t *plan, const char *name) {
+  return plan->names_cap && plan->names[name_slot(plan, name)] != 0;
+}
+
+/* Rebuilds the set for entries [0, count) with room for `want` names. */
+static mb_status_t rehash_names(mb_plan_t *plan, size_t want) {
+  size_t cap = 64;
+  while (cap < 2 * want) cap *= 2;
+  size_t *slots = calloc(cap, sizeof *slots);
+  if (!slots) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  free(plan->names);
+  plan->names = slots;
+  plan->names_cap = cap;
+  for (size_t i = 0; i < plan->count; i++)
+    plan->names[name_slot(plan, plan->entries[i].name)] = i + 1;
+  return MB_OK;
+}
+
+static void entry_free(plan_entry_t *e) {
+  char *fields[] = {e->name,        e->group,          e->op,
+                    e->model,       e->recipe,         e->mode,
+                    e->shape_name,  e->device_request, e->skip_reason,
+                    e->csv_path,    e->backend,        e->impl,
+                    e->baseline_key};
+  for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) free(fields[i]);
+  cJSON_Delete(e->config);
+}
+
+void mb_plan_destroy(mb_plan_t *plan) {
+  if (!plan) return;
+  for (size_t i = 0; i < plan->count; i++) entry_free(&plan->entries[i]);
+  free(plan->entries);
+  for (size_t i = 0; i < plan->num_notes; i++) free(plan->notes[i]);
+  free(plan->notes);
+  free(plan->names);
+  free(plan);
+}
+
+/* Points the public view's strings and spec at the entry's own copies
+ * (again after the array moves). */
+static void entry_views(plan_entry_t *e) {
+  mb_plan_entry_t *p = &e->pub;
+  p->name = e->name;
+  p->group = e->group;
+  p->op = e->op;
+  p->model = e->model;
+  p->recipe = e->recipe;
+  p->mode = e->mode;
+  p->shape_name = e->shape_name;
+  p->device_request = e->device_request;
+  p->skip_reason = e->skip_reason;
+  p->csv_path = e->csv_path;
+  p->spec.op = e->op;
+  p->spec.params = &p->params;
+  p->spec.backend = *e->backend ? e->backend : NULL;
+  p->spec.impl = *e->impl ? e->impl : NULL;
+}
+
+static char *dup_or_empty(const char *s) {
+  return mb__strdup(s ? s : "");
+}
+
+/* "name", then "name#2", "name#3", ... until unused. */
+static char *unique_name(const mb_plan_t *plan, const char *want) {
+  size_t n = strlen(want) + 24;
+  char *name = malloc(n);
+  if (!name) return NULL;
+  snprintf(name, n, "%s", want);
+  for (unsigned k = 2; name_taken(plan, name); k++)
+    snprintf(name, n, "%s#%u", want, k);
+  return name;
+}
+
+mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
+  mb_plan_t *plan = pb->plan;
+  cJSON *config = it->config;
+  const mb_op_t *op = mb_op_find(it->op);
+  if (!op) {
+    cJSON_Delete(config);
+    return mb__pb_error(pb, it->at, it->path, "%s", mb_error_last());
+  }
+  mb_op_params_t params = it->params;
+  mb_op_apply_alias(it->op, &params);
+  if (mb_op_resolve(op, &params) != MB_OK) {
+    cJSON_Delete(config);
+    return mb__pb_error(pb, it->at, it->path, "%s", mb_error_last());
+  }
+  if (2 * (plan->count + 1) > plan->names_cap &&
+      rehash_names(plan, plan->count + 1) != MB_OK) {
+    cJSON_Delete(config);
+    return MB_ERR_NO_MEMORY;
+  }
+  if (plan->count == plan->cap) {
+    size_t cap = plan->cap ? 2 * plan->cap : 64;
+    plan_entry_t *grown = realloc(plan->entries, cap * sizeof *grown);
+    if (!grown) {
+      cJSON_Delete(config);
+      return mb__fail(MB_ERR_NO_MEMORY, "out of memory building the plan");
+    }
+    plan->entries = grown;
+    plan->cap = cap;
+    for (size_t i = 0; i < plan->count; i++) entry_views(&plan->entries[i]);
+  }
+  plan_entry_t *e = &plan->entries[plan->count];
+  memset(e, 0, sizeof *e);
+  e->config = config;
+  e->name = unique_name(plan, it->name ? it->name : it->op);
+  char **fields[] = {&e->group,          &e->op,          &e->model,
+                     &e->recipe,         &e->mode,        &e->shape_name,
+                     &e->device_request, &e->skip_reason, &e->csv_path,
+                     &e->backend,        &e->impl,        &e->baseline_key};
+  const char *values[] = {
+      it->group,    it->op,           it->model,          it->recipe,
+      it->mode,     it->shape_name,   it->device_request, it->skip_reason,
+      it->csv_path, it->spec.backend, it->spec.impl,      it->baseline_key};
+  int ok = e->name != NULL;
+  for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+    ok &= (*fields[i] = dup_or_empty(values[i])) != NULL;
+  if (!ok) {
+    entry_free(e);
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory building the plan");
+  }
+  e->is_baseline = it->is_baseline;
+  e->median_ns = NAN;
+  e->pub = (mb_plan_entry_t)MB_PLAN_ENTRY_INIT;
+  e->pub.params = it->params; /* as written: mb_bench_run resolves again */
+  e->pub.spec = it->spec;
+  e->pub.flop = mb_op_flop(op, &params);
+  e->pub.bytes = mb_op_bytes(op, &params);
+  e->pub.baseline = SIZE_MAX;
+  entry_views(e);
+  plan->names[name_slot(plan, e->name)] = plan->count + 1;
+  plan->count++;
+  return MB_OK;
+}
+
+mb_status_t mb__plan_note(mb__pb_t *pb, const char *fmt, ...) {
+  mb_plan_t *plan = pb->plan;
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  for (size_t i = 0; i < plan->num_notes; i++)
+    if (!strcmp(plan->notes[i], text)) return MB_OK;
+  char **grown = realloc(plan->notes, (plan->num_notes + 1) * sizeof *grown);
+  char *copy = grown ? mb__strdup(text) : NULL;
+  if (grown) plan->notes = grown;
+  if (!copy) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  plan->notes[plan->num_notes++] = copy;
+  return MB_OK;
+}
+
+/* ---- the passes after reading --------------------------------------------
+ */
+
+/* Keeps the entries `keep` says yes to, in order; returns how many went.
+ * One pass and one rehash, however many go. */
+static size_t keep_if(mb_plan_t *plan,
+                      int (*keep)(const plan_entry_t *e, const void *arg),
+                      const void *arg) {
+  size_t kept = 0, before = plan->count;
+  for (size_t i = 0; i < before; i++) {
+    if (!keep(&plan->entries[i], arg)) {
+      entry_free(&plan->entries[i]);
+      continue;
+    }
+    if (kept != i) plan->entries[kept] = plan->entries[i];
+    entry_views(&plan->entries[kept++]);
+  }
+  plan->count = kept;
+  if (kept != before)
+    rehash_names(plan, kept); /* on OOM the names stay
+                                  unique; nothing adds more */
+  return before - kept;
+}
+
+static int name_matches(const plan_entry_t *e, const void *re) {
+  return regexec(re, e->name, 0, NULL, 0) == 0;
+}
+
+static mb_status_t apply_filter(mb__pb_t *pb, const char *pattern) {
+  regex_t re;
+  int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    char why[256];
+    regerror(rc, &re, why, sizeof why);
+    return mb__fail(MB_ERR_INVALID_ARG, "--filter \"%s\": %s", pattern, why);
+  }
+  size_t before = pb->plan->count;
+  keep_if(pb->plan, name_matches, &re);
+  regfree(&re);
+  return mb__plan_note(pb, "--filter \"%s\" kept %zu of %zu benchmarks",
+                       pattern, pb->plan->count, before);
+}
+
+static int within_flop(const plan_entry_t *e, const void *max_flop) {
+  return e->pub.flop <= *(const double *)max_flop;
+}
+
+static mb_status_t apply_max_flop(mb__pb_t *pb, double max_flop) {
+  size_t dropped = keep_if(pb->plan, within_flop, &max_flop);
+  return dropped ? mb__plan_note(pb,
+                                 "--max-flop %g left out %zu benchmark%s "
+                                 "above it",
+                                 max_flop, dropped, dropped == 1 ? "" : "s")
+                 : MB_OK;
+}
+
+/* Every entry runs on `backend`; what the file asked for is recorded. */
+static mb_status_t apply_backend(mb__pb_t *pb, const char *backend) {
+  for (size_t i = 0; i < pb->plan->count; i++) {
+    plan_entry_t *e = &pb->plan->entries[i];
+    char *b = mb__strdup(backend), *skip = mb__strdup("");
+    if (!e->config) e->config = cJSON_CreateObject();
+    cJSON *o = e->config ? cJSON_CreateObject() : NULL;
+    if (!b || !skip || !o) {
+      free(b);
+      free(skip);
+      cJSON_Delete(o);
+      return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+    }
+    cJSON_AddStringToObject(o, "requested",
+                            *e->device_request ? e->device_request
+                            : *e->backend      ? e->backend
+                                               : "(best available)");
+    cJSON_AddStringToObject(o, "used", backend);
+    cJSON_DeleteItemFromObject(e->config, "backend_override");
+    cJSON_AddItemToObject(e->config, "backend_override", o);
+    free(e->backend);
+    e->backend = b;
+    free(e->skip_reason); /* "not available here" no longer applies */
+    e->skip_reason = skip;
+    entry_views(e);
+  }
+  return pb->plan->count ? mb__plan_note(pb,
+                                         "--backend %s overrides the file's "
+                                         "device choice (recorded in each "
+                                         "result)",
+                                         backend)
+                         : MB_OK;
+}
+
+/* Baselines: same key and backend, the entry marked is_baseline. */
+static void link_baselines(mb_plan_t *plan) {
+  for (size_t i = 0; i < plan->count; i++) {
+    plan_entry_t *e = &plan->entries[i];
+    e->pub.baseline = SIZE_MAX;
+    if (!*e->baseline_key || e->is_baseline) continue;
+    for (size_t k = 0; k < plan->count; k++) {
+      const plan_entry_t *b = &plan->entries[k];
+      if (b->is_baseline && !strcmp(b->baseline_key, e->baseline_key) &&
+          !strcmp(b->backend, e->backend)) {
+        e->pub.baseline = k;
+        break;
+      }
+    }
+  }
+}
+
+/* ---- the front door -------------------------------------------------------
+ */
+
+static int has_key(const mb_cfg_node_t *map, const char *key) {
+  return mb__cfg_get(map, key) != NULL;
+}
+
+/* torchao's top-level keys, or a `benchmarks` list whose items name a
+ * `benchmark_name` (JAX suite); anything else is read as native. */
+static const char *detect_schema(const mb_cfg_node_t *root) {
+  static const char *const k_torchao[] = {"benchmark_mode",
+                                          "quantization_config_recipe_names",
+                                          "model_params", "output_dir"};
+  for (size_t i = 0; i < sizeof k_torchao / sizeof *k_torchao; i++)
+    if (has_key(root, k_torchao[i])) return "torchao";
+  const mb_cfg_node_t *b = mb__cfg_get(root, "benchmarks");
+  if (b && b->kind == MB_CFG_LIST && b->count > 0 &&
+      has_key(b->items[0], "benchmark_name"))
+    return "jax";
+  return "native";
+}
+
+static const struct {
+  const char *name;
+  mb_status_t (*read)(mb__pb_t *pb);
+} k_schemas[] = {
+    {"native", mb__schema_native},
+    {"torchao", mb__schema_torchao},
+    {"jax", mb__schema_jax},
+};
+
+static mb_status_t build(const mb_cfg_node_t *root, const char *name,
+                         const mb_plan_options_t *opts, mb_plan_t **out) {
+  mb_plan_t *plan = calloc(1, sizeof *plan);
+  if (!plan) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  mb__pb_t pb = {plan, name, root};
+  mb_status_t st = MB_OK;
+  if (root->kind != MB_CFG_MAP) {
+    st = mb__pb_error(&pb, root, NULL,
+                      "the document must be a map (e.g. `benchmarks: [...]`), "
+                      "got a %s",
+                      mb__cfg_kind_name(root->kind));
+  } else {
+    plan->schema = detect_schema(root);
+    for (size_t i = 0; i < sizeof k_schemas / sizeof *k_schemas; i++)
+      if (!strcmp(k_schemas[i].name, plan->schema)) st = k_schemas[i].read(&pb);
+  }
+  if (st == MB_OK && plan->count == 0)
+    st = mb__pb_error(&pb, root, NULL, "the file defines no benchmarks");
+  if (st == MB_OK && opts && opts->backend)
+    st = apply_backend(&pb, opts->backend);
+  if (st == MB_OK && opts && opts->filter) st = apply_filter(&pb, opts->filter);
+  if (st == MB_OK && opts && opts->max_flop > 0)
+    st = apply_max_flop(&pb, opts->max_flop);
+  if (st != MB_OK) {
+    mb_plan_destroy(plan);
+    return st;
+  }
+  link_baselines(plan);
+  *out = plan;
+  return MB_OK;
+}
+
+static mb_status_t check_opts(const mb_plan_options_t *opts, mb_plan_t **out) {
+  if (!out) return mb__fail(MB_ERR_INVALID_ARG, "mb_plan: NULL out");
+  *out = NULL;
+  if (opts && opts->struct_size != sizeof *opts)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_plan_options_t.struct_size %u, expected %zu (use "
+                    "MB_PLAN_OPTIONS_INIT)",
+                    opts->struct_size, sizeof *opts);
+  return MB_OK;
+}
+
+mb_status_t mb_plan_load(const char *path, const mb_plan_options_t *opts,
+                         mb_plan_t **out) {
+  mb_status_t st = check_opts(opts, out);
+  if (st != MB_OK) return st;
+  if (!path) return mb__fail(MB_ERR_INVALID_ARG, "mb_plan_load: NULL path");
+  mb_cfg_node_t *root;
+  if ((st = mb__cfg_parse_file(path, &root)) != MB_OK) return st;
+  st = build(root, path, opts, out);
+  mb__cfg_free(root);
+  return st;
+}
+
+mb_status_t mb_plan_parse(const char *text, size_t len, const char *name,
+                          const mb_plan_options_t *opts, mb_plan_t **out) {
+  mb_status_t st = check_opts(opts, out);
+  if (st != MB_OK) return st;
+  if (!text) return mb__fail(MB_ERR_INVALID_ARG, "mb_plan_parse: NULL text");
+  /* The parsers want a terminated string; `text` need not be one. */
+  char *copy = malloc(len + 1);
+  if (!copy) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  mb_cfg_node_t *root;
+  name = name ? name : "(config)";
+  st = mb__cfg_parse_text(copy, len, name, &root);
+  free(copy);
+  if (st != MB_OK) return st;
+  st = build(root, name, opts, out);
+  mb__cfg_free(root);
+  return st;
+}
+
+/* ---- reading and running --------------------------------------------------
+ */
+
+const char *mb_plan_schema(const mb_plan_t *plan) {
+  return plan ? plan->schema : "";
+}
+
+size_t mb_plan_count(const mb_plan_t *plan) {
+  return plan ? plan->count : 0;
+}
+
+mb_status_t mb_plan_entry(const mb_plan_t *plan, size_t index,
+                          mb_plan_entry_t *out) {
+  if (!plan || !out || index >= plan->count)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_plan_entry: index %zu of %zu",
+                    index, plan ? plan->count : 0);
+  uint32_t want = out->struct_size;
+  size_t n = want && want < sizeof *out ? want : sizeof *out;
+  memcpy(out, &plan->entries[index].pub, n);
+  out->struct_size = (uint32_t)n;
+  return MB_OK;
+}
+
+size_t mb_plan_note_count(const mb_plan_t *plan) {
+  return plan ? plan->num_notes : 0;
+}
+
+const char *mb_plan_note(const mb_plan_t *plan, size_t index) {
+  return plan && index < plan->num_notes ? plan->notes[index] : "";
+}
+
+/* A result for an entry that does not run here, with its identity. */
+static mb_status_t skipped_result(const plan_entry_t *e, mb_result_t **out) {
+  const mb_op_t *op = mb_op_find(e->op);
+  mb_op_params_t params = e->pub.params;
+  mb_op_apply_alias(e->op, &params);
+  mb_status_t st = mb_op_resolve(op, &params);
+  if (st != MB_OK) return st;
+  mb_bench_spec_t spec = e->pub.spec;
+  if (!spec.backend) spec.backend = e->device_request;
+  mb_result_t *r = mb__result_new(mb_op_name(op), mb_op_shape_syntax(op),
+                                  &params, &spec, NULL);
+  if (!r) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a result");
+  mb__result_set_status(r, MB_RESULT_SKIPPED, e->skip_reason);
+  *out = r;
+  return MB_OK;
+}
+
+mb_status_t mb_plan_run(mb_context_t *ctx, mb_plan_t *plan, size_t index,
+                        mb_result_t **out) {
+  if (!ctx || !plan || !out || index >= plan->count)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_plan_run: bad argument (index %zu "
+                    "of %zu)",
+                    index, plan ? plan->count : 0);
+  *out = NULL;
+  plan_entry_t *e = &plan->entries[index];
+  mb_result_t *r = NULL;
+  mb_status_t st = *e->skip_reason ? skipped_result(e, &r)
+                                   : mb_bench_run(ctx, &e->pub.spec, &r);
+  if (st != MB_OK) return st;
+  mb__result_plan_t facts = {e->name, e->recipe,     e->model,
+                             e->mode, e->shape_name, NULL};
+  if (e->config && !(facts.config = cJSON_Duplicate(e->config, 1))) {
+    mb_result_destroy(r);
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a result");
+  }
+  if ((st = mb__result_set_plan(r, &facts)) != MB_OK) {
+    mb_result_destroy(r);
+    return st;
+  }
+  if (r->info.status == MB_RESULT_OK && r->stats.median > 0)
+    e->median_ns = r->stats.median;
+  double base = e->pub.baseline < plan->count
+                    ? plan->entries[e->pub.baseline].median_ns
+                    : NAN;
+  if (e->is_baseline && isfinite(e->median_ns))
+    r->info.speedup_vs_baseline = 1.0;
+  else if (isfinite(base) && isfinite(e->median_ns))
+    r->info.speedup_vs_baseline = base / e->median_ns;
+  *out = r;
+  return MB_OK;
+}

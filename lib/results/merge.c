@@ -1,0 +1,155 @@
+/* Merging result files (several hosts, devices or runs) into one document.
+ * Every input is loaded before anything is written, and the output is
+ * written to a temporary file renamed over the target, so a bad input or a
+ * crash never leaves a half-merged file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results_internal.h"
+
+/* meta.host is {"hostname": ...} as written by lib/report/meta.c; a plain
+ * string is accepted too. NULL when the meta has none (a merged file). */
+static const char *host_of(const cJSON *meta) {
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(meta, "host");
+  return cJSON_IsString(h) ? h->valuestring : mb__json_str(h, "hostname");
+}
+
+static cJSON *str_or_null(const char *s) {
+  return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+/* {merged, library, version, git_commit (the first input's), merged_from:
+ * [{file, meta}]}. */
+static cJSON *merged_meta(mb_results_t *const *sets, size_t count) {
+  static const char *const k_first_keys[] = {"library", "version",
+                                             "git_commit"};
+  cJSON *meta = cJSON_CreateObject();
+  if (!meta) return NULL;
+  cJSON_AddBoolToObject(meta, "merged", 1);
+  for (size_t k = 0; k < sizeof k_first_keys / sizeof k_first_keys[0]; k++) {
+    const char *v = mb__json_str(mb__results_meta(sets[0]), k_first_keys[k]);
+    if (v) cJSON_AddStringToObject(meta, k_first_keys[k], v);
+  }
+  cJSON *from = cJSON_AddArrayToObject(meta, "merged_from");
+  for (size_t i = 0; from && i < count; i++) {
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "file", mb__results_path(sets[i]));
+    cJSON_AddItemToObject(f, "meta",
+                          cJSON_Duplicate(mb__results_meta(sets[i]), 1));
+    cJSON_AddItemToArray(from, f);
+  }
+  return meta;
+}
+
+/* The union of the inputs' devices. Each is tagged with its input's host
+ * first, so the same model on two hosts stays two devices while one host's
+ * device listed by two runs is kept once. */
+static int add_devices(cJSON *out, const mb_results_t *set) {
+  const char *host = host_of(mb__results_meta(set));
+  const cJSON *d;
+  cJSON_ArrayForEach(d, mb__results_devices(set)) {
+    cJSON *c = cJSON_Duplicate(d, 1);
+    if (!c) return -1;
+    if (host && cJSON_IsObject(c) &&
+        !cJSON_GetObjectItemCaseSensitive(c, "host"))
+      cJSON_AddStringToObject(c, "host", host);
+    const cJSON *have;
+    int seen = 0;
+    cJSON_ArrayForEach(have, out) seen |= cJSON_Compare(have, c, 1);
+    if (seen)
+      cJSON_Delete(c);
+    else
+      cJSON_AddItemToArray(out, c);
+  }
+  return 0;
+}
+
+/* Each result with source {file, host}; one that already has a source (it
+ * came from a merged file) keeps it: that names where it really ran. */
+static int add_results(cJSON *out, const mb_results_t *set) {
+  const char *host = host_of(mb__results_meta(set));
+  for (size_t i = 0; i < mb_results_count(set); i++) {
+    cJSON *r = cJSON_Duplicate(mb__results_item(set, i), 1);
+    if (!r) return -1;
+    if (!cJSON_GetObjectItemCaseSensitive(r, "source")) {
+      cJSON *src = cJSON_AddObjectToObject(r, "source");
+      cJSON_AddStringToObject(src, "file", mb__results_path(set));
+      cJSON_AddItemToObject(src, "host", str_or_null(host));
+    }
+    cJSON_AddItemToArray(out, r);
+  }
+  return 0;
+}
+
+/* NULL: out of memory. */
+static cJSON *merged_document(mb_results_t *const *sets, size_t count) {
+  cJSON *doc = cJSON_CreateObject();
+  if (!doc) return NULL;
+  cJSON_AddStringToObject(doc, "schema", MB__RESULTS_SCHEMA);
+  cJSON_AddItemToObject(doc, "meta", merged_meta(sets, count));
+  cJSON *devices = cJSON_AddArrayToObject(doc, "devices");
+  cJSON *results = cJSON_AddArrayToObject(doc, "results");
+  int ok = devices && results;
+  for (size_t i = 0; ok && i < count; i++)
+    ok = add_devices(devices, sets[i]) == 0 &&
+         add_results(results, sets[i]) == 0;
+  if (!ok) {
+    cJSON_Delete(doc);
+    return NULL;
+  }
+  return doc;
+}
+
+static mb_status_t write_atomically(const cJSON *doc, const char *path) {
+  size_t n = strlen(path) + 5;
+  char *tmp = malloc(n);
+  char *text = cJSON_Print(doc);
+  if (!tmp || !text) {
+    free(tmp);
+    free(text);
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_results_merge: out of memory");
+  }
+  snprintf(tmp, n, "%s.tmp", path);
+  mb_status_t st = MB_OK;
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    st = mb__fail(MB_ERR_IO, "cannot write %s: %m", tmp);
+  } else {
+    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+      st = mb__fail(MB_ERR_IO, "cannot write %s: %m", path);
+      remove(tmp);
+    }
+  }
+  free(text);
+  free(tmp);
+  return st;
+}
+
+mb_status_t mb_results_merge(const char *const *paths, size_t count,
+                             const char *out_path) {
+  if (!paths || !out_path)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_results_merge: NULL argument");
+  if (count == 0)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_results_merge: no input files; give at least one");
+  mb_results_t **sets = calloc(count, sizeof *sets);
+  if (!sets)
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_results_merge: out of memory");
+  mb_status_t st = MB_OK;
+  for (size_t i = 0; st == MB_OK && i < count; i++)
+    st = paths[i] ? mb_results_load(paths[i], &sets[i])
+                  : mb__fail(MB_ERR_INVALID_ARG,
+                             "mb_results_merge: paths[%zu] is NULL", i);
+  if (st == MB_OK) {
+    cJSON *doc = merged_document(sets, count);
+    st = doc ? write_atomically(doc, out_path)
+             : mb__fail(MB_ERR_NO_MEMORY, "mb_results_merge: out of memory");
+    cJSON_Delete(doc);
+  }
+  for (size_t i = 0; i < count; i++) mb_results_destroy(sets[i]);
+  free(sets);
+  return st;
+}

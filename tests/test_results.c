@@ -1,0 +1,632 @@
+/* Result files read back (documents and streams), compared and merged: each
+ * verdict from results with known medians and noise, the errors bad files
+ * get, and one round trip through the real JSON writer. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+static char g_dir[256];
+
+/* One result as the verdicts see it. noise: the relative IQR spread the
+ * file implies ((iqr / 1.349) / median) when count >= 5; with count < 5,
+ * rel_stdev is noise and the IQR is set to something else, to show which
+ * is read. */
+typedef struct res {
+  const char *id, *problem, *status;
+  double median, noise;
+  int count;
+  int wrong; /* checked and failed the check */
+} res_t;
+
+static const char *path_of(const char *name, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s", g_dir, name);
+  return buf;
+}
+
+static void put_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  assert_true(fputs(text, f) >= 0);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void append_result(char *buf, size_t cap, const res_t *r) {
+  size_t n = strlen(buf);
+  int count = r->count ? r->count : 10;
+  int few = count < 5;
+  double iqr = (few ? 0.5 : r->noise) * 1.349 * r->median;
+  double rel = few ? r->noise : 0.99; /* unused unless few */
+  snprintf(buf + n, cap - n,
+           "{\"id\": \"%s\", \"problem\": \"%s\", \"op\": \"gemm\", "
+           "\"status\": \"%s\", \"reason\": \"\", \"correctness\": "
+           "{\"checked\": %s, \"pass\": %s}, \"stats\": {\"count\": %d, "
+           "\"median_ns\": %.17g, \"iqr_ns\": %.17g, \"rel_stdev\": %.17g}, "
+           "\"samples_ns\": [%.17g]}",
+           r->id, r->problem ? r->problem : r->id, r->status,
+           strcmp(r->status, "ok") == 0 ? "true" : "false",
+           r->wrong ? "false" : "true", count, r->median, iqr, rel, r->median);
+}
+
+static const char k_device[] =
+    "{\"backend\": \"cpu\", \"index\": 0, \"name\": \"Test CPU\"}";
+
+/* A results document with host `host`; returns its path in buf. */
+static const char *write_doc(const char *name, const char *host,
+                             const res_t *rs, size_t n, char *buf, size_t cap) {
+  static char text[1 << 16];
+  snprintf(text, sizeof text,
+           "{\n  \"schema\": \"microbench.results/1\",\n  \"meta\": "
+           "{\"version\": \"9.9.9\", \"git_commit\": \"abc\", \"host\": "
+           "{\"hostname\": \"%s\"}},\n  \"devices\": [%s, %s],\n  "
+           "\"results\": [\n",
+           host, k_device, k_device);
+  for (size_t i = 0; i < n; i++) {
+    if (i) strcat(text, ",\n");
+    append_result(text, sizeof text, &rs[i]);
+  }
+  strcat(text, "\n  ]\n}\n");
+  put_file(path_of(name, buf, cap), text);
+  return buf;
+}
+
+static const char k_stream_header[] =
+    "{\"schema\": \"microbench.results/1\", \"meta\": {\"host\": "
+    "{\"hostname\": \"streamhost\"}}, \"devices\": [{\"backend\": \"cpu\", "
+    "\"index\": 0, \"name\": \"Other CPU\"}]}\n";
+
+/* A stream: header, one result per line, then `tail` as written. */
+static const char *write_stream(const char *name, const res_t *rs, size_t n,
+                                const char *tail, char *buf, size_t cap) {
+  static char text[1 << 16];
+  snprintf(text, sizeof text, "%s", k_stream_header);
+  for (size_t i = 0; i < n; i++) {
+    append_result(text, sizeof text, &rs[i]);
+    strcat(text, "\n");
+  }
+  strcat(text, tail);
+  put_file(path_of(name, buf, cap), text);
+  return buf;
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(g_dir, sizeof g_dir, "/tmp/mb_test_results_XXXXXX");
+  return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static mb_results_t *load(const char *path) {
+  mb_results_t *set = NULL;
+  if (mb_results_load(path, &set) != MB_OK)
+    fail_msg("loading %s: %s", path, mb_error_last());
+  return set;
+}
+
+static void assert_load_fails(const char *path, mb_status_t want,
+                              const char *const *needles) {
+  mb_results_t *set = (mb_results_t *)1;
+  assert_int_equal(mb_results_load(path, &set), want);
+  assert_null(set);
+  for (; *needles; needles++) assert_contains(mb_error_last(), *needles);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static const res_t k_two[] = {{"a/1", NULL, "ok", 1000, 0.01, 0, 0},
+                              {"b/2", NULL, "ok", 2000, 0.01, 0, 0}};
+
+static void test_load_document(void **state) {
+  (void)state;
+  char p[512];
+  mb_results_t *set = load(write_doc("doc.json", "h", k_two, 2, p, sizeof p));
+  assert_int_equal(mb_results_count(set), 2);
+  assert_string_equal(mb_results_id(set, 0), "a/1");
+  assert_string_equal(mb_results_id(set, 1), "b/2");
+  assert_null(mb_results_id(set, 2));
+  assert_null(mb_results_json(set, 2));
+  const char *json = mb_results_json(set, 1);
+  assert_non_null(json);
+  assert_ptr_equal(json, mb_results_json(set, 1)); /* cached */
+  assert_null(strchr(json, '\n'));                 /* unformatted */
+  cJSON *r = cJSON_Parse(json);
+  assert_string_equal(cJSON_GetObjectItem(r, "id")->valuestring, "b/2");
+  assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "stats"), "median_ns")
+                  ->valuedouble == 2000);
+  cJSON_Delete(r);
+  mb_results_destroy(set);
+  mb_results_destroy(NULL);
+  assert_int_equal(mb_results_count(NULL), 0);
+}
+
+static void test_load_stream(void **state) {
+  (void)state;
+  char p[512];
+  /* The run died in the middle of its third result. */
+  mb_results_t *set = load(write_stream(
+      "s.jsonl", k_two, 2, "{\"id\": \"c/3\", \"status\": \"o", p, sizeof p));
+  assert_int_equal(mb_results_count(set), 2);
+  assert_string_equal(mb_results_id(set, 1), "b/2");
+  assert_contains(mb_results_json(set, 0), "\"median_ns\":1000");
+  mb_results_destroy(set);
+  /* Complete streams, with blank lines and a last line with no newline. */
+  set = load(write_stream("s2.jsonl", k_two, 2, "\n", p, sizeof p));
+  assert_int_equal(mb_results_count(set), 2);
+  mb_results_destroy(set);
+  set = load(write_stream("s3.jsonl", k_two, 1,
+                          "{\"id\": \"z\", \"status\": \"ok\"}", p, sizeof p));
+  assert_int_equal(mb_results_count(set), 2);
+  assert_string_equal(mb_results_id(set, 1), "z");
+  mb_results_destroy(set);
+  /* A header alone: no results yet. */
+  set = load(write_stream("s4.jsonl", NULL, 0, "", p, sizeof p));
+  assert_int_equal(mb_results_count(set), 0);
+  mb_results_destroy(set);
+}
+
+static void test_stream_errors(void **state) {
+  (void)state;
+  char p[512];
+  /* A bad line that is not the cut-off last one: its newline was written. */
+  write_stream("bad_mid.jsonl", k_two, 1, "{\"id\": \"x\", \"sta\n", p,
+               sizeof p);
+  assert_load_fails(
+      p, MB_ERR_PARSE,
+      (const char *const[]){"bad_mid.jsonl:3", "not a result", NULL});
+  write_stream("bad_mid2.jsonl", k_two, 1, "garbage\n{\"id\": \"y\"}\n", p,
+               sizeof p);
+  assert_load_fails(p, MB_ERR_PARSE,
+                    (const char *const[]){"bad_mid2.jsonl:3", NULL});
+  write_stream("noid.jsonl", k_two, 2, "{\"status\": \"ok\"}\n", p, sizeof p);
+  assert_load_fails(p, MB_ERR_PARSE,
+                    (const char *const[]){"noid.jsonl:4", "no \"id\"", NULL});
+  put_file(path_of("badschema.jsonl", p, sizeof p),
+           "{\"schema\": \"other/2\", \"meta\": {}}\n{\"id\": \"a\"}\n");
+  assert_load_fails(p, MB_ERR_PARSE,
+                    (const char *const[]){"badschema.jsonl:1", "\"other/2\"",
+                                          "microbench.results/1", NULL});
+}
+
+static void test_document_errors(void **state) {
+  (void)state;
+  char p[512];
+  put_file(path_of("v2.json", p, sizeof p),
+           "{\n\"schema\": \"microbench.results/2\", \"results\": []}\n");
+  assert_load_fails(
+      p, MB_ERR_PARSE,
+      (const char *const[]){"v2.json", "microbench.results/2",
+                            "expected \"microbench.results/1\"", NULL});
+  put_file(path_of("noschema.json", p, sizeof p), "{\n\"results\": []}\n");
+  assert_load_fails(p, MB_ERR_PARSE,
+                    (const char *const[]){"noschema.json", "no \"schema\"",
+                                          "microbench.results/1", NULL});
+  put_file(path_of("noid.json", p, sizeof p),
+           "{\n\"schema\": \"microbench.results/1\", \"results\": "
+           "[{\"id\": \"a\"}, {\"op\": \"gemm\"}]}\n");
+  assert_load_fails(
+      p, MB_ERR_PARSE,
+      (const char *const[]){"noid.json", "results[1]", "no \"id\"", NULL});
+  put_file(path_of("broken.json", p, sizeof p),
+           "{\n\"schema\": \"microbench.results/1\",\n\"results\": [,]}\n");
+  assert_load_fails(
+      p, MB_ERR_PARSE,
+      (const char *const[]){"broken.json:3", "not valid JSON", NULL});
+  put_file(path_of("noresults.json", p, sizeof p),
+           "{\n\"schema\": \"microbench.results/1\", \"results\": 3}\n");
+  assert_load_fails(
+      p, MB_ERR_PARSE,
+      (const char *const[]){"noresults.json", "\"results\"", NULL});
+  put_file(path_of("empty.json", p, sizeof p), "\n  \n");
+  assert_load_fails(p, MB_ERR_PARSE,
+                    (const char *const[]){"empty.json", "empty", NULL});
+  assert_load_fails(path_of("absent.json", p, sizeof p), MB_ERR_IO,
+                    (const char *const[]){"absent.json", NULL});
+}
+
+/* ---- comparing ---------------------------------------------------------- */
+
+/* Base and new per case, and the verdict the rule gives (threshold 5 %). */
+static const struct {
+  res_t base, nw;
+  mb_verdict_t want;
+} k_cases[] = {
+    /* d = +3 %, noise 1.4 %: beyond the noise, within the threshold. */
+    {{"same_thr", 0, "ok", 1000, 0.01, 0, 0},
+     {"same_thr", 0, "ok", 1030, 0.01, 0, 0},
+     MB_VERDICT_SAME},
+    /* d = +4 %, noise 4.2 % (below the threshold). */
+    {{"same_noise", 0, "ok", 1000, 0.03, 0, 0},
+     {"same_noise", 0, "ok", 1040, 0.03, 0, 0},
+     MB_VERDICT_SAME},
+    /* d = +10 %, noise 14 % > 5 %: cannot tell. */
+    {{"noisy", 0, "ok", 1000, 0.10, 0, 0},
+     {"noisy", 0, "ok", 1100, 0.10, 0, 0},
+     MB_VERDICT_NOISY},
+    /* d = +30 %, beyond that noise: a regression all the same. */
+    {{"slower_noisy", 0, "ok", 1000, 0.10, 0, 0},
+     {"slower_noisy", 0, "ok", 1300, 0.10, 0, 0},
+     MB_VERDICT_SLOWER},
+    {{"faster", 0, "ok", 1000, 0.01, 0, 0},
+     {"faster", 0, "ok", 800, 0.01, 0, 0},
+     MB_VERDICT_FASTER},
+    {{"slower", 0, "ok", 1000, 0.01, 0, 0},
+     {"slower", 0, "ok", 1200, 0.01, 0, 0},
+     MB_VERDICT_SLOWER},
+    /* rel_stdev (0.2 each: 28 % together) when fewer than 5 samples. */
+    {{"few_samples", 0, "ok", 1000, 0.2, 3, 0},
+     {"few_samples", 0, "ok", 1200, 0.2, 3, 0},
+     MB_VERDICT_NOISY},
+    {{"failed", 0, "ok", 1000, 0.01, 0, 0},
+     {"failed", 0, "failed", 0, 0, 0, 0},
+     MB_VERDICT_FAILED},
+    {{"wrong", 0, "ok", 1000, 0.01, 0, 0},
+     {"wrong", 0, "ok", 1000, 0.01, 0, 1},
+     MB_VERDICT_FAILED},
+    /* Wrong before and after: no new failure, the times are compared. */
+    {{"wrong_both", 0, "ok", 1000, 0.01, 0, 1},
+     {"wrong_both", 0, "ok", 1010, 0.01, 0, 1},
+     MB_VERDICT_SAME},
+    {{"skipped_base", 0, "skipped", 0, 0, 0, 0},
+     {"skipped_base", 0, "ok", 1000, 0.01, 0, 0},
+     MB_VERDICT_SKIPPED},
+    {{"failed_base", 0, "failed", 0, 0, 0, 0},
+     {"failed_base", 0, "failed", 0, 0, 0, 0},
+     MB_VERDICT_SKIPPED},
+    {{"skipped_both", 0, "skipped", 0, 0, 0, 0},
+     {"skipped_both", 0, "skipped", 0, 0, 0, 0},
+     MB_VERDICT_SKIPPED},
+};
+#define NUM_CASES (sizeof k_cases / sizeof k_cases[0])
+
+static mb_comparison_t *compare(const char *base, const char *nw,
+                                double threshold, int by_problem) {
+  mb_results_t *b = load(base), *n = load(nw);
+  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+  o.threshold_pct = threshold;
+  o.match_problem = by_problem;
+  mb_comparison_t *c = NULL;
+  if (mb_results_compare(b, n, &o, &c) != MB_OK)
+    fail_msg("compare: %s", mb_error_last());
+  mb_results_destroy(b); /* the comparison owns what it keeps */
+  mb_results_destroy(n);
+  return c;
+}
+
+static mb_compare_row_t row_at(const mb_comparison_t *c, size_t i) {
+  mb_compare_row_t r = MB_COMPARE_ROW_INIT;
+  assert_int_equal(mb_comparison_row(c, i, &r), MB_OK);
+  return r;
+}
+
+static void write_case_files(char *bp, char *np, size_t cap) {
+  res_t base[NUM_CASES + 1], nw[NUM_CASES + 1];
+  for (size_t i = 0; i < NUM_CASES; i++) {
+    base[i] = k_cases[i].base;
+    nw[NUM_CASES - i] = k_cases[i].nw; /* another order: base's wins */
+  }
+  base[NUM_CASES] = (res_t){"gone", 0, "ok", 500, 0.01, 0, 0};
+  nw[0] = (res_t){"added", 0, "ok", 700, 0.01, 0, 0};
+  write_doc("cases_base.json", "h1", base, NUM_CASES + 1, bp, cap);
+  write_doc("cases_new.json", "h1", nw, NUM_CASES + 1, np, cap);
+}
+
+static void test_every_verdict(void **state) {
+  (void)state;
+  char bp[512], np[512];
+  write_case_files(bp, np, sizeof bp);
+  mb_comparison_t *c = compare(bp, np, 5.0, 0);
+  assert_int_equal(mb_comparison_count(c), NUM_CASES + 2);
+  size_t regressions = 0;
+  for (size_t i = 0; i < NUM_CASES; i++) {
+    mb_compare_row_t r = row_at(c, i);
+    assert_string_equal(r.id, k_cases[i].base.id);
+    if (r.verdict != k_cases[i].want)
+      fail_msg("%s: %s, expected %s", r.id, mb_verdict_name(r.verdict),
+               mb_verdict_name(k_cases[i].want));
+    regressions += k_cases[i].want == MB_VERDICT_SLOWER ||
+                   k_cases[i].want == MB_VERDICT_FAILED;
+  }
+  mb_compare_row_t gone = row_at(c, NUM_CASES),
+                   added = row_at(c, NUM_CASES + 1);
+  assert_string_equal(gone.id, "gone");
+  assert_int_equal(gone.verdict, MB_VERDICT_MISSING);
+  assert_true(gone.base_ns == 500 && isnan(gone.new_ns) && isnan(gone.ratio));
+  assert_string_equal(added.id, "added");
+  assert_int_equal(added.verdict, MB_VERDICT_NEW);
+  assert_true(isnan(added.base_ns) && added.new_ns == 700);
+  assert_int_equal(mb_comparison_regressions(c), regressions);
+  assert_int_equal(regressions, 4);
+
+  /* The figures behind the verdicts. */
+  mb_compare_row_t slower = row_at(c, 5), few = row_at(c, 6);
+  assert_true(slower.base_ns == 1000 && slower.new_ns == 1200);
+  assert_true(fabs(slower.ratio - 1.2) < 1e-12);
+  assert_true(fabs(slower.base_noise - 0.01) < 1e-12); /* from the IQR */
+  assert_true(fabs(few.base_noise - 0.2) < 1e-12);     /* rel_stdev */
+  mb_compare_row_t failed = row_at(c, 7);
+  assert_true(isnan(failed.new_ns) && isnan(failed.ratio));
+  mb_comparison_destroy(c);
+
+  /* A threshold of 25 %: +20 % becomes SAME; +30 % is still SLOWER. */
+  c = compare(bp, np, 25.0, 0);
+  assert_int_equal(row_at(c, 5).verdict, MB_VERDICT_SAME);
+  assert_int_equal(row_at(c, 3).verdict, MB_VERDICT_SLOWER);
+  assert_int_equal(row_at(c, 2).verdict, MB_VERDICT_SAME); /* noise < 25 % */
+  assert_int_equal(mb_comparison_regressions(c), 3);
+  mb_comparison_destroy(c);
+}
+
+static void test_verdict_names_and_rows(void **state) {
+  (void)state;
+  static const char *const k_names[] = {"SAME",  "FASTER", "SLOWER",
+                                        "NOISY", "FAILED", "MISSING",
+                                        "NEW",   "SKIPPED"};
+  for (int v = 0; v < 8; v++)
+    assert_string_equal(mb_verdict_name((mb_verdict_t)v), k_names[v]);
+  assert_string_equal(mb_verdict_name((mb_verdict_t)99), "?");
+  char p[512];
+  write_doc("one.json", "h", k_two, 2, p, sizeof p);
+  mb_results_t *s = load(p);
+  mb_comparison_t *c = NULL;
+  assert_int_equal(mb_results_compare(s, s, NULL, &c), MB_OK); /* defaults */
+  mb_compare_row_t r = MB_COMPARE_ROW_INIT;
+  assert_int_equal(mb_comparison_row(c, 2, &r), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "2 rows");
+  assert_int_equal(row_at(c, 1).verdict, MB_VERDICT_SAME);
+  mb_comparison_destroy(c);
+  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+  o.threshold_pct = -1;
+  assert_int_equal(mb_results_compare(s, s, &o, &c), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "threshold_pct");
+  assert_null(c);
+  o = (mb_compare_options_t)MB_COMPARE_OPTIONS_INIT;
+  o.struct_size = 4;
+  assert_int_equal(mb_results_compare(s, s, &o, &c), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "MB_COMPARE_OPTIONS_INIT");
+  mb_results_destroy(s);
+}
+
+static void test_match_by_problem(void **state) {
+  (void)state;
+  const res_t cpu[] = {{"gemm/8x8x8/f32/cpu:0/onednn/cold", "gemm/8x8x8/f32",
+                        "ok", 1000, 0.01, 0, 0}};
+  const res_t gpu[] = {{"gemm/8x8x8/f32/cuda:0/cublaslt/cold", "gemm/8x8x8/f32",
+                        "ok", 100, 0.01, 0, 0}};
+  char bp[512], np[512];
+  write_doc("cpu.json", "h", cpu, 1, bp, sizeof bp);
+  write_doc("gpu.json", "h", gpu, 1, np, sizeof np);
+  mb_comparison_t *c = compare(bp, np, 5, 0);
+  assert_int_equal(mb_comparison_count(c), 2);
+  assert_int_equal(row_at(c, 0).verdict, MB_VERDICT_MISSING);
+  assert_int_equal(row_at(c, 1).verdict, MB_VERDICT_NEW);
+  mb_comparison_destroy(c);
+  c = compare(bp, np, 5, 1);
+  assert_int_equal(mb_comparison_count(c), 1);
+  mb_compare_row_t r = row_at(c, 0);
+  assert_string_equal(r.id, "gemm/8x8x8/f32");
+  assert_int_equal(r.verdict, MB_VERDICT_FASTER);
+  assert_true(fabs(r.ratio - 0.1) < 1e-12);
+  mb_comparison_destroy(c);
+}
+
+static void test_duplicate_key(void **state) {
+  (void)state;
+  const res_t dup[] = {{"x/1", "p", "ok", 1000, 0.01, 0, 0},
+                       {"x/2", "p", "ok", 1000, 0.01, 0, 0},
+                       {"x/1", "p", "ok", 1000, 0.01, 0, 0}};
+  char p[512], q[512];
+  write_doc("dup.json", "h", dup, 3, p, sizeof p);
+  write_doc("dup_problem.json", "h", dup, 2, q, sizeof q);
+  mb_results_t *d = load(p), *dp = load(q);
+  mb_comparison_t *c = NULL;
+  assert_int_equal(mb_results_compare(dp, d, NULL, &c), MB_ERR_INVALID_ARG);
+  assert_null(c);
+  assert_contains(mb_error_last(), "dup.json");
+  assert_contains(mb_error_last(), "\"x/1\"");
+  assert_contains(mb_error_last(), "results[0] and results[2]");
+  assert_contains(mb_error_last(), "ambiguous");
+  /* By id the two problems' results differ; by problem they collide. */
+  assert_int_equal(mb_results_compare(dp, dp, NULL, &c), MB_OK);
+  mb_comparison_destroy(c);
+  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+  o.match_problem = 1;
+  assert_int_equal(mb_results_compare(dp, dp, &o, &c), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "problem \"p\"");
+  mb_results_destroy(d);
+  mb_results_destroy(dp);
+}
+
+/* ---- merging ------------------------------------------------------------ */
+
+static void test_merge(void **state) {
+  (void)state;
+  char a[512], b[512], s[512], out[512];
+  const res_t ra[] = {{"r/1", 0, "ok", 1000, 0.01, 0, 0}};
+  write_doc("host_a.json", "alpha", ra, 1, a, sizeof a);
+  write_doc("host_b.json", "beta", k_two, 2, b, sizeof b);
+  write_stream("host_c.jsonl", k_two, 2, "{\"id\": \"cut", s, sizeof s);
+  const char *inputs[] = {a, b, s};
+  path_of("merged.json", out, sizeof out);
+  assert_int_equal(mb_results_merge(inputs, 3, out), MB_OK);
+
+  mb_results_t *m = load(out);
+  assert_int_equal(mb_results_count(m), 5);
+  static const char *const k_ids[] = {"r/1", "a/1", "b/2", "a/1", "b/2"};
+  for (size_t i = 0; i < 5; i++)
+    assert_string_equal(mb_results_id(m, i), k_ids[i]);
+  mb_results_destroy(m);
+
+  char *text = NULL;
+  {
+    FILE *f = fopen(out, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+  }
+  cJSON *doc = cJSON_Parse(text);
+  free(text);
+  assert_non_null(doc);
+  cJSON *meta = cJSON_GetObjectItem(doc, "meta");
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(meta, "merged")));
+  assert_string_equal(cJSON_GetObjectItem(meta, "version")->valuestring,
+                      "9.9.9");
+  cJSON *from = cJSON_GetObjectItem(meta, "merged_from");
+  assert_int_equal(cJSON_GetArraySize(from), 3);
+  for (int i = 0; i < 3; i++)
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(from, i), "file")->valuestring,
+        inputs[i]);
+  cJSON *host_b = cJSON_GetObjectItem(
+      cJSON_GetObjectItem(cJSON_GetArrayItem(from, 1), "meta"), "host");
+  assert_string_equal(cJSON_GetObjectItem(host_b, "hostname")->valuestring,
+                      "beta");
+  /* Each input listed the same device twice: once per host remains. */
+  cJSON *devices = cJSON_GetObjectItem(doc, "devices");
+  assert_int_equal(cJSON_GetArraySize(devices), 3);
+  static const char *const k_hosts[] = {"alpha", "beta", "streamhost"};
+  for (int i = 0; i < 3; i++)
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(devices, i), "host")
+            ->valuestring,
+        k_hosts[i]);
+  cJSON *results = cJSON_GetObjectItem(doc, "results");
+  static const struct {
+    int input;
+    const char *host;
+  } k_src[] = {{0, "alpha"},
+               {1, "beta"},
+               {1, "beta"},
+               {2, "streamhost"},
+               {2, "streamhost"}};
+  for (int i = 0; i < 5; i++) {
+    cJSON *src = cJSON_GetObjectItem(cJSON_GetArrayItem(results, i), "source");
+    assert_string_equal(cJSON_GetObjectItem(src, "file")->valuestring,
+                        inputs[k_src[i].input]);
+    assert_string_equal(cJSON_GetObjectItem(src, "host")->valuestring,
+                        k_src[i].host);
+  }
+  cJSON_Delete(doc);
+  char tmp[600];
+  snprintf(tmp, sizeof tmp, "%s.tmp", out);
+  assert_int_not_equal(access(tmp, F_OK), 0);
+
+  /* Merged again: sources stay where the results really came from. */
+  char again[512];
+  const char *twice[] = {out, a};
+  path_of("merged2.json", again, sizeof again);
+  assert_int_equal(mb_results_merge(twice, 2, again), MB_OK);
+  m = load(again);
+  assert_int_equal(mb_results_count(m), 6);
+  assert_contains(mb_results_json(m, 4), "\"host\":\"streamhost\"");
+  assert_contains(mb_results_json(m, 5), "\"host\":\"alpha\"");
+  mb_results_destroy(m);
+}
+
+static void test_merge_errors(void **state) {
+  (void)state;
+  char a[512], bad[512], out[512];
+  write_doc("ok.json", "h", k_two, 2, a, sizeof a);
+  put_file(path_of("bad.json", bad, sizeof bad), "{\n\"schema\": \"x\"}\n");
+  path_of("never.json", out, sizeof out);
+  const char *inputs[] = {a, bad};
+  assert_int_equal(mb_results_merge(inputs, 2, out), MB_ERR_PARSE);
+  assert_contains(mb_error_last(), "bad.json");
+  assert_int_not_equal(access(out, F_OK), 0); /* nothing written */
+  assert_int_equal(mb_results_merge(inputs, 0, out), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "no input files");
+  char dir_out[600];
+  snprintf(dir_out, sizeof dir_out, "%s/no/such/dir.json", g_dir);
+  assert_int_equal(mb_results_merge(inputs, 1, dir_out), MB_ERR_IO);
+  assert_contains(mb_error_last(), "no/such/dir.json");
+}
+
+/* ---- with the real writer ----------------------------------------------- */
+
+static void test_round_trip_with_the_writer(void **state) {
+  (void)state;
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 3;
+  p.shape[0] = 24;
+  p.shape[1] = 16;
+  p.shape[2] = 8;
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = "gemm";
+  s.params = &p;
+  s.backend = "cpu";
+  s.criterion = MB_CRITERION_FIXED;
+  s.samples = 3;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(ctx, &s, &r), MB_OK);
+  char path[512];
+  path_of("written.json", path, sizeof path);
+  mb_report_options_t o = MB_REPORT_OPTIONS_INIT;
+  o.format = MB_FORMAT_JSON;
+  o.path = path;
+  mb_report_t *rep = NULL;
+  assert_int_equal(mb_report_open(ctx, &o, &rep), MB_OK);
+  assert_int_equal(mb_report_add(rep, r), MB_OK);
+  /* While the report is open, its stream beside it holds the result. */
+  char lines[600];
+  snprintf(lines, sizeof lines, "%sl", path);
+  mb_results_t *streamed = load(lines);
+  assert_int_equal(mb_results_count(streamed), 1);
+  char id[512];
+  snprintf(id, sizeof id, "%s", mb_results_id(streamed, 0));
+  mb_results_destroy(streamed);
+  assert_int_equal(mb_report_close(rep), MB_OK);
+  mb_stats_t st = MB_STATS_INIT;
+  assert_int_equal(mb_result_stats(r, &st), MB_OK);
+
+  mb_results_t *set = load(path);
+  assert_int_equal(mb_results_count(set), 1);
+  assert_contains(mb_results_id(set, 0), "gemm/24x16x8/");
+  assert_string_equal(mb_results_id(set, 0), id);
+  mb_comparison_t *c = NULL;
+  assert_int_equal(mb_results_compare(set, set, NULL, &c), MB_OK);
+  mb_compare_row_t row = row_at(c, 0);
+  assert_true(row.base_ns == st.median && row.new_ns == st.median);
+  assert_true(row.ratio == 1.0);
+  assert_true(fabs(row.base_noise - st.rel_stdev) < 1e-9); /* 3 samples */
+  /* Itself: no change at all, so SAME however noisy the run was. */
+  assert_int_equal(row.verdict, MB_VERDICT_SAME);
+  assert_int_equal(mb_comparison_regressions(c), 0);
+  mb_comparison_destroy(c);
+  /* With a threshold above the noise it is SAME. */
+  mb_compare_options_t co = MB_COMPARE_OPTIONS_INIT;
+  co.threshold_pct = 100 * sqrt(2) * row.base_noise + 1;
+  assert_int_equal(mb_results_compare(set, set, &co, &c), MB_OK);
+  assert_int_equal(row_at(c, 0).verdict, MB_VERDICT_SAME);
+  mb_comparison_destroy(c);
+  mb_results_destroy(set);
+  mb_result_destroy(r);
+  mb_context_destroy(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_load_document),
+      cmocka_unit_test(test_load_stream),
+      cmocka_unit_test(test_stream_errors),
+      cmocka_unit_test(test_document_errors),
+      cmocka_unit_test(test_every_verdict),
+      cmocka_unit_test(test_verdict_names_and_rows),
+      cmocka_unit_test(test_match_by_problem),
+      cmocka_unit_test(test_duplicate_key),
+      cmocka_unit_test(test_merge),
+      cmocka_unit_test(test_merge_errors),
+      cmocka_unit_test(test_round_trip_with_the_writer),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
