@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs everything libmicrobench needs to build and test on Debian 12.
-# Idempotent; run as root (or with sudo available).
+# Idempotent; run as root (or with sudo available). clang builds the fuzz
+# target; libFuzzer and clang's sanitizer runtimes are in libclang-rt-dev,
+# which clang only recommends (and recommends are not installed here).
 set -eu
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -9,5 +11,6 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libcjson-dev libyaml-dev libhwloc-dev libcmocka-dev libdnnl-dev \
+  clang libclang-rt-dev \
   python3 >/dev/null
 echo "setup: dependencies installed"

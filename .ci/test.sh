@@ -30,4 +30,12 @@ cmake -S . -B build-portable -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON \
   -DMB_WITH_ONEDNN=OFF -DMB_WITH_CUDA=OFF
 cmake --build build-portable -j"$jobs"
 (cd build-portable && ctest --output-on-failure -R 'test_cpu_module|test_cpu_quant|conformance|test_bench')
-echo "test: all tests passed, also under ASan+UBSan and without oneDNN"
+# The config readers under libFuzzer (clang, ASan+UBSan), 30 s from the
+# seed corpus (tests/fuzz); a crash leaves its input in
+# build-fuzz/tests/fuzz/artifacts/.
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DMB_FUZZ=ON \
+  -DMB_WITH_CUDA=OFF -DMB_WITH_ONEDNN=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build-fuzz -j"$jobs" --target fuzz_config
+(cd build-fuzz && ctest -R fuzz_config_smoke --output-on-failure)
+echo "test: all tests passed, also under ASan+UBSan, without oneDNN and" \
+  "under the fuzzer"

@@ -19,6 +19,11 @@ typedef struct cli_opts {
   double static_scale, act_alpha, eps;
   int strict, help, verbose;
   int quantize_inputs, transpose, causal, no_affine, tf32;
+  const char *config, *filter; /* run --config */
+  double max_flop;
+  int dry_run;
+  double threshold; /* compare */
+  const char *by;
 } cli_opts_t;
 
 typedef enum opt_kind {
@@ -50,9 +55,38 @@ int cli_error(const char *cmd, const char *fmt, ...)
 /* Context with the CLI's defaults (log level from --verbose). */
 int cli_context(const char *cmd, int verbose, mb_context_t **ctx);
 
+/* The defaults every command starts from. */
+void cli_init_opts(cli_opts_t *o);
+/* The timing, cache, backend and impl options into a spec. */
+int cli_apply_common(const char *cmd, const cli_opts_t *o,
+                     mb_bench_spec_t *spec);
+
+/* sinks.c: where results go — the chosen format to -o FILE or stdout,
+ * plus the table on stdout whenever stdout is not already taken. */
+typedef struct sinks {
+  mb_report_t *file, *console;
+} sinks_t;
+/* "json" for x.json, "csv", "md"; "table" otherwise. */
+const char *cli_format_from_extension(const char *path);
+int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
+                   int argc, char **argv, sinks_t *s);
+int cli_add_result(const char *cmd, sinks_t *s, const mb_result_t *r);
+int cli_close_sinks(const char *cmd, sinks_t *s);
+/* 1 when the result counts as a failure for the exit code: failed, or
+ * wrong. */
+int cli_result_failed(const mb_result_t *r);
+/* Runs one spec into the sinks: 1 failed, 0 ran, -1 input error. */
+int cli_run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
+                const mb_bench_spec_t *spec);
+
+/* cmd_plan.c: mbench run --config FILE (o holds the parsed options). */
+int cli_run_config(const cli_opts_t *o, int argc, char **argv);
+
 int cmd_run(int argc, char **argv);
 int cmd_suite(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

@@ -9,6 +9,16 @@
 #define O(field) offsetof(cli_opts_t, field)
 
 static const opt_def_t k_run_opts[] = {
+    {"config", 'c', OPT_STR, O(config), "FILE",
+     "run the plan of a config file (JSON or YAML: native, torchao or JAX "
+     "schema; docs/config.md)"},
+    {"dry-run", 0, OPT_FLAG, O(dry_run), NULL,
+     "--config: print the expanded plan (count, names, FLOP, bytes); run "
+     "nothing"},
+    {"filter", 0, OPT_STR, O(filter), "REGEX",
+     "--config: only benchmarks whose name matches (POSIX extended regex)"},
+    {"max-flop", 0, OPT_DOUBLE, O(max_flop), "F",
+     "--config: leave out benchmarks above F FLOP per run"},
     {"op", 0, OPT_STR, O(op), "OP", "op to measure (mbench list ops)"},
     {"shape", 0, OPT_STR, O(shape), "MxKxN|MxN", "problem shape"},
     {"dtype", 0, OPT_STR, O(dtype), "DT",
@@ -73,7 +83,7 @@ static const opt_def_t k_run_opts[] = {
      "gemm f32: allow tf32 tensor-core math (GPU)"},
     {"strict", 0, OPT_FLAG, O(strict), NULL,
      "a wrong result is a failure and is not timed"},
-    {"format", 'f', OPT_STR, O(format), "table|json|csv|md",
+    {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",
      "output format (table; with -o: from the extension)"},
     {"output", 'o', OPT_STR, O(output), "FILE",
      "write results to FILE (the table still goes to stdout)"},
@@ -89,7 +99,7 @@ static const opt_def_t k_suite_opts[] = {
     {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate", "cache policy (cold)"},
     {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
      "per benchmark sampling limit (4)"},
-    {"format", 'f', OPT_STR, O(format), "table|json|csv|md",
+    {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",
      "output format (table)"},
     {"output", 'o', OPT_STR, O(output), "FILE",
      "write results to FILE (the table still goes to stdout)"},
@@ -157,74 +167,8 @@ static int parse_shape(const char *text, mb_op_params_t *p) {
   return p->ndim ? 0 : cli_error("run", "--shape is empty");
 }
 
-static const char *format_from_extension(const char *path) {
-  static const struct {
-    const char *ext, *format;
-  } k_ext[] = {{".json", "json"}, {".csv", "csv"}, {".md", "md"}};
-  size_t n = strlen(path);
-  for (size_t i = 0; i < sizeof k_ext / sizeof k_ext[0]; i++) {
-    size_t e = strlen(k_ext[i].ext);
-    if (n > e && strcmp(path + n - e, k_ext[i].ext) == 0)
-      return k_ext[i].format;
-  }
-  return "table";
-}
-
-/* Where results go: the chosen format to FILE or stdout, plus the table on
- * stdout whenever stdout is not already taken. */
-typedef struct sinks {
-  mb_report_t *file, *console;
-} sinks_t;
-
-static int open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
-                      int argc, char **argv, sinks_t *s) {
-  mb_report_options_t ro = MB_REPORT_OPTIONS_INIT;
-  const char *fname = o->format   ? o->format
-                      : o->output ? format_from_extension(o->output)
-                                  : "table";
-  if (mb_format_from_name(fname, &ro.format) != MB_OK)
-    return cli_error(cmd, "--format: %s", mb_error_last());
-  ro.path = o->output;
-  ro.argc = argc;
-  ro.argv = (const char *const *)argv;
-  memset(s, 0, sizeof *s);
-  if (mb_report_open(ctx, &ro, &s->file) != MB_OK)
-    return cli_error(cmd, "%s", mb_error_last());
-  if (o->output) {
-    mb_report_options_t co = MB_REPORT_OPTIONS_INIT;
-    if (mb_report_open(ctx, &co, &s->console) != MB_OK)
-      return cli_error(cmd, "%s", mb_error_last());
-  }
-  return 0;
-}
-
-static int add_result(const char *cmd, sinks_t *s, const mb_result_t *r) {
-  if (mb_report_add(s->file, r) != MB_OK ||
-      (s->console && mb_report_add(s->console, r) != MB_OK))
-    return cli_error(cmd, "writing results: %s", mb_error_last());
-  return 0;
-}
-
-static int close_sinks(const char *cmd, sinks_t *s) {
-  int rc = 0;
-  if (mb_report_close(s->file) != MB_OK)
-    rc = cli_error(cmd, "writing results: %s", mb_error_last());
-  if (mb_report_close(s->console) != MB_OK)
-    rc = cli_error(cmd, "writing results: %s", mb_error_last());
-  return rc;
-}
-
-/* 1 when the result is a failure for the exit code: failed, or wrong. */
-static int result_failed(const mb_result_t *r) {
-  mb_result_info_t info = MB_RESULT_INFO_INIT;
-  mb_correctness_t c = MB_CORRECTNESS_INIT;
-  mb_result_info(r, &info);
-  mb_result_correctness(r, &c);
-  return info.status == MB_RESULT_FAILED || (c.checked && !c.pass);
-}
-
-static int apply_common(const char *cmd, const cli_opts_t *o,
-                        mb_bench_spec_t *spec) {
+int cli_apply_common(const char *cmd, const cli_opts_t *o,
+                     mb_bench_spec_t *spec) {
   static const char *const k_crit[] = {"stdrel", "fixed"};
   if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
     return cli_error(cmd, "--cache: %s", mb_error_last());
@@ -259,7 +203,7 @@ static int apply_common(const char *cmd, const cli_opts_t *o,
   return 0;
 }
 
-static void init_opts(cli_opts_t *o) {
+void cli_init_opts(cli_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->min_time = o->max_noise = o->timeout = o->warmup = -1;
   o->act_alpha = o->eps = -1;
@@ -269,36 +213,78 @@ static void init_opts(cli_opts_t *o) {
 
 /* Runs one spec into the sinks; returns 1 when it failed, 0 when it ran,
  * EXIT_USAGE-style negative on an input error. */
-static int run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
-                   const mb_bench_spec_t *spec) {
+int cli_run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
+                const mb_bench_spec_t *spec) {
   mb_result_t *r = NULL;
   if (mb_bench_run(ctx, spec, &r) != MB_OK) {
     cli_error(cmd, "%s", mb_error_last());
     return -1;
   }
-  int failed = result_failed(r);
-  if (add_result(cmd, sinks, r) != 0) failed = -1;
+  int failed = cli_result_failed(r);
+  if (cli_add_result(cmd, sinks, r) != 0) failed = -1;
   mb_result_destroy(r);
   return failed;
+}
+
+/* With --config the file describes the benchmarks: an option that would
+ * too is refused rather than silently applied to some of them. */
+static int config_conflict(const cli_opts_t *o) {
+  static const char *const k_allowed[] = {"config",   "dry-run", "filter",
+                                          "max-flop", "backend", "format",
+                                          "output",   "verbose", "help"};
+  cli_opts_t d;
+  cli_init_opts(&d);
+  static const size_t k_size[] = {[OPT_STR] = sizeof(const char *),
+                                  [OPT_UINT] = sizeof(unsigned),
+                                  [OPT_U64] = sizeof(unsigned long long),
+                                  [OPT_DOUBLE] = sizeof(double),
+                                  [OPT_FLAG] = sizeof(int)};
+  for (size_t i = 0; i < NUM_RUN_OPTS; i++) {
+    const opt_def_t *def = &k_run_opts[i];
+    size_t a = 0, n = sizeof k_allowed / sizeof *k_allowed;
+    while (a < n && strcmp(k_allowed[a], def->name) != 0) a++;
+    if (a < n) continue;
+    if (memcmp((const char *)o + def->offset, (const char *)&d + def->offset,
+               k_size[def->kind]) != 0)
+      return cli_error("run",
+                       "--%s cannot be combined with --config: the file "
+                       "describes the benchmarks (allowed with --config: "
+                       "--dry-run, --filter, --max-flop, --backend, --format, "
+                       "-o, -v)",
+                       def->name);
+  }
+  return 0;
 }
 
 int cmd_run(int argc, char **argv) {
   cli_opts_t o;
   const char *words[1];
   size_t nwords;
-  init_opts(&o);
+  cli_init_opts(&o);
   if (cli_parse("run", argc, argv, 2, k_run_opts, NUM_RUN_OPTS, &o, words, 0,
                 &nwords) != 0)
     return EXIT_USAGE;
   if (o.help) {
     printf(
-        "usage: mbench run --op OP --shape SHAPE [options]\n\n"
+        "usage: mbench run --op OP --shape SHAPE [options]\n"
+        "       mbench run --config FILE [--dry-run] [--backend B] [--filter "
+        "REGEX]\n"
+        "                  [--max-flop F] [-o FILE] [--format F]\n\n"
         "Measures one op on one backend, checks it against the reference,\n"
-        "and reports the statistics of every sample.\n\noptions:\n");
+        "and reports the statistics of every sample. With --config, runs "
+        "every\nbenchmark a config file asks for (docs/config.md).\n\n"
+        "options:\n");
     cli_print_options(k_run_opts, NUM_RUN_OPTS);
     return EXIT_OK;
   }
-  if (!o.op) return cli_error("run", "--op is required; see mbench list ops");
+  if (o.config)
+    return config_conflict(&o) ? EXIT_USAGE : cli_run_config(&o, argc, argv);
+  if (o.dry_run || o.filter || o.max_flop > 0)
+    return cli_error("run", "--dry-run, --filter and --max-flop need --config");
+  if (!o.op)
+    return cli_error("run",
+                     "--op (or --config FILE) is required; see mbench list "
+                     "ops");
   if (!o.shape)
     return cli_error("run", "--shape is required (e.g. 1024x1024x1024)");
   mb_op_params_t params = MB_OP_PARAMS_INIT;
@@ -312,16 +298,16 @@ int cmd_run(int argc, char **argv) {
   mb_bench_spec_t spec = MB_BENCH_SPEC_INIT;
   spec.op = o.op;
   spec.params = &params;
-  if (apply_common("run", &o, &spec) != 0) return EXIT_USAGE;
+  if (cli_apply_common("run", &o, &spec) != 0) return EXIT_USAGE;
 
   mb_context_t *ctx;
   if (cli_context("run", o.verbose, &ctx) != 0) return EXIT_USAGE;
   sinks_t sinks;
   int rc = EXIT_USAGE;
-  if (open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
-    int failed = run_one("run", ctx, &sinks, &spec);
+  if (cli_open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
+    int failed = cli_run_one("run", ctx, &sinks, &spec);
     rc = failed < 0 ? EXIT_USAGE : failed ? EXIT_BENCH_FAILED : EXIT_OK;
-    if (close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+    if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
   }
   mb_context_destroy(ctx);
   return rc;
@@ -364,7 +350,7 @@ int cmd_suite(int argc, char **argv) {
   cli_opts_t o;
   const char *words[1];
   size_t nwords;
-  init_opts(&o);
+  cli_init_opts(&o);
   int first = argc > 1 && strcmp(argv[1], "suite") == 0 ? 2 : 1;
   if (cli_parse("suite", argc, argv, first, k_suite_opts, NUM_SUITE_OPTS, &o,
                 words, 0, &nwords) != 0)
@@ -382,13 +368,13 @@ int cmd_suite(int argc, char **argv) {
   mb_bench_spec_t base = MB_BENCH_SPEC_INIT;
   base.timeout_s = 4.0;
   if (!o.backend) o.backend = "cpu";
-  if (apply_common("suite", &o, &base) != 0) return EXIT_USAGE;
+  if (cli_apply_common("suite", &o, &base) != 0) return EXIT_USAGE;
   mb_context_t *ctx;
   if (cli_context("suite", o.verbose, &ctx) != 0) return EXIT_USAGE;
   print_devices(ctx, o.backend);
   sinks_t sinks;
   int rc = EXIT_USAGE;
-  if (open_sinks("suite", ctx, &o, argc, argv, &sinks) == 0) {
+  if (cli_open_sinks("suite", ctx, &o, argc, argv, &sinks) == 0) {
     rc = EXIT_OK;
     for (size_t i = 0; i < sizeof k_suite / sizeof k_suite[0]; i++) {
       mb_op_params_t params = MB_OP_PARAMS_INIT;
@@ -399,14 +385,14 @@ int cmd_suite(int argc, char **argv) {
       mb_bench_spec_t spec = base;
       spec.op = k_suite[i].op;
       spec.params = &params;
-      int failed = run_one("suite", ctx, &sinks, &spec);
+      int failed = cli_run_one("suite", ctx, &sinks, &spec);
       if (failed < 0) {
         rc = EXIT_USAGE;
         break;
       }
       if (failed) rc = EXIT_BENCH_FAILED;
     }
-    if (close_sinks("suite", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+    if (cli_close_sinks("suite", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
   }
   mb_context_destroy(ctx);
   return rc;

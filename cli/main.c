@@ -10,9 +10,12 @@ static const struct {
   int (*fn)(int, char **);
   const char *help;
 } k_commands[] = {
-    {"run", cmd_run, "measure one op (mbench run --help)"},
+    {"run", cmd_run, "measure one op, or a config file's plan (--config)"},
     {"suite", cmd_suite, "the default suite (what plain `mbench` runs)"},
-    {"list", cmd_list, "list ops, backends or devices"},
+    {"compare", cmd_compare,
+     "compare two result files; exit 1 on a regression"},
+    {"merge", cmd_merge, "combine result files into one document"},
+    {"list", cmd_list, "list ops, backends, devices or presets"},
     {"info", cmd_info, "version, backends and devices"},
 };
 #define NUM_COMMANDS (sizeof k_commands / sizeof k_commands[0])

@@ -1,0 +1,317 @@
+/* mbench compare BASE NEW: one row per result, a verdict for each, and an
+ * exit status a CI job can gate on (1: something got slower or broke). */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define O(field) offsetof(cli_opts_t, field)
+
+static const opt_def_t k_compare_opts[] = {
+    {"threshold", 0, OPT_DOUBLE, O(threshold), "PCT",
+     "a change below PCT percent is SAME (5)"},
+    {"by", 0, OPT_STR, O(by), "id|problem",
+     "match results by id (default), or by problem to compare two devices, "
+     "backends or implementations"},
+    {"format", 'f', OPT_STR, O(format), "table|md|json",
+     "output format (table; with -o: from the extension)"},
+    {"output", 'o', OPT_STR, O(output), "FILE",
+     "write the comparison to FILE (the summary still goes to stdout)"},
+    {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
+};
+#define NUM_COMPARE_OPTS (sizeof k_compare_opts / sizeof k_compare_opts[0])
+
+typedef enum out_format { OUT_TABLE, OUT_MD, OUT_JSON } out_format_t;
+
+static const struct {
+  const char *name;
+  out_format_t format;
+} k_formats[] = {{"table", OUT_TABLE},
+                 {"md", OUT_MD},
+                 {"markdown", OUT_MD},
+                 {"json", OUT_JSON}};
+
+/* What was asked, checked. */
+typedef struct request {
+  const char *base, *new_path, *output;
+  mb_compare_options_t opts;
+  out_format_t format;
+} request_t;
+
+/* Everything the printers need, loaded. */
+typedef struct comparison_view {
+  const request_t *req;
+  const mb_comparison_t *cmp;
+  size_t counts[MB_VERDICT_SKIPPED + 1];
+} view_t;
+
+/* "1.234 ms": four significant digits, the unit that fits. */
+static void format_ns(double ns, char *buf, size_t cap) {
+  static const struct {
+    double scale;
+    const char *unit;
+  } k_units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+  if (!isfinite(ns)) {
+    snprintf(buf, cap, "-");
+    return;
+  }
+  size_t i = 0;
+  while (i + 1 < sizeof k_units / sizeof k_units[0] && ns < k_units[i].scale)
+    i++;
+  double v = ns / k_units[i].scale;
+  snprintf(buf, cap,
+           v >= 100  ? "%.1f %s"
+           : v >= 10 ? "%.2f %s"
+                     : "%.3f %s",
+           v, k_units[i].unit);
+}
+
+/* Both runs' noise as the verdict combines it; NAN unless both known. */
+static double combined_noise(const mb_compare_row_t *r) {
+  return sqrt(r->base_noise * r->base_noise + r->new_noise * r->new_noise);
+}
+
+/* ---- table and markdown ------------------------------------------------- */
+
+typedef struct column {
+  const char *title;
+  int width; /* negative: left-aligned; the id column's is computed */
+} column_t;
+
+static const column_t k_columns[] = {{"id", 0},    {"base", 11},
+                                     {"new", 11},  {"ratio", 7},
+                                     {"noise", 8}, {"verdict", -7}};
+#define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
+
+/* Characters on screen, not bytes: "±" is two bytes of UTF-8. */
+static int display_width(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+static void put_row(FILE *f, out_format_t fmt, int id_width,
+                    const char *const *cells) {
+  for (size_t i = 0; i < NUM_COLUMNS; i++) {
+    if (fmt == OUT_MD) {
+      fprintf(f, "| %s ", cells[i]);
+      continue;
+    }
+    int w = i == 0 ? -id_width : k_columns[i].width;
+    int pad = (w < 0 ? -w : w) - display_width(cells[i]);
+    if (pad < 0) pad = 0;
+    fprintf(f, "%s%*s%s%*s", i ? "  " : "", w > 0 ? pad : 0, "", cells[i],
+            w < 0 && i + 1 < NUM_COLUMNS ? pad : 0, "");
+  }
+  fputs(fmt == OUT_MD ? "|\n" : "\n", f);
+}
+
+static void put_text(FILE *f, const view_t *v) {
+  out_format_t fmt = v->req->format;
+  size_t n = mb_comparison_count(v->cmp);
+  int id_width = 2;
+  for (size_t i = 0; i < n; i++) {
+    mb_compare_row_t r = MB_COMPARE_ROW_INIT;
+    mb_comparison_row(v->cmp, i, &r);
+    if ((int)strlen(r.id) > id_width) id_width = (int)strlen(r.id);
+  }
+  const char *titles[NUM_COLUMNS];
+  for (size_t i = 0; i < NUM_COLUMNS; i++) titles[i] = k_columns[i].title;
+  put_row(f, fmt, id_width, titles);
+  if (fmt == OUT_MD) {
+    for (size_t i = 0; i < NUM_COLUMNS; i++)
+      fputs(k_columns[i].width <= 0 ? "|:---" : "|---:", f);
+    fputs("|\n", f);
+  }
+  for (size_t i = 0; i < n; i++) {
+    mb_compare_row_t r = MB_COMPARE_ROW_INIT;
+    mb_comparison_row(v->cmp, i, &r);
+    char base[32], nw[32], ratio[32], noise[32];
+    format_ns(r.base_ns, base, sizeof base);
+    format_ns(r.new_ns, nw, sizeof nw);
+    snprintf(ratio, sizeof ratio, isfinite(r.ratio) ? "%.3f" : "-", r.ratio);
+    double cn = combined_noise(&r);
+    snprintf(noise, sizeof noise, isfinite(cn) ? "±%.1f%%" : "-", 100 * cn);
+    const char *cells[NUM_COLUMNS] = {r.id,  base,  nw,
+                                      ratio, noise, mb_verdict_name(r.verdict)};
+    put_row(f, fmt, id_width, cells);
+  }
+}
+
+/* ---- json --------------------------------------------------------------- */
+
+static void put_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* JSON has no NaN: unknown figures are null. */
+static void put_json_number(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, "%.15g", v);
+  else
+    fputs("null", f);
+}
+
+static void put_json(FILE *f, const view_t *v) {
+  fputs("{\n  \"base\": ", f);
+  put_json_string(f, v->req->base);
+  fputs(",\n  \"new\": ", f);
+  put_json_string(f, v->req->new_path);
+  fputs(",\n  \"threshold_pct\": ", f);
+  put_json_number(f, v->req->opts.threshold_pct);
+  fprintf(f, ",\n  \"by\": \"%s\",\n  \"rows\": [",
+          v->req->opts.match_problem ? "problem" : "id");
+  static const struct {
+    const char *key;
+    size_t offset;
+  } k_numbers[] = {
+      {"base_ns", offsetof(mb_compare_row_t, base_ns)},
+      {"new_ns", offsetof(mb_compare_row_t, new_ns)},
+      {"ratio", offsetof(mb_compare_row_t, ratio)},
+      {"base_noise", offsetof(mb_compare_row_t, base_noise)},
+      {"new_noise", offsetof(mb_compare_row_t, new_noise)},
+  };
+  for (size_t i = 0; i < mb_comparison_count(v->cmp); i++) {
+    mb_compare_row_t r = MB_COMPARE_ROW_INIT;
+    mb_comparison_row(v->cmp, i, &r);
+    fputs(i ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
+    put_json_string(f, r.id);
+    for (size_t k = 0; k < sizeof k_numbers / sizeof k_numbers[0]; k++) {
+      fprintf(f, ", \"%s\": ", k_numbers[k].key);
+      put_json_number(
+          f, *(const double *)((const char *)&r + k_numbers[k].offset));
+    }
+    fprintf(f, ", \"verdict\": \"%s\"}", mb_verdict_name(r.verdict));
+  }
+  fputs("\n  ],\n  \"counts\": {", f);
+  for (int k = 0; k <= MB_VERDICT_SKIPPED; k++)
+    fprintf(f, "%s\"%s\": %zu", k ? ", " : "", mb_verdict_name(k),
+            v->counts[k]);
+  fprintf(f, "},\n  \"regressions\": %zu\n}\n",
+          mb_comparison_regressions(v->cmp));
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static void print_summary(FILE *f, const view_t *v) {
+  const size_t *c = v->counts;
+  size_t both = c[MB_VERDICT_SAME] + c[MB_VERDICT_FASTER] +
+                c[MB_VERDICT_SLOWER] + c[MB_VERDICT_NOISY] +
+                c[MB_VERDICT_FAILED] + c[MB_VERDICT_SKIPPED];
+  fprintf(f,
+          "%zu compared: %zu faster, %zu slower, %zu same, %zu noisy, "
+          "%zu failed, %zu skipped; %zu only in base, %zu only in new\n",
+          both, c[MB_VERDICT_FASTER], c[MB_VERDICT_SLOWER], c[MB_VERDICT_SAME],
+          c[MB_VERDICT_NOISY], c[MB_VERDICT_FAILED], c[MB_VERDICT_SKIPPED],
+          c[MB_VERDICT_MISSING], c[MB_VERDICT_NEW]);
+}
+
+static int parse_request(int argc, char **argv, request_t *req) {
+  cli_opts_t o;
+  const char *words[2];
+  size_t nwords;
+  cli_init_opts(&o);
+  o.threshold = 5.0;
+  o.by = NULL;
+  if (cli_parse("compare", argc, argv, 2, k_compare_opts, NUM_COMPARE_OPTS, &o,
+                words, 2, &nwords) != 0)
+    return EXIT_USAGE;
+  if (o.help) {
+    printf(
+        "usage: mbench compare BASE NEW [options]\n\n"
+        "Compares two result files (JSON documents or .jsonl streams) result\n"
+        "by result: the ratio of the medians, judged against both runs' noise\n"
+        "and the threshold (docs/measurement.md). Verdicts: SAME, FASTER,\n"
+        "SLOWER, NOISY, FAILED, SKIPPED, MISSING (base only), NEW (new "
+        "only).\n\n"
+        "exit status: 0 no regression, 1 a result is SLOWER or FAILED,\n"
+        "2 usage or input error.\n\noptions:\n");
+    cli_print_options(k_compare_opts, NUM_COMPARE_OPTS);
+    return -1;
+  }
+  if (nwords != 2)
+    return cli_error("compare",
+                     "needs two result files, BASE and NEW (got %zu); see "
+                     "mbench compare --help",
+                     nwords);
+  *req = (request_t){words[0], words[1], o.output, MB_COMPARE_OPTIONS_INIT,
+                     OUT_TABLE};
+  if (o.threshold < 0)
+    return cli_error("compare", "--threshold %g: expected a percentage >= 0",
+                     o.threshold);
+  req->opts.threshold_pct = o.threshold;
+  if (o.by && strcmp(o.by, "problem") == 0)
+    req->opts.match_problem = 1;
+  else if (o.by && strcmp(o.by, "id") != 0)
+    return cli_error("compare", "--by \"%s\": valid: id, problem", o.by);
+  const char *fname = o.format   ? o.format
+                      : o.output ? cli_format_from_extension(o.output)
+                                 : "table";
+  size_t i = 0;
+  while (i < sizeof k_formats / sizeof k_formats[0] &&
+         strcmp(k_formats[i].name, fname) != 0)
+    i++;
+  if (i == sizeof k_formats / sizeof k_formats[0])
+    return cli_error("compare", "--format \"%s\": valid: table, md, json",
+                     fname);
+  req->format = k_formats[i].format;
+  return 0;
+}
+
+static int write_output(const view_t *v) {
+  FILE *f = v->req->output ? fopen(v->req->output, "w") : stdout;
+  if (!f)
+    return cli_error("compare", "cannot write %s: %s", v->req->output,
+                     strerror(errno));
+  if (v->req->format == OUT_JSON)
+    put_json(f, v);
+  else
+    put_text(f, v);
+  if (v->req->format != OUT_JSON && !v->req->output) print_summary(f, v);
+  int bad = ferror(f);
+  if (v->req->output) bad |= fclose(f) != 0;
+  if (bad)
+    return cli_error("compare", "cannot write %s",
+                     v->req->output ? v->req->output : "to stdout");
+  /* The verdict in words wherever the report itself went elsewhere. */
+  if (v->req->output) print_summary(stdout, v);
+  return 0;
+}
+
+int cmd_compare(int argc, char **argv) {
+  request_t req;
+  int rc = parse_request(argc, argv, &req);
+  if (rc != 0) return rc < 0 ? EXIT_OK : rc;
+  mb_results_t *base = NULL, *nw = NULL;
+  mb_comparison_t *cmp = NULL;
+  if (mb_results_load(req.base, &base) != MB_OK ||
+      mb_results_load(req.new_path, &nw) != MB_OK ||
+      mb_results_compare(base, nw, &req.opts, &cmp) != MB_OK) {
+    rc = cli_error("compare", "%s", mb_error_last());
+  } else {
+    view_t v = {&req, cmp, {0}};
+    for (size_t i = 0; i < mb_comparison_count(cmp); i++) {
+      mb_compare_row_t r = MB_COMPARE_ROW_INIT;
+      if (mb_comparison_row(cmp, i, &r) == MB_OK) v.counts[r.verdict]++;
+    }
+    rc = write_output(&v);
+    if (rc == 0 && mb_comparison_regressions(cmp) > 0) rc = EXIT_BENCH_FAILED;
+  }
+  mb_comparison_destroy(cmp);
+  mb_results_destroy(nw);
+  mb_results_destroy(base);
+  return rc;
+}

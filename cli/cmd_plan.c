@@ -1,0 +1,220 @@
+/* mbench run --config FILE: load a plan, print it (--dry-run) or run it
+ * into the sinks and the CSV files the file asks for, with a progress line
+ * on a terminal. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- the CSV files a config names (JAX csv_path, torchao output_dir) ---- */
+
+typedef struct csv_out {
+  char *path;
+  mb_report_t *rep;
+} csv_out_t;
+
+typedef struct csv_outs {
+  csv_out_t *items;
+  size_t count;
+} csv_outs_t;
+
+/* mkdir -p of the directory part of `path`. */
+static int make_parent_dirs(const char *path) {
+  char *dir = strdup(path);
+  if (!dir) return -1;
+  for (char *p = dir + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+      free(dir);
+      return -1;
+    }
+    *p = '/';
+  }
+  free(dir);
+  return 0;
+}
+
+/* The report for `path`, opened on first use. NULL on error (reported). */
+static mb_report_t *csv_for(csv_outs_t *outs, mb_context_t *ctx,
+                            const char *path, int argc, char **argv) {
+  for (size_t i = 0; i < outs->count; i++)
+    if (!strcmp(outs->items[i].path, path)) return outs->items[i].rep;
+  csv_out_t *grown = realloc(outs->items, (outs->count + 1) * sizeof *grown);
+  if (!grown) return NULL;
+  outs->items = grown;
+  csv_out_t *c = &outs->items[outs->count];
+  mb_report_options_t ro = MB_REPORT_OPTIONS_INIT;
+  ro.format = MB_FORMAT_CSV;
+  ro.path = path;
+  ro.argc = argc;
+  ro.argv = (const char *const *)argv;
+  if (make_parent_dirs(path) != 0) {
+    cli_error("run", "cannot create the directory of %s: %s", path,
+              strerror(errno));
+    return NULL;
+  }
+  if (!(c->path = strdup(path)) || mb_report_open(ctx, &ro, &c->rep) != MB_OK) {
+    if (c->path) cli_error("run", "%s", mb_error_last());
+    free(c->path);
+    return NULL;
+  }
+  outs->count++;
+  return c->rep;
+}
+
+static int close_csvs(csv_outs_t *outs) {
+  int rc = 0;
+  for (size_t i = 0; i < outs->count; i++) {
+    if (mb_report_close(outs->items[i].rep) != MB_OK)
+      rc = cli_error("run", "writing %s: %s", outs->items[i].path,
+                     mb_error_last());
+    else
+      fprintf(stderr, "mbench run: wrote %s\n", outs->items[i].path);
+    free(outs->items[i].path);
+  }
+  free(outs->items);
+  return rc;
+}
+
+/* ---- progress: one rewritten line on a terminal, nothing otherwise ---- */
+
+typedef struct progress {
+  int on;
+  size_t total;
+  double start;
+} progress_t;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void format_duration(double s, char *buf, size_t cap) {
+  if (s < 60)
+    snprintf(buf, cap, "%.0fs", s);
+  else if (s < 3600)
+    snprintf(buf, cap, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+  else
+    snprintf(buf, cap, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+static void progress_show(const progress_t *p, size_t done, const char *name) {
+  if (!p->on) return;
+  double elapsed = now_s() - p->start;
+  char el[32], eta[32] = "?";
+  format_duration(elapsed, el, sizeof el);
+  /* The mean time per finished benchmark times those left: crude, but it
+   * needs nothing the runner does not already know. */
+  if (done > 0)
+    format_duration(elapsed / (double)done * (double)(p->total - done), eta,
+                    sizeof eta);
+  fprintf(stderr, "\r\033[K[%zu/%zu] %.60s  elapsed %s, ETA %s", done + 1,
+          p->total, name, el, eta);
+  fflush(stderr);
+}
+
+static void progress_clear(const progress_t *p) {
+  if (!p->on) return;
+  fputs("\r\033[K", stderr);
+  fflush(stderr);
+}
+
+/* ---- --dry-run ---------------------------------------------------------- */
+
+static int print_plan(const mb_plan_t *plan, const char *file) {
+  size_t n = mb_plan_count(plan);
+  double flop = 0, bytes = 0;
+  printf("%-5s %-58s %12s %12s  %s\n", "#", "name", "FLOP", "bytes", "runs on");
+  for (size_t i = 0; i < n; i++) {
+    mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
+    mb_plan_entry(plan, i, &e);
+    flop += e.flop;
+    bytes += e.bytes;
+    const char *where = *e.skip_reason   ? "skipped: "
+                        : e.spec.backend ? e.spec.backend
+                                         : "best available";
+    printf("%-5zu %-58s %12.4g %12.4g  %s%s\n", i + 1, e.name, e.flop, e.bytes,
+           where, *e.skip_reason ? e.skip_reason : "");
+  }
+  printf(
+      "plan: %s (%s schema): %zu benchmark%s, %.4g FLOP and %.4g bytes "
+      "per run of each, in total\n",
+      file, mb_plan_schema(plan), n, n == 1 ? "" : "s", flop, bytes);
+  return EXIT_OK;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+static int run_plan(mb_context_t *ctx, mb_plan_t *plan, sinks_t *sinks,
+                    csv_outs_t *csvs, int argc, char **argv) {
+  progress_t prog = {isatty(fileno(stderr)), mb_plan_count(plan), now_s()};
+  int rc = EXIT_OK;
+  for (size_t i = 0; i < mb_plan_count(plan); i++) {
+    mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
+    mb_plan_entry(plan, i, &e);
+    progress_show(&prog, i, e.name);
+    mb_result_t *r = NULL;
+    if (mb_plan_run(ctx, plan, i, &r) != MB_OK) {
+      progress_clear(&prog);
+      cli_error("run", "%s: %s", e.name, mb_error_last());
+      return EXIT_USAGE;
+    }
+    progress_clear(&prog);
+    if (cli_result_failed(r)) rc = EXIT_BENCH_FAILED;
+    int bad = cli_add_result("run", sinks, r) != 0;
+    if (!bad && *e.csv_path) {
+      mb_report_t *rep = csv_for(csvs, ctx, e.csv_path, argc, argv);
+      bad = !rep || mb_report_add(rep, r) != MB_OK;
+      if (rep && bad) cli_error("run", "%s: %s", e.csv_path, mb_error_last());
+    }
+    mb_result_destroy(r);
+    if (bad) return EXIT_USAGE;
+  }
+  return rc;
+}
+
+int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
+  mb_plan_options_t po = MB_PLAN_OPTIONS_INIT;
+  po.backend = o->backend;
+  po.filter = o->filter;
+  po.max_flop = o->max_flop;
+  mb_plan_t *plan;
+  if (mb_plan_load(o->config, &po, &plan) != MB_OK)
+    return cli_error("run", "%s", mb_error_last());
+  for (size_t i = 0; i < mb_plan_note_count(plan); i++)
+    fprintf(stderr, "mbench run: note: %s\n", mb_plan_note(plan, i));
+  if (o->dry_run) {
+    int rc = print_plan(plan, o->config);
+    mb_plan_destroy(plan);
+    return rc;
+  }
+  if (mb_plan_count(plan) == 0) {
+    mb_plan_destroy(plan);
+    return cli_error("run", "%s: no benchmark left to run", o->config);
+  }
+  mb_context_t *ctx;
+  if (cli_context("run", o->verbose, &ctx) != 0) {
+    mb_plan_destroy(plan);
+    return EXIT_USAGE;
+  }
+  sinks_t sinks;
+  csv_outs_t csvs = {NULL, 0};
+  int rc = EXIT_USAGE;
+  if (cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0) {
+    rc = run_plan(ctx, plan, &sinks, &csvs, argc, argv);
+    if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  }
+  if (close_csvs(&csvs) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  mb_context_destroy(ctx);
+  mb_plan_destroy(plan);
+  return rc;
+}

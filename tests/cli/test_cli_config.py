@@ -1,0 +1,291 @@
+"""mbench run --config end to end: the three schemas, --dry-run counts,
+--backend, --filter, --max-flop, CSV files a config names, the progress
+line, and the messages bad files get. Run by ctest with MBENCH set."""
+import csv
+import json
+import os
+import pty
+import re
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+MBENCH = os.environ.get("MBENCH", "mbench")
+SEEDS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
+                     "seeds")
+
+
+def mbench(*args, cwd=None, stderr=subprocess.PIPE):
+    e = dict(os.environ)
+    e.pop("MB_BACKEND_PATH", None)
+    return subprocess.run([MBENCH, *args], stdout=subprocess.PIPE,
+                          stderr=stderr, text=True, env=e, cwd=cwd,
+                          timeout=600)
+
+
+class Config(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def dry_count(self, path, *extra):
+        p = mbench("run", "--config", path, "--dry-run", *extra)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.search(r"(\d+) benchmarks?,", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        return int(m.group(1)), p
+
+    def test_native_sweep_runs_and_records(self):
+        path = self.write("sweep.yaml", """\
+            benchmarks:
+              - name: tiny
+                op: [gemm, add]
+                shapes: [[64, 32, 16]]
+                dtypes: [f32, bf16]
+                backend: cpu
+                timing: {samples: 3}
+            """)
+        # add is MxN: the 3-D shape does not fit it, and the error says so
+        p = mbench("run", "--config", path, "--dry-run")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("sweep.yaml", p.stderr)
+        self.assertIn("add", p.stderr)
+        path = self.write("sweep.yaml", """\
+            benchmarks:
+              - name: tiny
+                op: gemm
+                shapes: [[64, 32, 16], "32x32x32"]
+                dtypes: [f32, bf16]
+                backend: cpu
+                timing: {samples: 3}
+            """)
+        out = os.path.join(self.dir, "r.json")
+        p = mbench("run", "--config", path, "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(out + "l"), "the stream is removed")
+        with open(out) as f:
+            doc = json.load(f)
+        rs = doc["results"]
+        self.assertEqual(len(rs), 4)
+        names = [r["name"] for r in rs]
+        self.assertEqual(len(set(names)), 4)
+        for r in rs:
+            self.assertEqual(r["status"], "ok")
+            self.assertEqual(r["stats"]["count"], 3)
+            self.assertEqual(r["config"]["schema"], "native")
+            self.assertTrue(r["correctness"]["pass"])
+
+    def test_dry_run_counts_match_presets(self):
+        cases = [("pow2", {}, 5), ("pow2_extended", {}, 10),
+                 ("small_sweep", {}, 35), ("sweep", {}, 512),
+                 ("llama", {}, 4), ("llama4", {}, 6),
+                 ("small_sweep", {"min_power": 10, "max_power": 15}, 56),
+                 ("pow2", {"min_power": 10, "max_power": 12}, 3)]
+        for preset, params, want in cases:
+            extra = "".join(f"\n        {k}: {v}" for k, v in params.items())
+            path = self.write("t.yml",
+                              'benchmark_mode: "inference"\n'
+                              'quantization_config_recipe_names: ["baseline"]\n'
+                              "model_params:\n"
+                              '  - name: "m"\n'
+                              "    matrix_shapes:\n"
+                              f'      - name: "{preset}"{extra}\n'
+                              '    high_precision_dtype: "torch.bfloat16"\n'
+                              '    device: "cuda"\n'
+                              '    model_type: "linear"\n')
+            n, _ = self.dry_count(path)
+            self.assertEqual(n, want, preset)
+        # the preset list agrees
+        p = mbench("list", "presets")
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("llama4", p.stdout)
+
+    def test_torchao_backend_override_and_ignored_keys(self):
+        path = self.write("ao.yml", f"""\
+            benchmark_mode: "inference"
+            quantization_config_recipe_names:
+              - "baseline"
+            output_dir: "{self.dir}/results"
+            model_params:
+              - name: "small"
+                matrix_shapes:
+                  - name: "custom"
+                    shapes: [[64, 64, 64], [128, 64, 32]]
+                high_precision_dtype: "torch.bfloat16"
+                use_torch_compile: true
+                torch_compile_mode: "max-autotune"
+                device: "cuda"
+                model_type: "linear"
+                enable_profiler: true
+            """)
+        out = os.path.join(self.dir, "r.json")
+        p = mbench("run", "--config", path, "--backend", "cpu", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.count("torch_compile_mode"), 1, p.stderr)
+        self.assertIn("has no effect here", p.stderr)
+        with open(out) as f:
+            rs = json.load(f)["results"]
+        self.assertEqual(len(rs), 2)
+        for r in rs:
+            self.assertEqual(r["backend"], "cpu")
+            self.assertEqual(r["recipe"], "baseline")
+            self.assertEqual(r["speedup_vs_baseline"], 1)
+            self.assertEqual(r["config"]["backend_override"],
+                             {"requested": "cuda", "used": "cpu"})
+            self.assertEqual(r["config"]["ignored"]["torch_compile_mode"],
+                             "max-autotune")
+        # output_dir gets a CSV of the same rows
+        with open(os.path.join(self.dir, "results", "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 2)
+
+    def test_jax_csv_path_and_num_runs(self):
+        path = self.write("jax.yaml", f"""\
+            benchmarks:
+            - benchmark_name: "add"
+              trace_dir: "{self.dir}/trace"
+              csv_path: "{self.dir}/csv"
+              benchmark_sweep_params:
+                - {{ m_range: {{ start: 64, end: 256, multiplier: 2 }}, n: "SAME_AS_m", num_runs: 4 }}
+            """)
+        n, _ = self.dry_count(path, "--backend", "cpu")
+        self.assertEqual(n, 3)
+        p = mbench("run", "--config", path, "--backend", "cpu", "-f", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rs = json.loads(p.stdout)["results"]
+        self.assertEqual([r["shape"]["M"] for r in rs], [64, 128, 256])
+        self.assertEqual([r["shape"]["N"] for r in rs], [64, 128, 256])
+        for r in rs:
+            self.assertEqual(r["stats"]["count"], 4)  # num_runs, exactly
+            self.assertEqual(r["timing"]["criterion"], "fixed")
+        with open(os.path.join(self.dir, "csv", "add.csv")) as f:
+            rows = list(csv.reader(f))
+        self.assertEqual(len(rows), 4)  # header + 3
+        self.assertIn("median_ns", rows[0])
+
+    def test_filter_and_max_flop(self):
+        path = self.write("f.yaml", """\
+            benchmarks:
+              - name: g
+                op: gemm
+                shapes: [[64, 64, 64], [128, 128, 128], [256, 256, 256]]
+                backend: cpu
+            """)
+        n, _ = self.dry_count(path)
+        self.assertEqual(n, 3)
+        n, p = self.dry_count(path, "--filter", "128x")
+        self.assertEqual(n, 1)
+        self.assertIn("kept 1 of 3", p.stderr)
+        n, p = self.dry_count(path, "--max-flop", str(2 * 128 ** 3))
+        self.assertEqual(n, 2)
+        self.assertIn("left out 1", p.stderr)
+        p = mbench("run", "--config", path, "--filter", "(")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--filter", p.stderr)
+
+    def test_bad_input_messages(self):
+        path = self.write("bad.yaml", """\
+            benchmarks:
+              - name: g
+                op: gemm
+                shapes: [[64, 64, 64]]
+                dtypes: [f32, bf61]
+            """)
+        p = mbench("run", "--config", path, "--dry-run")
+        self.assertEqual(p.returncode, 2)
+        self.assertRegex(p.stderr, r"bad\.yaml:5:.*benchmarks\[0\]\.dtypes")
+        self.assertIn("bf61", p.stderr)
+        path = self.write("bad2.yaml", "benchmarks: [\n")
+        p = mbench("run", "--config", path)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("bad2.yaml", p.stderr)
+        p = mbench("run", "--config", os.path.join(self.dir, "nope.yaml"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("nope.yaml", p.stderr)
+        p = mbench("run", "--config", path, "--op", "gemm")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--op cannot be combined with --config", p.stderr)
+        p = mbench("run", "--dry-run", "--op", "gemm")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("need --config", p.stderr)
+
+    def test_progress_only_on_a_terminal(self):
+        path = self.write("p.yaml", """\
+            benchmarks:
+              - op: add
+                shapes: [[64, 64], [128, 128]]
+                backend: cpu
+                timing: {samples: 3}
+            """)
+        p = mbench("run", "--config", path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("ETA", p.stderr)
+        master, slave = pty.openpty()
+        try:
+            p = mbench("run", "--config", path, stderr=slave)
+            os.close(slave)
+            slave = -1
+            seen = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            os.close(master)
+            if slave >= 0:
+                os.close(slave)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn(b"[2/2]", seen)
+        self.assertIn(b"ETA", seen)
+
+    def seed_yaml(self, name):
+        """The ```yaml blocks of a seed document, as files."""
+        with open(os.path.join(SEEDS, name)) as f:
+            text = f.read()
+        blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+        blocks += [textwrap.dedent(b) for b in re.findall(
+            r"\.\. code-block:: yaml\n\n(.*?)\n(?=\S)", text, re.S)]
+        return blocks
+
+    def test_seed_files_load_or_name_what_is_missing(self):
+        seeds = [n for n in os.listdir(SEEDS) if n.endswith(".txt")] \
+            if os.path.isdir(SEEDS) else []
+        if not seeds:
+            self.skipTest("the seed documents are not beside the repo")
+        tried = 0
+        for name in sorted(seeds):
+            for i, block in enumerate(self.seed_yaml(name)):
+                if (not re.search(r"^(model_params|benchmarks):", block,
+                                  re.M) or "# ..." in block):
+                    continue  # a fragment, not a whole file
+                path = self.write(f"seed{i}.yml", block)
+                p = mbench("run", "--config", path, "--dry-run",
+                           "--backend", "cpu")
+                tried += 1
+                if p.returncode == 0:
+                    continue
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertRegex(
+                    p.stderr,
+                    r"not built in this version|is not available|unknown "
+                    r"(recipe|model) \"my_",
+                    f"{name} block {i}: {p.stderr}")
+        self.assertGreater(tried, 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
