@@ -48,27 +48,6 @@ typedef struct comparison_view {
   size_t counts[MB_VERDICT_SKIPPED + 1];
 } view_t;
 
-/* "1.234 ms": four significant digits, the unit that fits. */
-static void format_ns(double ns, char *buf, size_t cap) {
-  static const struct {
-    double scale;
-    const char *unit;
-  } k_units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
-  if (!isfinite(ns)) {
-    snprintf(buf, cap, "-");
-    return;
-  }
-  size_t i = 0;
-  while (i + 1 < sizeof k_units / sizeof k_units[0] && ns < k_units[i].scale)
-    i++;
-  double v = ns / k_units[i].scale;
-  snprintf(buf, cap,
-           v >= 100  ? "%.1f %s"
-           : v >= 10 ? "%.2f %s"
-                     : "%.3f %s",
-           v, k_units[i].unit);
-}
-
 /* Both runs' noise as the verdict combines it; NAN unless both known. */
 static double combined_noise(const mb_compare_row_t *r) {
   return sqrt(r->base_noise * r->base_noise + r->new_noise * r->new_noise);
@@ -130,8 +109,8 @@ static void put_text(FILE *f, const view_t *v) {
     mb_compare_row_t r = MB_COMPARE_ROW_INIT;
     mb_comparison_row(v->cmp, i, &r);
     char base[32], nw[32], ratio[32], noise[32];
-    format_ns(r.base_ns, base, sizeof base);
-    format_ns(r.new_ns, nw, sizeof nw);
+    mb_format_ns(r.base_ns, base, sizeof base);
+    mb_format_ns(r.new_ns, nw, sizeof nw);
     snprintf(ratio, sizeof ratio, isfinite(r.ratio) ? "%.3f" : "-", r.ratio);
     double cn = combined_noise(&r);
     snprintf(noise, sizeof noise, isfinite(cn) ? "±%.1f%%" : "-", 100 * cn);

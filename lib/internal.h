@@ -84,6 +84,9 @@ void mb__loader_unload(mb_context_t *ctx);
 
 /* util.c */
 char *mb__strdup(const char *s);
+/* A whole file, NUL-terminated (*len excludes the NUL); the caller frees
+ * *out. MB_ERR_IO / MB_ERR_NO_MEMORY name the path. */
+mb_status_t mb__read_file(const char *path, char **out, size_t *len);
 double mb__now_s(void); /* CLOCK_MONOTONIC seconds */
 
 #endif

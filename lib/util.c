@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,4 +17,37 @@ double mb__now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Config files and result files are read whole: both parsers want one
+ * string, and neither is large. */
+mb_status_t mb__read_file(const char *path, char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return mb__fail(MB_ERR_IO, "%s: cannot open: %m", path);
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (cap - n < 65536) {
+      char *grown = realloc(buf, cap = cap ? 2 * cap : 65536 + 1);
+      if (!grown) {
+        free(buf);
+        fclose(f);
+        return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory reading it", path);
+      }
+      buf = grown;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return mb__fail(MB_ERR_IO, "%s: read error", path);
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return MB_OK;
 }

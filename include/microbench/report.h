@@ -32,6 +32,10 @@ typedef enum mb_format {
   MB_FORMAT_OSSDB = 4
 } mb_format_t;
 
+/* A duration in nanoseconds with a unit that keeps 4 significant digits:
+ * "1.234 ms", "56.78 us". What the table prints. */
+MB_API void mb_format_ns(double ns, char *buf, size_t cap);
+
 /* "table", "json", "csv", "md" (also "markdown"), "ossdb"; errors list
  * valid names. */
 MB_API mb_status_t mb_format_from_name(const char *name, mb_format_t *out);

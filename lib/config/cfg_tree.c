@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../error.h"
+#include "../internal.h"
 
 mb_cfg_node_t *mb__cfg_new(mb_cfg_kind_t kind, int line, const char *text) {
   mb_cfg_node_t *n = calloc(1, sizeof *n);
@@ -80,39 +81,11 @@ static int looks_like_json(const char *path, const char *text) {
 
 mb_status_t mb__cfg_parse_file(const char *path, mb_cfg_node_t **out) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return mb__fail(MB_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  char *text = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 + 1 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      char *grown = realloc(text, cap);
-      if (!grown) {
-        free(text);
-        fclose(f);
-        return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory reading it", path);
-      }
-      text = grown;
-    }
-    size_t got = fread(text + len, 1, cap - len - 1, f);
-    len += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(text);
-    return mb__fail(MB_ERR_IO, "%s: read error", path);
-  }
-  text[len] = '\0';
-  if (strlen(text) != len) {
-    free(text);
-    return mb__fail(MB_ERR_PARSE, "%s: contains a NUL byte (not a text file?)",
-                    path);
-  }
-  mb_status_t st = mb__cfg_parse_text(text, len, path, out);
+  char *text;
+  size_t len;
+  mb_status_t st = mb__read_file(path, &text, &len);
+  if (st != MB_OK) return st;
+  st = mb__cfg_parse_text(text, len, path, out);
   free(text);
   return st;
 }

@@ -1,6 +1,7 @@
 /* Opening, feeding and closing a report; the formats are in their files. */
 #include "report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,11 +134,16 @@ mb_status_t mb_report_close(mb_report_t *rep) {
   return st;
 }
 
-void mb__format_ns(double ns, char *buf, size_t cap) {
+void mb_format_ns(double ns, char *buf, size_t cap) {
   static const struct {
     double scale;
     const char *unit;
   } k_units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+  if (!buf || !cap) return;
+  if (!isfinite(ns)) { /* absent or not measured */
+    snprintf(buf, cap, "-");
+    return;
+  }
   for (size_t i = 0; i < sizeof k_units / sizeof k_units[0]; i++)
     if (ns >= k_units[i].scale || i + 1 == sizeof k_units / sizeof k_units[0]) {
       double v = ns / k_units[i].scale;

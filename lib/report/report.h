@@ -54,7 +54,4 @@ mb_status_t mb__lines_finish(mb_report_t *rep, int keep);
  * rename, or printed to rep->out. */
 mb_status_t mb__put_document(mb_report_t *rep, const cJSON *doc);
 
-/* "1.234 ms": a duration with a unit that keeps 4 significant digits. */
-void mb__format_ns(double ns, char *buf, size_t cap);
-
 #endif

@@ -69,7 +69,7 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
     snprintf(dtype, sizeof dtype, "%s", mb_dtype_name(p->dtype));
   int ran = r->info.status == MB_RESULT_OK;
   if (ran) {
-    mb__format_ns(r->stats.median, median, sizeof median);
+    mb_format_ns(r->stats.median, median, sizeof median);
     snprintf(noise, sizeof noise, "%.2f%%", 100.0 * r->stats.rel_stdev);
     snprintf(samples, sizeof samples, "%llu",
              (unsigned long long)r->stats.count);

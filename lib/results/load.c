@@ -25,37 +25,6 @@ double mb__json_num(const cJSON *obj, const char *key) {
   return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-static mb_status_t read_text(const char *path, char **out, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return mb__fail(MB_ERR_IO, "cannot read %s: %m", path);
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (cap - n < 65536) {
-      char *grown = realloc(buf, cap = cap ? 2 * cap : 65536 + 1);
-      if (!grown) {
-        free(buf);
-        fclose(f);
-        return mb__fail(MB_ERR_NO_MEMORY, "reading %s: out of memory", path);
-      }
-      buf = grown;
-    }
-    size_t got = fread(buf + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return mb__fail(MB_ERR_IO, "cannot read %s: read error", path);
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *len = n;
-  return MB_OK;
-}
-
 /* ---- lines -------------------------------------------------------------- */
 
 typedef struct line {
@@ -250,7 +219,7 @@ mb_status_t mb_results_load(const char *path, mb_results_t **out) {
   }
   char *text = NULL;
   size_t len = 0;
-  mb_status_t st = read_text(path, &text, &len);
+  mb_status_t st = mb__read_file(path, &text, &len);
   if (st == MB_OK) st = load_text(set, text, len);
   if (st == MB_OK) st = index_results(set);
   free(text);

@@ -1,0 +1,166 @@
+/* Internal: what the pieces of the native schema reader share
+ * (schema_native.c reads a benchmark whole and expands it; native_fields.c
+ * holds the swept fields; native_shapes.c the shapes and presets). The
+ * types a benchmark is read into, the limits, and the helpers that find a
+ * key in a benchmark or in defaults. Only these three files include it. */
+#ifndef MB_LIB_PLAN_NATIVE_H
+#define MB_LIB_PLAN_NATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "microbench/preset.h"
+#include "plan_build.h"
+
+/* More entries than this from one file is almost surely a typo in a sweep
+ * (and would take days to run). */
+#define MAX_ENTRIES 100000
+#define PATH_CAP 256
+#define NAME_CAP 512
+#define MAX_DIM ((int64_t)1 << 40)
+
+/* ---- swept fields ----------------------------------------------------- */
+
+/* One value of a swept field, and how it reads in an entry's name. */
+typedef struct value {
+  union {
+    mb_dtype_t dtype;
+    mb_scaling_t scaling;
+    mb_activation_t act;
+    mb_cache_policy_t cache;
+    const char *str; /* owned by the config tree */
+    int boolean;
+    double number;
+  } u;
+  char label[80];
+} value_t;
+
+typedef struct field field_t;
+/* Reads one scalar node into *v (label included); errors name `path`. */
+typedef mb_status_t (*parse_fn)(const mb__pb_t *pb, const field_t *f,
+                                const mb_cfg_node_t *n, const char *path,
+                                value_t *v);
+typedef void (*set_fn)(mb__plan_item_t *it, const value_t *v);
+
+/* Which benchmarks a field means something for. */
+typedef enum scope { FOR_ALL, FOR_OPS, FOR_MODELS } scope_t;
+
+struct field {
+  const char *key, *plural; /* plural: NULL when there is none */
+  parse_fn parse;           /* the field's kind */
+  set_fn set;
+  scope_t scope;
+  /* In names: 0 "/<value>" (self-describing: bf16, hot, cuda), 1
+   * "/<key>=<value>" (alpha=0.5, transpose=true, scale_a=row). */
+  int keyed;
+};
+
+/* The swept fields, in expansion order (the last varies fastest); defined
+ * in native_fields.c, which checks NUM_FIELDS against it. */
+extern const field_t mb__native_fields[];
+#define NUM_FIELDS 21
+#define F_DTYPE 0                 /* mb__native_fields index of dtype */
+#define NUM_AXES (2 + NUM_FIELDS) /* op, shape, then the fields */
+
+/* ---- what a benchmark says, read whole --------------------------------- */
+
+/* Where shapes came from: a `shapes` item, or a preset (rank errors). */
+typedef struct origin {
+  const mb_cfg_node_t *at;
+  char path[PATH_CAP];
+  int preset;
+} origin_t;
+
+typedef struct shape {
+  uint32_t ndim;
+  int64_t dims[MB_MAX_DIMS];
+  const char *name; /* NULL: none; owned by the tree or a preset list */
+  size_t origin;
+} shape_t;
+
+typedef struct sweep {
+  value_t *values;
+  size_t count; /* 0: not written (the op's default) */
+} sweep_t;
+
+typedef struct bench {
+  const mb_cfg_node_t *node;
+  char path[64];
+  const char *name; /* NULL: the op's or model's */
+  const char **ops; /* the ops as written, or NULL for a model */
+  size_t num_ops;
+  const char *model, *mode;
+  shape_t *shapes;
+  size_t num_shapes, cap_shapes;
+  origin_t *origins;
+  size_t num_origins;
+  mb_shape_list_t **lists; /* presets, kept for their shape names */
+  size_t num_lists;
+  sweep_t sweeps[NUM_FIELDS];
+  mb__plan_item_t base; /* spec (timing, device, seed, flags), csv_path */
+  double count;         /* entries it expands to */
+} bench_t;
+
+typedef struct reader {
+  mb__pb_t *pb;
+  const mb_cfg_node_t *defaults; /* NULL: none */
+  const char *bench_keys[64], *const *default_keys;
+} reader_t;
+
+/* A key as found: the node and its path, in the benchmark or defaults. */
+typedef struct found {
+  const mb_cfg_node_t *node; /* NULL: not written */
+  const char *key;           /* the spelling written */
+  char path[PATH_CAP];
+} found_t;
+
+/* ---- shared helpers (schema_native.c) ---------------------------------- */
+
+mb_status_t mb__native_no_memory(void);
+
+mb_status_t mb__native_expect_kind(const mb__pb_t *pb, const mb_cfg_node_t *n,
+                                   const char *path, mb_cfg_kind_t kind,
+                                   const char *what);
+
+/* `key` or its `plural` in one map; writing both is an error. */
+mb_status_t mb__native_find_in(const mb__pb_t *pb, const mb_cfg_node_t *map,
+                               const char *map_path, const char *key,
+                               const char *plural, found_t *out);
+
+/* The map a group of keys is taken from: the benchmark when it writes any
+ * of them, else defaults. A group is a key with its plural, or keys that
+ * replace each other as a whole (op/model; shapes/presets). */
+const mb_cfg_node_t *mb__native_source(const reader_t *r, const bench_t *b,
+                                       const char *const *group,
+                                       const char **path);
+
+/* `key` or its `plural`, from the benchmark or else defaults. */
+mb_status_t mb__native_find(const reader_t *r, const bench_t *b,
+                            const char *key, const char *plural, found_t *out);
+
+/* ---- swept fields (native_fields.c) ------------------------------------ */
+
+/* st, or MB_ERR_PARSE at n/path with mb_error_last() when it failed. */
+mb_status_t mb__native_wrap(const mb__pb_t *pb, const mb_cfg_node_t *n,
+                            const char *path, mb_status_t st);
+
+/* Reads field `fi` into b->sweeps[fi] (left empty when not written). */
+mb_status_t mb__native_read_sweep(const reader_t *r, bench_t *b, size_t fi);
+
+/* The mb__native_fields index of `key`; NUM_FIELDS when there is none. */
+size_t mb__native_field_index(const char *key);
+
+/* A model's recipes: [baseline] unless told; any other recipe brings the
+ * baseline along, first, so every entry has its speedup (as torchao). */
+mb_status_t mb__native_model_recipes(bench_t *b);
+
+/* ---- shapes and presets (native_shapes.c) ------------------------------ */
+
+/* Reads `shapes` and/or `presets` into b and checks every shape fits every
+ * op (or the model's [M, K, N]). */
+mb_status_t mb__native_read_where(const reader_t *r, bench_t *b);
+
+/* "1024x1024x1024" into buf (cap bytes). */
+void mb__native_shape_text(const shape_t *s, char *buf, size_t cap);
+
+#endif
