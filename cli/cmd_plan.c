@@ -146,8 +146,8 @@ static int print_plan(const mb_plan_t *plan, const char *file) {
            where, *e.skip_reason ? e.skip_reason : "");
   }
   printf(
-      "plan: %s (%s schema): %zu benchmark%s, %.4g FLOP and %.4g bytes "
-      "per run of each, in total\n",
+      "plan: %s (%s schema): %zu benchmark%s; one run of each: %.4g FLOP, "
+      "%.4g bytes in total\n",
       file, mb_plan_schema(plan), n, n == 1 ? "" : "s", flop, bytes);
   return EXIT_OK;
 }

@@ -41,7 +41,7 @@ class Config(unittest.TestCase):
     def dry_count(self, path, *extra):
         p = mbench("run", "--config", path, "--dry-run", *extra)
         self.assertEqual(p.returncode, 0, p.stderr)
-        m = re.search(r"(\d+) benchmarks?,", p.stdout)
+        m = re.search(r"(\d+) benchmarks?;", p.stdout)
         self.assertIsNotNone(m, p.stdout)
         return int(m.group(1)), p
 
