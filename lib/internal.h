@@ -87,6 +87,9 @@ char *mb__strdup(const char *s);
 /* A whole file, NUL-terminated (*len excludes the NUL); the caller frees
  * *out. MB_ERR_IO / MB_ERR_NO_MEMORY name the path. */
 mb_status_t mb__read_file(const char *path, char **out, size_t *len);
+/* Writes text + "\n" to path.tmp and renames it over path, so path is
+ * never half-written; MB_ERR_IO names path and the system's reason. */
+mb_status_t mb__write_file_atomic(const char *path, const char *text);
 double mb__now_s(void); /* CLOCK_MONOTONIC seconds */
 
 #endif

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,4 +51,20 @@ mb_status_t mb__read_file(const char *path, char **out, size_t *len) {
   *out = buf;
   *len = n;
   return MB_OK;
+}
+
+mb_status_t mb__write_file_atomic(const char *path, const char *text) {
+  size_t n = strlen(path) + 5;
+  char *tmp = malloc(n);
+  if (!tmp) return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory", path);
+  snprintf(tmp, n, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+  ok = f && fclose(f) == 0 && ok;
+  ok = ok && rename(tmp, path) == 0;
+  int err = errno;
+  if (!ok) remove(tmp);
+  free(tmp);
+  return ok ? MB_OK
+            : mb__fail(MB_ERR_IO, "cannot write %s: %s", path, strerror(err));
 }

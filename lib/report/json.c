@@ -56,17 +56,9 @@ mb_status_t mb__lines_finish(mb_report_t *rep, int keep) {
 }
 
 static mb_status_t put_file(const mb_report_t *rep, const char *text) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", rep->path);
-  FILE *f = fopen(tmp, "w");
-  int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-  ok = f && fclose(f) == 0 && ok;
-  ok = ok && rename(tmp, rep->path) == 0;
-  if (ok) return MB_OK;
-  int err = errno;
-  remove(tmp);
-  return mb__fail(MB_ERR_IO, "cannot write %s: %s; every result is kept in %s",
-                  rep->path, strerror(err), rep->lines_path);
+  if (mb__write_file_atomic(rep->path, text) == MB_OK) return MB_OK;
+  return mb__fail(MB_ERR_IO, "%s; every result is kept in %s", mb_error_last(),
+                  rep->lines_path);
 }
 
 mb_status_t mb__put_document(mb_report_t *rep, const cJSON *doc) {

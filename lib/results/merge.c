@@ -102,29 +102,11 @@ static cJSON *merged_document(mb_results_t *const *sets, size_t count) {
 }
 
 static mb_status_t write_atomically(const cJSON *doc, const char *path) {
-  size_t n = strlen(path) + 5;
-  char *tmp = malloc(n);
   char *text = cJSON_Print(doc);
-  if (!tmp || !text) {
-    free(tmp);
-    free(text);
+  if (!text)
     return mb__fail(MB_ERR_NO_MEMORY, "mb_results_merge: out of memory");
-  }
-  snprintf(tmp, n, "%s.tmp", path);
-  mb_status_t st = MB_OK;
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    st = mb__fail(MB_ERR_IO, "cannot write %s: %m", tmp);
-  } else {
-    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-      st = mb__fail(MB_ERR_IO, "cannot write %s: %m", path);
-      remove(tmp);
-    }
-  }
+  mb_status_t st = mb__write_file_atomic(path, text);
   free(text);
-  free(tmp);
   return st;
 }
 

@@ -12,8 +12,9 @@ import textwrap
 import unittest
 
 MBENCH = os.environ.get("MBENCH", "mbench")
-SEEDS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                     "seeds")
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIGS = os.path.join(HERE, "..", "configs")
+SEEDS = os.path.join(HERE, "..", "..", "..", "shared", "seeds")
 
 
 def mbench(*args, cwd=None, stderr=subprocess.PIPE):
@@ -262,30 +263,40 @@ class Config(unittest.TestCase):
         return blocks
 
     def test_seed_files_load_or_name_what_is_missing(self):
-        seeds = [n for n in os.listdir(SEEDS) if n.endswith(".txt")] \
-            if os.path.isdir(SEEDS) else []
-        if not seeds:
-            self.skipTest("the seed documents are not beside the repo")
-        tried = 0
-        for name in sorted(seeds):
-            for i, block in enumerate(self.seed_yaml(name)):
-                if (not re.search(r"^(model_params|benchmarks):", block,
-                                  re.M) or "# ..." in block):
-                    continue  # a fragment, not a whole file
-                path = self.write(f"seed{i}.yml", block)
-                p = mbench("run", "--config", path, "--dry-run",
-                           "--backend", "cpu")
-                tried += 1
-                if p.returncode == 0:
-                    continue
-                self.assertEqual(p.returncode, 2, p.stderr)
-                self.assertRegex(
-                    p.stderr,
-                    r"not built in this version|is not available|unknown "
-                    r"(recipe|model) \"my_",
-                    f"{name} block {i}: {p.stderr}")
-        self.assertGreater(tried, 3)
-
+        """The predecessors' files (tests/configs/torchao and jax hold them
+        verbatim, and versions of them that ask only for what is built)
+        load, or fail naming the recipe/model/mode that is not built."""
+        blocks = []
+        for sub in ("torchao", "jax"):
+            d = os.path.join(CONFIGS, sub)
+            for name in sorted(os.listdir(d)):
+                with open(os.path.join(d, name)) as f:
+                    blocks.append((f"{sub}/{name}", f.read()))
+        # The seed documents themselves, where they sit beside the repo.
+        seeds = sorted(os.listdir(SEEDS)) if os.path.isdir(SEEDS) else []
+        for name in seeds:
+            if name.endswith(".txt"):
+                blocks += [(f"{name}#{i}", b)
+                           for i, b in enumerate(self.seed_yaml(name))]
+        loaded = tried = 0
+        for label, block in blocks:
+            if (not re.search(r"^(model_params|benchmarks):", block, re.M)
+                    or "# ..." in block):
+                continue  # a fragment, not a whole file
+            path = self.write("seed.yml", block)
+            p = mbench("run", "--config", path, "--dry-run",
+                       "--backend", "cpu")
+            tried += 1
+            if p.returncode == 0:
+                loaded += 1
+                continue
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertRegex(
+                p.stderr,
+                r"not built in this version|unknown (recipe|model) \"my_",
+                f"{label}: {p.stderr}")
+        self.assertGreaterEqual(tried, 15)
+        self.assertGreaterEqual(loaded, 8)
 
 if __name__ == "__main__":
     unittest.main()
