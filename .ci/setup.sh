@@ -11,6 +11,6 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libcjson-dev libyaml-dev libhwloc-dev libcmocka-dev libdnnl-dev \
-  clang libclang-rt-dev \
+  clang libclang-rt-dev libbenchmark-dev g++ \
   python3 >/dev/null
 echo "setup: dependencies installed"

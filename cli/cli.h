@@ -6,7 +6,12 @@
 #include <stddef.h>
 
 /* Exit codes: the contract scripts rely on. */
-enum { EXIT_OK = 0, EXIT_BENCH_FAILED = 1, EXIT_USAGE = 2 };
+enum {
+  EXIT_OK = 0,
+  EXIT_BENCH_FAILED = 1,
+  EXIT_USAGE = 2,
+  EXIT_INTERRUPTED = 130 /* 128 + SIGINT, as shells report it */
+};
 
 /* Everything any command accepts; each command takes a subset. */
 typedef struct cli_opts {
@@ -24,6 +29,11 @@ typedef struct cli_opts {
   int dry_run;
   double threshold; /* compare */
   const char *by;
+  unsigned repetitions;
+  const char *interleave;  /* run --config: seed of the order */
+  int isolate;             /* each benchmark in a child process */
+  double isolate_timeout;  /* its watchdog, s; 0: from the spec */
+  const char *child_index; /* set in that child: run only entry N */
 } cli_opts_t;
 
 typedef enum opt_kind {
@@ -75,9 +85,36 @@ int cli_close_sinks(const char *cmd, sinks_t *s);
 /* 1 when the result counts as a failure for the exit code: failed, or
  * wrong. */
 int cli_result_failed(const mb_result_t *r);
-/* Runs one spec into the sinks: 1 failed, 0 ran, -1 input error. */
+/* How every command runs a benchmark: in this process, or (--isolate) in
+ * a child process re-executed with argv + --child-index N (isolate.c). */
+typedef struct cli_runner {
+  const cli_opts_t *opts;
+  int argc;
+  char **argv;
+} cli_runner_t;
+/* An mb_bench_runner_fn; user is a cli_runner_t. */
+mb_status_t cli_bench_runner(void *user, mb_context_t *ctx, size_t index,
+                             const mb_bench_spec_t *spec, mb_result_t **out);
+/* In the child: runs spec and prints its result as one JSON line. */
+int cli_child_report(const char *cmd, mb_context_t *ctx,
+                     const mb_bench_spec_t *spec);
+/* --child-index into *index; 1 when set, 0 when not, -1 on a bad value. */
+int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
+                    size_t *index);
+
+/* interrupt.c: Ctrl-C stops after the benchmark in progress (which is
+ * dropped) with every finished result written. */
+void cli_interrupt_install(mb_context_t *ctx);
+int cli_interrupted(void);
+
+/* What cli_run_one did. */
+enum { RUN_OK = 0, RUN_FAILED = 1, RUN_INPUT_ERROR = -1, RUN_INTERRUPTED = -2 };
+/* Runs spec (benchmark `index` of the command's list) into the sinks. */
 int cli_run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
+                const cli_runner_t *runner, size_t index,
                 const mb_bench_spec_t *spec);
+/* The exit status after a command's last benchmark. */
+int cli_exit_status(int worst, int interrupted, size_t done, size_t total);
 
 /* cmd_plan.c: mbench run --config FILE (o holds the parsed options). */
 int cli_run_config(const cli_opts_t *o, int argc, char **argv);

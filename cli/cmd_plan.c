@@ -154,32 +154,68 @@ static int print_plan(const mb_plan_t *plan, const char *file) {
 
 /* ---- running ------------------------------------------------------------ */
 
-static int run_plan(mb_context_t *ctx, mb_plan_t *plan, sinks_t *sinks,
-                    csv_outs_t *csvs, int argc, char **argv) {
-  progress_t prog = {isatty(fileno(stderr)), mb_plan_count(plan), now_s()};
+/* The order to run in: the file's, or --interleave's seeded shuffle. */
+static int plan_order(const cli_opts_t *o, const mb_plan_t *plan,
+                      size_t *order) {
+  size_t n = mb_plan_count(plan);
+  if (!o->interleave) {
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    return 0;
+  }
+  char *end;
+  unsigned long long seed = strtoull(o->interleave, &end, 10);
+  if (!*o->interleave || *end)
+    return cli_error("run", "--interleave: \"%s\" is not a seed (an integer)",
+                     o->interleave);
+  if (mb_plan_order(plan, seed, order) != MB_OK)
+    return cli_error("run", "%s", mb_error_last());
+  return 0;
+}
+
+static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
+                    sinks_t *sinks, csv_outs_t *csvs,
+                    const cli_runner_t *runner) {
+  const size_t total = mb_plan_count(plan);
+  progress_t prog = {isatty(fileno(stderr)), total, now_s()};
   int rc = EXIT_OK;
-  for (size_t i = 0; i < mb_plan_count(plan); i++) {
+  size_t done = 0;
+  for (; done < total && !cli_interrupted(); done++) {
+    const size_t i = order[done];
     mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
     mb_plan_entry(plan, i, &e);
-    progress_show(&prog, i, e.name);
+    progress_show(&prog, done, e.name);
     mb_result_t *r = NULL;
-    if (mb_plan_run(ctx, plan, i, &r) != MB_OK) {
+    if (mb_plan_run_with(ctx, plan, i, cli_bench_runner, (void *)runner, &r) !=
+        MB_OK) {
       progress_clear(&prog);
       cli_error("run", "%s: %s", e.name, mb_error_last());
       return EXIT_USAGE;
     }
     progress_clear(&prog);
+    if (cli_interrupted()) { /* it did not finish: not written */
+      mb_result_destroy(r);
+      break;
+    }
     if (cli_result_failed(r)) rc = EXIT_BENCH_FAILED;
     int bad = cli_add_result("run", sinks, r) != 0;
     if (!bad && *e.csv_path) {
-      mb_report_t *rep = csv_for(csvs, ctx, e.csv_path, argc, argv);
+      mb_report_t *rep =
+          csv_for(csvs, ctx, e.csv_path, runner->argc, runner->argv);
       bad = !rep || mb_report_add(rep, r) != MB_OK;
       if (rep && bad) cli_error("run", "%s: %s", e.csv_path, mb_error_last());
     }
     mb_result_destroy(r);
     if (bad) return EXIT_USAGE;
   }
-  return rc;
+  return cli_exit_status(rc, cli_interrupted(), done, total);
+}
+
+/* --child-index N: entry N alone, its result as JSON on stdout. A skipped
+ * entry never gets here: the parent makes its result itself. */
+static int run_child(mb_context_t *ctx, const mb_plan_t *plan, size_t i) {
+  mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
+  mb_plan_entry(plan, i, &e);
+  return cli_child_report("run", ctx, &e.spec);
 }
 
 int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
@@ -197,23 +233,37 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
     mb_plan_destroy(plan);
     return rc;
   }
-  if (mb_plan_count(plan) == 0) {
+  const size_t n = mb_plan_count(plan);
+  if (n == 0) {
     mb_plan_destroy(plan);
     return cli_error("run", "%s: no benchmark left to run", o->config);
   }
-  mb_context_t *ctx;
-  if (cli_context("run", o->verbose, &ctx) != 0) {
+  size_t child;
+  int is_child = cli_child_index("run", o, n, &child);
+  size_t *order = malloc(n * sizeof *order);
+  mb_context_t *ctx = NULL;
+  if (is_child < 0 || !order || plan_order(o, plan, order) != 0 ||
+      cli_context("run", o->verbose, &ctx) != 0) {
+    if (!order) cli_error("run", "out of memory");
+    free(order);
     mb_plan_destroy(plan);
     return EXIT_USAGE;
   }
-  sinks_t sinks;
-  csv_outs_t csvs = {NULL, 0};
+  cli_interrupt_install(ctx);
   int rc = EXIT_USAGE;
-  if (cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0) {
-    rc = run_plan(ctx, plan, &sinks, &csvs, argc, argv);
-    if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  if (is_child) {
+    rc = run_child(ctx, plan, child);
+  } else {
+    sinks_t sinks;
+    csv_outs_t csvs = {NULL, 0};
+    const cli_runner_t runner = {o, argc, argv};
+    if (cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0) {
+      rc = run_plan(ctx, plan, order, &sinks, &csvs, &runner);
+      if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+    }
+    if (close_csvs(&csvs) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
   }
-  if (close_csvs(&csvs) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  free(order);
   mb_context_destroy(ctx);
   mb_plan_destroy(plan);
   return rc;

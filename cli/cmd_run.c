@@ -8,6 +8,19 @@
 
 #define O(field) offsetof(cli_opts_t, field)
 
+/* What every command that runs benchmarks takes for isolation. */
+/* clang-format off */
+#define ISOLATE_OPTS                                                        \
+  {"isolate", 0, OPT_FLAG, O(isolate), NULL,                                \
+   "run each benchmark in a child process: a crash or hang becomes a "      \
+   "failed result and the run goes on"},                                    \
+  {"isolate-timeout", 0, OPT_DOUBLE, O(isolate_timeout), "S",               \
+   "--isolate: kill a benchmark's process after S seconds (default 120 + "  \
+   "2 x timeout x repetitions)"},                                           \
+  {"child-index", 0, OPT_STR, O(child_index), "N",                          \
+   "internal (--isolate): run only benchmark N and print its JSON"}
+/* clang-format on */
+
 static const opt_def_t k_run_opts[] = {
     {"config", 'c', OPT_STR, O(config), "FILE",
      "run the plan of a config file (JSON or YAML: native, torchao or JAX "
@@ -34,8 +47,11 @@ static const opt_def_t k_run_opts[] = {
     {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate",
      "flush caches before each sample (cold, default), not (hot), or cycle "
      "operand copies larger than the last-level cache (rotate)"},
-    {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed",
+    {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed|entropy",
      "stopping criterion (stdrel; fixed with --samples)"},
+    {"repetitions", 0, OPT_UINT, O(repetitions), "N",
+     "sample N times over, each until the criterion holds; aggregates "
+     "over the repetitions' medians (1)"},
     {"samples", 0, OPT_UINT, O(samples), "N",
      "take exactly N samples (implies --criterion fixed)"},
     {"min-samples", 0, OPT_UINT, O(min_samples), "N",
@@ -83,6 +99,10 @@ static const opt_def_t k_run_opts[] = {
      "gemm f32: allow tf32 tensor-core math (GPU)"},
     {"strict", 0, OPT_FLAG, O(strict), NULL,
      "a wrong result is a failure and is not timed"},
+    {"interleave", 0, OPT_STR, O(interleave), "SEED",
+     "--config: run the benchmarks in a random order drawn from SEED "
+     "(baselines still first); spreads drift over all of them"},
+    ISOLATE_OPTS,
     {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",
      "output format (table; with -o: from the extension)"},
     {"output", 'o', OPT_STR, O(output), "FILE",
@@ -99,6 +119,7 @@ static const opt_def_t k_suite_opts[] = {
     {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate", "cache policy (cold)"},
     {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
      "per benchmark sampling limit (4)"},
+    ISOLATE_OPTS,
     {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",
      "output format (table)"},
     {"output", 'o', OPT_STR, O(output), "FILE",
@@ -169,19 +190,12 @@ static int parse_shape(const char *text, mb_op_params_t *p) {
 
 int cli_apply_common(const char *cmd, const cli_opts_t *o,
                      mb_bench_spec_t *spec) {
-  static const char *const k_crit[] = {"stdrel", "fixed"};
   if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
     return cli_error(cmd, "--cache: %s", mb_error_last());
-  if (o->criterion) {
-    size_t i = 0;
-    while (i < 2 && strcmp(o->criterion, k_crit[i]) != 0) i++;
-    if (i == 2)
-      return cli_error(cmd,
-                       "--criterion: unknown criterion \"%s\"; valid: stdrel, "
-                       "fixed",
-                       o->criterion);
-    spec->criterion = (mb_criterion_t)i;
-  }
+  if (o->criterion &&
+      mb_criterion_from_name(o->criterion, &spec->criterion) != MB_OK)
+    return cli_error(cmd, "--criterion: %s", mb_error_last());
+  if (o->repetitions) spec->repetitions = o->repetitions;
   if (o->samples) {
     spec->samples = o->samples;
     if (!o->criterion) spec->criterion = MB_CRITERION_FIXED;
@@ -211,27 +225,55 @@ void cli_init_opts(cli_opts_t *o) {
   o->seed = 42;
 }
 
-/* Runs one spec into the sinks; returns 1 when it failed, 0 when it ran,
- * EXIT_USAGE-style negative on an input error. */
+/* A benchmark stopped by Ctrl-C is not written: it did not finish. */
 int cli_run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
+                const cli_runner_t *runner, size_t index,
                 const mb_bench_spec_t *spec) {
   mb_result_t *r = NULL;
-  if (mb_bench_run(ctx, spec, &r) != MB_OK) {
+  if (cli_bench_runner((void *)runner, ctx, index, spec, &r) != MB_OK) {
     cli_error(cmd, "%s", mb_error_last());
-    return -1;
+    return RUN_INPUT_ERROR;
   }
-  int failed = cli_result_failed(r);
-  if (cli_add_result(cmd, sinks, r) != 0) failed = -1;
+  int rc = cli_result_failed(r) ? RUN_FAILED : RUN_OK;
+  if (cli_interrupted())
+    rc = RUN_INTERRUPTED;
+  else if (cli_add_result(cmd, sinks, r) != 0)
+    rc = RUN_INPUT_ERROR;
   mb_result_destroy(r);
-  return failed;
+  return rc;
+}
+
+int cli_exit_status(int worst, int interrupted, size_t done, size_t total) {
+  if (interrupted) {
+    fprintf(stderr,
+            "mbench: interrupted: %zu of %zu benchmark%s finished and "
+            "written\n",
+            done, total, total == 1 ? "" : "s");
+    return EXIT_INTERRUPTED;
+  }
+  return worst;
+}
+
+int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
+                    size_t *index) {
+  if (!o->child_index) return 0;
+  char *end;
+  unsigned long long v = strtoull(o->child_index, &end, 10);
+  if (!*o->child_index || *end || v >= count)
+    return cli_error(cmd, "--child-index: \"%s\" is not in [0, %zu)",
+                     o->child_index, count),
+           -1;
+  *index = (size_t)v;
+  return 1;
 }
 
 /* With --config the file describes the benchmarks: an option that would
  * too is refused rather than silently applied to some of them. */
 static int config_conflict(const cli_opts_t *o) {
-  static const char *const k_allowed[] = {"config",   "dry-run", "filter",
-                                          "max-flop", "backend", "format",
-                                          "output",   "verbose", "help"};
+  static const char *const k_allowed[] = {
+      "config",          "dry-run",    "filter",     "max-flop", "backend",
+      "format",          "output",     "verbose",    "help",     "isolate",
+      "isolate-timeout", "interleave", "child-index"};
   cli_opts_t d;
   cli_init_opts(&d);
   static const size_t k_size[] = {[OPT_STR] = sizeof(const char *),
@@ -249,7 +291,8 @@ static int config_conflict(const cli_opts_t *o) {
       return cli_error("run",
                        "--%s cannot be combined with --config: the file "
                        "describes the benchmarks (allowed with --config: "
-                       "--dry-run, --filter, --max-flop, --backend, --format, "
+                       "--dry-run, --filter, --max-flop, --backend, "
+                       "--interleave, --isolate, --isolate-timeout, --format, "
                        "-o, -v)",
                        def->name);
   }
@@ -279,8 +322,10 @@ int cmd_run(int argc, char **argv) {
   }
   if (o.config)
     return config_conflict(&o) ? EXIT_USAGE : cli_run_config(&o, argc, argv);
-  if (o.dry_run || o.filter || o.max_flop > 0)
-    return cli_error("run", "--dry-run, --filter and --max-flop need --config");
+  if (o.dry_run || o.filter || o.max_flop > 0 || o.interleave)
+    return cli_error("run",
+                     "--dry-run, --filter, --max-flop and --interleave need "
+                     "--config");
   if (!o.op)
     return cli_error("run",
                      "--op (or --config FILE) is required; see mbench list "
@@ -300,14 +345,24 @@ int cmd_run(int argc, char **argv) {
   spec.params = &params;
   if (cli_apply_common("run", &o, &spec) != 0) return EXIT_USAGE;
 
+  size_t child;
+  int is_child = cli_child_index("run", &o, 1, &child);
+  if (is_child < 0) return EXIT_USAGE;
   mb_context_t *ctx;
   if (cli_context("run", o.verbose, &ctx) != 0) return EXIT_USAGE;
-  sinks_t sinks;
+  cli_interrupt_install(ctx);
   int rc = EXIT_USAGE;
-  if (cli_open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
-    int failed = cli_run_one("run", ctx, &sinks, &spec);
-    rc = failed < 0 ? EXIT_USAGE : failed ? EXIT_BENCH_FAILED : EXIT_OK;
+  sinks_t sinks;
+  if (is_child) {
+    rc = cli_child_report("run", ctx, &spec);
+  } else if (cli_open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
+    const cli_runner_t runner = {&o, argc, argv};
+    int r = cli_run_one("run", ctx, &sinks, &runner, 0, &spec);
+    rc = r == RUN_INPUT_ERROR ? EXIT_USAGE
+         : r == RUN_FAILED    ? EXIT_BENCH_FAILED
+                              : EXIT_OK;
     if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+    rc = cli_exit_status(rc, r == RUN_INTERRUPTED, 0, 1);
   }
   mb_context_destroy(ctx);
   return rc;
@@ -369,30 +424,47 @@ int cmd_suite(int argc, char **argv) {
   base.timeout_s = 4.0;
   if (!o.backend) o.backend = "cpu";
   if (cli_apply_common("suite", &o, &base) != 0) return EXIT_USAGE;
+  const size_t total = sizeof k_suite / sizeof k_suite[0];
+  size_t child;
+  int is_child = cli_child_index("suite", &o, total, &child);
+  if (is_child < 0) return EXIT_USAGE;
   mb_context_t *ctx;
   if (cli_context("suite", o.verbose, &ctx) != 0) return EXIT_USAGE;
-  print_devices(ctx, o.backend);
-  sinks_t sinks;
+  cli_interrupt_install(ctx);
+  mb_op_params_t params[sizeof k_suite / sizeof k_suite[0]];
+  mb_bench_spec_t specs[sizeof k_suite / sizeof k_suite[0]];
+  for (size_t i = 0; i < total; i++) {
+    params[i] = (mb_op_params_t)MB_OP_PARAMS_INIT;
+    params[i].ndim = k_suite[i].ndim;
+    memcpy(params[i].shape, k_suite[i].shape, sizeof k_suite[i].shape);
+    mb_dtype_from_name(k_suite[i].dtype, &params[i].dtype);
+    if (k_suite[i].out)
+      mb_dtype_from_name(k_suite[i].out, &params[i].dtype_out);
+    specs[i] = base;
+    specs[i].op = k_suite[i].op;
+    specs[i].params = &params[i];
+  }
   int rc = EXIT_USAGE;
-  if (cli_open_sinks("suite", ctx, &o, argc, argv, &sinks) == 0) {
-    rc = EXIT_OK;
-    for (size_t i = 0; i < sizeof k_suite / sizeof k_suite[0]; i++) {
-      mb_op_params_t params = MB_OP_PARAMS_INIT;
-      params.ndim = k_suite[i].ndim;
-      memcpy(params.shape, k_suite[i].shape, sizeof k_suite[i].shape);
-      mb_dtype_from_name(k_suite[i].dtype, &params.dtype);
-      if (k_suite[i].out) mb_dtype_from_name(k_suite[i].out, &params.dtype_out);
-      mb_bench_spec_t spec = base;
-      spec.op = k_suite[i].op;
-      spec.params = &params;
-      int failed = cli_run_one("suite", ctx, &sinks, &spec);
-      if (failed < 0) {
-        rc = EXIT_USAGE;
-        break;
+  sinks_t sinks;
+  if (is_child) {
+    rc = cli_child_report("suite", ctx, &specs[child]);
+  } else {
+    print_devices(ctx, o.backend);
+    if (cli_open_sinks("suite", ctx, &o, argc, argv, &sinks) == 0) {
+      const cli_runner_t runner = {&o, argc, argv};
+      rc = EXIT_OK;
+      size_t done = 0;
+      int r = RUN_OK;
+      for (; done < total; done++) {
+        r = cli_run_one("suite", ctx, &sinks, &runner, done, &specs[done]);
+        if (r == RUN_INPUT_ERROR) rc = EXIT_USAGE;
+        if (r == RUN_FAILED) rc = EXIT_BENCH_FAILED;
+        if (r == RUN_INPUT_ERROR || r == RUN_INTERRUPTED) break;
       }
-      if (failed) rc = EXIT_BENCH_FAILED;
+      if (cli_close_sinks("suite", &sinks) != 0 && rc == EXIT_OK)
+        rc = EXIT_USAGE;
+      rc = cli_exit_status(rc, r == RUN_INTERRUPTED, done, total);
     }
-    if (cli_close_sinks("suite", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
   }
   mb_context_destroy(ctx);
   return rc;

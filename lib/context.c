@@ -175,3 +175,8 @@ mb_status_t mb__devices_init(mb_context_t *ctx) {
   ctx->devices_ready = 1;
   return MB_OK;
 }
+
+void mb_context_set_interrupt(mb_context_t *ctx,
+                              const volatile sig_atomic_t *flag) {
+  if (ctx) ctx->interrupt = flag;
+}

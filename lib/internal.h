@@ -29,11 +29,23 @@ typedef struct mb__backend {
        offsetof(mb_backend_vtable_t, member) + sizeof((vt)->member) && \
    (vt)->member != NULL)
 
+/* Most facts a backend's environment hook may give (more are cut). */
+#define MB__MAX_FACTS 64
+
 struct mb_device {
   mb_context_t *ctx;
   mb__backend_t *backend;
   uint32_t index;        /* within the backend */
   mb_device_info_t info; /* strings owned by the backend state */
+  /* calibrate.c, measured on first use: timer_readings != 0 once the timer
+   * is, cal_flush_done once the flush check ran (or was found impossible). */
+  mb_calibration_t cal;
+  int cal_flush_done;
+  char cal_note[256];
+  /* The backend's environment facts, read once. */
+  mb_kernel_note_t facts[MB__MAX_FACTS];
+  uint32_t num_facts;
+  int facts_ready;
 };
 
 /* A user kernel registered through mb_kernel_register (strings copied). */
@@ -57,7 +69,14 @@ struct mb_context {
 
   mb__user_kernel_t *user_kernels;
   size_t num_user_kernels;
+
+  const volatile sig_atomic_t *interrupt; /* mb_context_set_interrupt */
 };
+
+/* 1 when the caller's interrupt flag is raised. */
+static inline int mb__interrupted(const mb_context_t *ctx) {
+  return ctx->interrupt && *ctx->interrupt;
+}
 
 struct mb_tensor {
   mb_device_t *dev;
@@ -67,6 +86,10 @@ struct mb_tensor {
   size_t numel, nbytes;
   void *data;
 };
+
+/* calibrate.c: the device's timer, measured once (cheap; every benchmark
+ * needs it to size its batch). */
+mb_status_t mb__device_timer(mb_device_t *dev);
 
 /* context.c */
 void mb__log(const mb_context_t *ctx, mb_log_level_t level, const char *fmt,

@@ -81,6 +81,8 @@ void mb_result_destroy(mb_result_t *r) {
   free(r->alias);
   free(r->samples);
   free(r->tele);
+  free(r->flags);
+  free(r->reps);
   for (size_t i = 0; i < r->num_notes; i++) {
     free(r->notes[i].key);
     free(r->notes[i].text);
@@ -115,36 +117,6 @@ void mb__result_set_impl(mb_result_t *r, const char *impl) {
   free(r->impl);
   r->impl = copy;
   r->info.impl = copy;
-}
-
-mb_status_t mb__result_add_sample(mb_result_t *r, double ns) {
-  if (r->num_samples == r->cap_samples) {
-    size_t cap = r->cap_samples ? 2 * r->cap_samples : 256;
-    double *grown = realloc(r->samples, cap * sizeof *grown);
-    if (!grown)
-      return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping samples");
-    r->samples = grown;
-    r->cap_samples = cap;
-    /* telemetry shares the capacity, so the two never disagree */
-    if (r->tele) {
-      mb_telemetry_t *t = realloc(r->tele, cap * sizeof *t);
-      if (!t)
-        return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping telemetry");
-      r->tele = t;
-    }
-  }
-  r->samples[r->num_samples++] = ns;
-  return MB_OK;
-}
-
-mb_status_t mb__result_add_telemetry(mb_result_t *r, const mb_telemetry_t *t) {
-  if (!r->num_samples || r->num_tele != r->num_samples - 1)
-    return mb__fail(MB_ERR_INTERNAL, "telemetry without its sample");
-  if (!r->tele && !(r->tele = malloc(r->cap_samples * sizeof *r->tele)))
-    return mb__fail(MB_ERR_NO_MEMORY, "out of memory keeping telemetry");
-  r->tele[r->num_tele++] = *t;
-  if (t->throttle) r->stats.throttled++;
-  return MB_OK;
 }
 
 mb_status_t mb__result_add_note(mb_result_t *r, const char *key,
@@ -206,11 +178,6 @@ mb_status_t mb__result_set_plan(mb_result_t *r, const mb__result_plan_t *p) {
   free(r->json); /* built again with the new facts */
   r->json = NULL;
   return st;
-}
-
-const mb_telemetry_t *mb_result_telemetry(const mb_result_t *r, size_t *count) {
-  if (count) *count = r && r->tele ? r->num_tele : 0;
-  return r && r->num_tele ? r->tele : NULL;
 }
 
 size_t mb_result_note_count(const mb_result_t *r) {
@@ -309,11 +276,6 @@ mb_status_t mb_result_stats(const mb_result_t *r, mb_stats_t *out) {
 mb_status_t mb_result_derived(const mb_result_t *r, mb_derived_t *out) {
   if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_derived: NULL result");
   return copy_out(out, &r->derived, sizeof r->derived, "mb_result_derived");
-}
-
-const double *mb_result_samples(const mb_result_t *r, size_t *count) {
-  if (count) *count = r ? r->num_samples : 0;
-  return r ? r->samples : NULL;
 }
 
 const char *mb_result_json(const mb_result_t *r) {

@@ -17,6 +17,9 @@ struct mb_result {
   size_t num_samples, cap_samples;
   mb_telemetry_t *tele; /* parallel to samples when the backend reports it */
   size_t num_tele;
+  uint8_t *flags; /* MB_SAMPLE_*, parallel to samples (same capacity) */
+  mb_repetition_t *reps;
+  size_t num_reps;
   struct mb__note {
     char *key, *text; /* text NULL: value */
     double value;
@@ -41,6 +44,11 @@ void mb__result_set_impl(mb_result_t *r, const char *impl);
 mb_status_t mb__result_add_sample(mb_result_t *r, double ns);
 /* Telemetry of the sample just added (same index). */
 mb_status_t mb__result_add_telemetry(mb_result_t *r, const mb_telemetry_t *t);
+/* Ors MB_SAMPLE_* flags into sample i (< num_samples). */
+void mb__result_flag_sample(mb_result_t *r, size_t i, uint8_t flags);
+/* Closes a repetition: samples [first, num_samples), summarised. */
+mb_status_t mb__result_add_repetition(mb_result_t *r, size_t first,
+                                      const char *stop_reason);
 mb_status_t mb__result_add_note(mb_result_t *r, const char *key,
                                 const char *text, double value);
 /* Appends to the warning ("; " between several). */

@@ -6,8 +6,6 @@
 #include "op_internal.h"
 #include "result.h"
 
-static const char *const k_criterion_names[] = {"stdrel", "fixed"};
-
 /* JSON has no inf/NaN: they become null. */
 static void add_num(cJSON *o, const char *k, double v) {
   if (isfinite(v))
@@ -81,7 +79,7 @@ static void add_dtypes(cJSON *o, const mb_op_params_t *p) {
 
 static void add_timing(cJSON *o, const mb_bench_spec_t *t) {
   cJSON *j = cJSON_AddObjectToObject(o, "timing");
-  cJSON_AddStringToObject(j, "criterion", k_criterion_names[t->criterion & 1]);
+  cJSON_AddStringToObject(j, "criterion", mb_criterion_name(t->criterion));
   cJSON_AddNumberToObject(j, "min_samples", t->min_samples);
   cJSON_AddNumberToObject(j, "samples", t->samples);
   cJSON_AddNumberToObject(j, "min_time_s", t->min_time_s);
@@ -90,6 +88,7 @@ static void add_timing(cJSON *o, const mb_bench_spec_t *t) {
   cJSON_AddNumberToObject(j, "warmup_s", t->warmup_s);
   cJSON_AddNumberToObject(j, "warmup_runs", t->warmup_runs);
   cJSON_AddNumberToObject(j, "batch_requested", t->batch);
+  cJSON_AddNumberToObject(j, "repetitions", t->repetitions);
 }
 
 static void add_correctness(cJSON *o, const mb_correctness_t *c) {
@@ -137,6 +136,48 @@ static void add_stats(cJSON *o, const mb_stats_t *s) {
   cJSON_AddNumberToObject(j, "warmup_runs", s->warmup_runs);
   cJSON_AddStringToObject(j, "stop_reason",
                           s->stop_reason ? s->stop_reason : "");
+  cJSON_AddNumberToObject(j, "interfered", (double)s->interfered);
+  add_num(j, "timer_resolution_ns", s->timer_resolution_ns);
+  add_num(j, "timer_overhead_ns", s->timer_overhead_ns);
+  cJSON_AddNumberToObject(j, "repetitions", s->repetitions);
+}
+
+/* Flags parallel to samples_ns; only when some sample has one. */
+static void add_sample_flags(cJSON *o, const mb_result_t *r) {
+  size_t i = 0;
+  while (i < r->num_samples && !r->flags[i]) i++;
+  if (i == r->num_samples) return;
+  cJSON *a = cJSON_AddArrayToObject(o, "sample_flags");
+  for (i = 0; i < r->num_samples; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(r->flags[i]));
+}
+
+/* Each repetition and the aggregates over their medians; only with more
+ * than one (a single repetition is the stats block). */
+static void add_repetitions(cJSON *o, const mb_result_t *r) {
+  if (r->num_reps < 2) return;
+  cJSON *a = cJSON_AddArrayToObject(o, "repetitions");
+  for (size_t i = 0; i < r->num_reps; i++) {
+    const mb_repetition_t *p = &r->reps[i];
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "first_sample", (double)p->first_sample);
+    cJSON_AddNumberToObject(j, "count", (double)p->count);
+    add_num(j, "median_ns", p->median);
+    add_num(j, "mean_ns", p->mean);
+    add_num(j, "stdev_ns", p->stdev);
+    cJSON_AddStringToObject(j, "stop_reason", p->stop_reason);
+    cJSON_AddItemToArray(a, j);
+  }
+  mb_aggregate_t g = MB_AGGREGATE_INIT;
+  if (mb_result_aggregate(r, &g) != MB_OK) return;
+  cJSON *j = cJSON_AddObjectToObject(o, "aggregate");
+  cJSON_AddNumberToObject(j, "count", g.count);
+  add_num(j, "mean_ns", g.mean);
+  add_num(j, "median_ns", g.median);
+  add_num(j, "stddev_ns", g.stddev);
+  add_num(j, "cv", g.cv);
+  add_num(j, "min_ns", g.min);
+  add_num(j, "max_ns", g.max);
 }
 
 static void add_derived(cJSON *o, const mb_derived_t *d) {
@@ -169,6 +210,7 @@ static void add_telemetry(cJSON *o, const mb_result_t *r) {
       {"mem_clock_mhz", offsetof(mb_telemetry_t, mem_clock_hz), 1e-6},
       {"power_w", offsetof(mb_telemetry_t, power_w), 1.0},
       {"temp_c", offsetof(mb_telemetry_t, temp_c), 1.0},
+      {"clock_before_mhz", offsetof(mb_telemetry_t, clock_before_hz), 1e-6},
   };
   cJSON *j = cJSON_AddObjectToObject(o, "telemetry");
   for (size_t k = 0; k < sizeof k_series / sizeof k_series[0]; k++) {
@@ -246,6 +288,8 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   cJSON *samples = cJSON_AddArrayToObject(o, "samples_ns");
   for (size_t i = 0; i < r->num_samples; i++)
     cJSON_AddItemToArray(samples, cJSON_CreateNumber(r->samples[i]));
+  add_sample_flags(o, r);
+  add_repetitions(o, r);
   add_telemetry(o, r);
   add_derived(o, &r->derived);
   add_notes(o, r);

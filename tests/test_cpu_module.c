@@ -11,10 +11,15 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <ftw.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "microbench.h"
 #include "microbench/sys/backend.h"
@@ -606,6 +611,466 @@ static void test_flush_cache(void **state) {
   assert_int_not_equal(fx->vt->flush_cache(fx->state, 1), MB_OK);
 }
 
+/* ---- environment facts and telemetry ------------------------------------- */
+
+/* All the facts of `state`, malloc'd; *count how many. */
+static mb_kernel_note_t *facts_of(fixture_t *fx, void *state, uint32_t *count) {
+  *count = fx->vt->environment(state, 0, NULL, 0);
+  mb_kernel_note_t *f = calloc(*count + 1, sizeof *f);
+  assert_non_null(f);
+  assert_int_equal(fx->vt->environment(state, 0, f, *count), *count);
+  return f;
+}
+
+static const mb_kernel_note_t *fact(const mb_kernel_note_t *f, uint32_t n,
+                                    const char *key) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (!strcmp(f[i].key, key)) return &f[i];
+  return NULL;
+}
+
+static double number_fact(const mb_kernel_note_t *f, uint32_t n,
+                          const char *key) {
+  const mb_kernel_note_t *x = fact(f, n, key);
+  if (!x) fail_msg("no environment fact %s", key);
+  if (x->text) fail_msg("fact %s is \"%s\", expected a number", key, x->text);
+  return x->value;
+}
+
+static const char *text_fact(const mb_kernel_note_t *f, uint32_t n,
+                             const char *key) {
+  const mb_kernel_note_t *x = fact(f, n, key);
+  if (!x) fail_msg("no environment fact %s", key);
+  if (!x->text)
+    fail_msg("fact %s is the number %g, expected text", key, x->value);
+  return x->text;
+}
+
+/* CPUs in an OS list such as "0-3,8,10-11". -1 when it is not one. */
+static int list_weight(const char *list, int *has, int max) {
+  int weight = 0;
+  for (const char *p = list; *p;) {
+    char *end;
+    const long lo = strtol(p, &end, 10);
+    if (end == p || lo < 0) return -1;
+    long hi = lo;
+    if (*end == '-') {
+      p = end + 1;
+      hi = strtol(p, &end, 10);
+      if (end == p || hi < lo) return -1;
+    }
+    for (long c = lo; c <= hi; ++c)
+      if (c < max) has[c] = 1;
+    weight += (int)(hi - lo + 1);
+    if (*end == ',')
+      ++end;
+    else if (*end)
+      return -1;
+    p = end;
+  }
+  return weight;
+}
+
+/* The binding fact "t0:pu0(core0) t1:pu3(core1)": the PU and core of each
+ * thread, in thread order; returns how many threads, -1 when malformed.
+ * Only a thread bound to one PU has that form; "t0:pus0-3(on pu1)" (an
+ * unpinned thread) gives pu -1. */
+static int parse_binding(const char *b, int *pu, int *core, int max) {
+  int n = 0;
+  for (const char *p = b; *p && n < max; ++n) {
+    unsigned t, u, c;
+    int used = 0;
+    if (sscanf(p, "t%u:pu%u(core%u)%n", &t, &u, &c, &used) == 3 && used) {
+      pu[n] = (int)u;
+      core[n] = (int)c;
+    } else if (sscanf(p, "t%u:%n", &t, &used) == 1 && used) {
+      pu[n] = core[n] = -1;
+      used = (int)strcspn(p, " ");
+    } else {
+      return -1;
+    }
+    if (t != (unsigned)n) return -1;
+    p += used;
+    if (*p == ' ') ++p;
+  }
+  return n;
+}
+
+static int key_ok(const char *k) {
+  if (!k || !*k) return 0;
+  for (; *k; ++k)
+    if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || *k == '_'))
+      return 0;
+  return 1;
+}
+
+enum { max_cpus = 4096 };
+
+static void test_environment(void **state) {
+  fixture_t *fx = *state;
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, fx->state, &n);
+  assert_true(n >= 10);
+
+  /* max = 0 counts and writes nothing; a short array gets exactly max. */
+  mb_kernel_note_t few[5];
+  memset(few, 0xab, sizeof few);
+  unsigned char untouched[sizeof few[0]];
+  memset(untouched, 0xab, sizeof untouched);
+  assert_int_equal(fx->vt->environment(fx->state, 0, few, 0), n);
+  assert_memory_equal(&few[0], untouched, sizeof untouched);
+  assert_int_equal(fx->vt->environment(fx->state, 0, few, 3), n);
+  assert_string_equal(few[2].key, f[2].key);
+  assert_memory_equal(&few[3], untouched, sizeof untouched);
+  assert_int_equal(fx->vt->environment(fx->state, 1, few, 5), 0);
+
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!key_ok(f[i].key))
+      fail_msg("fact key \"%s\" is not [a-z0-9_]+", f[i].key);
+    for (uint32_t j = 0; j < i; ++j)
+      if (!strcmp(f[i].key, f[j].key)) fail_msg("fact %s twice", f[i].key);
+    if (f[i].text ? !*f[i].text : !isfinite(f[i].value))
+      fail_msg("fact %s has no value", f[i].key);
+  }
+
+  /* The topology agrees with itself and with the device info. */
+  mb_device_info_t info = MB_DEVICE_INFO_INIT;
+  assert_int_equal(fx->vt->device_info(fx->state, 0, &info), MB_OK);
+  const double cores = number_fact(f, n, "cores");
+  const double pus = number_fact(f, n, "pus");
+  const double threads = number_fact(f, n, "threads");
+  assert_true(cores == info.compute_units);
+  assert_true(pus >= cores);
+  assert_true(number_fact(f, n, "packages") >= 1);
+  assert_true(number_fact(f, n, "numa_nodes") >= 1);
+  const mb_kernel_note_t *smt = fact(f, n, "smt");
+  assert_non_null(smt);
+  if (!smt->text) assert_true(pus == cores * smt->value);
+  assert_true(threads >= 1 && threads <= cores);
+  static int allowed[max_cpus];
+  memset(allowed, 0, sizeof allowed);
+  assert_true(list_weight(text_fact(f, n, "cpuset_allowed"), allowed,
+                          max_cpus) == (int)pus);
+  assert_true(sysconf(_SC_NPROCESSORS_CONF) >= pus);
+  /* Sizes differ between instances on hybrid parts: then a range, as text. */
+  const mb_kernel_note_t *l1 = fact(f, n, "l1d_bytes");
+  assert_non_null(l1);
+  if (!l1->text) assert_true(l1->value >= (double)info.cache_bytes[0]);
+  if (fact(f, n, "l3_bytes") && !fact(f, n, "l3_bytes")->text)
+    assert_true((double)info.cache_bytes[2] >=
+                number_fact(f, n, "l3_bytes") * number_fact(f, n, "l3_count"));
+  assert_non_null(strstr(text_fact(f, n, "hwloc_version"), "API"));
+  assert_non_null(text_fact(f, n, "clock_source"));
+  assert_non_null(text_fact(f, n, "cpuset_inherited"));
+  assert_null(fact(f, n, "fsroot"));
+
+  /* One thread per core, each on its own PU, all PUs we may use; the
+   * binding is the real one: this thread is thread 0 of the pinned team. */
+  static int pu[max_cpus], core[max_cpus];
+  const char *binding = text_fact(f, n, "binding");
+  const int team = parse_binding(binding, pu, core, max_cpus);
+  if (team != (int)threads)
+    fail_msg("binding \"%s\": expected %g threads", binding, threads);
+  for (int i = 0; i < team; ++i) {
+    if (pu[i] < 0) {
+      /* Only a module without OpenMP leaves its one thread unpinned. */
+      assert_int_equal(team, 1);
+      continue;
+    }
+    assert_true(pu[i] < max_cpus && allowed[pu[i]]);
+    assert_true(core[i] < cores);
+    for (int j = 0; j < i; ++j) {
+      assert_int_not_equal(pu[i], pu[j]);
+      assert_int_not_equal(core[i], core[j]);
+    }
+  }
+  if (pu[0] >= 0) {
+    cpu_set_t mine;
+    assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
+    assert_int_equal(CPU_COUNT(&mine), 1);
+    assert_true(CPU_ISSET(pu[0], &mine));
+  }
+
+  /* OpenMP placement variables appear exactly when set. */
+  static const char *const vars[][2] = {{"omp_places", "OMP_PLACES"},
+                                        {"omp_proc_bind", "OMP_PROC_BIND"},
+                                        {"omp_num_threads", "OMP_NUM_THREADS"}};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; ++i) {
+    const char *v = getenv(vars[i][1]);
+    if (v && *v)
+      assert_string_equal(text_fact(f, n, vars[i][0]), v);
+    else
+      assert_null(fact(f, n, vars[i][0]));
+  }
+  fprintf(stderr, "note: %u environment facts; binding %s; clock: %s\n", n,
+          binding, text_fact(f, n, "clock_source"));
+  free(f);
+}
+
+/* Whether this machine's /proc/cpuinfo has "cpu MHz" lines. */
+static int cpuinfo_has_mhz(void) {
+  FILE *in = fopen("/proc/cpuinfo", "r");
+  if (!in) return 0;
+  char line[4096];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, in))
+    found = !strncmp(line, "cpu MHz", 7);
+  fclose(in);
+  return found;
+}
+
+static void test_telemetry(void **state) {
+  fixture_t *fx = *state;
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, fx->state, &n);
+  const char *source = text_fact(f, n, "clock_source");
+
+  mb_telemetry_t t = MB_TELEMETRY_INIT;
+  t.clock_before_hz = 123.0; /* the runner's: must survive */
+  assert_int_equal(fx->vt->telemetry(fx->state, 0, &t), MB_OK);
+  fprintf(stderr, "note: bound cores at %.1f MHz (%s)\n", 1e-6 * t.sm_clock_hz,
+          source);
+  if (!strcmp(source, "none")) {
+    assert_true(isnan(t.sm_clock_hz));
+  } else {
+    assert_true(isfinite(t.sm_clock_hz));
+    assert_true(t.sm_clock_hz > 1e7 && t.sm_clock_hz < 1e11);
+  }
+  /* Without cpufreq, a /proc/cpuinfo with clocks must be the source. */
+  const char *cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq";
+  if (access(cpufreq, R_OK) != 0 && cpuinfo_has_mhz())
+    assert_non_null(strstr(source, "/proc/cpuinfo"));
+  assert_true(isnan(t.mem_clock_hz) && isnan(t.power_w) && isnan(t.temp_c));
+  assert_int_equal(t.throttle, 0);
+  assert_true(t.clock_before_hz == 123.0);
+
+  /* An older caller's struct: only what it holds is written. */
+  mb_telemetry_t small = {0, 7.0, 7.0, 7.0, 7.0, 7u, 7.0};
+  small.struct_size = (uint32_t)offsetof(mb_telemetry_t, mem_clock_hz);
+  assert_int_equal(fx->vt->telemetry(fx->state, 0, &small), MB_OK);
+  assert_true(strcmp(source, "none") ? small.sm_clock_hz > 0
+                                     : isnan(small.sm_clock_hz));
+  assert_true(small.mem_clock_hz == 7.0 && small.power_w == 7.0 &&
+              small.temp_c == 7.0 && small.throttle == 7u &&
+              small.clock_before_hz == 7.0);
+  small.struct_size = (uint32_t)offsetof(mb_telemetry_t, sm_clock_hz);
+  small.sm_clock_hz = 7.0;
+  assert_int_equal(fx->vt->telemetry(fx->state, 0, &small), MB_OK);
+  assert_true(small.sm_clock_hz == 7.0);
+
+  assert_int_equal(fx->vt->telemetry(fx->state, 1, &t), MB_ERR_NOT_FOUND);
+  free(f);
+}
+
+/* ---- a fake sysfs and procfs (MB_CPU_FSROOT) ----------------------------- */
+
+static void write_file(const char *root, const char *rel, const char *text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  for (char *s = strchr(path + strlen(root) + 1, '/'); s;
+       s = strchr(s + 1, '/')) {
+    *s = '\0';
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+      fail_msg("mkdir %s: %s", path, strerror(errno));
+    *s = '/';
+  }
+  FILE *out = fopen(path, "w");
+  if (!out) fail_msg("cannot write %s: %s", path, strerror(errno));
+  fputs(text, out);
+  fclose(out);
+}
+
+static int remove_one(const char *path, const struct stat *sb, int flag,
+                      struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* A backend instance reading sysfs and /proc under `root`. */
+static void *init_with_root(fixture_t *fx, const char *root) {
+  void *st = NULL;
+  assert_int_equal(setenv("MB_CPU_FSROOT", root, 1), 0);
+  const mb_status_t s = fx->vt->init(&fx->host, &st);
+  unsetenv("MB_CPU_FSROOT");
+  if (s != MB_OK)
+    fail_msg("init with MB_CPU_FSROOT=%s: %s", root, g_last_error);
+  return st;
+}
+
+/* The PUs the benchmark threads of `st` are bound to, ascending. */
+static int bound_pus(fixture_t *fx, void *st, int *pus, int max) {
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, st, &n);
+  static int core[max_cpus], pu[max_cpus];
+  const int team =
+      parse_binding(text_fact(f, n, "binding"), pu, core, max_cpus);
+  free(f);
+  assert_true(team >= 1);
+  static int seen[max_cpus];
+  memset(seen, 0, sizeof seen);
+  for (int i = 0; i < team; ++i) {
+    if (pu[i] < 0) skip(); /* unpinned (no OpenMP): no bound PUs to fake */
+    assert_true(pu[i] < max_cpus);
+    seen[pu[i]] = 1;
+  }
+  int count = 0;
+  for (int c = 0; c < max_cpus && count < max; ++c)
+    if (seen[c]) pus[count++] = c;
+  return count;
+}
+
+static void make_root(char *root, size_t size) {
+  snprintf(root, size, "%s/mb_cpu_fsroot_XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(root)) fail_msg("mkdtemp %s: %s", root, strerror(errno));
+}
+
+static void remove_root(const char *root) {
+  assert_int_equal(nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static long ncpus(void) {
+  const long n = sysconf(_SC_NPROCESSORS_CONF);
+  return n > 0 && n < max_cpus ? n : 1;
+}
+
+static void write_cpufreq(const char *root, long cpus, long base_khz) {
+  char rel[256], val[64];
+  for (long c = 0; c < cpus; ++c) {
+    snprintf(rel, sizeof rel,
+             "sys/devices/system/cpu/cpu%ld/cpufreq/scaling_cur_freq", c);
+    snprintf(val, sizeof val, "%ld\n", base_khz + 250000 * c);
+    write_file(root, rel, val);
+  }
+}
+
+/* The files hold whole kHz or thousandths of MHz: the mean is exact to
+ * rounding. (cmocka's assert_float_equal works in float.) */
+static void assert_clock(double got, double want) {
+  if (!(fabs(got - want) <= 1e-9 * want))
+    fail_msg("clock %.6f Hz, expected %.6f Hz", got, want);
+}
+
+static void test_clock_from_cpufreq(void **state) {
+  fixture_t *fx = *state;
+  char root[4096], rel[256];
+  make_root(root, sizeof root);
+  const long cpus = ncpus();
+  write_cpufreq(root, cpus, 1000000);
+  for (long c = 0; c < cpus; ++c) {
+    snprintf(rel, sizeof rel,
+             "sys/devices/system/cpu/cpu%ld/cpufreq/scaling_governor", c);
+    write_file(root, rel, c % 2 ? "powersave\n" : "performance\n");
+    snprintf(rel, sizeof rel,
+             "sys/devices/system/cpu/cpu%ld/cpufreq/scaling_driver", c);
+    write_file(root, rel, "acpi-cpufreq\n");
+  }
+  write_file(root, "sys/devices/system/cpu/cpufreq/boost", "1\n");
+
+  void *st = init_with_root(fx, root);
+  static int pus[max_cpus];
+  const int bound = bound_pus(fx, st, pus, max_cpus);
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, st, &n);
+  assert_string_equal(text_fact(f, n, "fsroot"), root);
+  assert_non_null(strstr(text_fact(f, n, "clock_source"), "scaling_cur_freq"));
+  assert_string_equal(text_fact(f, n, "cpufreq_driver"), "acpi-cpufreq");
+  assert_true(number_fact(f, n, "boost") == 1.0);
+  assert_null(fact(f, n, "intel_pstate_no_turbo"));
+  /* Governors that differ are listed per bound CPU. */
+  char want[4096] = "";
+  int mixed = 0;
+  for (int i = 0; i < bound; ++i) mixed |= pus[i] % 2 != pus[0] % 2;
+  for (int i = 0; i < bound && mixed; ++i)
+    snprintf(want + strlen(want), sizeof want - strlen(want), "%scpu%d:%s",
+             i ? " " : "", pus[i], pus[i] % 2 ? "powersave" : "performance");
+  if (!mixed)
+    snprintf(want, sizeof want, "%s", pus[0] % 2 ? "powersave" : "performance");
+  assert_string_equal(text_fact(f, n, "governor"), want);
+
+  /* The clock is the mean over the bound CPUs, read anew on every call. */
+  for (long base = 1000000; base <= 2000000; base += 1000000) {
+    write_cpufreq(root, cpus, base);
+    double sum = 0;
+    for (int i = 0; i < bound; ++i)
+      sum += 1e3 * (double)(base + 250000 * pus[i]);
+    mb_telemetry_t t = MB_TELEMETRY_INIT;
+    assert_int_equal(fx->vt->telemetry(st, 0, &t), MB_OK);
+    assert_clock(t.sm_clock_hz, sum / bound);
+  }
+  free(f);
+  fx->vt->fini(st);
+  remove_root(root);
+}
+
+static void test_clock_from_cpuinfo(void **state) {
+  fixture_t *fx = *state;
+  char root[4096];
+  make_root(root, sizeof root);
+  const long cpus = ncpus();
+  /* A line longer than the backend's buffer before a clock: skipped whole. */
+  const size_t long_len = 40000;
+  char *text = malloc(cpus * 512 + long_len + 64);
+  assert_non_null(text);
+  size_t len = 0;
+  for (long c = 0; c < cpus; ++c) {
+    len +=
+        (size_t)sprintf(text + len, "processor\t: %ld\nvendor_id\t: Fake\n", c);
+    if (c == 0) {
+      len += (size_t)sprintf(text + len, "bugs\t\t:");
+      memset(text + len, 'x', long_len);
+      len += long_len;
+      text[len++] = '\n';
+    }
+    len += (size_t)sprintf(text + len,
+                           "cpu MHz\t\t: %.3f\ncache size\t: 512 KB\n"
+                           "flags\t\t: fpu sse hypervisor avx\n\n",
+                           1500.0 + 100.0 * (double)c);
+  }
+  text[len] = '\0';
+  write_file(root, "proc/cpuinfo", text);
+  free(text);
+
+  void *st = init_with_root(fx, root);
+  static int pus[max_cpus];
+  const int bound = bound_pus(fx, st, pus, max_cpus);
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, st, &n);
+  const char *source = text_fact(f, n, "clock_source");
+  assert_non_null(strstr(source, "/proc/cpuinfo"));
+  assert_non_null(strstr(source, "virtual machine"));
+  assert_null(fact(f, n, "governor"));
+  assert_null(fact(f, n, "boost"));
+  double sum = 0;
+  for (int i = 0; i < bound; ++i) sum += 1e6 * (1500.0 + 100.0 * pus[i]);
+  mb_telemetry_t t = MB_TELEMETRY_INIT;
+  assert_int_equal(fx->vt->telemetry(st, 0, &t), MB_OK);
+  assert_clock(t.sm_clock_hz, sum / bound);
+  free(f);
+  fx->vt->fini(st);
+  remove_root(root);
+}
+
+static void test_clock_none(void **state) {
+  fixture_t *fx = *state;
+  char root[4096];
+  make_root(root, sizeof root);
+  /* A cpuinfo without clocks (as on arm64) is no source either. */
+  write_file(root, "proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 50.00\n\n");
+  void *st = init_with_root(fx, root);
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, st, &n);
+  assert_string_equal(text_fact(f, n, "clock_source"), "none");
+  assert_null(fact(f, n, "governor"));
+  assert_true(number_fact(f, n, "cores") >= 1); /* hwloc: the real machine */
+  mb_telemetry_t t = MB_TELEMETRY_INIT;
+  assert_int_equal(fx->vt->telemetry(st, 0, &t), MB_OK);
+  assert_true(isnan(t.sm_clock_hz));
+  free(f);
+  fx->vt->fini(st);
+  remove_root(root);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vtable),
@@ -617,6 +1082,11 @@ int main(void) {
       cmocka_unit_test(test_add_kernels),
       cmocka_unit_test(test_time_batch),
       cmocka_unit_test(test_flush_cache),
+      cmocka_unit_test(test_environment),
+      cmocka_unit_test(test_telemetry),
+      cmocka_unit_test(test_clock_from_cpufreq),
+      cmocka_unit_test(test_clock_from_cpuinfo),
+      cmocka_unit_test(test_clock_none),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

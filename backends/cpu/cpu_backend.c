@@ -28,6 +28,7 @@ static void cpu_fini(void *state) {
   mb__cpu_onednn_fini(st);
 #endif
   mb__cpu_flush_fini(st);
+  mb__cpu_env_fini(st);
   mb__cpu_topology_fini(st);
   free(st);
 }
@@ -57,6 +58,7 @@ static mb_status_t cpu_init(const mb_host_api_t *host, void **state) {
     return status;
   }
   mb__cpu_pin_threads(st);
+  mb__cpu_env_init(st);
 #ifdef MB_HAVE_ONEDNN
   mb__cpu_onednn_init(st);
 #endif
@@ -265,6 +267,8 @@ static const mb_backend_vtable_t cpu_vtable = {
     .time_batch = cpu_time_batch,
     .kernels = cpu_kernels,
     .num_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0],
+    .telemetry = mb__cpu_telemetry,
+    .environment = mb__cpu_environment,
 };
 
 /* ---- entry --------------------------------------------------------------- */

@@ -32,6 +32,26 @@
 #define MB_CPU_CLONES
 #endif
 
+/* Where the bound cores' clock is read from (cpu_clock.c). */
+typedef enum mb_cpu_clock_kind {
+  MB_CPU_CLOCK_NONE,
+  MB_CPU_CLOCK_CPUFREQ, /* sysfs scaling_cur_freq, one fd per bound CPU */
+  MB_CPU_CLOCK_CPUINFO  /* /proc/cpuinfo "cpu MHz" */
+} mb_cpu_clock_kind_t;
+
+typedef struct mb_cpu_clock {
+  mb_cpu_clock_kind_t kind;
+  const char *source; /* static; the clock_source fact */
+  int *fds;           /* CPUFREQ: in the order of the bound CPUs */
+  unsigned num_fds;
+  int cpuinfo_fd; /* CPUINFO: open while buf is */
+  char *buf;      /* CPUINFO: read buffer, allocated once */
+  size_t buf_size;
+} mb_cpu_clock_t;
+
+/* More than the environment facts cpu_env.c can produce. */
+#define MB_CPU_MAX_FACTS 40
+
 typedef struct mb_cpu_state {
   mb_host_api_t host; /* our copy: the caller's table need not outlive us */
 
@@ -57,6 +77,16 @@ typedef struct mb_cpu_state {
   uint64_t flush_epoch;
 
   char version[192];
+
+  /* Environment facts and the bound cores' clock (cpu_env.c, cpu_clock.c),
+   * read once at init after pinning. */
+  char fsroot[256];     /* "" or MB_CPU_FSROOT: stands for / (tests only) */
+  size_t fsroot_len;    /* its true length; >= sizeof fsroot: unusable */
+  hwloc_cpuset_t bound; /* the PUs the benchmark threads are bound to */
+  mb_cpu_clock_t clock;
+  mb_kernel_note_t facts[MB_CPU_MAX_FACTS];
+  char *fact_text[MB_CPU_MAX_FACTS]; /* what facts[i].text owns, or NULL */
+  uint32_t num_facts;
 
 #ifdef MB_HAVE_ONEDNN
   dnnl_engine_t engine; /* NULL: oneDNN unusable, see onednn_why */
@@ -97,6 +127,26 @@ void mb__cpu_topology_fini(mb_cpu_state_t *st);
 /* Binds the calling thread's OpenMP team one thread per core. Untimed; a
  * no-op when this thread's team is already pinned. */
 void mb__cpu_pin_threads(mb_cpu_state_t *st);
+
+/* ---- cpu_env.c ----------------------------------------------------------- */
+/* Reads the facts and opens the clock; after mb__cpu_pin_threads. Never
+ * fails: what cannot be read is left out. */
+void mb__cpu_env_init(mb_cpu_state_t *st);
+void mb__cpu_env_fini(mb_cpu_state_t *st);
+/* The vtable's environment and telemetry hooks. */
+uint32_t mb__cpu_environment(void *state, uint32_t dev, mb_kernel_note_t *out,
+                             uint32_t max);
+mb_status_t mb__cpu_telemetry(void *state, uint32_t dev, mb_telemetry_t *out);
+
+/* ---- cpu_clock.c --------------------------------------------------------- */
+/* Picks the clock source for st->bound (sets st->clock). */
+void mb__cpu_clock_open(mb_cpu_state_t *st);
+void mb__cpu_clock_close(mb_cpu_clock_t *c);
+/* Mean clock of the bound CPUs now, Hz; NAN when unreadable. */
+double mb__cpu_clock_hz(mb_cpu_state_t *st);
+/* st->fsroot followed by the formatted path; 0 when it does not fit. */
+int mb__cpu_fs_path(const mb_cpu_state_t *st, char *buf, size_t size,
+                    const char *fmt, ...) MB__PRINTF(4, 5);
 
 /* ---- cpu_peak.c ---------------------------------------------------------- */
 void mb__cpu_peak_measure(mb_cpu_state_t *st);

@@ -36,8 +36,17 @@ MB_API mb_status_t mb_cache_policy_from_name(const char *name,
 
 typedef enum mb_criterion {
   MB_CRITERION_STDREL = 0, /* nvbench's: noise below max_noise, or plateau */
-  MB_CRITERION_FIXED = 1   /* exactly `samples` samples */
+  MB_CRITERION_FIXED = 1,  /* exactly `samples` samples */
+  MB_CRITERION_ENTROPY = 2 /* nvbench's: the entropy of the samples' values
+                              has stopped growing (after min_samples and
+                              min_time) */
 } mb_criterion_t;
+
+/* "stdrel", "fixed", "entropy". Static; "?" when out of range. */
+MB_API const char *mb_criterion_name(mb_criterion_t c);
+/* Parses those names; the error lists them. */
+MB_API mb_status_t mb_criterion_from_name(const char *name,
+                                          mb_criterion_t *out);
 
 /* Record wrong results but do not time them: status becomes failed. */
 #define MB_BENCH_STRICT 1u
@@ -62,29 +71,38 @@ typedef struct mb_bench_spec {
   uint32_t batch;           /* runs per sample; 0: automatic (hot only) */
   uint64_t seed;            /* input generator seed */
   uint32_t flags;           /* MB_BENCH_* */
+  /* Sample this many times over, each repetition until its own criterion
+   * holds (after one warm-up); the result keeps every sample, a summary per
+   * repetition and aggregates over their medians (1). */
+  uint32_t repetitions;
 } mb_bench_spec_t;
 
-#define MB_BENCH_SPEC_INIT                                                     \
-  {                                                                            \
-    sizeof(mb_bench_spec_t), 0, 0, 0, 0u, 0, MB_CACHE_COLD,                    \
-        MB_CRITERION_STDREL, 10u, 0u, 0.5, 0.005, 15.0, 0.025, 1u, 0u, 42u, 0u \
+#define MB_BENCH_SPEC_INIT                                                  \
+  {                                                                         \
+    sizeof(mb_bench_spec_t), 0, 0, 0, 0u, 0, MB_CACHE_COLD,                 \
+        MB_CRITERION_STDREL, 10u, 0u, 0.5, 0.005, 15.0, 0.025, 1u, 0u, 42u, \
+        0u, 1u                                                              \
   }
 
 typedef struct mb_result mb_result_t;
 
 /* The device's condition right after one sample, where its backend can read
- * it (CUDA: NVML). NAN: not readable. */
+ * it (CUDA: NVML; CPU: the pinned cores' clock). NAN: not readable. */
 typedef struct mb_telemetry {
   uint32_t struct_size;
-  double sm_clock_hz;  /* graphics/SM clock */
+  double sm_clock_hz;  /* GPU: graphics/SM clock; CPU: core clock (mean of
+                          the cores the benchmark's threads run on) */
   double mem_clock_hz; /* memory clock */
   double power_w;      /* board power draw */
   double temp_c;       /* GPU/package temperature */
   uint32_t throttle;   /* MB_THROTTLE_* active during the sample; 0: none */
+  /* The same clock read right before the sample (the runner reads the
+   * device before and after each sample, untimed). */
+  double clock_before_hz;
 } mb_telemetry_t;
 
 #define MB_TELEMETRY_INIT \
-  { sizeof(mb_telemetry_t), NAN, NAN, NAN, NAN, 0u }
+  { sizeof(mb_telemetry_t), NAN, NAN, NAN, NAN, 0u, NAN }
 
 #define MB_THROTTLE_POWER 1u   /* power cap or power brake */
 #define MB_THROTTLE_THERMAL 2u /* software or hardware thermal slowdown */
@@ -175,13 +193,52 @@ typedef struct mb_stats {
                               "unstable"; static */
   uint64_t throttled;      /* samples taken while the device reported throttling
                               (kept, flagged; see mb_result_telemetry) */
+  /* Samples more than MB_INTERFERENCE_FACTOR x the median of the samples
+   * before them: likely interference (kept, flagged; see
+   * mb_result_sample_flags). */
+  uint64_t interfered;
+  /* The device timer, calibrated once per device and context
+   * (mb_device_calibration): the smallest step it resolves and the cost of
+   * one empty sample; the batch keeps the overhead under 0.1 % of a sample
+   * where the cache policy allows batching. */
+  double timer_resolution_ns;
+  double timer_overhead_ns;
+  uint32_t repetitions; /* repetitions sampled (mb_result_repetitions) */
 } mb_stats_t;
 
 #define MB_STATS_INIT                                                        \
   {                                                                          \
     sizeof(mb_stats_t), 0u, 0u, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, \
-        0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0, 0u                                   \
+        0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0, 0u, 0u, 0.0, 0.0, 0u                 \
   }
+
+/* A sample this many times the median of the samples before it is flagged
+ * as taken under interference. */
+#define MB_INTERFERENCE_FACTOR 3.0
+/* Per-sample flags (mb_result_sample_flags). */
+#define MB_SAMPLE_INTERFERENCE                                            \
+  1u                           /* > MB_INTERFERENCE_FACTOR x prior median \
+                                */
+#define MB_SAMPLE_THROTTLED 2u /* the device reported throttling */
+
+/* One repetition's samples: [first_sample, first_sample + count) of
+ * mb_result_samples(), summarised. */
+typedef struct mb_repetition {
+  uint32_t struct_size;
+  uint64_t first_sample, count;
+  double median, mean, stdev; /* ns per run */
+  const char *stop_reason;    /* as mb_stats_t; static */
+} mb_repetition_t;
+
+/* Google Benchmark's aggregates over the repetitions' medians. */
+typedef struct mb_aggregate {
+  uint32_t struct_size;
+  uint32_t count;                            /* repetitions */
+  double mean, median, stddev, cv, min, max; /* ns; cv = stddev / mean */
+} mb_aggregate_t;
+
+#define MB_AGGREGATE_INIT \
+  { sizeof(mb_aggregate_t), 0u, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }
 
 typedef struct mb_derived {
   uint32_t struct_size;
@@ -208,6 +265,17 @@ MB_API const double *mb_result_samples(const mb_result_t *r, size_t *count);
  * NULL and *count 0 when the backend reports none. Owned by the result. */
 MB_API const mb_telemetry_t *mb_result_telemetry(const mb_result_t *r,
                                                  size_t *count);
+/* Per-sample MB_SAMPLE_* flags, parallel to mb_result_samples(). Owned by
+ * the result. */
+MB_API const uint8_t *mb_result_sample_flags(const mb_result_t *r,
+                                             size_t *count);
+/* The repetitions (one unless the spec asked for more). Owned by the
+ * result; NULL and *count 0 when nothing was sampled. */
+MB_API const mb_repetition_t *mb_result_repetitions(const mb_result_t *r,
+                                                    size_t *count);
+/* Mean, median, stddev, cv, min and max of the repetitions' medians. */
+MB_API mb_status_t mb_result_aggregate(const mb_result_t *r,
+                                       mb_aggregate_t *out);
 /* Facts the kernel reported (cuBLASLt algorithm id, workspace, math mode):
  * note i's key, and its text or, when *text is NULL, its number. */
 MB_API size_t mb_result_note_count(const mb_result_t *r);
@@ -217,6 +285,20 @@ MB_API mb_status_t mb_result_note(const mb_result_t *r, size_t i,
 /* The result as one JSON object (schema microbench.results/1). Owned by the
  * result, valid for its life; NULL only on out-of-memory. */
 MB_API const char *mb_result_json(const mb_result_t *r);
+/* The inverse of mb_result_json(): a result read back from its JSON object
+ * (e.g. one a child process wrote), equal field for field, samples and
+ * telemetry included. Errors name the field. The caller owns *out. */
+MB_API mb_status_t mb_result_from_json(const char *json, mb_result_t **out);
+/* A result for `spec` that did not run here, with status `status` (skipped
+ * or failed) and `reason`: the identity (op, params, backend, device) is
+ * resolved as mb_bench_run() would, nothing runs. For harnesses that run
+ * benchmarks elsewhere (mbench --isolate: a crash or hang in a child process
+ * becomes a failed result). Errors as mb_bench_run. */
+MB_API mb_status_t mb_bench_result_without_run(mb_context_t *ctx,
+                                               const mb_bench_spec_t *spec,
+                                               mb_result_status_t status,
+                                               const char *reason,
+                                               mb_result_t **out);
 
 #ifdef __cplusplus
 }

@@ -46,7 +46,8 @@ MB_API const char *mb_git_commit(void);
   X(ERR_ABI, -7, "ABI version mismatch")     \
   X(ERR_PARSE, -8, "parse error")            \
   X(ERR_NO_DEVICE, -9, "no device")          \
-  X(ERR_INTERNAL, -10, "internal error")
+  X(ERR_INTERNAL, -10, "internal error")     \
+  X(ERR_INTERRUPTED, -11, "interrupted")
 
 typedef enum mb_status {
 #define MB__STATUS_ENUM(name, value, text) MB_##name = value,

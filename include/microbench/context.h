@@ -6,6 +6,8 @@
 #ifndef MICROBENCH_CONTEXT_H
 #define MICROBENCH_CONTEXT_H
 
+#include <signal.h> /* sig_atomic_t */
+
 #include "common.h"
 
 #ifdef __cplusplus
@@ -48,6 +50,14 @@ MB_API mb_status_t mb_context_create(mb_context_t **out,
 /* Unloads everything; every tensor/result of the context must be destroyed
  * first. NULL is a no-op. */
 MB_API void mb_context_destroy(mb_context_t *ctx);
+
+/* Lets a signal handler stop a run: while *flag is nonzero, a benchmark in
+ * progress stops sampling and its result is failed with reason
+ * "interrupted" (check mb_result_info), and mb_bench_run starts nothing
+ * new. The flag is the caller's (a handler may only write a volatile
+ * sig_atomic_t); NULL detaches it. */
+MB_API void mb_context_set_interrupt(mb_context_t *ctx,
+                                     const volatile sig_atomic_t *flag);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,44 @@ MB_API mb_status_t mb_device_info(const mb_device_t *dev,
 /* Dense peak FLOP/s for math whose inputs are `dtype`; 0 when unknown. */
 MB_API double mb_device_peak_flops(const mb_device_t *dev, mb_dtype_t dtype);
 
+/* What the library measured about a device's timing, once per device and
+ * context, on first use:
+ * - the timer: the smallest step it resolves and the cost of one empty
+ *   sample (the backend's time_batch around nothing), from many readings;
+ * - the cache flush: a memory-bound op (copy) whose operands fit in the
+ *   last-level cache, timed hot and right after a flush (31 single-run
+ *   samples each). The flush works when the flushed re-read is measurably
+ *   slower: its p25 above the hot median (a p75 would let the host's
+ *   occasional 30-100 us stalls of a ~50 us hot sample fail a working
+ *   flush). */
+typedef struct mb_calibration {
+  uint32_t struct_size;
+  double timer_resolution_ns;
+  double timer_overhead_ns; /* median of the empty samples */
+  uint32_t timer_readings;
+  int flush_checked;      /* 0: not run (see flush_note) */
+  int flush_pass;         /* the flushed re-read is measurably slower */
+  double flush_hot_ns;    /* median of the hot re-reads */
+  double flush_cold_ns;   /* median of the re-reads right after a flush */
+  double flush_ratio;     /* cold / hot */
+  double flush_bytes;     /* bytes the op touches per run */
+  const char *flush_note; /* how it was checked, or why it was not */
+} mb_calibration_t;
+
+#define MB_CALIBRATION_INIT \
+  { sizeof(mb_calibration_t), 0.0, 0.0, 0u, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 }
+
+/* Measures on first call (the flush check takes a fraction of a second),
+ * then returns the same figures. Strings are owned by the context. */
+MB_API mb_status_t mb_device_calibration(mb_device_t *dev,
+                                         mb_calibration_t *out);
+/* Facts the backend records about the device and how the benchmark runs on
+ * it (topology, thread binding, clock source, driver): fact i's key and its
+ * text or, when *text is NULL, its number. Owned by the backend. */
+MB_API size_t mb_device_fact_count(mb_device_t *dev);
+MB_API mb_status_t mb_device_fact(mb_device_t *dev, size_t i, const char **key,
+                                  const char **text, double *value);
+
 #ifdef __cplusplus
 }
 #endif

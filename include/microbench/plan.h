@@ -105,6 +105,30 @@ MB_API const char *mb_plan_note(const mb_plan_t *plan, size_t index);
 MB_API mb_status_t mb_plan_run(mb_context_t *ctx, mb_plan_t *plan, size_t index,
                                mb_result_t **out);
 
+/* Runs one entry's spec: mb_bench_run's contract (an input error returns
+ * non-MB_OK and no result; anything else a result). `index` is the entry's
+ * index in the plan. */
+typedef mb_status_t (*mb_bench_runner_fn)(void *user, mb_context_t *ctx,
+                                          size_t index,
+                                          const mb_bench_spec_t *spec,
+                                          mb_result_t **out);
+
+/* mb_plan_run with `runner` in place of mb_bench_run (e.g. one that runs
+ * the entry in a child process); the plan's facts and the speedup are
+ * recorded the same way. runner NULL: mb_bench_run. */
+MB_API mb_status_t mb_plan_run_with(mb_context_t *ctx, mb_plan_t *plan,
+                                    size_t index, mb_bench_runner_fn runner,
+                                    void *user, mb_result_t **out);
+
+/* A seeded random order of the plan's entries (a permutation of
+ * [0, count) into order[count]) in which every entry's baseline comes
+ * before it, so speedups can still be computed as results complete.
+ * Interleaving benchmarks this way spreads slow drift (thermal, other
+ * tenants) over all of them instead of the last few. Same seed, same
+ * order. */
+MB_API mb_status_t mb_plan_order(const mb_plan_t *plan, uint64_t seed,
+                                 size_t *order);
+
 #ifdef __cplusplus
 }
 #endif

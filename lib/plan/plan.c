@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plan_build.h"
+#include "rng.h"
 #include "result.h"
 
 typedef struct plan_entry {
@@ -463,8 +464,21 @@ static mb_status_t skipped_result(const plan_entry_t *e, mb_result_t **out) {
   return MB_OK;
 }
 
+static mb_status_t default_runner(void *user, mb_context_t *ctx, size_t index,
+                                  const mb_bench_spec_t *spec,
+                                  mb_result_t **out) {
+  (void)user, (void)index;
+  return mb_bench_run(ctx, spec, out);
+}
+
 mb_status_t mb_plan_run(mb_context_t *ctx, mb_plan_t *plan, size_t index,
                         mb_result_t **out) {
+  return mb_plan_run_with(ctx, plan, index, NULL, NULL, out);
+}
+
+mb_status_t mb_plan_run_with(mb_context_t *ctx, mb_plan_t *plan, size_t index,
+                             mb_bench_runner_fn runner, void *user,
+                             mb_result_t **out) {
   if (!ctx || !plan || !out || index >= plan->count)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_plan_run: bad argument (index %zu "
@@ -473,8 +487,9 @@ mb_status_t mb_plan_run(mb_context_t *ctx, mb_plan_t *plan, size_t index,
   *out = NULL;
   plan_entry_t *e = &plan->entries[index];
   mb_result_t *r = NULL;
+  if (!runner) runner = default_runner;
   mb_status_t st = *e->skip_reason ? skipped_result(e, &r)
-                                   : mb_bench_run(ctx, &e->pub.spec, &r);
+                                   : runner(user, ctx, index, &e->pub.spec, &r);
   if (st != MB_OK) return st;
   mb__result_plan_t facts = {e->name, e->recipe,     e->model,
                              e->mode, e->shape_name, NULL};
@@ -496,5 +511,43 @@ mb_status_t mb_plan_run(mb_context_t *ctx, mb_plan_t *plan, size_t index,
   else if (isfinite(base) && isfinite(e->median_ns))
     r->info.speedup_vs_baseline = base / e->median_ns;
   *out = r;
+  return MB_OK;
+}
+
+/* Fisher-Yates under splitmix64, then each entry's baseline pulled in just
+ * before its first dependent: still random, and every speedup computable
+ * when its result completes. */
+mb_status_t mb_plan_order(const mb_plan_t *plan, uint64_t seed, size_t *order) {
+  if (!plan || (!order && plan->count))
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_plan_order: NULL argument");
+  const size_t n = plan->count;
+  size_t *shuffled = malloc((n ? n : 1) * sizeof *shuffled);
+  unsigned char *placed = calloc(n ? n : 1, 1);
+  if (!shuffled || !placed) {
+    free(shuffled);
+    free(placed);
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++) shuffled[i] = i;
+  for (size_t i = n; i > 1; i--) {
+    size_t j = (size_t)(mb__rng_u64(seed, i) % i);
+    size_t t = shuffled[i - 1];
+    shuffled[i - 1] = shuffled[j];
+    shuffled[j] = t;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t e = shuffled[i];
+    if (placed[e]) continue;
+    size_t b = plan->entries[e].pub.baseline;
+    if (b < n && !placed[b]) {
+      placed[b] = 1;
+      order[k++] = b;
+    }
+    placed[e] = 1;
+    order[k++] = e;
+  }
+  free(shuffled);
+  free(placed);
   return MB_OK;
 }

@@ -188,6 +188,7 @@ TSET(t_timeout, timeout_s, double)
 TSET(t_warmup, warmup_s, double)
 TSET(t_warmup_runs, warmup_runs, uint32_t)
 TSET(t_batch, batch, uint32_t)
+TSET(t_repetitions, repetitions, uint32_t)
 #undef TSET
 
 static const timing_key_t k_timing[] = {
@@ -199,6 +200,7 @@ static const timing_key_t k_timing[] = {
     {"warmup", 0, 0, 0, t_warmup},
     {"warmup_runs", 1, 0, 0, t_warmup_runs},
     {"batch", 1, 0, 0, t_batch},
+    {"repetitions", 1, 1, 0, t_repetitions},
 };
 #define NUM_TIMING (sizeof k_timing / sizeof k_timing[0])
 
@@ -230,21 +232,23 @@ static mb_status_t read_criterion(const mb__pb_t *pb, const mb_cfg_node_t *t,
   const char *name = samples ? "fixed" : "stdrel"; /* samples: fixed */
   mb_status_t st = c ? mb__pb_string(pb, c, here, &name) : MB_OK;
   if (st != MB_OK) return st;
-  if (strcmp(name, "stdrel") && strcmp(name, "fixed"))
+  if (mb_criterion_from_name(name, &spec->criterion) != MB_OK)
     return mb__pb_error(pb, c, here,
-                        "unknown criterion \"%s\"; valid: stdrel, fixed", name);
-  spec->criterion =
-      strcmp(name, "fixed") ? MB_CRITERION_STDREL : MB_CRITERION_FIXED;
+                        "unknown criterion \"%s\"; valid: stdrel, fixed, "
+                        "entropy",
+                        name);
   if (spec->criterion == MB_CRITERION_FIXED && !samples)
     return mb__pb_error(pb, c, here,
                         "criterion fixed needs `samples` (how many)");
-  if (spec->criterion == MB_CRITERION_STDREL && samples) {
+  if (spec->criterion != MB_CRITERION_FIXED && samples) {
     mb__path_key(here, sizeof here, path, "samples");
-    return mb__pb_error(pb, samples, here,
-                        "`samples` is for criterion fixed; stdrel stops on "
-                        "noise (use min_samples, min_time, max_noise)");
+    return mb__pb_error(
+        pb, samples, here,
+        "`samples` is for criterion fixed; %s stops on its "
+        "own (use min_samples, min_time%s)",
+        name, spec->criterion == MB_CRITERION_STDREL ? ", max_noise" : "");
   }
-  if (spec->criterion == MB_CRITERION_STDREL) spec->samples = 0;
+  if (spec->criterion != MB_CRITERION_FIXED) spec->samples = 0;
   return MB_OK;
 }
 

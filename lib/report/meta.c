@@ -62,11 +62,48 @@ static const mb_dtype_t k_peak_dtypes[] = {
     MB_DTYPE_F32,    MB_DTYPE_F16, MB_DTYPE_BF16, MB_DTYPE_F8E4M3,
     MB_DTYPE_F8E5M2, MB_DTYPE_I8,  MB_DTYPE_I4};
 
+/* How far the device's timer and cache flush can be trusted (measured once
+ * per device and context; the flush check runs a copy benchmark). */
+static void add_calibration(cJSON *d, mb_device_t *dev) {
+  mb_calibration_t c = MB_CALIBRATION_INIT;
+  if (mb_device_calibration(dev, &c) != MB_OK) return;
+  cJSON *t = cJSON_AddObjectToObject(d, "timer");
+  cJSON_AddNumberToObject(t, "resolution_ns", c.timer_resolution_ns);
+  cJSON_AddNumberToObject(t, "overhead_ns", c.timer_overhead_ns);
+  cJSON_AddNumberToObject(t, "readings", c.timer_readings);
+  cJSON *f = cJSON_AddObjectToObject(d, "flush_check");
+  cJSON_AddBoolToObject(f, "checked", c.flush_checked);
+  if (c.flush_checked) {
+    cJSON_AddBoolToObject(f, "pass", c.flush_pass);
+    cJSON_AddNumberToObject(f, "hot_ns", c.flush_hot_ns);
+    cJSON_AddNumberToObject(f, "flushed_ns", c.flush_cold_ns);
+    cJSON_AddNumberToObject(f, "ratio", c.flush_ratio);
+    cJSON_AddNumberToObject(f, "bytes", c.flush_bytes);
+  }
+  cJSON_AddStringToObject(f, "how", c.flush_note);
+}
+
+/* The backend's facts: topology, binding, clock source, driver. */
+static void add_facts(cJSON *d, mb_device_t *dev) {
+  size_t n = mb_device_fact_count(dev);
+  if (!n) return;
+  cJSON *env = cJSON_AddObjectToObject(d, "environment");
+  for (size_t i = 0; i < n; i++) {
+    const char *key, *text;
+    double value;
+    if (mb_device_fact(dev, i, &key, &text, &value) != MB_OK) continue;
+    if (text)
+      cJSON_AddStringToObject(env, key, text);
+    else
+      cJSON_AddNumberToObject(env, key, value);
+  }
+}
+
 cJSON *mb__devices_cjson(mb_context_t *ctx) {
   cJSON *arr = cJSON_CreateArray();
   if (!arr) return NULL;
   for (size_t i = 0; i < mb_device_count(ctx); i++) {
-    const mb_device_t *dev = mb_device_at(ctx, i);
+    mb_device_t *dev = mb_device_at(ctx, i);
     mb_device_info_t di = MB_DEVICE_INFO_INIT;
     mb_device_info(dev, &di);
     cJSON *d = cJSON_CreateObject();
@@ -91,6 +128,8 @@ cJSON *mb__devices_cjson(mb_context_t *ctx) {
         cJSON_AddNumberToObject(peaks, mb_dtype_name(k_peak_dtypes[k]), pf);
     }
     cJSON_AddStringToObject(d, "peak_source", di.peak_source);
+    add_calibration(d, dev);
+    add_facts(d, dev);
     cJSON_AddItemToArray(arr, d);
   }
   return arr;

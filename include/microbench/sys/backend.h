@@ -153,6 +153,13 @@ typedef struct mb_backend_vtable {
   /* Optional: how time_batch times, one line for the result ("CUDA events
    * on the stream; ..."). Static or owned by the state. */
   const char *(*timer_info)(void *state, uint32_t dev);
+  /* Optional: facts about the device and how benchmarks run on it, for the
+   * environment block (CPU: packages, cores, PUs, caches, NUMA nodes, the
+   * benchmark threads' binding, the clock source). Writes up to `max` and
+   * returns how many there are; strings owned by the state. Keys
+   * [a-z0-9_]+. */
+  uint32_t (*environment)(void *state, uint32_t dev, mb_kernel_note_t *out,
+                          uint32_t max);
 } mb_backend_vtable_t;
 
 /* The one exported symbol. Returns NULL (after host->set_error) on failure. */

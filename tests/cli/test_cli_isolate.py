@@ -1,0 +1,204 @@
+"""mbench --isolate end to end: planted kernels that crash (SIGSEGV, abort)
+or hang (never return) run in child processes; each becomes a failed result
+that says why, and every other benchmark still runs and is written. Also
+Ctrl-C (SIGINT) mid-run: the finished results are on disk, the exit status
+is 130. The planted kernels are the copy kernels of the test fixture backend
+`wrong` (tests/fixtures/fake_backend.c). Run by ctest with MBENCH and
+MB_TEST_FIXTURE_DIR set."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+MBENCH = os.environ.get("MBENCH", "mbench")
+FIXTURES = os.environ.get("MB_TEST_FIXTURE_DIR", "")
+
+PLAN = """\
+benchmarks:
+  - name: planted
+    op: copy
+    shapes: [[64, 64]]
+    dtype: f32
+    backend: wrong
+    impls: [ok, segv, hang, abort]
+    timing: {samples: 3}
+  - name: real
+    op: add
+    shapes: [[64, 64]]
+    dtype: f32
+    backend: cpu
+    timing: {samples: 3}
+"""
+
+
+def env():
+    e = dict(os.environ)
+    e["MB_BACKEND_PATH"] = os.path.join(FIXTURES, "working")
+    return e
+
+
+@unittest.skipUnless(FIXTURES, "MB_TEST_FIXTURE_DIR not set (run via ctest)")
+class Isolate(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.plan = os.path.join(self.tmp.name, "plan.yaml")
+        with open(self.plan, "w") as f:
+            f.write(PLAN)
+        self.out = os.path.join(self.tmp.name, "out.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_crashes_and_hangs_become_failed_results(self):
+        start = time.monotonic()
+        p = subprocess.run(
+            [MBENCH, "run", "--config", self.plan, "--isolate",
+             "--isolate-timeout", "3", "-o", self.out],
+            capture_output=True, text=True, env=env(), timeout=300)
+        elapsed = time.monotonic() - start
+        self.assertEqual(p.returncode, 1, p.stderr)  # some failed
+        with open(self.out) as f:
+            doc = json.load(f)
+        by_impl = {r["impl"]: r for r in doc["results"]
+                   if r["backend"] == "wrong"}
+        self.assertEqual(sorted(by_impl), ["abort", "hang", "ok", "segv"])
+        self.assertEqual(by_impl["ok"]["status"], "ok")
+        self.assertTrue(by_impl["ok"]["correctness"]["pass"])
+        self.assertEqual(len(by_impl["ok"]["samples_ns"]), 3)
+        for impl in ("segv", "abort"):
+            r = by_impl[impl]
+            self.assertEqual(r["status"], "failed", r)
+            # A sanitizer build reports SIGSEGV itself and exits 1.
+            self.assertRegex(r["reason"],
+                             "crashed: .*signal|exited with status", r)
+        self.assertIn("Aborted", by_impl["abort"]["reason"])
+        self.assertEqual(by_impl["hang"]["status"], "failed")
+        self.assertIn("hung: no result within 3 s", by_impl["hang"]["reason"])
+        # The run went on after all of them.
+        (real,) = [r for r in doc["results"] if r["backend"] == "cpu"]
+        self.assertEqual(real["status"], "ok")
+        self.assertEqual(real["name"], "real/64x64/f32")
+        self.assertLess(elapsed, 120)
+
+    def test_isolated_result_matches_in_process_identity(self):
+        args = ["run", "--op", "add", "--shape", "128x64", "--dtype", "bf16",
+                "--backend", "cpu", "--samples", "4", "--cache", "hot"]
+        a = os.path.join(self.tmp.name, "a.json")
+        b = os.path.join(self.tmp.name, "b.json")
+        for extra, path in (([], a), (["--isolate"], b)):
+            p = subprocess.run([MBENCH, *args, *extra, "-o", path],
+                               capture_output=True, text=True, env=env(),
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        with open(a) as f:
+            ra = json.load(f)["results"][0]
+        with open(b) as f:
+            rb = json.load(f)["results"][0]
+        for k in ("id", "problem", "op", "shape", "dtypes", "backend", "impl",
+                  "cache", "status", "seed", "correctness"):
+            self.assertEqual(ra[k], rb[k], k)
+        self.assertEqual(len(rb["samples_ns"]), 4)
+
+    def test_interrupt_keeps_finished_results(self):
+        # The first benchmark finishes fast; the second hangs (isolated, with
+        # a long watchdog) until SIGINT arrives.
+        plan = os.path.join(self.tmp.name, "slow.yaml")
+        with open(plan, "w") as f:
+            f.write(PLAN.replace("[ok, segv, hang, abort]", "[ok, hang, ok]"))
+        p = subprocess.Popen(
+            [MBENCH, "run", "--config", plan, "--isolate",
+             "--isolate-timeout", "120", "-o", self.out],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env())
+        lines = self.out + "l"  # the JSON-lines stream while running
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if os.path.exists(lines):
+                with open(lines) as f:
+                    if sum(1 for _ in f) >= 2:  # head + the first result
+                        break
+            time.sleep(0.05)
+        time.sleep(0.5)  # now inside the hanging one
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted: 1 of 4 benchmarks finished", err)
+        with open(self.out) as f:
+            doc = json.load(f)
+        self.assertEqual([r["impl"] for r in doc["results"]], ["ok"])
+        self.assertFalse(os.path.exists(lines))
+
+    def test_interrupt_without_isolation(self):
+        # In process: the library stops sampling at the flag.
+        p = subprocess.Popen(
+            [MBENCH, "run", "--op", "add", "--shape", "64x64", "--backend",
+             "cpu", "--max-noise", "1e-9", "--timeout", "60", "--min-time",
+             "60", "-o", self.out],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env())
+        time.sleep(2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 130, err)
+        with open(self.out) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["results"], [])
+
+    def test_child_index_out_of_range(self):
+        p = subprocess.run(
+            [MBENCH, "run", "--config", self.plan, "--child-index", "9"],
+            capture_output=True, text=True, env=env(), timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--child-index: \"9\" is not in [0, 5)", p.stderr)
+
+
+class Interleave(unittest.TestCase):
+    """--interleave SEED: a seeded permutation of the plan, the same for the
+    same seed; every result still written."""
+
+    PLAN = """\
+benchmarks:
+  - op: add
+    shapes: [[32, 32], [64, 32], [96, 32], [128, 32], [160, 32], [192, 32]]
+    dtype: f32
+    backend: cpu
+    cache: hot
+    timing: {samples: 2}
+"""
+
+    def order(self, *extra):
+        with tempfile.TemporaryDirectory() as d:
+            plan = os.path.join(d, "p.yaml")
+            out = os.path.join(d, "o.json")
+            with open(plan, "w") as f:
+                f.write(self.PLAN)
+            p = subprocess.run([MBENCH, "run", "--config", plan, *extra,
+                                "-o", out], capture_output=True, text=True,
+                               env=env(), timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                return [r["name"] for r in json.load(f)["results"]]
+
+    def test_seeded_order(self):
+        plain = self.order()
+        a = self.order("--interleave", "11")
+        b = self.order("--interleave", "11")
+        c = self.order("--interleave", "12")
+        self.assertEqual(sorted(a), sorted(plain))
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, plain)
+        self.assertNotEqual(a, c)
+
+    def test_bad_seed_and_without_config(self):
+        p = subprocess.run([MBENCH, "run", "--op", "add", "--shape", "8x8",
+                            "--interleave", "3"], capture_output=True,
+                           text=True, env=env(), timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("need --config", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

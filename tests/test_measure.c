@@ -1,0 +1,447 @@
+/* The measurement engine around the criteria: the running median and
+ * interference flags, rotation's footprint arithmetic, repetitions and their
+ * aggregates, timeouts, the interrupt flag, timer calibration and the flush
+ * check, results made without running, and a plan's interleaved order. The
+ * timed kernels are user kernels that spin for a known time on the CPU
+ * backend's (host) memory. */
+#include <math.h>
+#include <signal.h>
+#include <time.h>
+
+#include "test_util.h"
+
+#include "runmed.h"
+#include "runner_internal.h"
+
+static mb_context_t *g_ctx;
+
+static int setup(void **state) {
+  (void)state;
+  g_ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  mb_context_destroy(g_ctx);
+  return 0;
+}
+
+/* ---- the running median ---------------------------------------------------
+ */
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_runmed_matches_sorting(void **state) {
+  (void)state;
+  mb__runmed_t m = MB__RUNMED_INIT;
+  assert_true(isnan(mb__runmed_median(&m)));
+  double xs[501];
+  uint64_t s = 12345;
+  for (size_t i = 0; i < 501; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    xs[i] = (double)(s >> 40) / 1000.0 + (i % 7 == 0 ? 1e6 : 0);
+    assert_int_equal(mb__runmed_push(&m, xs[i]), MB_OK);
+    double sorted[501];
+    memcpy(sorted, xs, (i + 1) * sizeof *xs);
+    qsort(sorted, i + 1, sizeof *sorted, cmp);
+    size_t n = i + 1;
+    double want =
+        n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    assert_true(mb__runmed_median(&m) == want);
+  }
+  assert_int_equal(mb__runmed_count(&m), 501);
+  mb__runmed_fini(&m);
+}
+
+/* ---- rotation arithmetic --------------------------------------------------
+ */
+
+static void test_rotate_copies(void **state) {
+  (void)state;
+  const double mib = 1024.0 * 1024.0;
+  /* 32 MiB cache, 4 MiB operands: 3 x 32 / 4 + 2 = 26 copies; the 25
+   * others = 100 MiB > 96 MiB. */
+  assert_int_equal(mb__rotate_copies(32 * mib, 4 * mib), 26);
+  /* Operands of 64 MiB: 96 / 64 + 2 = 3; two others = 128 MiB > 96. */
+  assert_int_equal(mb__rotate_copies(32 * mib, 64 * mib), 3);
+  /* Exactly 3x the cache: N - 1 = 2 copies, 6x the cache. */
+  assert_int_equal(mb__rotate_copies(32 * mib, 96 * mib), 3);
+  /* Far bigger than the cache: 2 copies (the other one alone is > 3x). */
+  assert_int_equal(mb__rotate_copies(32 * mib, 200 * mib), 2);
+  /* Always (N - 1) x copy > 3 x cache unless a cap binds. */
+  for (double c = 1; c < 1e4; c *= 1.37) {
+    uint32_t n = mb__rotate_copies(32 * mib, c * 1024);
+    if (n < MB__ROTATE_MAX_COPIES && (n + 1) * c * 1024 < MB__ROTATE_MAX_BYTES)
+      assert_true((n - 1) * c * 1024 > MB__ROTATE_CACHE_FACTOR * 32 * mib);
+  }
+  /* Tiny operands: capped at MB__ROTATE_MAX_COPIES. */
+  assert_int_equal(mb__rotate_copies(256 * mib, 64), MB__ROTATE_MAX_COPIES);
+  /* Huge operands: the memory cap (4 GiB) still leaves 2. */
+  assert_int_equal(mb__rotate_copies(32 * mib, 3e9), 2);
+  /* 1 GiB copies on a 2 GiB cache: 8 copies wanted, the cap allows 4. */
+  assert_int_equal(mb__rotate_copies(2048 * mib, 1024 * mib), 4);
+  assert_int_equal(mb__rotate_copies(32 * mib, 0), 1);
+  /* Unknown cache: 2 copies. */
+  assert_int_equal(mb__rotate_copies(0, mib), 2);
+}
+
+/* ---- spinning user kernels -------------------------------------------------
+ */
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
+}
+
+static void spin_ns(double ns) {
+  double end = now_ns() + ns;
+  while (now_ns() < end) {
+  }
+}
+
+/* Copies X to Y (so the check passes), then spins: `base` ns, and every
+ * `every`-th call `spike` ns instead. */
+typedef struct spinner {
+  double base, spike;
+  unsigned every, calls;
+} spinner_t;
+
+static mb_status_t spin_copy(void *user, const mb_kernel_args_t *a) {
+  spinner_t *s = user;
+  memcpy(mb_tensor_data(a->outputs[0]), mb_tensor_data(a->inputs[0]),
+         mb_tensor_nbytes(a->inputs[0]));
+  s->calls++;
+  spin_ns(s->every && s->calls % s->every == 0 ? s->spike : s->base);
+  return MB_OK;
+}
+
+static void register_spinner(const char *name, spinner_t *s) {
+  mb_kernel_desc_t d = MB_KERNEL_DESC_INIT;
+  d.op = "copy";
+  d.name = name;
+  d.dtype = MB_DTYPE_F32;
+  d.run = spin_copy;
+  d.user = s;
+  assert_int_equal(mb_kernel_register(g_ctx, &d), MB_OK);
+}
+
+static mb_op_params_t small(void) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 2;
+  p.shape[0] = 4;
+  p.shape[1] = 4;
+  p.dtype = MB_DTYPE_F32;
+  return p;
+}
+
+static mb_bench_spec_t spin_spec(const char *impl, const mb_op_params_t *p) {
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = "copy";
+  s.params = p;
+  s.backend = "cpu";
+  s.impl = impl;
+  s.cache = MB_CACHE_HOT;
+  s.batch = 1;
+  s.warmup_runs = 1;
+  s.warmup_s = 0;
+  s.criterion = MB_CRITERION_FIXED;
+  s.samples = 40;
+  return s;
+}
+
+static void test_interference_flagged_not_dropped(void **state) {
+  (void)state;
+  static spinner_t s = {20e3, 400e3, 8, 0};
+  register_spinner("spiky", &s);
+  mb_op_params_t p = small();
+  mb_bench_spec_t spec = spin_spec("spiky", &p);
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+  mb_stats_t st = MB_STATS_INIT;
+  assert_int_equal(mb_result_stats(r, &st), MB_OK);
+  size_t n, nf;
+  const double *x = mb_result_samples(r, &n);
+  const uint8_t *flags = mb_result_sample_flags(r, &nf);
+  assert_int_equal(n, 40);
+  assert_int_equal(nf, 40);
+  /* Calls: 1 check + 1 warm-up + 40 samples; every 8th call spikes. */
+  uint64_t spikes = 0;
+  for (size_t i = 0; i < n; i++) {
+    int is_spike = x[i] > 200e3; /* 400 us vs 20 us */
+    int flagged = (flags[i] & MB_SAMPLE_INTERFERENCE) != 0;
+    if (i >= 5) assert_int_equal(is_spike, flagged);
+    spikes += flagged;
+  }
+  assert_true(spikes >= 4);
+  assert_int_equal(st.interfered, spikes);
+  assert_true(st.max > 200e3); /* kept in the statistics */
+  assert_contains(mb_result_json(r), "\"sample_flags\":[");
+  assert_contains(mb_result_json(r), "\"interfered\":");
+  mb_result_destroy(r);
+}
+
+static void test_repetitions_and_aggregates(void **state) {
+  (void)state;
+  static spinner_t s = {30e3, 0, 0, 0};
+  register_spinner("steady", &s);
+  mb_op_params_t p = small();
+  mb_bench_spec_t spec = spin_spec("steady", &p);
+  spec.samples = 6;
+  spec.repetitions = 4;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+  size_t nrep, n;
+  const mb_repetition_t *reps = mb_result_repetitions(r, &nrep);
+  mb_result_samples(r, &n);
+  assert_int_equal(nrep, 4);
+  assert_int_equal(n, 24);
+  for (size_t i = 0; i < nrep; i++) {
+    assert_int_equal(reps[i].first_sample, 6 * i);
+    assert_int_equal(reps[i].count, 6);
+    assert_string_equal(reps[i].stop_reason, "fixed");
+    assert_true(reps[i].median > 25e3 && reps[i].median < 1e6);
+  }
+  mb_aggregate_t a = MB_AGGREGATE_INIT;
+  assert_int_equal(mb_result_aggregate(r, &a), MB_OK);
+  assert_int_equal(a.count, 4);
+  assert_true(a.min <= a.median && a.median <= a.max);
+  assert_true(a.cv >= 0 && a.cv < 1);
+  mb_stats_t st = MB_STATS_INIT;
+  mb_result_stats(r, &st);
+  assert_int_equal(st.repetitions, 4);
+  assert_int_equal(st.count, 24);
+  assert_contains(mb_result_json(r), "\"aggregate\":{\"count\":4");
+  mb_result_destroy(r);
+}
+
+static void test_timeout_stops_stdrel_and_entropy(void **state) {
+  (void)state;
+  static spinner_t s = {50e3, 150e3, 3, 0}; /* too noisy to converge */
+  register_spinner("noisy", &s);
+  mb_op_params_t p = small();
+  const mb_criterion_t kinds[] = {MB_CRITERION_STDREL, MB_CRITERION_ENTROPY};
+  for (size_t k = 0; k < 2; k++) {
+    mb_bench_spec_t spec = spin_spec("noisy", &p);
+    spec.criterion = kinds[k];
+    spec.samples = 0;
+    spec.min_time_s = 10; /* no criterion may stop before the timeout */
+    spec.timeout_s = 0.3;
+    spec.max_noise = 1e-6;
+    mb_result_t *r = NULL;
+    double t0 = now_ns();
+    assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+    mb_stats_t st = MB_STATS_INIT;
+    mb_result_stats(r, &st);
+    assert_string_equal(st.stop_reason, "timeout");
+    assert_true(st.wall_s >= 0.3 && st.wall_s < 2.0);
+    assert_true(now_ns() - t0 < 5e9);
+    mb_result_destroy(r);
+  }
+}
+
+/* ---- the interrupt flag ----------------------------------------------------
+ */
+
+typedef struct raiser {
+  volatile sig_atomic_t *flag;
+  unsigned calls, at;
+} raiser_t;
+
+static mb_status_t raise_after(void *user, const mb_kernel_args_t *a) {
+  raiser_t *r = user;
+  memcpy(mb_tensor_data(a->outputs[0]), mb_tensor_data(a->inputs[0]),
+         mb_tensor_nbytes(a->inputs[0]));
+  if (++r->calls == r->at) *r->flag = 1;
+  return MB_OK;
+}
+
+static void test_interrupt_flag(void **state) {
+  (void)state;
+  static volatile sig_atomic_t flag = 0;
+  static raiser_t rs = {&flag, 0, 10};
+  mb_kernel_desc_t d = MB_KERNEL_DESC_INIT;
+  d.op = "copy";
+  d.name = "raiser";
+  d.dtype = MB_DTYPE_F32;
+  d.run = raise_after;
+  d.user = &rs;
+  assert_int_equal(mb_kernel_register(g_ctx, &d), MB_OK);
+  mb_context_set_interrupt(g_ctx, &flag);
+  mb_op_params_t p = small();
+  mb_bench_spec_t spec = spin_spec("raiser", &p);
+  spec.samples = 1000;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  assert_int_equal(info.status, MB_RESULT_FAILED);
+  assert_string_equal(info.reason, "interrupted");
+  size_t n;
+  mb_result_samples(r, &n);
+  assert_true(n >= 7 && n < 20); /* stopped right after the flag */
+  mb_result_destroy(r);
+  /* Nothing new starts while it is raised. */
+  unsigned before = rs.calls;
+  assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+  mb_result_info(r, &info);
+  assert_string_equal(info.reason, "interrupted");
+  assert_int_equal(rs.calls, before);
+  mb_result_destroy(r);
+  flag = 0;
+  mb_context_set_interrupt(g_ctx, NULL);
+}
+
+/* ---- calibration -----------------------------------------------------------
+ */
+
+static void test_calibration(void **state) {
+  (void)state;
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(g_ctx, "cpu", 0, &dev), MB_OK);
+  mb_calibration_t c = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(dev, &c), MB_OK);
+  assert_true(c.timer_readings >= 100);
+  assert_true(c.timer_resolution_ns > 0 && c.timer_resolution_ns < 1e4);
+  assert_true(c.timer_overhead_ns > 0 && c.timer_overhead_ns < 1e5);
+  assert_true(c.timer_resolution_ns <= c.timer_overhead_ns + 1);
+  /* The flush check ran here (the CPU backend knows its LLC) and a
+   * flushed re-read of LLC/4 bytes is measurably slower than a hot one. */
+  assert_true(c.flush_checked);
+  assert_true(c.flush_hot_ns > 0 && c.flush_cold_ns > 0);
+  assert_true(c.flush_bytes > 0);
+  assert_contains(c.flush_note, "copy f32");
+  assert_true(c.flush_pass);
+  assert_true(c.flush_ratio > 1.0);
+  /* Measured once: the same figures again. */
+  mb_calibration_t again = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(dev, &again), MB_OK);
+  assert_true(again.flush_hot_ns == c.flush_hot_ns);
+  assert_true(again.timer_overhead_ns == c.timer_overhead_ns);
+  mb_calibration_t old = MB_CALIBRATION_INIT;
+  old.struct_size = 4;
+  assert_int_equal(mb_device_calibration(dev, &old), MB_ERR_INVALID_ARG);
+
+  /* Every result carries the timer's figures, and hot batches keep the
+   * overhead under 0.1 % of a sample. */
+  mb_op_params_t p = small();
+  mb_bench_spec_t spec = spin_spec(NULL, &p);
+  spec.batch = 0;
+  spec.samples = 5;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+  mb_stats_t st = MB_STATS_INIT;
+  mb_result_stats(r, &st);
+  assert_true(st.timer_overhead_ns == c.timer_overhead_ns);
+  assert_true(st.timer_resolution_ns == c.timer_resolution_ns);
+  assert_true(st.batch > 1);
+  assert_true(c.timer_overhead_ns < 1e-3 * st.median * st.batch);
+  mb_result_destroy(r);
+}
+
+static void test_device_facts(void **state) {
+  (void)state;
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(g_ctx, "cpu", 0, &dev), MB_OK);
+  size_t n = mb_device_fact_count(dev);
+  assert_true(n > 3);
+  int have_binding = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *key, *text;
+    double value;
+    assert_int_equal(mb_device_fact(dev, i, &key, &text, &value), MB_OK);
+    assert_true(strlen(key) > 0);
+    if (strcmp(key, "binding") == 0) have_binding = text && *text;
+  }
+  assert_true(have_binding);
+  assert_int_equal(mb_device_fact(dev, n, NULL, NULL, NULL),
+                   MB_ERR_INVALID_ARG);
+}
+
+/* ---- a result without a run ------------------------------------------------
+ */
+
+static void test_result_without_run(void **state) {
+  (void)state;
+  mb_op_params_t p = small();
+  mb_bench_spec_t spec = spin_spec("segv", &p);
+  mb_result_t *r = NULL;
+  assert_int_equal(
+      mb_bench_result_without_run(g_ctx, &spec, MB_RESULT_FAILED,
+                                  "crashed: killed by signal 11", &r),
+      MB_OK);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  assert_int_equal(info.status, MB_RESULT_FAILED);
+  assert_string_equal(info.reason, "crashed: killed by signal 11");
+  assert_string_equal(info.op, "copy");
+  assert_string_equal(info.backend, "cpu");
+  assert_string_equal(info.impl, "segv");
+  assert_int_equal(info.params.shape[0], 4);
+  size_t n;
+  mb_result_samples(r, &n);
+  assert_int_equal(n, 0);
+  mb_result_destroy(r);
+  /* Input errors as mb_bench_run; ok is not a status it makes. */
+  assert_int_equal(
+      mb_bench_result_without_run(g_ctx, &spec, MB_RESULT_OK, "", &r),
+      MB_ERR_INVALID_ARG);
+  spec.op = "nope";
+  assert_int_equal(
+      mb_bench_result_without_run(g_ctx, &spec, MB_RESULT_FAILED, "x", &r),
+      MB_ERR_NOT_FOUND);
+}
+
+/* ---- interleaving ----------------------------------------------------------
+ */
+
+static void test_plan_order(void **state) {
+  (void)state;
+  const char *yaml =
+      "benchmarks:\n"
+      "  - op: add\n"
+      "    shapes: [[64, 64], [128, 64], [256, 64], [512, 64]]\n"
+      "    dtypes: [f32, bf16]\n"
+      "    cache: [cold, hot]\n";
+  mb_plan_t *plan = NULL;
+  assert_int_equal(mb_plan_parse(yaml, strlen(yaml), "order.yaml", NULL, &plan),
+                   MB_OK);
+  size_t n = mb_plan_count(plan);
+  assert_int_equal(n, 16);
+  size_t a[16], b[16], c[16];
+  assert_int_equal(mb_plan_order(plan, 7, a), MB_OK);
+  assert_int_equal(mb_plan_order(plan, 7, b), MB_OK);
+  assert_int_equal(mb_plan_order(plan, 8, c), MB_OK);
+  int seen[16] = {0}, same_as_file = 1, differs = 0;
+  for (size_t i = 0; i < n; i++) {
+    assert_true(a[i] < n);
+    seen[a[i]]++;
+    assert_int_equal(a[i], b[i]); /* same seed, same order */
+    same_as_file &= a[i] == i;
+    differs |= a[i] != c[i];
+  }
+  for (size_t i = 0; i < n; i++) assert_int_equal(seen[i], 1);
+  assert_false(same_as_file);
+  assert_true(differs);
+  mb_plan_destroy(plan);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_runmed_matches_sorting),
+      cmocka_unit_test(test_rotate_copies),
+      cmocka_unit_test(test_plan_order),
+      cmocka_unit_test(test_interference_flagged_not_dropped),
+      cmocka_unit_test(test_repetitions_and_aggregates),
+      cmocka_unit_test(test_timeout_stops_stdrel_and_entropy),
+      cmocka_unit_test(test_interrupt_flag),
+      cmocka_unit_test(test_calibration),
+      cmocka_unit_test(test_device_facts),
+      cmocka_unit_test(test_result_without_run),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
