@@ -20,6 +20,10 @@ struct mb_result {
   uint8_t *flags; /* MB_SAMPLE_*, parallel to samples (same capacity) */
   mb_repetition_t *reps;
   size_t num_reps;
+  /* Over the repetitions' medians: computed once when sampling ends
+   * (mb__result_set_aggregate) or read back from JSON, so it is written
+   * the same digits every time. count 0: not set, computed on demand. */
+  mb_aggregate_t agg;
   struct mb__note {
     char *key, *text; /* text NULL: value */
     double value;
@@ -49,6 +53,8 @@ void mb__result_flag_sample(mb_result_t *r, size_t i, uint8_t flags);
 /* Closes a repetition: samples [first, num_samples), summarised. */
 mb_status_t mb__result_add_repetition(mb_result_t *r, size_t first,
                                       const char *stop_reason);
+/* Computes and keeps the aggregate over the repetitions so far. */
+mb_status_t mb__result_set_aggregate(mb_result_t *r);
 mb_status_t mb__result_add_note(mb_result_t *r, const char *key,
                                 const char *text, double value);
 /* Appends to the warning ("; " between several). */

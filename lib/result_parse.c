@@ -5,10 +5,10 @@
  * for byte, the JSON it was read from.
  *
  * What the JSON only derives (id, problem, correctness.exact and .sampled,
- * aggregate) is recomputed from the rest, not read. A block may be missing
- * (its defaults stand); a block that is there must have its fields, of the
- * right type, except those added to the writer later (OPT), which older
- * writers lack. Every error is MB_ERR_PARSE and names the field:
+ * ...) is recomputed from the rest, not read (the aggregate is read). A block
+ * may be missing (its defaults stand); a block that is there must have its
+ * fields, of the right type, except those added to the writer later (OPT),
+ * which older writers lack. Every error is MB_ERR_PARSE and names the field:
  * "result JSON: stats.median_ns: expected a number, got a string". */
 #include <math.h>
 #include <stdarg.h>
@@ -652,6 +652,28 @@ static mb_status_t read_samples(const cJSON *root, mb_result_t *r) {
 
 /* Written only when there were several; one is the whole of the samples,
  * summarised as the stats block says. */
+/* The aggregate as written (recomputing it from medians read back an ulp
+ * off could change its last digits); computed when absent. */
+static mb_status_t read_aggregate(const cJSON *root, mb_result_t *r) {
+  static const field_t k_fields[] = {
+      {"count", offsetof(mb_aggregate_t, count), K_U32, 0},
+      {"mean_ns", offsetof(mb_aggregate_t, mean), K_NUM, 0},
+      {"median_ns", offsetof(mb_aggregate_t, median), K_NUM, 0},
+      {"stddev_ns", offsetof(mb_aggregate_t, stddev), K_NUM, 0},
+      {"cv", offsetof(mb_aggregate_t, cv), K_NUM, 0},
+      {"min_ns", offsetof(mb_aggregate_t, min), K_NUM, 0},
+      {"max_ns", offsetof(mb_aggregate_t, max), K_NUM, 0},
+  };
+  const cJSON *o;
+  mb_status_t st = read_block(root, "aggregate", &o);
+  if (st != MB_OK) return st;
+  if (!o) return mb__result_set_aggregate(r);
+  mb_aggregate_t a = MB_AGGREGATE_INIT;
+  st = read_fields(o, "aggregate", &a, k_fields, COUNT(k_fields));
+  if (st == MB_OK) r->agg = a;
+  return st;
+}
+
 static mb_status_t read_repetitions(const cJSON *root, mb_result_t *r) {
   static const field_t k_fields[] = {
       {"first_sample", offsetof(mb_repetition_t, first_sample), K_U64, 0},
@@ -688,7 +710,7 @@ static mb_status_t read_repetitions(const cJSON *root, mb_result_t *r) {
               (unsigned long long)(p->first_sample + p->count), r->num_samples);
     if (st == MB_OK) r->num_reps = i + 1;
   }
-  return st;
+  return st == MB_OK ? read_aggregate(root, r) : st;
 }
 
 /* ---- notes and the plan's facts -------------------------------------------

@@ -89,11 +89,8 @@ const mb_repetition_t *mb_result_repetitions(const mb_result_t *r,
   return r && r->num_reps ? r->reps : NULL;
 }
 
-mb_status_t mb_result_aggregate(const mb_result_t *r, mb_aggregate_t *out) {
-  if (!r || !out || out->struct_size < sizeof *out)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_result_aggregate: NULL or old struct (use "
-                    "MB_AGGREGATE_INIT)");
+static mb_status_t compute_aggregate(const mb_result_t *r,
+                                     mb_aggregate_t *out) {
   mb_aggregate_t a = MB_AGGREGATE_INIT;
   if (r->num_reps) {
     double *med = malloc(r->num_reps * sizeof *med);
@@ -113,4 +110,20 @@ mb_status_t mb_result_aggregate(const mb_result_t *r, mb_aggregate_t *out) {
   }
   *out = a;
   return MB_OK;
+}
+
+mb_status_t mb__result_set_aggregate(mb_result_t *r) {
+  return compute_aggregate(r, &r->agg);
+}
+
+mb_status_t mb_result_aggregate(const mb_result_t *r, mb_aggregate_t *out) {
+  if (!r || !out || out->struct_size < sizeof *out)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_result_aggregate: NULL or old struct (use "
+                    "MB_AGGREGATE_INIT)");
+  if (r->agg.count) {
+    *out = r->agg;
+    return MB_OK;
+  }
+  return compute_aggregate(r, out);
 }

@@ -192,6 +192,7 @@ mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res) {
   res->stats.repetitions = (uint32_t)res->num_reps;
   if (st == MB_OK)
     st = mb__stats_compute(res->samples, res->num_samples, &res->stats);
+  if (st == MB_OK) st = mb__result_set_aggregate(res);
   if (st == MB_OK && r->spec.cache == MB_CACHE_COLD) warn_cold(r, res, batch);
   return st;
 }
