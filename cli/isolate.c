@@ -102,8 +102,9 @@ static int append(output_t *o, const char *buf, size_t n) {
 
 typedef enum ending { ENDED, TIMED_OUT, INTERRUPTED, IO_ERROR } ending_t;
 
-/* Reads the child's stdout to EOF, or until the deadline or Ctrl-C. */
-static ending_t collect(int fd, double deadline, output_t *out) {
+/* Reads the child's stdout to EOF, or until the deadline or Ctrl-C; on
+ * IO_ERROR *err is the system's errno. */
+static ending_t collect(int fd, double deadline, output_t *out, int *err) {
   char buf[65536];
   for (;;) {
     if (cli_interrupted()) return INTERRUPTED;
@@ -112,22 +113,23 @@ static ending_t collect(int fd, double deadline, output_t *out) {
     struct pollfd p = {fd, POLLIN, 0};
     int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
     int n = poll(&p, 1, ms);
-    if (n < 0 && errno != EINTR) return IO_ERROR;
+    if (n < 0 && errno != EINTR) return *err = errno, IO_ERROR;
     if (n <= 0) continue;
     ssize_t got = read(fd, buf, sizeof buf);
     if (got == 0) return ENDED;
-    if (got < 0 && errno != EINTR) return IO_ERROR;
-    if (got > 0 && append(out, buf, (size_t)got) != 0) return IO_ERROR;
+    if (got < 0 && errno != EINTR) return *err = errno, IO_ERROR;
+    if (got > 0 && append(out, buf, (size_t)got) != 0)
+      return *err = ENOMEM, IO_ERROR;
   }
 }
 
 /* After EOF the child should exit at once; it still gets until the
  * deadline (exit handlers of GPU runtimes can take a while). */
-static ending_t reap(pid_t pid, double deadline, int *status) {
+static ending_t reap(pid_t pid, double deadline, int *status, int *err) {
   for (;;) {
     pid_t r = waitpid(pid, status, WNOHANG);
     if (r == pid) return ENDED;
-    if (r < 0 && errno != EINTR) return IO_ERROR;
+    if (r < 0 && errno != EINTR) return *err = errno, IO_ERROR;
     if (cli_interrupted()) return INTERRUPTED;
     if (now_s() > deadline) return TIMED_OUT;
     struct timespec ts = {0, 5000000};
@@ -143,8 +145,8 @@ static void kill_child(pid_t pid) {
 }
 
 /* Why the child gave no result, or NULL when it did. */
-static const char *judge(ending_t e, int status, double limit, char *why,
-                         size_t cap) {
+static const char *judge(ending_t e, int status, int err, double limit,
+                         char *why, size_t cap) {
   if (e == TIMED_OUT)
     snprintf(why, cap,
              "hung: no result within %.0f s; the child process was killed "
@@ -152,7 +154,7 @@ static const char *judge(ending_t e, int status, double limit, char *why,
              limit);
   else if (e == IO_ERROR)
     snprintf(why, cap, "isolation: reading the child process failed: %s",
-             strerror(errno));
+             strerror(err));
   else if (WIFSIGNALED(status))
     snprintf(why, cap,
              "crashed: the child process was killed by signal %d (%s)",
@@ -181,16 +183,16 @@ mb_status_t cli_run_isolated(const cli_runner_t *c, mb_context_t *ctx,
     return mb_bench_result_without_run(ctx, spec, MB_RESULT_FAILED, why, out);
   }
   output_t text = {NULL, 0, 0};
-  int status = 0;
-  ending_t e = collect(fd, deadline, &text);
+  int status = 0, err = 0;
+  ending_t e = collect(fd, deadline, &text, &err);
   close(fd);
-  if (e == ENDED) e = reap(pid, deadline, &status);
+  if (e == ENDED) e = reap(pid, deadline, &status, &err);
   if (e != ENDED) kill_child(pid);
   mb_status_t st;
   const char *reason = NULL;
   if (e == INTERRUPTED) {
     reason = "interrupted";
-  } else if (!(reason = judge(e, status, limit, why, sizeof why))) {
+  } else if (!(reason = judge(e, status, err, limit, why, sizeof why))) {
     st = text.text ? mb_result_from_json(text.text, out) : MB_ERR_PARSE;
     if (st == MB_OK) {
       free(text.text);

@@ -30,34 +30,28 @@ static int cmp_double(const void *a, const void *b) {
  * lands on: a timer that counts in 1 us steps shows only multiples of 1 us,
  * however cheap it is to read. Conversions to ns add stray values one off
  * the real levels (20 and 21 ns for a 10 ns step, 21 in ~2 % of readings),
- * so only values that hold at least 10 % of the readings count as levels; with
- * fewer than two such levels the smallest step between any two distinct
- * readings (or the smallest nonzero reading) stands in. */
-static double smallest_step(const double *sorted, size_t n, size_t min_count) {
+ * so only values that hold at least 10 % of the readings count as levels;
+ * with fewer than two such levels the smallest step between any two
+ * distinct readings (or the smallest nonzero reading) stands in. */
+static double smallest_step(const double *sorted, size_t n, size_t min_count,
+                            size_t *levels) {
   double step = INFINITY, prev = NAN;
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && sorted[j] == sorted[i]) j++;
-    if (j - i >= min_count) {
-      if (sorted[i] > 0 && sorted[i] < step && isnan(prev)) step = sorted[i];
-      if (!isnan(prev) && sorted[i] - prev < step) step = sorted[i] - prev;
-      prev = sorted[i];
-    }
-    i = j;
+  *levels = 0;
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i; j < n && sorted[j] == sorted[i];) j++;
+    if (j - i < min_count) continue;
+    if (isnan(prev) && sorted[i] > 0) step = sorted[i];
+    if (!isnan(prev) && sorted[i] - prev < step) step = sorted[i] - prev;
+    prev = sorted[i];
+    ++*levels;
   }
   return step;
 }
 
 static double resolution_of(const double *sorted, size_t n) {
-  size_t levels = 0;
-  const size_t min_count = n / 10 > 2 ? n / 10 : 2;
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && sorted[j] == sorted[i]) j++;
-    levels += j - i >= min_count;
-    i = j;
-  }
-  double step = smallest_step(sorted, n, levels >= 2 ? min_count : 1);
+  size_t levels;
+  double step = smallest_step(sorted, n, n / 10 > 2 ? n / 10 : 2, &levels);
+  if (levels < 2) step = smallest_step(sorted, n, 1, &levels);
   return isfinite(step) ? step : NAN;
 }
 

@@ -5,6 +5,7 @@
 
 #include "op_internal.h"
 #include "result.h"
+#include "result_fields.h"
 
 /* JSON has no inf/NaN: they become null. */
 static void add_num(cJSON *o, const char *k, double v) {
@@ -107,39 +108,21 @@ static void add_correctness(cJSON *o, const mb_correctness_t *c) {
   cJSON_AddBoolToObject(j, "sampled", c->elements_checked < c->elements_total);
 }
 
+/* Counts are exact in a JSON number up to 2^53. */
+static void add_count(cJSON *o, const char *k, double v) {
+  cJSON_AddNumberToObject(o, k, v);
+}
+#define add_NUM add_num
+#define add_U32 add_count
+#define add_U64 add_count
+
 static void add_stats(cJSON *o, const mb_stats_t *s) {
   cJSON *j = cJSON_AddObjectToObject(o, "stats");
-  static const struct {
-    const char *key;
-    size_t off;
-  } k_fields[] = {
-      {"min_ns", offsetof(mb_stats_t, min)},
-      {"max_ns", offsetof(mb_stats_t, max)},
-      {"mean_ns", offsetof(mb_stats_t, mean)},
-      {"median_ns", offsetof(mb_stats_t, median)},
-      {"stdev_ns", offsetof(mb_stats_t, stdev)},
-      {"rel_stdev", offsetof(mb_stats_t, rel_stdev)},
-      {"p10_ns", offsetof(mb_stats_t, p10)},
-      {"p25_ns", offsetof(mb_stats_t, p25)},
-      {"p75_ns", offsetof(mb_stats_t, p75)},
-      {"p90_ns", offsetof(mb_stats_t, p90)},
-      {"p99_ns", offsetof(mb_stats_t, p99)},
-      {"iqr_ns", offsetof(mb_stats_t, iqr)},
-      {"measured_ns", offsetof(mb_stats_t, measured_ns)},
-      {"wall_s", offsetof(mb_stats_t, wall_s)},
-  };
-  cJSON_AddNumberToObject(j, "count", (double)s->count);
-  cJSON_AddNumberToObject(j, "batch", s->batch);
-  for (size_t i = 0; i < sizeof k_fields / sizeof k_fields[0]; i++)
-    add_num(j, k_fields[i].key,
-            *(const double *)((const char *)s + k_fields[i].off));
-  cJSON_AddNumberToObject(j, "warmup_runs", s->warmup_runs);
+#define WRITE(key, member, kind, flags) add_##kind(j, key, (double)s->member);
+  MB__STATS_FIELDS(WRITE)
+#undef WRITE
   cJSON_AddStringToObject(j, "stop_reason",
                           s->stop_reason ? s->stop_reason : "");
-  cJSON_AddNumberToObject(j, "interfered", (double)s->interfered);
-  add_num(j, "timer_resolution_ns", s->timer_resolution_ns);
-  add_num(j, "timer_overhead_ns", s->timer_overhead_ns);
-  cJSON_AddNumberToObject(j, "repetitions", s->repetitions);
 }
 
 /* Flags parallel to samples_ns; only when some sample has one. */
@@ -199,29 +182,23 @@ static void add_rotate(cJSON *o, const mb_result_t *r) {
 }
 
 /* Per-sample arrays parallel to samples_ns; null where unreadable. */
+static void add_series(cJSON *j, const char *key, const mb_result_t *r,
+                       size_t off, double unit) {
+  cJSON *a = cJSON_AddArrayToObject(j, key);
+  for (size_t i = 0; i < r->num_tele; i++) {
+    double v = *(const double *)((const char *)&r->tele[i] + off);
+    cJSON_AddItemToArray(
+        a, isfinite(v) ? cJSON_CreateNumber(v * unit) : cJSON_CreateNull());
+  }
+}
+
 static void add_telemetry(cJSON *o, const mb_result_t *r) {
   if (!r->num_tele) return;
-  static const struct {
-    const char *key;
-    size_t off;
-    double unit;
-  } k_series[] = {
-      {"sm_clock_mhz", offsetof(mb_telemetry_t, sm_clock_hz), 1e-6},
-      {"mem_clock_mhz", offsetof(mb_telemetry_t, mem_clock_hz), 1e-6},
-      {"power_w", offsetof(mb_telemetry_t, power_w), 1.0},
-      {"temp_c", offsetof(mb_telemetry_t, temp_c), 1.0},
-      {"clock_before_mhz", offsetof(mb_telemetry_t, clock_before_hz), 1e-6},
-  };
   cJSON *j = cJSON_AddObjectToObject(o, "telemetry");
-  for (size_t k = 0; k < sizeof k_series / sizeof k_series[0]; k++) {
-    cJSON *a = cJSON_AddArrayToObject(j, k_series[k].key);
-    for (size_t i = 0; i < r->num_tele; i++) {
-      double v = *(const double *)((const char *)&r->tele[i] + k_series[k].off);
-      cJSON_AddItemToArray(a, isfinite(v)
-                                  ? cJSON_CreateNumber(v * k_series[k].unit)
-                                  : cJSON_CreateNull());
-    }
-  }
+#define WRITE(key, member, unit, flags) \
+  add_series(j, key, r, offsetof(mb_telemetry_t, member), unit);
+  MB__TELEMETRY_SERIES(WRITE)
+#undef WRITE
   cJSON *t = cJSON_AddArrayToObject(j, "throttle");
   for (size_t i = 0; i < r->num_tele; i++)
     cJSON_AddItemToArray(t, cJSON_CreateNumber(r->tele[i].throttle));

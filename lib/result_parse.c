@@ -18,6 +18,7 @@
 
 #include "op_internal.h"
 #include "result.h"
+#include "result_fields.h"
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
@@ -54,7 +55,7 @@ static const char *type_name(const cJSON *v) {
 
 typedef enum kind { K_NUM, K_U32, K_U64, K_BOOL, K_STR } kind_t;
 
-#define OPT 1u /* may be missing (added to the writer later): kept as is */
+#define OPT MB__FIELD_OPT /* may be missing (added to the writer later) */
 #define NULL_INF                                              \
   2u /* null stands for +inf, not NaN (both are null in JSON) \
       */
@@ -464,32 +465,10 @@ static mb_status_t read_correctness(const cJSON *root, mb_result_t *r) {
 }
 
 static mb_status_t read_stats(const cJSON *root, mb_result_t *r) {
-#define S(key, field, kind, flags) \
-  { key, offsetof(mb_stats_t, field), kind, flags }
-  static const field_t k_fields[] = {
-      S("count", count, K_U64, 0),
-      S("batch", batch, K_U32, 0),
-      S("min_ns", min, K_NUM, 0),
-      S("max_ns", max, K_NUM, 0),
-      S("mean_ns", mean, K_NUM, 0),
-      S("median_ns", median, K_NUM, 0),
-      S("stdev_ns", stdev, K_NUM, 0),
-      S("rel_stdev", rel_stdev, K_NUM, 0),
-      S("p10_ns", p10, K_NUM, 0),
-      S("p25_ns", p25, K_NUM, 0),
-      S("p75_ns", p75, K_NUM, 0),
-      S("p90_ns", p90, K_NUM, 0),
-      S("p99_ns", p99, K_NUM, 0),
-      S("iqr_ns", iqr, K_NUM, 0),
-      S("measured_ns", measured_ns, K_NUM, 0),
-      S("wall_s", wall_s, K_NUM, 0),
-      S("warmup_runs", warmup_runs, K_U32, 0),
-      S("interfered", interfered, K_U64, OPT),
-      S("timer_resolution_ns", timer_resolution_ns, K_NUM, OPT),
-      S("timer_overhead_ns", timer_overhead_ns, K_NUM, OPT),
-      S("repetitions", repetitions, K_U32, OPT),
-  };
-#undef S
+#define FIELD(key, member, kind, flags) \
+  {key, offsetof(mb_stats_t, member), K_##kind, flags},
+  static const field_t k_fields[] = {MB__STATS_FIELDS(FIELD)};
+#undef FIELD
   const cJSON *o;
   mb_status_t st = read_block(root, "stats", &o);
   if (st != MB_OK || !o) return st;
@@ -551,11 +530,10 @@ static const struct {
   double unit;
   unsigned flags;
 } k_series[] = {
-    {"sm_clock_mhz", offsetof(mb_telemetry_t, sm_clock_hz), 1e-6, 0},
-    {"mem_clock_mhz", offsetof(mb_telemetry_t, mem_clock_hz), 1e-6, 0},
-    {"power_w", offsetof(mb_telemetry_t, power_w), 1.0, 0},
-    {"temp_c", offsetof(mb_telemetry_t, temp_c), 1.0, 0},
-    {"clock_before_mhz", offsetof(mb_telemetry_t, clock_before_hz), 1e-6, OPT},
+#define SERIES(key, member, unit, flags) \
+  {key, offsetof(mb_telemetry_t, member), unit, flags},
+    MB__TELEMETRY_SERIES(SERIES)
+#undef SERIES
 };
 
 /* telemetry: one entry per sample taken (at most num_samples); *out is

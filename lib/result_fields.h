@@ -1,0 +1,45 @@
+/* Internal: the tables of the result JSON that both its writer
+ * (result_json.c) and its reader (result_parse.c) walk, so a field added to
+ * one cannot be missing from the other. */
+#ifndef MB_LIB_RESULT_FIELDS_H
+#define MB_LIB_RESULT_FIELDS_H
+
+/* A field the reader accepts missing: it was added to the writer later. */
+#define MB__FIELD_OPT 1u
+
+/* The numbers of the `stats` block, in written order (stop_reason, a
+ * string, follows them): X(key, mb_stats_t member, NUM | U32 | U64, flags).
+ * NUM is written as null when it is not finite. */
+#define MB__STATS_FIELDS(X)                                         \
+  X("count", count, U64, 0)                                         \
+  X("batch", batch, U32, 0)                                         \
+  X("min_ns", min, NUM, 0)                                          \
+  X("max_ns", max, NUM, 0)                                          \
+  X("mean_ns", mean, NUM, 0)                                        \
+  X("median_ns", median, NUM, 0)                                    \
+  X("stdev_ns", stdev, NUM, 0)                                      \
+  X("rel_stdev", rel_stdev, NUM, 0)                                 \
+  X("p10_ns", p10, NUM, 0)                                          \
+  X("p25_ns", p25, NUM, 0)                                          \
+  X("p75_ns", p75, NUM, 0)                                          \
+  X("p90_ns", p90, NUM, 0)                                          \
+  X("p99_ns", p99, NUM, 0)                                          \
+  X("iqr_ns", iqr, NUM, 0)                                          \
+  X("measured_ns", measured_ns, NUM, 0)                             \
+  X("wall_s", wall_s, NUM, 0)                                       \
+  X("warmup_runs", warmup_runs, U32, 0)                             \
+  X("interfered", interfered, U64, MB__FIELD_OPT)                   \
+  X("timer_resolution_ns", timer_resolution_ns, NUM, MB__FIELD_OPT) \
+  X("timer_overhead_ns", timer_overhead_ns, NUM, MB__FIELD_OPT)     \
+  X("repetitions", repetitions, U32, MB__FIELD_OPT)
+
+/* The per-sample telemetry series, parallel to samples_ns:
+ * X(key, mb_telemetry_t member, unit, flags), written as member x unit. */
+#define MB__TELEMETRY_SERIES(X)             \
+  X("sm_clock_mhz", sm_clock_hz, 1e-6, 0)   \
+  X("mem_clock_mhz", mem_clock_hz, 1e-6, 0) \
+  X("power_w", power_w, 1.0, 0)             \
+  X("temp_c", temp_c, 1.0, 0)               \
+  X("clock_before_mhz", clock_before_hz, 1e-6, MB__FIELD_OPT)
+
+#endif
