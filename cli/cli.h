@@ -18,6 +18,7 @@ typedef struct cli_opts {
   const char *op, *shape, *dtype, *out_dtype, *backend, *impl, *cache;
   const char *format, *output, *criterion;
   const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act;
+  const char *model, *recipe, *mode; /* run: a torchao model (model.h) */
   unsigned device, samples, min_samples, warmup_runs, batch;
   unsigned long long seed;
   double min_time, max_noise, timeout, warmup, alpha, beta;
@@ -70,6 +71,14 @@ void cli_init_opts(cli_opts_t *o);
 /* The timing, cache, backend and impl options into a spec. */
 int cli_apply_common(const char *cmd, const cli_opts_t *o,
                      mb_bench_spec_t *spec);
+/* Only the timing options that were given (criterion, samples,
+ * min-samples, min-time, max-noise, timeout, warmup, warmup-runs,
+ * repetitions) over spec's own: with --config they override every entry's
+ * timing. Returns nonzero (reported) when they do not make sense. */
+int cli_apply_timing(const char *cmd, const cli_opts_t *o,
+                     mb_bench_spec_t *spec);
+/* 1 when any timing option was given. */
+int cli_timing_given(const cli_opts_t *o);
 
 /* sinks.c: where results go — the chosen format to -o FILE or stdout,
  * plus the table on stdout whenever stdout is not already taken. */

@@ -1,4 +1,5 @@
-/* mbench list ops|backends|devices|presets, and mbench info. */
+/* mbench list ops|backends|devices|presets|recipes|models, and mbench
+ * info. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,13 +139,48 @@ static int list_presets(mb_context_t *ctx) {
   return EXIT_OK;
 }
 
+/* torchao's recipes: whether each trains, and the accuracy floor its
+ * results are checked against (SQNR of the output vs the high-precision
+ * model). */
+static int list_recipes(mb_context_t *ctx) {
+  (void)ctx;
+  printf("%-16s %-6s %-10s %s\n", "recipe", "trains", "min SQNR", "summary");
+  for (int i = 0; i < MB_RECIPE_COUNT; i++) {
+    const mb_recipe_t r = (mb_recipe_t)i;
+    char floor[16];
+    snprintf(floor, sizeof floor, "%.0f dB", mb_recipe_min_sqnr_db(r));
+    printf("%-16s %-6s %-10s %s\n", mb_recipe_name(r),
+           mb_recipe_trains(r) ? "yes" : "no", floor, mb_recipe_summary(r));
+  }
+  return EXIT_OK;
+}
+
+/* torchao's model types: the composite op each runs in each mode it has
+ * (a mode without a graph is left out). */
+static int list_models(mb_context_t *ctx) {
+  (void)ctx;
+  for (size_t i = 0; i < mb_model_count(); i++) {
+    const char *summary, *name = mb_model_name(i, &summary);
+    printf("%s\n    %s\n    modes:", name, summary);
+    for (size_t m = 0; m < mb_mode_count(); m++) {
+      const char *op;
+      if (mb_model_resolve(name, mb_mode_name(m), &op, NULL) == MB_OK)
+        printf(" %s (op %s)", mb_mode_name(m), op);
+    }
+    printf("\n");
+  }
+  printf(
+      "\nrun one: mbench run --model NAME --recipe R --shape MxKxN "
+      "[--mode training]\n");
+  return EXIT_OK;
+}
+
 static const struct {
   const char *what;
   int (*fn)(mb_context_t *);
-} k_lists[] = {{"ops", list_ops},
-               {"backends", list_backends},
-               {"devices", list_devices},
-               {"presets", list_presets}};
+} k_lists[] = {{"ops", list_ops},         {"backends", list_backends},
+               {"devices", list_devices}, {"presets", list_presets},
+               {"recipes", list_recipes}, {"models", list_models}};
 #define NUM_LISTS (sizeof k_lists / sizeof k_lists[0])
 
 int cmd_list(int argc, char **argv) {
@@ -156,7 +192,7 @@ int cmd_list(int argc, char **argv) {
                 &nwords) != 0)
     return EXIT_USAGE;
   if (o.help || nwords == 0) {
-    printf("usage: mbench list ops|backends|devices|presets\n");
+    printf("usage: mbench list ops|backends|devices|presets|recipes|models\n");
     return o.help ? EXIT_OK : EXIT_USAGE;
   }
   for (size_t i = 0; i < NUM_LISTS; i++) {
@@ -169,7 +205,7 @@ int cmd_list(int argc, char **argv) {
   }
   return cli_error("list",
                    "unknown list \"%s\"; valid: ops, backends, devices, "
-                   "presets",
+                   "presets, recipes, models",
                    words[0]);
 }
 

@@ -33,6 +33,14 @@ static const opt_def_t k_run_opts[] = {
     {"max-flop", 0, OPT_DOUBLE, O(max_flop), "F",
      "--config: leave out benchmarks above F FLOP per run"},
     {"op", 0, OPT_STR, O(op), "OP", "op to measure (mbench list ops)"},
+    {"model", 0, OPT_STR, O(model), "NAME",
+     "or a torchao model type: linear, ln_linear_<act>, transformer_block "
+     "(mbench list models)"},
+    {"recipe", 0, OPT_STR, O(recipe), "R",
+     "quantization recipe of a model or composite op (mbench list "
+     "recipes; baseline)"},
+    {"mode", 0, OPT_STR, O(mode), "inference|training",
+     "--model: forward only, or forward + backward (inference)"},
     {"shape", 0, OPT_STR, O(shape), "MxKxN|MxN", "problem shape"},
     {"dtype", 0, OPT_STR, O(dtype), "DT",
      "input dtype: f32, bf16, f16 (default f32)"},
@@ -48,7 +56,8 @@ static const opt_def_t k_run_opts[] = {
      "flush caches before each sample (cold, default), not (hot), or cycle "
      "operand copies larger than the last-level cache (rotate)"},
     {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed|entropy",
-     "stopping criterion (stdrel; fixed with --samples)"},
+     "stopping criterion (stdrel; fixed with --samples); this and the "
+     "timing options below override a --config file's timing"},
     {"repetitions", 0, OPT_UINT, O(repetitions), "N",
      "sample N times over, each until the criterion holds; aggregates "
      "over the repetitions' medians (1)"},
@@ -166,6 +175,48 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
   return 0;
 }
 
+/* --model, --recipe, --mode: a model runs as the composite op
+ * mb_model_resolve names (linear_training for linear in training), with
+ * the model's settings in params; a recipe goes to params.recipe, for a
+ * model or a composite op given by --op (linear, ln_linear, ...). */
+static int apply_model(const cli_opts_t *o, const char **op,
+                       mb_op_params_t *p) {
+  if (o->model && o->op)
+    return cli_error("run", "--op and --model are both given; run either");
+  if (o->mode && !o->model)
+    return cli_error("run",
+                     "--mode goes with --model (an op is its mode: linear "
+                     "or linear_training)");
+  if (o->model && o->act)
+    return cli_error("run",
+                     "--act goes with --op; a model's activation is in its "
+                     "name (ln_linear_gelu)");
+  if (o->recipe) {
+    mb_recipe_t r;
+    if (mb_recipe_from_name(o->recipe, &r) != MB_OK)
+      return cli_error("run", "--recipe: %s", mb_error_last());
+    p->recipe = (uint32_t)r;
+  }
+  *op = o->op;
+  if (o->model && mb_model_resolve(o->model, o->mode, op, p) != MB_OK)
+    return cli_error("run", "--model %s%s%s: %s", o->model,
+                     o->mode ? " --mode " : "", o->mode ? o->mode : "",
+                     mb_error_last());
+  return 0;
+}
+
+/* The op resolves the params before anything is printed, so an input
+ * error (a recipe the op does not take, a weight-only recipe in training)
+ * is the only output, not a table header without its row. */
+static int check_problem(const char *name, const mb_op_params_t *params) {
+  const mb_op_t *op = mb_op_find(name);
+  mb_op_params_t p = *params;
+  mb_op_apply_alias(name, &p);
+  if (!op || mb_op_resolve(op, &p) != MB_OK)
+    return cli_error("run", "%s", mb_error_last());
+  return 0;
+}
+
 /* "1024x512x256" -> params->shape. */
 static int parse_shape(const char *text, mb_op_params_t *p) {
   const char *s = text;
@@ -188,10 +239,14 @@ static int parse_shape(const char *text, mb_op_params_t *p) {
   return p->ndim ? 0 : cli_error("run", "--shape is empty");
 }
 
-int cli_apply_common(const char *cmd, const cli_opts_t *o,
+int cli_timing_given(const cli_opts_t *o) {
+  return o->criterion || o->repetitions || o->samples || o->min_samples ||
+         o->min_time >= 0 || o->max_noise >= 0 || o->timeout >= 0 ||
+         o->warmup >= 0 || o->warmup_runs;
+}
+
+int cli_apply_timing(const char *cmd, const cli_opts_t *o,
                      mb_bench_spec_t *spec) {
-  if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
-    return cli_error(cmd, "--cache: %s", mb_error_last());
   if (o->criterion &&
       mb_criterion_from_name(o->criterion, &spec->criterion) != MB_OK)
     return cli_error(cmd, "--criterion: %s", mb_error_last());
@@ -208,6 +263,14 @@ int cli_apply_common(const char *cmd, const cli_opts_t *o,
   if (o->timeout >= 0) spec->timeout_s = o->timeout;
   if (o->warmup >= 0) spec->warmup_s = o->warmup;
   if (o->warmup_runs) spec->warmup_runs = o->warmup_runs;
+  return 0;
+}
+
+int cli_apply_common(const char *cmd, const cli_opts_t *o,
+                     mb_bench_spec_t *spec) {
+  if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
+    return cli_error(cmd, "--cache: %s", mb_error_last());
+  if (cli_apply_timing(cmd, o, spec) != 0) return EXIT_USAGE;
   spec->batch = o->batch;
   spec->seed = o->seed;
   spec->backend = o->backend;
@@ -268,12 +331,17 @@ int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
 }
 
 /* With --config the file describes the benchmarks: an option that would
- * too is refused rather than silently applied to some of them. */
+ * too is refused rather than silently applied to some of them. How long
+ * to sample is not what is measured: the timing options override every
+ * entry's (a short run of a file written for a GPU, a smoke test). */
 static int config_conflict(const cli_opts_t *o) {
   static const char *const k_allowed[] = {
-      "config",          "dry-run",    "filter",     "max-flop", "backend",
-      "format",          "output",     "verbose",    "help",     "isolate",
-      "isolate-timeout", "interleave", "child-index"};
+      "config",      "dry-run",    "filter",          "max-flop",
+      "backend",     "format",     "output",          "verbose",
+      "help",        "isolate",    "isolate-timeout", "interleave",
+      "child-index", "criterion",  "repetitions",     "samples",
+      "min-samples", "min-time",   "max-noise",       "timeout",
+      "warmup",      "warmup-runs"};
   cli_opts_t d;
   cli_init_opts(&d);
   static const size_t k_size[] = {[OPT_STR] = sizeof(const char *),
@@ -292,8 +360,8 @@ static int config_conflict(const cli_opts_t *o) {
                        "--%s cannot be combined with --config: the file "
                        "describes the benchmarks (allowed with --config: "
                        "--dry-run, --filter, --max-flop, --backend, "
-                       "--interleave, --isolate, --isolate-timeout, --format, "
-                       "-o, -v)",
+                       "--interleave, --isolate, --isolate-timeout, the "
+                       "timing options, --format, -o, -v)",
                        def->name);
   }
   return 0;
@@ -310,12 +378,18 @@ int cmd_run(int argc, char **argv) {
   if (o.help) {
     printf(
         "usage: mbench run --op OP --shape SHAPE [options]\n"
+        "       mbench run --model MODEL [--recipe R] [--mode M] --shape "
+        "MxKxN [options]\n"
         "       mbench run --config FILE [--dry-run] [--backend B] [--filter "
         "REGEX]\n"
         "                  [--max-flop F] [-o FILE] [--format F]\n\n"
         "Measures one op on one backend, checks it against the reference,\n"
-        "and reports the statistics of every sample. With --config, runs "
-        "every\nbenchmark a config file asks for (docs/config.md).\n\n"
+        "and reports the statistics of every sample. A model (torchao's "
+        "linear,\nln_linear_<act>, transformer_block) runs under a "
+        "quantization recipe\nand reports its steps, forward/backward "
+        "times and accuracy (SQNR)\nagainst the high-precision model; "
+        "mbench list models|recipes. With\n--config, runs every benchmark "
+        "a config file asks for (docs/config.md).\n\n"
         "options:\n");
     cli_print_options(k_run_opts, NUM_RUN_OPTS);
     return EXIT_OK;
@@ -326,10 +400,10 @@ int cmd_run(int argc, char **argv) {
     return cli_error("run",
                      "--dry-run, --filter, --max-flop and --interleave need "
                      "--config");
-  if (!o.op)
+  if (!o.op && !o.model)
     return cli_error("run",
-                     "--op (or --config FILE) is required; see mbench list "
-                     "ops");
+                     "--op or --model (or --config FILE) is required; see "
+                     "mbench list ops, mbench list models");
   if (!o.shape)
     return cli_error("run", "--shape is required (e.g. 1024x1024x1024)");
   mb_op_params_t params = MB_OP_PARAMS_INIT;
@@ -341,7 +415,9 @@ int cmd_run(int argc, char **argv) {
     return cli_error("run", "--out-dtype: %s", mb_error_last());
   if (apply_op_params(&o, &params) != 0) return EXIT_USAGE;
   mb_bench_spec_t spec = MB_BENCH_SPEC_INIT;
-  spec.op = o.op;
+  if (apply_model(&o, &spec.op, &params) != 0 ||
+      check_problem(spec.op, &params) != 0)
+    return EXIT_USAGE;
   spec.params = &params;
   if (cli_apply_common("run", &o, &spec) != 0) return EXIT_USAGE;
 

@@ -10,6 +10,7 @@
 #include "microbench/tensor.h"
 #include "microbench/op.h"
 #include "microbench/bench.h"
+#include "microbench/model.h"
 #include "microbench/report.h"
 #include "microbench/preset.h"
 #include "microbench/plan.h"

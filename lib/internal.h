@@ -46,6 +46,9 @@ struct mb_device {
   mb_kernel_note_t facts[MB__MAX_FACTS];
   uint32_t num_facts;
   int facts_ready;
+  /* Bytes held by tensors on the device now, and the most since the last
+   * reset (tensor.c; the runner's peak memory per benchmark). */
+  double mem_live, mem_peak;
 };
 
 /* A user kernel registered through mb_kernel_register (strings copied). */

@@ -168,10 +168,11 @@ static void describe_kernels(const mb_context_t *ctx, const mb_op_t *op,
   }
 }
 
-mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
-                              const mb_op_params_t *p, const mb_device_t *dev,
-                              const char *impl, mb__kernel_t *out, char *why,
-                              size_t why_cap) {
+static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
+                                 const mb_op_params_t *p,
+                                 const mb_device_t *dev, const char *impl,
+                                 int users, mb__kernel_t *out, char *why,
+                                 size_t why_cap) {
   const mb__backend_t *b = dev->backend;
   int impl_exists = 0;
   /* Every distinct reason a matching kernel gave, so a skip explains
@@ -179,14 +180,14 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
   const char *refusals[4];
   size_t num_refusals = 0;
   why[0] = '\0';
-  for (size_t i = 0; i < ctx->num_user_kernels; i++) {
+  for (size_t i = 0; users && i < ctx->num_user_kernels; i++) {
     const mb__user_kernel_t *u = &ctx->user_kernels[i];
     if (impl && strcmp(u->name, impl) == 0 && strcmp(u->op, op->name) == 0)
       impl_exists = 1;
     if ((impl && strcmp(u->name, impl) != 0) ||
         !user_kernel_matches(u, op, p, b->name))
       continue;
-    *out = (mb__kernel_t){u->name, NULL, u};
+    *out = (mb__kernel_t){u->name, NULL, u, 0};
     return MB_OK;
   }
   for (size_t i = 0; i < b->vt->num_kernels; i++) {
@@ -205,7 +206,7 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
       if (!seen && num_refusals < 4) refusals[num_refusals++] = no;
       continue;
     }
-    *out = (mb__kernel_t){k->name, k, NULL};
+    *out = (mb__kernel_t){k->name, k, NULL, 0};
     return MB_OK;
   }
   if (impl && !impl_exists) {
@@ -232,4 +233,19 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
       describe_kernels(ctx, op, b, why, why_cap);
   }
   return MB_ERR_UNSUPPORTED;
+}
+
+mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
+                              const mb_op_params_t *p, const mb_device_t *dev,
+                              const char *impl, mb__kernel_t *out, char *why,
+                              size_t why_cap) {
+  return select_kernel(ctx, op, p, dev, impl, 1, out, why, why_cap);
+}
+
+mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
+                                      const mb_op_t *op,
+                                      const mb_op_params_t *p,
+                                      const mb_device_t *dev, mb__kernel_t *out,
+                                      char *why, size_t why_cap) {
+  return select_kernel(ctx, op, p, dev, NULL, 0, out, why, why_cap);
 }

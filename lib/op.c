@@ -8,9 +8,11 @@
 
 /* Sorted by name; `mbench list ops` prints this order. */
 static const mb_op_t *const k_ops[] = {
-    &mb__op_activation, &mb__op_add,      &mb__op_attention, &mb__op_copy,
-    &mb__op_dequantize, &mb__op_gemm,     &mb__op_layernorm, &mb__op_quantize,
-    &mb__op_rmsnorm,    &mb__op_silu_mul, &mb__op_softmax,
+    &mb__op_activation, &mb__op_add,        &mb__op_attention,
+    &mb__op_copy,       &mb__op_dequantize, &mb__op_gemm,
+    &mb__op_layernorm,  &mb__op_linear,     &mb__op_linear_training,
+    &mb__op_ln_linear,  &mb__op_quantize,   &mb__op_rmsnorm,
+    &mb__op_silu_mul,   &mb__op_softmax,    &mb__op_transformer_block,
 };
 #define MB__NUM_OPS (sizeof k_ops / sizeof k_ops[0])
 
@@ -47,6 +49,10 @@ mb_status_t mb_op_apply_alias(const char *name, mb_op_params_t *params) {
   const mb__alias_t *alias = mb__alias_find(name);
   if (alias && alias->preset && params) alias->preset(params);
   return MB_OK;
+}
+
+int mb_op_is_composite(const mb_op_t *op) {
+  return op && op->compose;
 }
 
 const mb_op_t *mb_op_next(const mb_op_t *prev) {
@@ -89,6 +95,9 @@ static mb_status_t check_applicable(const mb_op_t *op,
       {MB_PARAM_QUANTIZE_INPUTS, MB__P_QUANT, "quantize-inputs"},
       {MB_PARAM_NO_WEIGHT, MB__P_EPS, "no-affine"},
       {MB_PARAM_TF32, MB__P_TF32, "tf32"},
+      {MB_PARAM_TRANS_A, MB__P_TRANS_AB, "trans_a"},
+      {MB_PARAM_TRANS_B, MB__P_TRANS_AB, "trans_b"},
+      {MB_PARAM_BSHD, MB__P_BSHD, "bshd"},
   };
   for (size_t i = 0; i < sizeof k_flags / sizeof k_flags[0]; i++)
     if ((p->flags & k_flags[i].flag) && !(op->param_mask & k_flags[i].mask))
@@ -105,6 +114,12 @@ static mb_status_t check_applicable(const mb_op_t *op,
         MB_ERR_INVALID_ARG,
         "%s: scales do not apply to this op (its parameters: %s)", op->name,
         op->params_doc && *op->params_doc ? op->params_doc : "none");
+  if (p->recipe != MB_RECIPE_BASELINE && !(op->param_mask & MB__P_RECIPE))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: a recipe (%s) applies to the model ops (linear, "
+                    "linear_training, ln_linear, transformer_block), not to "
+                    "a primitive",
+                    op->name, mb_recipe_name((mb_recipe_t)p->recipe));
   if (p->dtype_q != MB_DTYPE_NONE && !(op->param_mask & MB__P_QUANT))
     return mb__fail(MB_ERR_INVALID_ARG, "%s: dtype_q does not apply to this op",
                     op->name);

@@ -29,6 +29,11 @@ typedef struct mb__tolerance {
 #define MB__P_EPS 128u
 #define MB__P_CAUSAL 256u
 #define MB__P_TF32 512u
+#define MB__P_TRANS_AB 1024u /* gemm: MB_PARAM_TRANS_A / MB_PARAM_TRANS_B */
+#define MB__P_BSHD 2048u     /* attention: MB_PARAM_BSHD */
+#define MB__P_RECIPE 4096u   /* composites: the recipe */
+
+struct mb__graph;
 
 struct mb_op {
   const char *name;
@@ -72,6 +77,19 @@ struct mb_op {
                       double *value, double *scale);
   void (*ref_release)(void *state);
   mb__tolerance_t (*tolerance)(const mb_op_params_t *p, uint32_t out);
+
+  /* ---- composite ops only (graph.h); NULL for primitives --------------- */
+  /* Writes the graph of primitive steps that computes the op under
+   * p->recipe. A composite's reference (ref_*) is the high-precision model
+   * in double, used for the accuracy of the output (and as the check of a
+   * backend's fused kernel). */
+  void (*compose)(const mb_op_params_t *p, struct mb__graph *g);
+  /* Optional: maps a random number to the index of an output element to
+   * check, when checking costs far more for some elements than others (a
+   * transformer block's reference computes whole sequences: sample few). */
+  size_t (*ref_sample)(const mb_op_params_t *p, uint32_t out, uint64_t r);
+  /* Optional: what the result should say about the shape ("N is unused"). */
+  const char *shape_note;
 };
 
 /* The catalogue (op.c lists them in name order). */
@@ -82,10 +100,22 @@ extern const mb_op_t mb__op_copy;
 extern const mb_op_t mb__op_dequantize;
 extern const mb_op_t mb__op_gemm;
 extern const mb_op_t mb__op_layernorm;
+extern const mb_op_t mb__op_linear;
+extern const mb_op_t mb__op_linear_training;
+extern const mb_op_t mb__op_ln_linear;
 extern const mb_op_t mb__op_quantize;
 extern const mb_op_t mb__op_rmsnorm;
 extern const mb_op_t mb__op_silu_mul;
 extern const mb_op_t mb__op_softmax;
+extern const mb_op_t mb__op_transformer_block;
+
+/* The torchao model name a composite op runs ("linear", "ln_linear_gelu")
+ * for a result's model field (recipe.c). */
+void mb__model_label(const mb_op_t *op, const mb_op_params_t *p, char *buf,
+                     size_t cap);
+
+/* The activation functions in double (activation.c). */
+double mb__act_eval(mb_activation_t act, double x, double alpha);
 
 /* Shared by op definitions (op.c). */
 mb_status_t mb__check_shape(const mb_op_t *op, const mb_op_params_t *p);

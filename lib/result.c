@@ -67,6 +67,8 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
   r->stats.struct_size = sizeof r->stats;
   r->stats.stop_reason = "";
   r->derived.struct_size = sizeof r->derived;
+  r->phase_ns[0] = r->phase_ns[1] = NAN;
+  r->accuracy = (mb_accuracy_t)MB_ACCURACY_INIT;
   return r;
 }
 
@@ -96,6 +98,7 @@ void mb_result_destroy(mb_result_t *r) {
   free(r->mode);
   free(r->shape_name);
   cJSON_Delete(r->config);
+  mb__result_free_steps(r);
   free(r->json);
   free(r);
 }
@@ -335,4 +338,10 @@ void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
     put_word(buf, cap, "no-affine");
   if ((m & MB__P_CAUSAL) && (p->flags & MB_PARAM_CAUSAL))
     put_word(buf, cap, "causal");
+  if ((m & MB__P_TRANS_AB) && (p->flags & MB_PARAM_TRANS_A))
+    put_word(buf, cap, "A^T");
+  if ((m & MB__P_TRANS_AB) && (p->flags & MB_PARAM_TRANS_B))
+    put_word(buf, cap, "B^T");
+  if ((m & MB__P_BSHD) && (p->flags & MB_PARAM_BSHD))
+    put_word(buf, cap, "bshd");
 }

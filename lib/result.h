@@ -34,7 +34,18 @@ struct mb_result {
   /* Set by mb_plan_run; the info struct's views point at these. */
   char *name, *recipe, *model, *mode, *shape_name;
   cJSON *config; /* the file's facts about this entry (owned); NULL */
-  char *json;    /* built on first mb_result_json() */
+  /* Composites (result_model.c): the graph's steps, each timed alone
+   * (strings owned), the phases' medians (NAN: not measured) and the
+   * output's accuracy against the high-precision model. */
+  struct mb__step {
+    char *label, *op, *impl;
+    mb_phase_t phase;
+    double median_ns, flop, bytes;
+  } * steps;
+  size_t num_steps;
+  double phase_ns[2];
+  mb_accuracy_t accuracy;
+  char *json; /* built on first mb_result_json() */
 };
 
 /* A result with its identity set; status ok, reason "". NULL on OOM. */
@@ -67,6 +78,13 @@ typedef struct mb__result_plan {
   cJSON *config;
 } mb__result_plan_t;
 mb_status_t mb__result_set_plan(mb_result_t *r, const mb__result_plan_t *p);
+
+/* result_model.c: a composite's step (strings copied), phase times and
+ * accuracy. */
+mb_status_t mb__result_add_step(mb_result_t *r, const mb_step_time_t *s);
+void mb__result_set_phase(mb_result_t *r, mb_phase_t phase, double ns);
+void mb__result_set_accuracy(mb_result_t *r, const mb_accuracy_t *a);
+void mb__result_free_steps(mb_result_t *r);
 
 /* The problem: "gemm/1024x1024x1024/f8e4m3.f8e4m3.bf16[/a:row,b:col]
  * [/recipe][/mode]" — what was computed, wherever it ran. */

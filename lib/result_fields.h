@@ -42,4 +42,42 @@
   X("temp_c", temp_c, 1.0, 0)               \
   X("clock_before_mhz", clock_before_hz, 1e-6, MB__FIELD_OPT)
 
+/* The params block's booleans for MB_PARAM_* flags, each written when the
+ * op uses it (its param_mask): X(key, mask, flag, inverted, flags);
+ * "affine" is the absence of MB_PARAM_NO_WEIGHT. */
+#define MB__PARAM_FLAGS(X)                                          \
+  X("quantize_inputs", MB__P_QUANT, MB_PARAM_QUANTIZE_INPUTS, 0, 0) \
+  X("tf32", MB__P_TF32, MB_PARAM_TF32, 0, 0)                        \
+  X("transpose", MB__P_TRANSPOSE, MB_PARAM_TRANSPOSE, 0, 0)         \
+  X("static", MB__P_STATIC, MB_PARAM_STATIC, 0, 0)                  \
+  X("affine", MB__P_EPS, MB_PARAM_NO_WEIGHT, 1, 0)                  \
+  X("causal", MB__P_CAUSAL, MB_PARAM_CAUSAL, 0, 0)                  \
+  X("trans_a", MB__P_TRANS_AB, MB_PARAM_TRANS_A, 0, MB__FIELD_OPT)  \
+  X("trans_b", MB__P_TRANS_AB, MB_PARAM_TRANS_B, 0, MB__FIELD_OPT)  \
+  X("bshd", MB__P_BSHD, MB_PARAM_BSHD, 0, MB__FIELD_OPT)
+
+/* A composite's `accuracy` block (written when checked):
+ * X(key, mb_accuracy_t member, NUM | U64 | BOOL, flags). */
+#define MB__ACCURACY_FIELDS(X)             \
+  X("pass", pass, BOOL, 0)                 \
+  X("sqnr_db", sqnr_db, NUM, MB__NULL_INF) \
+  X("rel_err", rel_err, NUM, 0)            \
+  X("max_abs_err", max_abs_err, NUM, 0)    \
+  X("max_rel_err", max_rel_err, NUM, 0)    \
+  X("min_sqnr_db", min_sqnr_db, NUM, 0)    \
+  X("elements_checked", elements_checked, U64, 0)
+
+/* Each of a composite's `steps`: X(key, struct mb__step member, NUM | STR,
+ * flags); "phase" (a name) is written after "impl". */
+#define MB__STEP_FIELDS(X)          \
+  X("label", label, STR, 0)         \
+  X("op", op, STR, 0)               \
+  X("impl", impl, STR, 0)           \
+  X("median_ns", median_ns, NUM, 0) \
+  X("flop", flop, NUM, 0)           \
+  X("bytes", bytes, NUM, 0)
+
+/* A NUM whose null stands for +inf (sqnr of an exact result), not NaN. */
+#define MB__NULL_INF 2u
+
 #endif

@@ -43,31 +43,24 @@ static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
   if (m & (MB__P_SCALES | MB__P_SCALE_A))
     add_scaling(j, "scale_a", &p->scale_a);
   if (m & MB__P_SCALES) add_scaling(j, "scale_b", &p->scale_b);
-  if (m & MB__P_QUANT) {
-    cJSON_AddBoolToObject(j, "quantize_inputs",
-                          (p->flags & MB_PARAM_QUANTIZE_INPUTS) != 0);
-    if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
-      cJSON_AddStringToObject(j, "dtype_q", mb_dtype_name(p->dtype_q));
-  }
-  if (m & MB__P_TF32)
-    cJSON_AddBoolToObject(j, "tf32", (p->flags & MB_PARAM_TF32) != 0);
-  if (m & MB__P_TRANSPOSE)
-    cJSON_AddBoolToObject(j, "transpose", (p->flags & MB_PARAM_TRANSPOSE) != 0);
-  if (m & MB__P_STATIC) {
-    cJSON_AddBoolToObject(j, "static", (p->flags & MB_PARAM_STATIC) != 0);
-    if (p->flags & MB_PARAM_STATIC) add_num(j, "scale", p->scale);
-  }
+#define WRITE(key, mask, flag, inverted, opt) \
+  if (m & (mask))                             \
+    cJSON_AddBoolToObject(j, key, ((p->flags & (flag)) != 0) != (inverted));
+  MB__PARAM_FLAGS(WRITE)
+#undef WRITE
+  if ((m & MB__P_QUANT) && (p->flags & MB_PARAM_QUANTIZE_INPUTS))
+    cJSON_AddStringToObject(j, "dtype_q", mb_dtype_name(p->dtype_q));
+  if ((m & MB__P_STATIC) && (p->flags & MB_PARAM_STATIC))
+    add_num(j, "scale", p->scale);
   if (m & MB__P_ACT) {
     cJSON_AddStringToObject(j, "activation", mb_activation_name(p->activation));
     if (p->activation == MB_ACT_LEAKYRELU)
       add_num(j, "act_alpha", p->act_alpha);
   }
-  if (m & MB__P_EPS) {
-    add_num(j, "eps", p->eps);
-    cJSON_AddBoolToObject(j, "affine", (p->flags & MB_PARAM_NO_WEIGHT) == 0);
-  }
-  if (m & MB__P_CAUSAL)
-    cJSON_AddBoolToObject(j, "causal", (p->flags & MB_PARAM_CAUSAL) != 0);
+  if (m & MB__P_EPS) add_num(j, "eps", p->eps);
+  if (m & MB__P_RECIPE)
+    cJSON_AddStringToObject(j, "recipe",
+                            mb_recipe_name((mb_recipe_t)p->recipe));
 }
 
 static void add_dtypes(cJSON *o, const mb_op_params_t *p) {
@@ -205,6 +198,37 @@ static void add_telemetry(cJSON *o, const mb_result_t *r) {
   cJSON_AddNumberToObject(j, "throttled_samples", (double)r->stats.throttled);
 }
 
+/* A composite's per-step times, phase medians and accuracy. */
+static void add_model(cJSON *o, const mb_result_t *r) {
+  if (isfinite(r->phase_ns[0]) || isfinite(r->phase_ns[1])) {
+    cJSON *j = cJSON_AddObjectToObject(o, "phases");
+    add_num(j, "forward_ns", r->phase_ns[MB_PHASE_FORWARD]);
+    add_num(j, "backward_ns", r->phase_ns[MB_PHASE_BACKWARD]);
+  }
+  if (r->num_steps) {
+    cJSON *a = cJSON_AddArrayToObject(o, "steps");
+    for (size_t i = 0; i < r->num_steps; i++) {
+      const struct mb__step *s = &r->steps[i];
+      cJSON *j = cJSON_CreateObject();
+#define add_STR(j, key, v) cJSON_AddStringToObject(j, key, v)
+#define WRITE(key, member, kind, opt) add_##kind(j, key, s->member);
+      MB__STEP_FIELDS(WRITE)
+#undef WRITE
+#undef add_STR
+      cJSON_AddStringToObject(j, "phase", mb_phase_name(s->phase));
+      cJSON_AddItemToArray(a, j);
+    }
+  }
+  const mb_accuracy_t *c = &r->accuracy;
+  if (!c->checked) return;
+  cJSON *j = cJSON_AddObjectToObject(o, "accuracy");
+#define add_BOOL(j, key, v) cJSON_AddBoolToObject(j, key, v)
+#define WRITE(key, member, kind, opt) add_##kind(j, key, c->member);
+  MB__ACCURACY_FIELDS(WRITE)
+#undef WRITE
+#undef add_BOOL
+}
+
 static void add_notes(cJSON *o, const mb_result_t *r) {
   if (!r->num_notes) return;
   cJSON *j = cJSON_AddObjectToObject(o, "kernel");
@@ -269,6 +293,8 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   add_repetitions(o, r);
   add_telemetry(o, r);
   add_derived(o, &r->derived);
+  cJSON_AddNumberToObject(o, "peak_memory_bytes", r->info.peak_memory_bytes);
+  add_model(o, r);
   add_notes(o, r);
   if (*r->timer) cJSON_AddStringToObject(o, "timer", r->timer);
   if (*r->warning) cJSON_AddStringToObject(o, "warning", r->warning);

@@ -55,10 +55,8 @@ static const char *type_name(const cJSON *v) {
 
 typedef enum kind { K_NUM, K_U32, K_U64, K_BOOL, K_STR } kind_t;
 
-#define OPT MB__FIELD_OPT /* may be missing (added to the writer later) */
-#define NULL_INF                                              \
-  2u /* null stands for +inf, not NaN (both are null in JSON) \
-      */
+#define OPT MB__FIELD_OPT     /* may be missing (added to the writer later) */
+#define NULL_INF MB__NULL_INF /* null stands for +inf, not NaN */
 
 /* Stores into *out as the kind says: double, uint32_t, uint64_t, int (0/1),
  * const char * (borrowed from the JSON). */
@@ -283,13 +281,12 @@ static const struct {
   const char *key;
   uint32_t mask, flag;
   int inverted; /* "affine" is the absence of MB_PARAM_NO_WEIGHT */
+  unsigned flags;
 } k_param_flags[] = {
-    {"quantize_inputs", MB__P_QUANT, MB_PARAM_QUANTIZE_INPUTS, 0},
-    {"tf32", MB__P_TF32, MB_PARAM_TF32, 0},
-    {"transpose", MB__P_TRANSPOSE, MB_PARAM_TRANSPOSE, 0},
-    {"static", MB__P_STATIC, MB_PARAM_STATIC, 0},
-    {"affine", MB__P_EPS, MB_PARAM_NO_WEIGHT, 1},
-    {"causal", MB__P_CAUSAL, MB_PARAM_CAUSAL, 0},
+#define ROW(key, mask, flag, inverted, flags) \
+  {key, mask, flag, inverted, flags},
+    MB__PARAM_FLAGS(ROW)
+#undef ROW
 };
 
 /* Numbers, each when the op uses it and (needs) that flag is set. */
@@ -314,7 +311,9 @@ static mb_status_t read_params(const cJSON *root, const mb_op_t *op,
   for (size_t i = 0; st == MB_OK && i < COUNT(k_param_flags); i++) {
     int on = 0;
     if (!(m & k_param_flags[i].mask)) continue;
-    st = read_value(o, "params", k_param_flags[i].key, K_BOOL, 0, &on);
+    on = k_param_flags[i].inverted; /* missing (OPT): the flag is off */
+    st = read_value(o, "params", k_param_flags[i].key, K_BOOL,
+                    k_param_flags[i].flags, &on);
     if (on != k_param_flags[i].inverted) p->flags |= k_param_flags[i].flag;
   }
   for (size_t i = 0; st == MB_OK && i < COUNT(k_param_nums); i++)
@@ -336,6 +335,14 @@ static mb_status_t read_params(const cJSON *root, const mb_op_t *op,
                 "params.activation");
     if (st == MB_OK && p->activation == MB_ACT_LEAKYRELU)
       st = read_value(o, "params", "act_alpha", K_NUM, 0, &p->act_alpha);
+  }
+  if (st == MB_OK && (m & MB__P_RECIPE)) {
+    const char *recipe = NULL;
+    mb_recipe_t rc = MB_RECIPE_BASELINE;
+    st = read_value(o, "params", "recipe", K_STR, 0, &recipe);
+    if (st == MB_OK)
+      st = wrap(mb_recipe_from_name(recipe, &rc), "params.recipe");
+    p->recipe = (uint32_t)rc;
   }
   if (st == MB_OK) none_blocks(op, p);
   return st;
@@ -733,6 +740,70 @@ static mb_status_t read_plan(const cJSON *root, mb_result_t *r) {
   return mb__result_set_plan(r, &p); /* takes p.config */
 }
 
+/* ---- a composite's extras (phases, steps, accuracy) and memory -----------
+ */
+
+static mb_status_t read_phase_name(const char *name, const char *path,
+                                   mb_phase_t *out) {
+  for (int p = MB_PHASE_FORWARD; p <= MB_PHASE_SETUP; p++)
+    if (!strcmp(name, mb_phase_name((mb_phase_t)p))) {
+      *out = (mb_phase_t)p;
+      return MB_OK;
+    }
+  return bad(path, "unknown phase \"%s\"; valid: forward, backward, setup",
+             name);
+}
+
+static mb_status_t read_steps(const cJSON *root, mb_result_t *r) {
+  const cJSON *arr;
+  size_t n;
+  char block[64];
+  mb_status_t st = read_array(root, "", "steps", OPT, &arr, &n);
+  for (size_t i = 0; st == MB_OK && i < n; i++) {
+    const cJSON *o = cJSON_GetArrayItem(arr, (int)i);
+    snprintf(block, sizeof block, "steps[%zu]", i);
+    if (!cJSON_IsObject(o)) return bad(block, "expected an object");
+    mb_step_time_t t = MB_STEP_TIME_INIT;
+    const char *phase = NULL;
+    const field_t k_fields[] = {
+#define ROW(key, member, kind, flags) \
+  {key, offsetof(mb_step_time_t, member), K_##kind, flags},
+        MB__STEP_FIELDS(ROW)
+#undef ROW
+    };
+    st = read_fields(o, block, &t, k_fields, COUNT(k_fields));
+    if (st == MB_OK) st = read_value(o, block, "phase", K_STR, 0, &phase);
+    if (st == MB_OK) st = read_phase_name(phase, block, &t.phase);
+    if (st == MB_OK) st = mb__result_add_step(r, &t);
+  }
+  return st;
+}
+
+static mb_status_t read_model(const cJSON *root, mb_result_t *r) {
+  const cJSON *o;
+  mb_status_t st = read_value(root, "", "peak_memory_bytes", K_NUM, OPT,
+                              &r->info.peak_memory_bytes);
+  if (st == MB_OK) st = read_block(root, "phases", &o);
+  if (st == MB_OK && o)
+    st = read_value(o, "phases", "forward_ns", K_NUM, 0, &r->phase_ns[0]);
+  if (st == MB_OK && o)
+    st = read_value(o, "phases", "backward_ns", K_NUM, 0, &r->phase_ns[1]);
+  if (st == MB_OK) st = read_steps(root, r);
+  if (st == MB_OK) st = read_block(root, "accuracy", &o);
+  if (st != MB_OK || !o) return st;
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  const field_t k_fields[] = {
+#define ROW(key, member, kind, flags) \
+  {key, offsetof(mb_accuracy_t, member), K_##kind, flags},
+      MB__ACCURACY_FIELDS(ROW)
+#undef ROW
+  };
+  st = read_fields(o, "accuracy", &a, k_fields, COUNT(k_fields));
+  a.checked = 1;
+  if (st == MB_OK) mb__result_set_accuracy(r, &a);
+  return st;
+}
+
 /* timer, warning, status and the rest of the identity. */
 static mb_status_t read_texts(const cJSON *root, mb_result_t *r) {
   const char *timer = "", *warning = "", *reason = "";
@@ -761,7 +832,7 @@ static mb_status_t fill(const cJSON *root, mb_result_t *r, const ident_t *id) {
   mb_status_t (*const readers[])(const cJSON *, mb_result_t *) = {
       read_texts,   read_rotate, read_timing,      read_correctness,
       read_samples, read_stats,  read_repetitions, read_derived,
-      read_notes,   read_plan};
+      read_model,   read_notes,  read_plan};
   for (size_t i = 0; st == MB_OK && i < COUNT(readers); i++)
     st = readers[i](root, r);
   return st;

@@ -79,25 +79,44 @@ static mb_status_t setup_operands(mb__run_t *r) {
   return MB_OK;
 }
 
-static mb_status_t prepare_kernel(mb__run_t *r) {
-  mb_status_t st = MB_OK;
+mb_status_t mb__run_prepare(mb__run_t *r, const mb_kernel_call_t *call,
+                            const mb_kernel_args_t *args, void **kstate) {
   mb_error_clear();
+  if (r->kernel.composite)
+    return mb__composite_prepare(r->ctx, r->dev, r->op, call, kstate);
   if (r->kernel.bk && r->kernel.bk->prepare)
-    st = r->kernel.bk->prepare(r->dev->backend->state, &r->call, &r->kstate);
-  else if (r->kernel.uk && r->kernel.uk->desc.setup)
-    st = r->kernel.uk->desc.setup(r->kernel.uk->desc.user, &r->args);
+    return r->kernel.bk->prepare(r->dev->backend->state, call, kstate);
+  if (r->kernel.uk && r->kernel.uk->desc.setup)
+    return r->kernel.uk->desc.setup(r->kernel.uk->desc.user, args);
+  return MB_OK;
+}
+
+mb_status_t mb__run_once(mb__run_t *r, void *kstate,
+                         const mb_kernel_call_t *call,
+                         const mb_kernel_args_t *args) {
+  if (r->kernel.composite) return mb__composite_run(kstate, call);
+  if (r->kernel.bk) return r->kernel.bk->run(kstate, call);
+  return r->kernel.uk->desc.run(r->kernel.uk->desc.user, args);
+}
+
+void mb__run_release(mb__run_t *r, void *kstate, const mb_kernel_args_t *args) {
+  if (r->kernel.composite)
+    mb__composite_release(kstate);
+  else if (r->kernel.bk && r->kernel.bk->release)
+    r->kernel.bk->release(kstate);
+  else if (r->kernel.uk && r->kernel.uk->desc.teardown)
+    r->kernel.uk->desc.teardown(r->kernel.uk->desc.user, args);
+}
+
+static mb_status_t prepare_kernel(mb__run_t *r) {
+  mb_status_t st = mb__run_prepare(r, &r->call, &r->args, &r->kstate);
   r->prepared = st == MB_OK;
   return st;
 }
 
 static void teardown(mb__run_t *r) {
   mb__run_teardown_copies(r);
-  if (r->prepared) {
-    if (r->kernel.bk && r->kernel.bk->release)
-      r->kernel.bk->release(r->kstate);
-    else if (r->kernel.uk && r->kernel.uk->desc.teardown)
-      r->kernel.uk->desc.teardown(r->kernel.uk->desc.user, &r->args);
-  }
+  if (r->prepared) mb__run_release(r, r->kstate, &r->args);
   for (uint32_t i = 0; i < r->num_operands; i++) {
     mb_tensor_destroy(r->tensors[i]);
     free(r->host[i]);
@@ -127,6 +146,11 @@ static mb_status_t check_correctness(mb__run_t *r, mb_result_t *res) {
   mb_error_clear();
   mb_status_t st = mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
   if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
+  if (r->kernel.composite)
+    return st != MB_OK
+               ? st
+               : mb__composite_check(r->kstate, r->spec.seed ^ 0x5eedull,
+                                     &res->corr, res);
   for (uint32_t o = 0; o < nout && st == MB_OK; o++) {
     size_t bytes = mb_tensor_nbytes(r->tensors[nin + o]);
     if (!(got[o] = malloc(bytes ? bytes : 1)))
@@ -139,6 +163,14 @@ static mb_status_t check_correctness(mb__run_t *r, mb_result_t *res) {
                     (const void *const *)got, r->spec.seed ^ 0x5eedull,
                     &res->corr);
   for (uint32_t o = 0; o < nout; o++) free(got[o]);
+  if (st == MB_OK && r->op->compose) {
+    /* A backend's fused kernel for a composite: the op's reference is the
+     * high-precision model, so the check is the recipe's accuracy floor. */
+    mb_accuracy_t acc;
+    mb__accuracy_from(&res->corr, (mb_recipe_t)r->params.recipe, &acc);
+    mb__result_set_accuracy(res, &acc);
+    res->corr.pass = acc.pass;
+  }
   return st;
 }
 
@@ -152,16 +184,42 @@ static void derive(const mb__run_t *r, mb_result_t *res) {
   d->gbps = median_ns > 0 ? d->bytes / median_ns : 0;
   const mb__backend_t *b = r->dev->backend;
   d->peak_flops =
-      MB__VT_HAS(b->vt, peak_for)
+      r->kernel.composite ? mb__composite_peak(r->kstate)
+      : MB__VT_HAS(b->vt, peak_for)
           ? b->vt->peak_for(b->state, r->dev->index, r->op->name, &r->params)
           : mb_device_peak_flops(r->dev, r->params.dtype);
   d->pct_peak =
       d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
 }
 
+static void execute_phases(mb__run_t *r, mb_result_t *res);
+
 /* Everything after the kernel is chosen. Failures become the result's
  * status; nothing here is an input error. */
+/* A composite's extras: its working set, what its shape means, each step
+ * and phase timed alone (the composite's own samples time the whole). */
+static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
+  mb_status_t st = MB_OK;
+  if (r->op->shape_note)
+    st = mb__result_add_note(res, "shape_note", r->op->shape_note, 0.0);
+  if (!r->kernel.composite || st != MB_OK) return st;
+  st = mb__result_add_note(res, "working_set_bytes", NULL,
+                           mb__composite_working_set(r->kstate));
+  uint32_t samples = r->spec.min_samples < 5 ? 5 : r->spec.min_samples;
+  if (st == MB_OK)
+    st = mb__composite_time(r->kstate, r->spec.cache, samples, res);
+  return st;
+}
+
 static void execute(mb__run_t *r, mb_result_t *res) {
+  /* Peak memory: what this benchmark's tensors add to what was live. */
+  const double live = r->dev->mem_live;
+  r->dev->mem_peak = live;
+  execute_phases(r, res);
+  res->info.peak_memory_bytes = r->dev->mem_peak - live;
+}
+
+static void execute_phases(mb__run_t *r, mb_result_t *res) {
   mb_status_t st = setup_operands(r);
   if (st != MB_OK) goto failed;
   st = prepare_kernel(r);
@@ -171,6 +229,8 @@ static void execute(mb__run_t *r, mb_result_t *res) {
   }
   if (st != MB_OK) goto failed;
   record_notes(r, res);
+  if (r->kernel.composite)
+    res->info.emulated = mb__composite_emulated(r->kstate);
   if ((st = check_correctness(r, res)) != MB_OK) goto failed;
   if (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT)) {
     char why[256];
@@ -188,6 +248,7 @@ static void execute(mb__run_t *r, mb_result_t *res) {
     mb__result_set_timer(res, b->vt->timer_info(b->state, r->dev->index));
   if ((st = mb__run_measure(r, res)) != MB_OK) goto failed;
   derive(r, res);
+  if ((st = describe_composite(r, res)) != MB_OK) goto failed;
   return;
 failed:
   mb__result_set_status(res, MB_RESULT_FAILED,
@@ -229,6 +290,18 @@ static mb_device_t *best_device(mb_context_t *ctx) {
   return n ? &ctx->devices[0] : NULL;
 }
 
+/* A composite's result says which model, recipe and mode it measured
+ * (a plan may set them again, the same). */
+static mb_status_t label_model(const mb__run_t *r, mb_result_t *res) {
+  char model[64];
+  mb__model_label(r->op, &r->params, model, sizeof model);
+  mb__result_plan_t facts = {
+      "",    mb_recipe_name((mb_recipe_t)r->params.recipe),
+      model, r->op == &mb__op_linear_training ? "training" : "inference",
+      "",    NULL};
+  return mb__result_set_plan(res, &facts);
+}
+
 /* Everything before running: the spec checked, the op resolved, the device
  * found and a result with the identity made. An input error returns non-OK
  * and no result; a known backend without a device gives a skipped result
@@ -261,9 +334,35 @@ static mb_status_t resolve(mb_context_t *ctx, const mb_bench_spec_t *spec,
   *res = mb__result_new(r->op->name, r->op->shape_syntax, &r->params, spec,
                         r->dev);
   if (!*res) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a result");
+  if (r->op->compose && (st = label_model(r, *res)) != MB_OK) {
+    mb_result_destroy(*res);
+    *res = NULL;
+    return st;
+  }
   if (!r->dev) /* a known backend without a usable device */
     mb__result_set_status(*res, MB_RESULT_SKIPPED, mb_error_last());
   return MB_OK;
+}
+
+/* A backend's (or the program's) kernel for the op; for a composite
+ * without a fused kernel, or asked for by name, the core's graph. */
+static mb_status_t choose_kernel(mb_context_t *ctx, mb__run_t *r,
+                                 const char *impl, char *why, size_t cap) {
+  const int graph = impl && !strcmp(impl, MB__COMPOSITE_IMPL);
+  mb_status_t st = MB_ERR_UNSUPPORTED;
+  if (!graph)
+    st = mb__kernel_select(ctx, r->op, &r->params, r->dev, impl, &r->kernel,
+                           why, cap);
+  if (r->op->compose && (graph || (!impl && st == MB_ERR_UNSUPPORTED))) {
+    r->kernel = (mb__kernel_t){MB__COMPOSITE_IMPL, NULL, NULL, 1};
+    return MB_OK;
+  }
+  if (graph)
+    return mb__fail(MB_ERR_NOT_FOUND,
+                    "implementation \"graph\" runs composite ops (models); "
+                    "%s is a primitive",
+                    r->op->name);
+  return st;
 }
 
 mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
@@ -281,8 +380,7 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
     return MB_OK;
   }
   char why[1024];
-  st = mb__kernel_select(ctx, r.op, &r.params, r.dev, spec->impl, &r.kernel,
-                         why, sizeof why);
+  st = choose_kernel(ctx, &r, spec->impl, why, sizeof why);
   if (st == MB_ERR_NOT_FOUND) {
     mb_result_destroy(res);
     return st;

@@ -4,10 +4,11 @@
 #ifndef MB_LIB_RUNNER_INTERNAL_H
 #define MB_LIB_RUNNER_INTERNAL_H
 
+#include "composite.h"
 #include "kernel.h"
 #include "result.h"
 
-#define MB__MAX_OPERANDS 8
+#define MB__MAX_OPERANDS 16 /* a transformer block has 10 */
 
 /* Copies 1..num_copies-1 of every operand for MB_CACHE_ROTATE (copy 0 is
  * the run's own), each prepared on its own. */
@@ -48,12 +49,23 @@ static inline mb_status_t mb__user_kernel_run(void *kstate,
 }
 
 static inline mb_kernel_run_fn mb__run_kernel_fn(const mb__run_t *r) {
-  return r->kernel.bk ? r->kernel.bk->run : mb__user_kernel_run;
+  return r->kernel.bk          ? r->kernel.bk->run
+         : r->kernel.composite ? mb__composite_run
+                               : mb__user_kernel_run;
 }
 
 static inline void *mb__run_kernel_state(mb__run_t *r) {
-  return r->kernel.bk ? r->kstate : (void *)r;
+  return r->kernel.uk ? (void *)r : r->kstate;
 }
+
+/* The chosen kernel's life cycle on one set of operands (the run's own or
+ * a rotate copy's): prepare, one run, release — whichever kind it is. */
+mb_status_t mb__run_prepare(mb__run_t *r, const mb_kernel_call_t *call,
+                            const mb_kernel_args_t *args, void **kstate);
+mb_status_t mb__run_once(mb__run_t *r, void *kstate,
+                         const mb_kernel_call_t *call,
+                         const mb_kernel_args_t *args);
+void mb__run_release(mb__run_t *r, void *kstate, const mb_kernel_args_t *args);
 
 /* runner_rotate.c */
 /* Copies so that the bytes touched between two uses of one copy exceed

@@ -45,12 +45,7 @@ static mb_status_t make_copy(mb__run_t *r, mb__copy_t *c) {
   c->args = r->args;
   c->args.inputs = c->tensors;
   c->args.outputs = c->tensors + op->num_inputs;
-  mb_status_t st = MB_OK;
-  mb_error_clear();
-  if (r->kernel.bk && r->kernel.bk->prepare)
-    st = r->kernel.bk->prepare(r->dev->backend->state, &c->call, &c->kstate);
-  else if (r->kernel.uk && r->kernel.uk->desc.setup)
-    st = r->kernel.uk->desc.setup(r->kernel.uk->desc.user, &c->args);
+  mb_status_t st = mb__run_prepare(r, &c->call, &c->args, &c->kstate);
   c->prepared = st == MB_OK;
   return st;
 }
@@ -89,12 +84,7 @@ mb_status_t mb__run_setup_rotation(mb__run_t *r, mb_result_t *res) {
 void mb__run_teardown_copies(mb__run_t *r) {
   for (uint32_t i = 1; i < r->num_copies; i++) {
     mb__copy_t *c = &r->copies[i - 1];
-    if (c->prepared) {
-      if (r->kernel.bk && r->kernel.bk->release)
-        r->kernel.bk->release(c->kstate);
-      else if (r->kernel.uk && r->kernel.uk->desc.teardown)
-        r->kernel.uk->desc.teardown(r->kernel.uk->desc.user, &c->args);
-    }
+    if (c->prepared) mb__run_release(r, c->kstate, &c->args);
     for (uint32_t k = 0; k < r->num_operands; k++)
       mb_tensor_destroy(c->tensors[k]);
   }

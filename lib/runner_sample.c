@@ -26,10 +26,8 @@ static mb_status_t rotate_run(void *kstate, const mb_kernel_call_t *call) {
   const uint32_t i = r->next_copy;
   r->next_copy = (i + 1) % r->num_copies;
   if (i == 0) return mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
-  const mb__copy_t *c = &r->copies[i - 1];
-  return r->kernel.bk
-             ? r->kernel.bk->run(c->kstate, &c->call)
-             : r->kernel.uk->desc.run(r->kernel.uk->desc.user, &c->args);
+  mb__copy_t *c = &r->copies[i - 1];
+  return mb__run_once(r, c->kstate, &c->call, &c->args);
 }
 
 static mb_status_t time_runs(mb__run_t *r, uint32_t batch, double *ns) {

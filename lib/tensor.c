@@ -56,6 +56,10 @@ mb_status_t mb_tensor_create(mb_device_t *dev, mb_dtype_t dtype, uint32_t ndim,
                      mb_dtype_bytes(dtype, numel));
     return st;
   }
+  /* What tensors on this device hold now and at most (a benchmark's peak
+   * memory: the runner resets the peak to the live bytes first). */
+  dev->mem_live += (double)t->nbytes;
+  if (dev->mem_live > dev->mem_peak) dev->mem_peak = dev->mem_live;
   *out = t;
   return MB_OK;
 }
@@ -64,6 +68,7 @@ void mb_tensor_destroy(mb_tensor_t *t) {
   if (!t) return;
   const mb__backend_t *b = t->dev->backend;
   b->vt->free(b->state, t->dev->index, t->data);
+  t->dev->mem_live -= (double)t->nbytes;
   free(t);
 }
 

@@ -36,6 +36,23 @@ static const conf_case_t k_cases[] = {
     {"gemm", S3(64, 128, 96), "bf16", N, "f32", N, N, N, N, 0},
     {"gemm", S3(33, 40, 17), "f16", N, N, N, N, N, N, 0},
     {"gemm", S3(64, 128, 96), "f32", N, N, N, N, N, N, MB_PARAM_TF32},
+    /* gemm: the layout flags (a backward pass's X^T.dY and dY.W^T without
+     * a copy), each alone and both, on an odd shape and on one crossing
+     * the portable kernel's blocks */
+    {"gemm", S3(37, 53, 29), "f32", N, N, N, N, N, N, MB_PARAM_TRANS_A},
+    {"gemm", S3(37, 53, 29), "f32", N, N, N, N, N, N, MB_PARAM_TRANS_B},
+    {"gemm", S3(37, 53, 29), "f32", N, N, N, N, N, N,
+     MB_PARAM_TRANS_A | MB_PARAM_TRANS_B},
+    {"gemm", S3(37, 53, 29), "bf16", N, N, N, N, N, N, MB_PARAM_TRANS_A},
+    {"gemm", S3(37, 53, 29), "bf16", N, N, N, N, N, N, MB_PARAM_TRANS_B},
+    {"gemm", S3(37, 53, 29), "bf16", N, N, N, N, N, N,
+     MB_PARAM_TRANS_A | MB_PARAM_TRANS_B},
+    {"gemm", S3(70, 141, 523), "bf16", N, "f32", N, N, N, N,
+     MB_PARAM_TRANS_A | MB_PARAM_TRANS_B},
+    {"gemm", S3(33, 40, 17), "f16", N, N, N, N, N, N,
+     MB_PARAM_TRANS_A | MB_PARAM_TRANS_B},
+    {"gemm", S3(64, 128, 96), "f32", N, N, N, N, N, N,
+     MB_PARAM_TF32 | MB_PARAM_TRANS_B},
     /* gemm: fp8, every scaling */
     {"gemm_simple", S3(17, 33, 9), N, N, N, N, N, N, N, 0},
     {"gemm_fp8", S3(64, 128, 96), N, N, N, N, N, N, N, 0},
@@ -105,6 +122,14 @@ static const conf_case_t k_cases[] = {
     {"attention", S5(1, 2, 33, 33, 64), "f32", N, N, N, N, N, N,
      MB_PARAM_CAUSAL},
     {"attention", S5(1, 2, 5, 9, 32), "f16", N, N, N, N, N, N, MB_PARAM_CAUSAL},
+    /* [B,S,H,D]: rows of a head H D apart; more than one query and key
+     * block (CPU 64 x 64, GPU 64 x 32), Sq != Skv */
+    {"attention", S5(2, 3, 70, 75, 16), "f32", N, N, N, N, N, N,
+     MB_PARAM_BSHD | MB_PARAM_CAUSAL},
+    {"attention", S5(2, 3, 67, 70, 24), "bf16", N, N, N, N, N, N,
+     MB_PARAM_BSHD},
+    {"attention", S5(1, 2, 5, 9, 32), "f16", N, N, N, N, N, N,
+     MB_PARAM_BSHD | MB_PARAM_CAUSAL},
     {"copy", S2(257, 129), "f32", N, N, N, N, N, N, 0},
     {"copy", S2(3, 1000), "bf16", N, N, N, N, N, N, 0},
     {"copy", S2(64, 64), "f8e4m3", N, N, N, N, N, N, 0},
@@ -183,6 +208,21 @@ static mb_op_params_t case_params(const conf_case_t *c) {
   return p;
 }
 
+/* What tells a case apart in the printed table: its scaling or layout. */
+static const char *case_label(const conf_case_t *c) {
+  static const struct {
+    uint32_t flags;
+    const char *name;
+  } k_layouts[] = {{MB_PARAM_TRANS_A | MB_PARAM_TRANS_B, "trans_a,trans_b"},
+                   {MB_PARAM_TRANS_A, "trans_a"},
+                   {MB_PARAM_TRANS_B, "trans_b"}};
+  if (c->scale_a) return c->scale_a;
+  for (size_t i = 0; i < sizeof k_layouts / sizeof k_layouts[0]; i++)
+    if ((c->flags & k_layouts[i].flags) == k_layouts[i].flags)
+      return k_layouts[i].name;
+  return "";
+}
+
 /* Kernel k ran (same op, implementation and dtypes as a result). */
 static int covers(const mb_kernel_info_t *k, const mb_result_info_t *r) {
   return !strcmp(k->op, r->op) && !strcmp(k->name, r->impl) &&
@@ -219,7 +259,7 @@ static int run_case(const conf_case_t *c, const char *impl, int *covered) {
           covers(&k, &info) && !covered[i]) {
         covered[i] = -1;
         printf("  %-22s %-18s %6s->%-6s %-7s declined here: %s\n", c->op,
-               c->scale_a ? c->scale_a : "", mb_dtype_name(info.params.dtype),
+               case_label(c), mb_dtype_name(info.params.dtype),
                mb_dtype_name(info.params.dtype_out), impl, info.reason);
       }
     }
@@ -230,7 +270,7 @@ static int run_case(const conf_case_t *c, const char *impl, int *covered) {
              (long long)c->shape[2], impl, info.reason);
   if (ran) {
     printf("  %-22s %-18s %6s->%-6s %-7s%s %s (err %.3g x tol)\n", c->op,
-           c->scale_a ? c->scale_a : "", mb_dtype_name(info.params.dtype),
+           case_label(c), mb_dtype_name(info.params.dtype),
            mb_dtype_name(info.params.dtype_out), impl,
            info.emulated ? " (emulated)" : "", corr.pass ? "pass" : "FAIL",
            corr.max_err_ratio);

@@ -239,9 +239,18 @@ static void note_unsupported(const mb_backend_kernel_t *k) {
  * less in practice. */
 static const double f32_acc_tol = 1e-5;
 
+/* With MB_PARAM_TRANS_A A is stored K x M, with MB_PARAM_TRANS_B B is
+ * stored N x K: element (i, p) of A and (p, j) of B as stored. */
+static size_t a_at(uint32_t flags, size_t m, size_t kk, size_t i, size_t p) {
+  return (flags & MB_PARAM_TRANS_A) ? p * m + i : i * kk + p;
+}
+static size_t b_at(uint32_t flags, size_t kk, size_t n, size_t p, size_t j) {
+  return (flags & MB_PARAM_TRANS_B) ? j * kk + p : p * n + j;
+}
+
 static void check_gemm(fixture_t *fx, const mb_backend_kernel_t *k, size_t m,
                        size_t kk, size_t n, double alpha, double beta,
-                       uint64_t *rng) {
+                       uint32_t flags, uint64_t *rng) {
   mb_op_params_t p = params_for(k);
   p.ndim = 3;
   p.shape[0] = (int64_t)m;
@@ -249,6 +258,7 @@ static void check_gemm(fixture_t *fx, const mb_backend_kernel_t *k, size_t m,
   p.shape[2] = (int64_t)n;
   p.alpha = alpha;
   p.beta = beta;
+  p.flags = flags;
   operand_t in[2], d;
   operand_init(fx, &in[0], k->dtype, m * kk);
   operand_init(fx, &in[1], k->dtype_b, kk * n);
@@ -272,8 +282,10 @@ static void check_gemm(fixture_t *fx, const mb_backend_kernel_t *k, size_t m,
       for (size_t j = 0; j < n; ++j) {
         double dot = 0.0, mag = 0.0;
         for (size_t p2 = 0; p2 < kk; ++p2) {
-          dot += a[i * kk + p2] * b[p2 * n + j];
-          mag += fabs(a[i * kk + p2] * b[p2 * n + j]);
+          const double x = a[a_at(flags, m, kk, i, p2)];
+          const double y = b[b_at(flags, kk, n, p2, j)];
+          dot += x * y;
+          mag += fabs(x * y);
         }
         const double c0 = beta != 0.0 ? d0[i * n + j] : 0.0;
         const double ref = alpha * dot + beta * c0;
@@ -283,11 +295,11 @@ static void check_gemm(fixture_t *fx, const mb_backend_kernel_t *k, size_t m,
         const double got = d.values[i * n + j];
         if (!(fabs(got - ref) <= tol))
           fail_msg(
-              "gemm/%s %s,%s->%s %zux%zux%zu alpha %g beta %g: D[%zu,%zu]"
-              " = %.9g, reference %.9g (tolerance %.3g)",
+              "gemm/%s %s,%s->%s %zux%zux%zu alpha %g beta %g flags %u: "
+              "D[%zu,%zu] = %.9g, reference %.9g (tolerance %.3g)",
               k->name, mb_dtype_name(k->dtype), mb_dtype_name(k->dtype_b),
-              mb_dtype_name(k->dtype_out), m, kk, n, alpha, beta, i, j, got,
-              ref, tol);
+              mb_dtype_name(k->dtype_out), m, kk, n, alpha, beta, flags, i, j,
+              got, ref, tol);
       }
     }
   }
@@ -304,6 +316,12 @@ static void test_gemm_kernels(void **state) {
   static const size_t shapes[][3] = {
       {37, 53, 29}, {1, 1, 1}, {64, 128, 96}, {70, 140, 520}};
   static const double scales[][2] = {{1.5, 0.0}, {1.0, 0.5}};
+  /* The layout flags on an odd shape and on one whose transposed blocks
+   * end off the 8-wide gather of the portable kernel (K % 128 = 13, N %
+   * 512 = 11). */
+  static const size_t trans_shapes[][3] = {{37, 53, 29}, {70, 141, 523}};
+  static const uint32_t trans_flags[] = {MB_PARAM_TRANS_A, MB_PARAM_TRANS_B,
+                                         MB_PARAM_TRANS_A | MB_PARAM_TRANS_B};
   uint64_t rng = 42;
   int ran = 0;
   for (size_t ki = 0; ki < fx->vt->num_kernels; ++ki) {
@@ -319,7 +337,13 @@ static void test_gemm_kernels(void **state) {
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si)
       for (size_t ci = 0; ci < sizeof scales / sizeof scales[0]; ++ci)
         check_gemm(fx, k, shapes[si][0], shapes[si][1], shapes[si][2],
-                   scales[ci][0], scales[ci][1], &rng);
+                   scales[ci][0], scales[ci][1], 0u, &rng);
+    for (size_t si = 0; si < sizeof trans_shapes / sizeof trans_shapes[0]; ++si)
+      for (size_t fi = 0; fi < sizeof trans_flags / sizeof trans_flags[0]; ++fi)
+        for (size_t ci = 0; ci < sizeof scales / sizeof scales[0]; ++ci)
+          check_gemm(fx, k, trans_shapes[si][0], trans_shapes[si][1],
+                     trans_shapes[si][2], scales[ci][0], scales[ci][1],
+                     trans_flags[fi], &rng);
     ++ran;
   }
   assert_true(ran >= 3); /* three signatures of the portable kernel at least */

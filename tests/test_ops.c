@@ -26,7 +26,9 @@ static void test_find(void **state) {
   assert_null(mb_op_find("gemmm"));
   assert_contains(mb_error_last(),
                   "unknown op \"gemmm\"; valid ops: activation, add, ");
-  assert_contains(mb_error_last(), "gemm, layernorm, quantize");
+  assert_contains(
+      mb_error_last(),
+      "gemm, layernorm, linear, linear_training, ln_linear, quantize");
   /* Iteration visits every op once, in name order. */
   const char *prev = "";
   for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {
@@ -123,6 +125,114 @@ static void test_gemm_reference_known(void **state) {
     assert_true(s == scale[i]);
   }
   mb__op_gemm.ref_release(ref);
+}
+
+/* The layout flags change where A and B are stored, not the product: the
+ * reference over the stored operands equals a naive product of the logical
+ * ones, and the operand shapes are the stored ones. Distinct integers with
+ * M != K != N make any misread index show (and keep the sums exact). */
+static const float k_one_ref = 1.0f;
+
+static void test_gemm_trans_reference(void **state) {
+  (void)state;
+  enum { M = 3, K = 4, N = 5 };
+  float a[M * K], b[K * N], at[K * M], bt[N * K];
+  for (int i = 0; i < M; i++)
+    for (int k = 0; k < K; k++)
+      at[k * M + i] = a[i * K + k] =
+          (float)((i * K + k + 1) * (k % 2 ? -1 : 1));
+  for (int k = 0; k < K; k++)
+    for (int j = 0; j < N; j++)
+      bt[j * K + k] = b[k * N + j] = (float)(2 * (k * N + j) - 7);
+  static const uint32_t k_flags[] = {0, MB_PARAM_TRANS_A, MB_PARAM_TRANS_B,
+                                     MB_PARAM_TRANS_A | MB_PARAM_TRANS_B};
+  mb_op_params_t plain = gemm_params(M, K, N);
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &plain), MB_OK);
+  for (size_t f = 0; f < sizeof k_flags / sizeof k_flags[0]; f++) {
+    const int ta = (k_flags[f] & MB_PARAM_TRANS_A) != 0;
+    const int tb = (k_flags[f] & MB_PARAM_TRANS_B) != 0;
+    mb_op_params_t p = gemm_params(M, K, N);
+    p.flags = k_flags[f];
+    p.alpha = 0.5;
+    assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+    mb_dtype_t dt;
+    uint32_t nd;
+    int64_t sh[MB_MAX_DIMS];
+    assert_int_equal(mb_op_operand(&mb__op_gemm, &p, 0, &dt, &nd, sh), MB_OK);
+    assert_true(sh[0] == (ta ? K : M) && sh[1] == (ta ? M : K));
+    assert_int_equal(mb_op_operand(&mb__op_gemm, &p, 1, &dt, &nd, sh), MB_OK);
+    assert_true(sh[0] == (tb ? N : K) && sh[1] == (tb ? K : N));
+    assert_int_equal(mb_op_operand(&mb__op_gemm, &p, 4, &dt, &nd, sh), MB_OK);
+    assert_true(sh[0] == M && sh[1] == N);
+    /* The same work and traffic as the plain gemm. */
+    assert_true(mb_op_flop(&mb__op_gemm, &p) ==
+                mb_op_flop(&mb__op_gemm, &plain));
+    assert_true(mb_op_bytes(&mb__op_gemm, &p) ==
+                mb_op_bytes(&mb__op_gemm, &plain));
+    const void *host[] = {ta ? at : a, tb ? bt : b, &k_one_ref, &k_one_ref,
+                          NULL};
+    void *ref;
+    assert_int_equal(mb__op_gemm.ref_prepare(&p, host, &ref), MB_OK);
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        double want = 0, mag = 0, v, sc;
+        for (int k = 0; k < K; k++) {
+          want += (double)a[i * K + k] * b[k * N + j];
+          mag += fabs((double)a[i * K + k] * b[k * N + j]);
+        }
+        mb__op_gemm.ref_element(ref, 0, (size_t)(i * N + j), &v, &sc);
+        if (v != 0.5 * want || sc != 0.5 * mag)
+          fail_msg("flags %u: D[%d,%d] = %g (scale %g), want %g (%g)",
+                   k_flags[f], i, j, v, sc, 0.5 * want, 0.5 * mag);
+      }
+    mb__op_gemm.ref_release(ref);
+  }
+}
+
+/* The layout flags are for unscaled float gemms; anything else is refused
+ * naming the flag and what it applies to. */
+static void test_gemm_trans_rejected(void **state) {
+  (void)state;
+  static const struct {
+    mb_dtype_t dtype, dtype_b;
+    mb_scale_mode_t sa, sb;
+    uint32_t flags;
+    const char *message;
+  } k_cases[] = {
+      {MB_DTYPE_F8E4M3, MB_DTYPE_NONE, MB_SCALE_NONE, MB_SCALE_NONE,
+       MB_PARAM_TRANS_A, "trans_a applies to unscaled float gemms only"},
+      {MB_DTYPE_F8E4M3, MB_DTYPE_NONE, MB_SCALE_ROW, MB_SCALE_COL,
+       MB_PARAM_TRANS_B, "got f8e4m3 x f8e4m3 with scales"},
+      {MB_DTYPE_I8, MB_DTYPE_NONE, MB_SCALE_NONE, MB_SCALE_NONE,
+       MB_PARAM_TRANS_B, "trans_b applies to unscaled float gemms only"},
+      {MB_DTYPE_BF16, MB_DTYPE_I4, MB_SCALE_NONE, MB_SCALE_GROUP,
+       MB_PARAM_TRANS_A, "got bf16 x i4 with scales"},
+      {MB_DTYPE_F32, MB_DTYPE_NONE, MB_SCALE_TENSOR, MB_SCALE_NONE,
+       MB_PARAM_TRANS_B, "trans_b applies to unscaled float gemms only"},
+      {MB_DTYPE_BF16, MB_DTYPE_NONE, MB_SCALE_NONE, MB_SCALE_NONE,
+       MB_PARAM_TRANS_A | MB_PARAM_QUANTIZE_INPUTS,
+       "got bf16 x bf16 with quantize-inputs"},
+  };
+  for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
+    mb_op_params_t p = gemm_params(32, 64, 48);
+    p.dtype = k_cases[i].dtype;
+    p.dtype_b = k_cases[i].dtype_b;
+    p.scale_a.mode = k_cases[i].sa;
+    p.scale_b.mode = k_cases[i].sb;
+    if (k_cases[i].sb == MB_SCALE_GROUP) p.scale_b.block[1] = 32;
+    p.flags = k_cases[i].flags;
+    assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
+    assert_contains(mb_error_last(), k_cases[i].message);
+  }
+  /* Each float dtype takes both flags, tf32 included. */
+  static const mb_dtype_t k_ok[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
+  for (size_t i = 0; i < sizeof k_ok / sizeof k_ok[0]; i++) {
+    mb_op_params_t p = gemm_params(32, 64, 48);
+    p.dtype = k_ok[i];
+    p.flags = MB_PARAM_TRANS_A | MB_PARAM_TRANS_B;
+    if (k_ok[i] == MB_DTYPE_F32) p.flags |= MB_PARAM_TF32;
+    assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  }
 }
 
 static void test_add_reference_known(void **state) {
@@ -278,6 +388,8 @@ int main(void) {
       cmocka_unit_test(test_resolve),
       cmocka_unit_test(test_flop_bytes),
       cmocka_unit_test(test_gemm_reference_known),
+      cmocka_unit_test(test_gemm_trans_reference),
+      cmocka_unit_test(test_gemm_trans_rejected),
       cmocka_unit_test(test_add_reference_known),
       cmocka_unit_test(test_verify_full_and_sampled),
       cmocka_unit_test(test_verify_nan_output_fails),

@@ -64,7 +64,7 @@ static void test_find_and_defaults(void **state) {
   assert_int_equal(mb__op_activation.param_mask, MB__P_ACT);
   assert_int_equal(mb__op_layernorm.param_mask, MB__P_EPS);
   assert_int_equal(mb__op_rmsnorm.param_mask, MB__P_EPS);
-  assert_int_equal(mb__op_attention.param_mask, MB__P_CAUSAL);
+  assert_int_equal(mb__op_attention.param_mask, MB__P_CAUSAL | MB__P_BSHD);
 }
 
 /* Each message names the op, the field, the value and the valid choices. */
@@ -127,6 +127,10 @@ static void test_resolve_errors(void **state) {
   expect_error(&mb__op_attention, p,
                "attention: causal with Sq 8 > Skv 5 leaves the first 3 "
                "queries without a key");
+  p = mn(4, 4);
+  p.flags = MB_PARAM_BSHD;
+  expect_error(&mb__op_softmax, p,
+               "softmax: \"bshd\" does not apply to this op");
   p = attn(1, 1, 8, 5, 4);
   p.flags = MB_PARAM_NO_WEIGHT;
   expect_error(&mb__op_attention, p,
@@ -385,6 +389,101 @@ static void test_attention_reference(void **state) {
   assert_near(v, 1 / (e + 1), 1e-15);
 }
 
+/* Seeded normal(0, 1) f32 values. */
+static float *normal_f32(size_t n, uint64_t seed) {
+  float *x = malloc(n * sizeof *x);
+  mb_fill_t f = MB_FILL_INIT;
+  f.seed = seed;
+  assert_non_null(x);
+  assert_int_equal(mb_fill_host(x, MB_DTYPE_F32, n, &f), MB_OK);
+  return x;
+}
+
+/* [B,S,H,D] -> [B,H,S,D]. */
+static float *to_bhsd(const float *x, int64_t b, int64_t s, int64_t h,
+                      int64_t d) {
+  float *y = malloc((size_t)(b * s * h * d) * sizeof *y);
+  assert_non_null(y);
+  for (int64_t ib = 0; ib < b; ib++)
+    for (int64_t is = 0; is < s; is++)
+      for (int64_t ih = 0; ih < h; ih++)
+        for (int64_t id = 0; id < d; id++)
+          y[((ib * h + ih) * s + is) * d + id] =
+              x[((ib * s + is) * h + ih) * d + id];
+  return y;
+}
+
+/* MB_PARAM_BSHD: operands [B,S,H,D]; the reference on [B,S,H,D] data is
+ * the default layout's reference on the same data permuted to [B,H,S,D],
+ * element for element (the same sums in the same order: exactly equal);
+ * FLOP and bytes do not change. Sq != Skv, H > 1, B > 1, causal and not. */
+static void test_attention_bshd(void **state) {
+  (void)state;
+  static const struct {
+    int64_t b, h, sq, skv, d;
+    uint32_t flags;
+  } k_shapes[] = {
+      {2, 3, 4, 5, 3, 0},
+      {2, 3, 4, 5, 3, MB_PARAM_CAUSAL},
+      {1, 2, 3, 3, 2, MB_PARAM_CAUSAL},
+      {2, 2, 5, 3, 4, 0},
+  };
+  for (size_t t = 0; t < sizeof k_shapes / sizeof *k_shapes; t++) {
+    const int64_t b = k_shapes[t].b, h = k_shapes[t].h, sq = k_shapes[t].sq,
+                  skv = k_shapes[t].skv, d = k_shapes[t].d;
+    mb_op_params_t pb = attn(b, h, sq, skv, d), ph = pb;
+    pb.flags = k_shapes[t].flags | MB_PARAM_BSHD;
+    ph.flags = k_shapes[t].flags;
+    assert_int_equal(mb_op_resolve(&mb__op_attention, &pb), MB_OK);
+    assert_int_equal(mb_op_resolve(&mb__op_attention, &ph), MB_OK);
+    assert_true(mb_op_flop(&mb__op_attention, &pb) ==
+                mb_op_flop(&mb__op_attention, &ph));
+    assert_true(mb_op_bytes(&mb__op_attention, &pb) ==
+                mb_op_bytes(&mb__op_attention, &ph));
+    for (uint32_t role = 0; role < 4; role++) {
+      mb_dtype_t dt;
+      uint32_t nd;
+      int64_t shape[MB_MAX_DIMS];
+      const int64_t seq = role == 1 || role == 2 ? skv : sq;
+      mb__op_attention.operand(&pb, role, &dt, &nd, shape);
+      assert_int_equal(nd, 4);
+      assert_true(shape[0] == b && shape[1] == seq && shape[2] == h &&
+                  shape[3] == d);
+      mb__op_attention.operand(&ph, role, &dt, &nd, shape);
+      assert_true(shape[0] == b && shape[1] == h && shape[2] == seq &&
+                  shape[3] == d);
+    }
+    float *q = normal_f32((size_t)(b * sq * h * d), 10 + t);
+    float *k = normal_f32((size_t)(b * skv * h * d), 20 + t);
+    float *v = normal_f32((size_t)(b * skv * h * d), 30 + t);
+    float *qh = to_bhsd(q, b, sq, h, d), *kh = to_bhsd(k, b, skv, h, d),
+          *vh = to_bhsd(v, b, skv, h, d);
+    const void *hb[] = {q, k, v, NULL}, *hh[] = {qh, kh, vh, NULL};
+    void *rb, *rh;
+    assert_int_equal(mb__op_attention.ref_prepare(&pb, hb, &rb), MB_OK);
+    assert_int_equal(mb__op_attention.ref_prepare(&ph, hh, &rh), MB_OK);
+    for (int64_t ib = 0; ib < b; ib++)
+      for (int64_t i = 0; i < sq; i++)
+        for (int64_t ih = 0; ih < h; ih++)
+          for (int64_t e = 0; e < d; e++) {
+            const size_t xb = (size_t)(((ib * sq + i) * h + ih) * d + e);
+            const size_t xh = (size_t)(((ib * h + ih) * sq + i) * d + e);
+            double vb, sb, vhd, shd;
+            mb__op_attention.ref_element(rb, 0, xb, &vb, &sb);
+            mb__op_attention.ref_element(rh, 0, xh, &vhd, &shd);
+            if (vb != vhd || sb != shd)
+              fail_msg(
+                  "shape %zu, (b %lld, i %lld, h %lld, e %lld): bshd "
+                  "%.17g (scale %.17g), bhsd %.17g (scale %.17g)",
+                  t, (long long)ib, (long long)i, (long long)ih, (long long)e,
+                  vb, sb, vhd, shd);
+          }
+    mb__op_attention.ref_release(rb);
+    mb__op_attention.ref_release(rh);
+    free(q), free(k), free(v), free(qh), free(kh), free(vh);
+  }
+}
+
 static void test_tolerances(void **state) {
   (void)state;
   mb_op_params_t p = mn(4, 1024);
@@ -489,6 +588,8 @@ static void test_rounding_is_judged(void **state) {
     check_rounding(&mb__op_attention, a);
     a.flags = MB_PARAM_CAUSAL;
     check_rounding(&mb__op_attention, a);
+    a.flags = MB_PARAM_CAUSAL | MB_PARAM_BSHD;
+    check_rounding(&mb__op_attention, a);
   }
 }
 
@@ -501,6 +602,7 @@ int main(void) {
       cmocka_unit_test(test_softmax_reference),
       cmocka_unit_test(test_norm_reference),
       cmocka_unit_test(test_attention_reference),
+      cmocka_unit_test(test_attention_bshd),
       cmocka_unit_test(test_tolerances),
       cmocka_unit_test(test_rounding_is_judged),
   };

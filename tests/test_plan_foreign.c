@@ -1,7 +1,9 @@
 /* The foreign config schemas: torchao's microbenchmark files (the seeds'
- * examples verbatim, and baseline-only versions that this version builds)
- * and the JAX accelerator-microbenchmarks files (sweeps, the benchmark
- * name table, csv_path, ignored keys), through the public plan API. */
+ * examples verbatim: every model, recipe and mode built, what cannot be
+ * built kept as skipped entries, unknown names refused with the valid
+ * ones; and baseline-only versions) and the JAX accelerator-microbenchmarks
+ * files (sweeps, the benchmark name table, csv_path, ignored keys), through
+ * the public plan API. */
 #include "test_util.h"
 
 static mb_context_t *g_ctx;
@@ -90,34 +92,30 @@ static void expect_shape(const mb_plan_entry_t *e, uint32_t ndim, int64_t a,
 
 /* ---- torchao ------------------------------------------------------------- */
 
-/* The seeds' files verbatim: they ask for what this version does not build,
- * and the error says which and where. */
-static void test_torchao_seed_files_name_what_is_not_built(void **state) {
+/* The seeds' files with names that are not torchao's (their tutorials'
+ * placeholders): an error at the name's line and path listing the valid
+ * names, from the library's own tables. */
+static void test_torchao_seed_files_unknown_names(void **state) {
   (void)state;
+  static const char k_recipes[] =
+      "valid: baseline, int8wo, int8dq, int4wo-32, int4wo-64, int4wo-128, "
+      "int4wo-256, float8wo, float8dq-tensor, float8dq-row, float8-block";
   static const struct {
     const char *file, *needles[3];
   } k_cases[] = {
-      {"torchao/readme_inference.yml",
-       {"readme_inference.yml:5: quantization_config_recipe_names[1]: ",
-        "recipe \"int8wo\"", "not built"}},
-      {"torchao/readme_training.yml",
-       {"readme_training.yml:2: benchmark_mode: ",
-        "benchmark mode \"training\"", "not built"}},
       {"torchao/tutorial_my_quantization.yml",
-       {"tutorial_my_quantization.yml:5: quantization_config_recipe_names[1]",
-        "unknown recipe \"my_new_quantization\"", "valid: baseline, int8wo"}},
-      {"torchao/tutorial_my_model.yml",
-       {"tutorial_my_model.yml:5: quantization_config_recipe_names[1]",
-        "recipe \"int8wo\"", "not built"}},
-      {"torchao/tutorial_local_test.yml",
-       {"tutorial_local_test.yml:5:", "recipe \"int8wo\"", "not built"}},
+       {"tutorial_my_quantization.yml:5: quantization_config_recipe_names[1]: ",
+        "unknown recipe \"my_new_quantization\"", k_recipes}},
       {"torchao/dashboard_quantization_config.yml",
-       {"dashboard_quantization_config.yml:4: "
-        "quantization_config_recipe_names[0]",
-        "recipe \"int8wo\"", "not built"}},
-      {"torchao/multiple_models.yml",
-       {"multiple_models.yml:13: model_params[1].model_type: ",
-        "model \"transformer_block\"", "not built"}},
+       {"dashboard_quantization_config.yml:9: "
+        "quantization_config_recipe_names[5]: ",
+        "unknown recipe \"my_new_quantization\"", k_recipes}},
+      {"torchao/tutorial_my_model.yml",
+       {"tutorial_my_model.yml:17: model_params[0].model_type: ",
+        "unknown model \"my_custom_model\"",
+        "valid: linear, ln_linear_sigmoid, ln_linear_relu, "
+        "ln_linear_leakyrelu, ln_linear_relu6, ln_linear_gelu, "
+        "ln_linear_silu, ln_linear_hardswish, transformer_block"}},
   };
   for (size_t i = 0; i < sizeof k_cases / sizeof *k_cases; i++) {
     char path[4096];
@@ -130,6 +128,161 @@ static void test_torchao_seed_files_name_what_is_not_built(void **state) {
         fail_msg("%s: \"%s\" does not contain \"%s\"", k_cases[i].file,
                  mb_error_last(), k_cases[i].needles[k]);
   }
+}
+
+/* Each entry's recipe, op, mode and baseline link: `recipes` per shape, in
+ * order (baseline first), every shape's run linked to its own baseline. */
+static void expect_recipes(const mb_plan_t *plan, size_t first, size_t shapes,
+                           const char *const *recipes, size_t num_recipes,
+                           const char *op, const char *mode) {
+  for (size_t s = 0; s < shapes; s++)
+    for (size_t r = 0; r < num_recipes; r++) {
+      const size_t i = first + s * num_recipes + r;
+      mb_plan_entry_t e = entry(plan, i);
+      mb_recipe_t want;
+      assert_int_equal(mb_recipe_from_name(recipes[r], &want), MB_OK);
+      assert_string_equal(e.recipe, recipes[r]);
+      assert_int_equal(e.params.recipe, want);
+      assert_string_equal(e.op, op);
+      assert_string_equal(e.mode, mode);
+      assert_string_equal(e.skip_reason, "");
+      assert_int_equal(e.baseline, r ? first + s * num_recipes : SIZE_MAX);
+      if (r) assert_string_equal(entry(plan, e.baseline).recipe, "baseline");
+    }
+}
+
+/* The seeds' files verbatim build: every recipe of every shape, linked to
+ * that shape's baseline; training runs linear_training; a
+ * transformer_block group runs the composite on the preset's shapes. */
+static void test_torchao_seed_files_build(void **state) {
+  (void)state;
+  mb_plan_t *plan = load("torchao/readme_inference.yml");
+  static const char *const k_inference[] = {"baseline", "int8wo", "float8wo",
+                                            "float8dq-tensor"};
+  assert_int_equal(mb_plan_count(plan), 3 * 4);
+  expect_recipes(plan, 0, 3, k_inference, 4, "linear", "inference");
+  mb_plan_entry_t e = entry(plan, 5);
+  assert_string_equal(e.name, "linear/2048x4096x1024/int8wo");
+  assert_string_equal(e.model, "linear");
+  assert_string_equal(e.spec.backend, "cuda");
+  expect_shape(&e, 3, 2048, 4096, 1024);
+  assert_int_equal(e.params.dtype, MB_DTYPE_BF16);
+  assert_true(e.flop == 2.0 * 2048 * 4096 * 1024);
+  mb_plan_destroy(plan);
+
+  plan = load("torchao/readme_training.yml");
+  /* Listed float8dq-tensor, float8dq-row, baseline: baseline goes first. */
+  static const char *const k_training[] = {"baseline", "float8dq-tensor",
+                                           "float8dq-row"};
+  assert_int_equal(mb_plan_count(plan), 3 * 3);
+  expect_recipes(plan, 0, 3, k_training, 3, "linear_training", "training");
+  e = entry(plan, 2);
+  assert_string_equal(e.name,
+                      "float8_linear_training/1024x1024x1024/float8dq-row");
+  /* Forward and the two backward GEMMs, all counted. */
+  assert_true(e.flop == 3 * 2.0 * 1024 * 1024 * 1024);
+  mb_plan_destroy(plan);
+
+  plan = load("torchao/dashboard_baseline.yml");
+  assert_int_equal(mb_plan_count(plan), 56);
+  mb_plan_destroy(plan);
+
+  plan = load("torchao/tutorial_local_test.yml");
+  static const char *const k_local[] = {"baseline", "int8wo"};
+  assert_int_equal(mb_plan_count(plan), 2);
+  expect_recipes(plan, 0, 1, k_local, 2, "linear", "inference");
+  mb_plan_destroy(plan);
+
+  plan = load("torchao/multiple_models.yml");
+  assert_int_equal(mb_plan_count(plan), 3 + 4 + 1);
+  static const char *const k_llama[] = {"attn.wqkv", "attn.w0", "ffn.w13",
+                                        "ffn.w2"};
+  for (size_t i = 0; i < 4; i++) {
+    e = entry(plan, 3 + i);
+    char want[128];
+    snprintf(want, sizeof want, "transformer_models/%s/baseline", k_llama[i]);
+    assert_string_equal(e.name, want);
+    assert_string_equal(e.op, "transformer_block");
+    assert_string_equal(e.model, "transformer_block");
+    assert_string_equal(e.shape_name, k_llama[i]);
+    assert_string_equal(e.skip_reason, "");
+    assert_true(e.flop > 0);
+  }
+  e = entry(plan, 3);
+  expect_shape(&e, 3, 16384, 8192, 1280);
+  assert_string_equal(entry(plan, 0).op, "linear");
+  assert_string_equal(entry(plan, 7).op, "linear");
+  mb_plan_destroy(plan);
+}
+
+/* What the library cannot build is kept as a skipped entry with the
+ * reason, whatever --backend says, and the rest of the file runs: a
+ * weight-only recipe in training, a model without a training graph, a
+ * recipe the shape does not fit. Its result says so and carries the
+ * entry's recipe and mode. */
+static void test_torchao_unbuildable_kept_skipped(void **state) {
+  (void)state;
+  static const char k_doc[] =
+      "benchmark_mode: training\n"
+      "quantization_config_recipe_names: [int8wo, float8dq-row, "
+      "float8-block]\n"
+      "model_params:\n"
+      "  - name: lin\n"
+      "    matrix_shapes: [{name: custom, shapes: [[32, 96, 32]]}]\n"
+      "    device: mps\n"
+      "  - name: ln\n"
+      "    model_type: ln_linear_gelu\n"
+      "    matrix_shapes: [{name: custom, shapes: [[32, 128, 32]]}]\n";
+  mb_plan_options_t o = MB_PLAN_OPTIONS_INIT;
+  o.backend = "cpu";
+  mb_plan_t *plan = NULL;
+  if (mb_plan_parse(k_doc, strlen(k_doc), "skip.yml", &o, &plan) != MB_OK)
+    fail_msg("skip.yml: %s", mb_error_last());
+  assert_int_equal(mb_plan_count(plan), 4 + 4);
+  static const struct {
+    const char *name, *op, *skip; /* skip NULL: runs */
+  } k_want[] = {
+      {"lin/32x96x32/baseline", "linear_training", NULL},
+      {"lin/32x96x32/int8wo", "linear_training",
+       "recipe \"int8wo\" is weight-only"},
+      {"lin/32x96x32/float8dq-row", "linear_training", NULL},
+      {"lin/32x96x32/float8-block", "linear_training", "128"},
+      {"ln/32x128x32/baseline", "ln_linear",
+       "model \"ln_linear_gelu\" has no training graph"},
+      {"ln/32x128x32/int8wo", "ln_linear", "no training graph"},
+      {"ln/32x128x32/float8dq-row", "ln_linear", "no training graph"},
+      {"ln/32x128x32/float8-block", "ln_linear", "no training graph"},
+  };
+  for (size_t i = 0; i < sizeof k_want / sizeof *k_want; i++) {
+    mb_plan_entry_t e = entry(plan, i);
+    assert_string_equal(e.name, k_want[i].name);
+    assert_string_equal(e.op, k_want[i].op);
+    assert_string_equal(e.mode, "training");
+    assert_string_equal(e.spec.backend, "cpu");
+    if (!k_want[i].skip) {
+      assert_string_equal(e.skip_reason, "");
+      continue;
+    }
+    assert_contains(e.skip_reason, k_want[i].skip);
+    assert_true(e.flop == 0); /* it does no work */
+  }
+  /* Still linked: a recipe's speedup needs its baseline to have run. */
+  assert_int_equal(entry(plan, 1).baseline, 0);
+  assert_int_equal(entry(plan, 5).baseline, 4);
+  for (size_t i = 1; i < sizeof k_want / sizeof *k_want; i += 4) {
+    mb_result_t *r = NULL;
+    assert_int_equal(mb_plan_run(g_ctx, plan, i, &r), MB_OK);
+    mb_result_info_t info = MB_RESULT_INFO_INIT;
+    assert_int_equal(mb_result_info(r, &info), MB_OK);
+    assert_int_equal(info.status, MB_RESULT_SKIPPED);
+    assert_string_equal(info.reason, entry(plan, i).skip_reason);
+    assert_string_equal(info.recipe, "int8wo");
+    assert_string_equal(info.mode, "training");
+    assert_string_equal(info.name, k_want[i].name);
+    assert_true(isnan(info.speedup_vs_baseline));
+    mb_result_destroy(r);
+  }
+  mb_plan_destroy(plan);
 }
 
 static size_t preset_count(const char *name, int lo, int hi) {
@@ -165,7 +318,7 @@ static void test_torchao_baseline_versions_expand(void **state) {
                mb_plan_count(plan), k_counts[i].count);
     for (size_t k = 0; k < mb_plan_count(plan); k++) {
       mb_plan_entry_t e = entry(plan, k);
-      assert_string_equal(e.op, "gemm");
+      assert_string_equal(e.op, "linear");
       assert_string_equal(e.recipe, "baseline");
       assert_string_equal(e.model, "linear");
       assert_string_equal(e.mode, "inference");
@@ -502,9 +655,8 @@ static void test_torchao_errors(void **state) {
   expect_errors("bad.yml", k_cases, sizeof k_cases / sizeof *k_cases);
 }
 
-/* Training options are checked and recorded with inference entries too
- * (training itself is refused by name in this version); mps: a skipped
- * result carries the record without a run. */
+/* Training options are checked and recorded, with inference entries too;
+ * mps: a skipped result carries the record without a run. */
 static void test_torchao_training_options_recorded(void **state) {
   (void)state;
   mb_plan_t *plan = parse("train.yml",
@@ -1080,7 +1232,9 @@ static void test_jax_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_torchao_seed_files_name_what_is_not_built),
+      cmocka_unit_test(test_torchao_seed_files_unknown_names),
+      cmocka_unit_test(test_torchao_seed_files_build),
+      cmocka_unit_test(test_torchao_unbuildable_kept_skipped),
       cmocka_unit_test(test_torchao_baseline_versions_expand),
       cmocka_unit_test(test_torchao_single_map),
       cmocka_unit_test(test_torchao_baseline_first_once),

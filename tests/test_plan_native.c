@@ -246,7 +246,7 @@ static void test_defaults_merged(void **state) {
   assert_int_equal(e.spec.criterion, MB_CRITERION_STDREL);
   assert_int_equal(e.spec.min_samples, 5);
   e = entry(plan, 3);
-  assert_string_equal(e.op, "gemm");
+  assert_string_equal(e.op, "linear");
   assert_string_equal(e.model, "linear");
   assert_string_equal(e.name, "linear/16x16x16/f32");
   mb_plan_destroy(plan);
@@ -312,16 +312,87 @@ static void test_model_linear(void **state) {
     mb_plan_entry_t e = entry(plan, i);
     assert_string_equal(e.name,
                         i ? "lin/small/bf16/other" : "lin/small/bf16/cpu");
-    assert_string_equal(e.op, "gemm");
+    assert_string_equal(e.op, "linear");
     assert_string_equal(e.model, "linear");
     assert_string_equal(e.recipe, "baseline");
     assert_string_equal(e.mode, "inference");
     assert_int_equal(e.params.dtype, MB_DTYPE_BF16);
-    assert_int_equal(e.params.dtype_out, MB_DTYPE_BF16);
+    assert_int_equal(e.params.recipe, MB_RECIPE_BASELINE);
+    assert_string_equal(e.skip_reason, "");
     int64_t mkn[3] = {64, 32, 16};
     assert_memory_equal(e.params.shape, mkn, sizeof mkn);
     /* Baselines are their own reference: no baseline entry to point at. */
     assert_int_equal(e.baseline, SIZE_MAX);
+  }
+  mb_plan_destroy(plan);
+}
+
+/* Every model, recipe and mode is built: a model runs as its composite op
+ * with the recipe in params.recipe, each recipe linked to the baseline of
+ * its model, shape and mode; what the library cannot build (a weight-only
+ * recipe in training, a model without a training graph) is kept as a
+ * skipped entry with the reason, on any backend. */
+static void test_model_recipes_and_modes(void **state) {
+  (void)state;
+  mb_plan_options_t o = MB_PLAN_OPTIONS_INIT;
+  o.backend = "cpu"; /* lifts device skips, not these */
+  mb_plan_t *plan = parse_opts(
+      "benchmarks:\n"
+      "  - name: train\n"
+      "    model: linear\n"
+      "    recipes: [int8dq, int8wo]\n"
+      "    mode: training\n"
+      "    shapes: [[64, 128, 64]]\n"
+      "  - name: ln\n"
+      "    model: ln_linear_silu\n"
+      "    recipe: float8dq-row\n"
+      "    shapes: [[64, 128, 64]]\n"
+      "  - name: ln_train\n"
+      "    model: ln_linear_silu\n"
+      "    mode: training\n"
+      "    shapes: [[64, 128, 64]]\n"
+      "  - op: linear\n"
+      "    recipes: [int4wo-32]\n"
+      "    shapes: [[64, 128, 64]]\n",
+      "t.yaml", &o);
+  assert_int_equal(mb_plan_count(plan), 3 + 2 + 1 + 1);
+  static const struct {
+    const char *name, *op, *recipe, *mode;
+    uint32_t recipe_value;
+    size_t baseline;
+    const char *skip; /* NULL: runs */
+  } k_want[] = {
+      {"train/64x128x64/bf16/baseline", "linear_training", "baseline",
+       "training", MB_RECIPE_BASELINE, SIZE_MAX, NULL},
+      {"train/64x128x64/bf16/int8dq", "linear_training", "int8dq", "training",
+       MB_RECIPE_INT8DQ, 0, NULL},
+      {"train/64x128x64/bf16/int8wo", "linear_training", "int8wo", "training",
+       MB_RECIPE_INT8WO, 0, "recipe \"int8wo\" is weight-only"},
+      {"ln/64x128x64/bf16/baseline", "ln_linear", "baseline", "inference",
+       MB_RECIPE_BASELINE, SIZE_MAX, NULL},
+      {"ln/64x128x64/bf16/float8dq-row", "ln_linear", "float8dq-row",
+       "inference", MB_RECIPE_FLOAT8DQ_ROW, 3, NULL},
+      {"ln_train/64x128x64/bf16", "ln_linear", "baseline", "training",
+       MB_RECIPE_BASELINE, SIZE_MAX,
+       "model \"ln_linear_silu\" has no training graph"},
+      {"linear/64x128x64/bf16", "linear", "int4wo-32", "", MB_RECIPE_INT4WO_32,
+       SIZE_MAX, NULL},
+  };
+  for (size_t i = 0; i < sizeof k_want / sizeof *k_want; i++) {
+    mb_plan_entry_t e = entry(plan, i);
+    assert_string_equal(e.name, k_want[i].name);
+    assert_string_equal(e.op, k_want[i].op);
+    assert_string_equal(e.recipe, k_want[i].recipe);
+    assert_string_equal(e.mode, k_want[i].mode);
+    assert_int_equal(e.params.recipe, k_want[i].recipe_value);
+    assert_int_equal(e.baseline, k_want[i].baseline);
+    assert_string_equal(e.spec.backend, "cpu");
+    if (k_want[i].skip)
+      assert_contains(e.skip_reason, k_want[i].skip);
+    else
+      assert_string_equal(e.skip_reason, "");
+    if (!strcmp(e.op, "ln_linear"))
+      assert_int_equal(e.params.activation, MB_ACT_SILU);
   }
   mb_plan_destroy(plan);
 }
@@ -483,18 +554,19 @@ static const bad_case_t k_bad[] = {
      "    recipes: [baseline, int9]\n",
      {"t.yaml:4: benchmarks[0].recipes[1]:", "unknown recipe \"int9\"",
       "valid: baseline, int8wo"}},
-    {"recipe not built",
+    {"unknown mode",
      "benchmarks:\n  - model: linear\n    shapes: [[8, 8, 8]]\n"
-     "    recipe: int8wo\n",
-     {"t.yaml:4: benchmarks[0].recipe:", "\"int8wo\"", "not built",
-      "built: baseline"}},
-    {"model not built",
-     "benchmarks:\n  - model: transformer_block\n    shapes: [[8, 8, 8]]\n",
-     {"benchmarks[0].model:", "not built"}},
-    {"recipe with an op",
+     "    mode: train\n",
+     {"t.yaml:4: benchmarks[0].mode:", "unknown benchmark mode \"train\"",
+      "valid: inference, training"}},
+    {"a dtype the model does not take (not skipped: the file's mistake)",
+     "benchmarks:\n  - model: linear\n    shapes: [[8, 8, 8]]\n"
+     "    dtype: i8\n    recipe: int8dq\n",
+     {"t.yaml:2: benchmarks[0]:", "linear", "i8"}},
+    {"recipe with an op that takes none",
      "benchmarks:\n  - op: gemm\n    shapes: [[8, 8, 8]]\n"
-     "    recipe: baseline\n",
-     {"t.yaml:4: benchmarks[0].recipe:", "applies to `model` benchmarks"}},
+     "    recipe: int8dq\n",
+     {"t.yaml:2: benchmarks[0]:", "gemm", "int8dq"}},
     {"op parameter with a model",
      "benchmarks:\n  - model: linear\n    shapes: [[8, 8, 8]]\n"
      "    transpose: true\n",
@@ -684,6 +756,7 @@ int main(void) {
       cmocka_unit_test(test_defaults_merged),
       cmocka_unit_test(test_presets),
       cmocka_unit_test(test_model_linear),
+      cmocka_unit_test(test_model_recipes_and_modes),
       cmocka_unit_test(test_backend_override),
       cmocka_unit_test(test_filter_and_max_flop),
       cmocka_unit_test(test_errors),

@@ -10,9 +10,10 @@
 #include "test_util.h"
 
 /* gemm, add, gemm with two variant words (its problem id has a comma), one
- * skipped (no f16 -> f16 gemm kernel on cpu), and a plan entry (name,
- * recipe, model, speedup). */
-enum { R_GEMM, R_ADD, R_VARIANT, R_SKIPPED, R_PLAN, NUM_RESULTS };
+ * skipped (no f16 -> f16 gemm kernel on cpu), a plan entry (name, recipe,
+ * model, speedup; a composite: steps, accuracy, peak memory) and a model
+ * in training under int8dq (forward and backward times). */
+enum { R_GEMM, R_ADD, R_VARIANT, R_SKIPPED, R_PLAN, R_TRAIN, NUM_RESULTS };
 
 static mb_context_t *g_ctx;
 static mb_result_t *g_results[NUM_RESULTS];
@@ -78,6 +79,9 @@ static int setup(void **state) {
   p.dtype = MB_DTYPE_F16;
   g_results[R_SKIPPED] = bench("gemm", &p);
   g_results[R_PLAN] = plan_result();
+  p = shape(32, 64, 48);
+  p.recipe = MB_RECIPE_INT8DQ;
+  g_results[R_TRAIN] = bench("linear_training", &p);
   snprintf(g_dir, sizeof g_dir, "/tmp/mb_test_report_XXXXXX");
   assert_non_null(mkdtemp(g_dir));
   return 0;
@@ -391,6 +395,56 @@ static double csv_number(const csv_t *c, size_t row, const char *column) {
   return v;
 }
 
+/* A model's columns come last, in this order (readers of the older
+ * columns keep their indices). */
+static const char *const k_model_columns[] = {
+    "accuracy_sqnr_db",     "accuracy_rel_err", "accuracy_pass",
+    "accuracy_min_sqnr_db", "forward_ns",       "backward_ns",
+    "peak_memory_bytes"};
+#define NUM_MODEL_COLUMNS (sizeof k_model_columns / sizeof *k_model_columns)
+
+static void check_csv_model_columns(const csv_t *c) {
+  for (size_t i = 0; i < NUM_MODEL_COLUMNS; i++)
+    assert_string_equal(c->cells[c->cols - NUM_MODEL_COLUMNS + i],
+                        k_model_columns[i]);
+  /* A primitive: no accuracy or phases, but its peak memory. */
+  for (size_t i = 0; i + 1 < NUM_MODEL_COLUMNS; i++)
+    assert_string_equal(cell(c, 1 + R_GEMM, k_model_columns[i]), "");
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(g_results[R_GEMM], &info);
+  assert_true(info.peak_memory_bytes > 0);
+  assert_true(csv_number(c, 1 + R_GEMM, "peak_memory_bytes") ==
+              info.peak_memory_bytes);
+  /* Inference: accuracy, forward, no backward. */
+  const mb_result_t *r = g_results[R_PLAN];
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  assert_int_equal(mb_result_accuracy(r, &a), MB_OK);
+  assert_true(a.checked);
+  assert_true(csv_number(c, 1 + R_PLAN, "accuracy_sqnr_db") == a.sqnr_db);
+  assert_true(csv_number(c, 1 + R_PLAN, "accuracy_rel_err") == a.rel_err);
+  assert_true(csv_number(c, 1 + R_PLAN, "accuracy_min_sqnr_db") ==
+              mb_recipe_min_sqnr_db(MB_RECIPE_BASELINE));
+  assert_string_equal(cell(c, 1 + R_PLAN, "accuracy_pass"),
+                      a.pass ? "true" : "false");
+  assert_true(csv_number(c, 1 + R_PLAN, "forward_ns") ==
+              mb_result_phase_ns(r, MB_PHASE_FORWARD));
+  assert_true(isnan(csv_number(c, 1 + R_PLAN, "backward_ns")));
+  /* Training: both phases, as measured. */
+  r = g_results[R_TRAIN];
+  assert_true(csv_number(c, 1 + R_TRAIN, "forward_ns") ==
+              mb_result_phase_ns(r, MB_PHASE_FORWARD));
+  assert_true(csv_number(c, 1 + R_TRAIN, "backward_ns") ==
+              mb_result_phase_ns(r, MB_PHASE_BACKWARD));
+  assert_true(csv_number(c, 1 + R_TRAIN, "backward_ns") > 0);
+  assert_true(csv_number(c, 1 + R_TRAIN, "accuracy_min_sqnr_db") ==
+              mb_recipe_min_sqnr_db(MB_RECIPE_INT8DQ));
+  assert_string_equal(cell(c, 1 + R_TRAIN, "mode"), "training");
+  assert_string_equal(cell(c, 1 + R_TRAIN, "recipe"), "int8dq");
+  /* Skipped: nothing measured. */
+  for (size_t i = 0; i + 1 < NUM_MODEL_COLUMNS; i++)
+    assert_string_equal(cell(c, 1 + R_SKIPPED, k_model_columns[i]), "");
+}
+
 static void test_csv(void **state) {
   (void)state;
   char path[512];
@@ -426,7 +480,13 @@ static void test_csv(void **state) {
                                           "tflops",
                                           "gbps",
                                           "pct_peak",
-                                          "speedup_vs_baseline"};
+                                          "speedup_vs_baseline",
+                                          "accuracy_sqnr_db",
+                                          "accuracy_rel_err",
+                                          "accuracy_min_sqnr_db",
+                                          "forward_ns",
+                                          "backward_ns",
+                                          "peak_memory_bytes"};
   for (size_t row = 1; row < c.rows; row++) {
     const mb_result_t *r = g_results[row - 1];
     cJSON *want = result_json(r);
@@ -455,6 +515,7 @@ static void test_csv(void **state) {
   assert_true(csv_number(&c, 1 + R_PLAN, "speedup_vs_baseline") == 1.0);
   assert_string_equal(cell(&c, 1 + R_SKIPPED, "status"), "skipped");
   assert_string_equal(cell(&c, 1 + R_SKIPPED, "correct"), "");
+  check_csv_model_columns(&c);
   csv_free(&c);
   free(text);
 }
@@ -496,7 +557,7 @@ static void check_record(const cJSON *rec, const mb_result_t *r,
   mb_result_info(r, &info);
   cJSON *b = cJSON_GetObjectItem(rec, "benchmark");
   assert_string_equal(str(b, "name"), "libmicrobench");
-  assert_string_equal(str(b, "mode"), "inference");
+  assert_string_equal(str(b, "mode"), *info.mode ? info.mode : "inference");
   assert_string_equal(str(b, "dtype"), dtype);
   cJSON *x = cJSON_GetObjectItem(b, "extra_info");
   assert_string_equal(str(x, "device"), "cpu");
@@ -545,25 +606,49 @@ static void test_ossdb(void **state) {
   assert_true(metric(recs[2], "correctness") == 1);
   cJSON_Delete(want);
 
-  /* The plan's entry: the recipe is the dtype, the model the type. */
+  /* The plan's entry: the recipe is the dtype, the model the type; a
+   * model adds its accuracy and peak memory. */
   want = result_json(g_results[R_PLAN]);
   mb_result_stats(g_results[R_PLAN], &st);
   mb_result_derived(g_results[R_PLAN], &d);
-  assert_int_equal(ossdb_records(doc, str(want, "id"), recs, 8), 4);
-  for (int i = 0; i < 4; i++)
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(g_results[R_PLAN], &info);
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  mb_result_accuracy(g_results[R_PLAN], &a);
+  assert_int_equal(ossdb_records(doc, str(want, "id"), recs, 8), 6);
+  for (int i = 0; i < 6; i++)
     check_record(recs[i], g_results[R_PLAN], "baseline", "64-32-48",
                  "micro-benchmark linear");
   assert_true(near(metric(recs[0], "time_ms"), st.median / 1e6));
   assert_true(near(metric(recs[1], "tflops"), d.tflops));
   assert_true(metric(recs[2], "speedup(wrt baseline)") == 1.0);
   assert_true(metric(recs[3], "correctness") == 1);
+  assert_true(near(metric(recs[4], "sqnr_db"), a.sqnr_db));
+  assert_true(
+      near(metric(recs[5], "peak_memory_mb"), info.peak_memory_bytes / 1e6));
+  cJSON_Delete(want);
+
+  /* Training: forward and backward times too; no baseline, no speedup. */
+  const mb_result_t *t = g_results[R_TRAIN];
+  want = result_json(t);
+  assert_int_equal(ossdb_records(doc, str(want, "id"), recs, 8), 7);
+  for (int i = 0; i < 7; i++)
+    check_record(recs[i], t, "int8dq", "32-64-48", "micro-benchmark linear");
+  static const char *const k_train[] = {
+      "time_ms",        "tflops",          "correctness",     "sqnr_db",
+      "peak_memory_mb", "forward_time_ms", "backward_time_ms"};
+  for (int i = 0; i < 5; i++) metric(recs[i], k_train[i]);
+  assert_true(near(metric(recs[5], "forward_time_ms"),
+                   mb_result_phase_ns(t, MB_PHASE_FORWARD) / 1e6));
+  assert_true(near(metric(recs[6], "backward_time_ms"),
+                   mb_result_phase_ns(t, MB_PHASE_BACKWARD) / 1e6));
   cJSON_Delete(want);
 
   /* Skipped: nothing was measured or checked, so no record. */
   want = result_json(g_results[R_SKIPPED]);
   assert_int_equal(ossdb_records(doc, str(want, "id"), recs, 8), 0);
   cJSON_Delete(want);
-  assert_int_equal(cJSON_GetArraySize(doc), 3 + 3 + 3 + 4);
+  assert_int_equal(cJSON_GetArraySize(doc), 3 + 3 + 3 + 6 + 7);
   cJSON_Delete(doc);
 }
 
@@ -586,6 +671,74 @@ static void test_table_and_markdown(void **state) {
   /* The plan's row: its recipe with the variant, speedup 1. */
   assert_contains(text, "| baseline ");
   assert_contains(text, "| 1.00x ");
+  /* Its details after the table (a line under a row would end it): every
+   * line up to them is a row. */
+  const char *block = strstr(text, "\nModel rows, step by step:\n\n```text\n");
+  assert_non_null(block);
+  for (const char *l = text; l < block; l = strchr(l, '\n') + 1)
+    assert_int_equal(*l, '|');
+  assert_contains(block, "inference: accuracy ");
+  assert_contains(block, "(floor 35 dB): pass");
+  assert_contains(block, "forward  gemm");
+  assert_contains(text, "```\n");
+  free(text);
+}
+
+/* The console table: a primitive's row is one line, as always; a model's
+ * is followed by its accuracy, peak memory, forward/backward times and
+ * each step with its share. */
+static void test_table_model_details(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/r.txt", g_dir);
+  mb_report_t *rep = open_report(MB_FORMAT_TABLE, path);
+  assert_int_equal(mb_report_add(rep, g_results[R_GEMM]), MB_OK);
+  assert_int_equal(mb_report_add(rep, g_results[R_ADD]), MB_OK);
+  assert_int_equal(mb_report_add(rep, g_results[R_TRAIN]), MB_OK);
+  assert_int_equal(mb_report_close(rep), MB_OK);
+  char *text = slurp(path);
+  assert_contains(text, "quantize activations");
+  assert_contains(text, "dW = X^T.dY");
+  char *lines[64];
+  size_t n = 0;
+  char *save = NULL;
+  for (char *l = strtok_r(text, "\n", &save); l && n < 64;
+       l = strtok_r(NULL, "\n", &save))
+    lines[n++] = l;
+  assert_true(n > 4);
+  assert_true(!strncmp(lines[1], "gemm ", 5));
+  assert_true(!strncmp(lines[2], "add ", 4));
+  assert_true(!strncmp(lines[3], "linear_training ", 16));
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  assert_int_equal(mb_result_accuracy(g_results[R_TRAIN], &a), MB_OK);
+  char want[128];
+  snprintf(want, sizeof want, "  training: accuracy %.1f dB SQNR", a.sqnr_db);
+  assert_true(!strncmp(lines[4], want, strlen(want)));
+  assert_contains(lines[4], "(floor 30 dB)");
+  assert_contains(lines[4], "; peak memory ");
+  assert_true(!strncmp(lines[5], "  forward ", 10));
+  assert_contains(lines[5], ", backward ");
+  assert_string_equal(lines[6],
+                      "  steps (each timed alone; share of their sum):");
+  /* One line per step, the timed ones' shares adding up to ~100%. */
+  size_t steps = mb_result_step_count(g_results[R_TRAIN]);
+  assert_int_equal(n, 7 + steps);
+  double share = 0;
+  for (size_t i = 0; i < steps; i++) {
+    mb_step_time_t s = MB_STEP_TIME_INIT;
+    assert_int_equal(mb_result_step(g_results[R_TRAIN], i, &s), MB_OK);
+    const char *l = lines[7 + i];
+    assert_true(!strncmp(l, "    ", 4));
+    assert_contains(l, mb_phase_name(s.phase));
+    assert_contains(l, s.label);
+    const char *pct = strchr(l, '%');
+    if (isfinite(s.median_ns)) {
+      assert_non_null(pct);
+      while (pct > l && pct[-1] != ' ') pct--;
+      share += strtod(pct, NULL);
+    }
+  }
+  assert_true(fabs(share - 100) <= steps); /* each rounded */
   free(text);
 }
 
@@ -636,6 +789,7 @@ int main(void) {
       cmocka_unit_test(test_csv),
       cmocka_unit_test(test_ossdb),
       cmocka_unit_test(test_table_and_markdown),
+      cmocka_unit_test(test_table_model_details),
       cmocka_unit_test(test_format_names),
       cmocka_unit_test(test_unwritable_path),
   };

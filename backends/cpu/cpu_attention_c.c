@@ -11,7 +11,12 @@
  * j <= i + Skv - Sq) stops each query's key loop early; key blocks past a
  * query block's last visible key are skipped. (b, h, query block) tasks
  * are dealt dynamically across the pinned threads, since causal blocks
- * differ in work. */
+ * differ in work.
+ *
+ * Layouts: [B,H,S,D], or with MB_PARAM_BSHD [B,S,H,D]. Either way a
+ * (batch, head)'s rows are D contiguous floats, `ld` apart (D, or H D for
+ * BSHD), and every row is loaded into and stored from the thread's tile on
+ * its own, so the layout only changes the rows' addresses. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
 
@@ -26,7 +31,8 @@ enum { QB = 64, KB = 64, VEC = 16, RG = 4 };
 
 typedef struct attention_c {
   int64_t bh, sq, skv, d, dp; /* dp: D rounded up to VEC (zero padded) */
-  int causal;
+  int64_t heads, ld;          /* ld: elements between a head's rows */
+  int causal, bshd;
   unsigned threads;
   mb_dtype_t dtype;
   float scale;
@@ -140,16 +146,27 @@ static inline void accumulate(float *restrict o, const float *restrict p,
   }
 }
 
-/* Rows [0, n) of a rows x d block at `off` into a buffer with rows dp
- * apart, zero past d and past n (up to `rows_out`). */
+/* Element offset of row `pos` of (batch, head) bh in a tensor of `seq`
+ * rows per head: (b H + h) seq + pos rows of D, or BSHD (b seq + pos) H + h. */
+static size_t row_offset(const attention_c_t *k, int64_t bh, int64_t seq,
+                         int64_t pos) {
+  const int64_t row =
+      k->bshd ? (bh / k->heads * seq + pos) * k->heads + bh % k->heads
+              : bh * seq + pos;
+  return (size_t)row * (size_t)k->d;
+}
+
+/* Rows [0, n) of a rows x d block at `off`, rows `ld` apart in the source,
+ * into a buffer with rows dp apart, zero past d and past n (up to
+ * `rows_out`). */
 static void load_rows(float *restrict dst, const void *src, mb_dtype_t dtype,
-                      size_t off, int64_t n, int64_t d, int64_t dp,
+                      size_t off, int64_t ld, int64_t n, int64_t d, int64_t dp,
                       int64_t rows_out) {
   for (int64_t r = 0; r < rows_out; ++r) {
     float *row = dst + r * dp;
     int64_t c = 0;
     if (r < n) {
-      mb__cpu_load_f32(row, src, dtype, off + (size_t)(r * d), (size_t)d);
+      mb__cpu_load_f32(row, src, dtype, off + (size_t)(r * ld), (size_t)d);
       c = d;
     }
     for (; c < dp; ++c) row[c] = 0.0f;
@@ -164,7 +181,7 @@ MB_CPU_CLONES static void query_block(const attention_c_t *k, const tile_t *t,
   const int64_t d = k->d, dp = k->dp, off = k->skv - k->sq;
   const int64_t groups = (rows + RG - 1) / RG, d4 = (d + 3) / 4 * 4;
   for (int64_t e = d * KB; e < d4 * KB; ++e) t->kt[e] = 0.0f;
-  load_rows(t->q, qp, k->dtype, (size_t)(bh * k->sq + i0) * (size_t)d, rows, d,
+  load_rows(t->q, qp, k->dtype, row_offset(k, bh, k->sq, i0), k->ld, rows, d,
             dp, groups * RG);
   for (int64_t e = 0; e < groups * RG * dp; ++e) t->o[e] = 0.0f;
   for (int r = 0; r < QB; ++r) {
@@ -174,12 +191,12 @@ MB_CPU_CLONES static void query_block(const attention_c_t *k, const tile_t *t,
   const int64_t last = k->causal ? i0 + rows - 1 + off : k->skv - 1;
   for (int64_t j0 = 0; j0 <= last; j0 += KB) {
     const int64_t kn = last + 1 - j0 < KB ? last + 1 - j0 : KB;
-    const size_t koff = (size_t)(bh * k->skv + j0) * (size_t)d;
+    const size_t koff = row_offset(k, bh, k->skv, j0);
     /* K lands in v's buffer first, then transposed into kt. */
-    load_rows(t->v, kp, k->dtype, koff, kn, d, dp, KB);
+    load_rows(t->v, kp, k->dtype, koff, k->ld, kn, d, dp, KB);
     for (int64_t c = 0; c < d; ++c)
       for (int j = 0; j < KB; ++j) t->kt[c * KB + j] = t->v[j * dp + c];
-    load_rows(t->v, vp, k->dtype, koff, kn, d, dp, KB);
+    load_rows(t->v, vp, k->dtype, koff, k->ld, kn, d, dp, KB);
     for (int64_t g = 0; g < groups; ++g) {
       float *s = t->s + g * RG * KB, alpha[RG];
       scores(s, t->q + g * RG * dp, t->kt, d4, dp, k->scale);
@@ -194,11 +211,12 @@ MB_CPU_CLONES static void query_block(const attention_c_t *k, const tile_t *t,
       accumulate(t->o + g * RG * dp, s, t->v, alpha, (kn + 3) / 4 * 4, dp);
     }
   }
+  const size_t ooff = row_offset(k, bh, k->sq, i0);
   for (int64_t r = 0; r < rows; ++r) {
     const float inv = 1.0f / t->l[r];
     for (int64_t c = 0; c < d; ++c) t->o[r * dp + c] *= inv;
-    mb__cpu_store_f32(op, k->dtype, (size_t)((bh * k->sq + i0 + r) * d),
-                      t->o + r * dp, (size_t)d);
+    mb__cpu_store_f32(op, k->dtype, ooff + (size_t)(r * k->ld), t->o + r * dp,
+                      (size_t)d);
   }
 }
 
@@ -224,12 +242,16 @@ mb_status_t mb__cpu_attention_c_prepare(void *bstate,
                  st->threads, per_thread);
     return MB_ERR_NO_MEMORY;
   }
+  const int bshd = (p->flags & MB_PARAM_BSHD) != 0;
   *k = (attention_c_t){p->shape[0] * p->shape[1],
                        p->shape[2],
                        p->shape[3],
                        p->shape[4],
                        dp,
+                       p->shape[1],
+                       bshd ? p->shape[1] * p->shape[4] : p->shape[4],
                        (p->flags & MB_PARAM_CAUSAL) != 0,
+                       bshd,
                        st->threads,
                        p->dtype,
                        (float)(1.0 / sqrt((double)p->shape[4])),

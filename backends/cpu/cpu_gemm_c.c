@@ -1,6 +1,10 @@
 /* CPU backend — gemm in portable C, cache-blocked.
  *
  * D[M,N] = alpha * A[M,K]·B[K,N] + beta * D, row-major, f32 accumulation.
+ * With MB_PARAM_TRANS_A A is stored K x M, with MB_PARAM_TRANS_B B is
+ * stored N x K; such an operand's blocks are gathered into the block
+ * buffers already transposed, so the inner kernel is the same for all four
+ * layouts.
  *
  * D is cut into tiles of TILE_M × TILE_N, shared statically among the pinned
  * threads. A thread computes a tile into its own f32 accumulator, walking K
@@ -19,9 +23,10 @@
 
 enum { TILE_M = 64, TILE_K = 128, TILE_N = 512 };
 
-/* Returns rows [r0, r0+rows) × columns [c0, c0+cols) of a row-major matrix
- * with `ld` elements per row as f32, in place or converted into `buf`, and
- * the row stride of what it returns in *ld_out. */
+/* Returns rows [r0, r0+rows) × columns [c0, c0+cols) of a matrix as f32
+ * row-major, in place or converted into `buf`, and the row stride of what
+ * it returns in *ld_out. `ld` is the stored row length: of the matrix
+ * (row-major storage) or of its transpose (transposed storage). */
 typedef const float *(*block_fn)(const void *m, size_t ld, size_t r0, size_t c0,
                                  size_t rows, size_t cols, float *buf,
                                  size_t *ld_out);
@@ -35,6 +40,7 @@ typedef struct gemm_c {
   size_t m, k, n;
   float alpha, beta;
   unsigned threads;
+  size_t lda, ldb; /* stored row lengths: K or M (trans_a), N or K (trans_b) */
   block_fn block_a, block_b;
   store_fn store;
   float *work;      /* per thread: accumulator, A block, B panel */
@@ -67,6 +73,41 @@ static const float *block_bf16(const void *m, size_t ld, size_t r0, size_t c0,
   const uint16_t *src = (const uint16_t *)m + r0 * ld + c0;
   for (size_t i = 0; i < rows; ++i)
     bf16_row_to_f32(buf + i * cols, src + i * ld, cols);
+  *ld_out = cols;
+  return buf;
+}
+
+/* Transposed storage: logical (r, c) is stored at [c * ld + r]. Eight
+ * stored rows at a time are read along their length (contiguous) and
+ * written as eight adjacent columns of buf, so neither side strides one
+ * element per cache line. */
+static const float *block_f32_t(const void *m, size_t ld, size_t r0, size_t c0,
+                                size_t rows, size_t cols, float *buf,
+                                size_t *ld_out) {
+  const float *src = (const float *)m + c0 * ld + r0;
+  size_t j = 0;
+  for (; j + 8 <= cols; j += 8)
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t jj = 0; jj < 8; ++jj)
+        buf[i * cols + j + jj] = src[(j + jj) * ld + i];
+  for (; j < cols; ++j)
+    for (size_t i = 0; i < rows; ++i) buf[i * cols + j] = src[j * ld + i];
+  *ld_out = cols;
+  return buf;
+}
+
+static const float *block_bf16_t(const void *m, size_t ld, size_t r0, size_t c0,
+                                 size_t rows, size_t cols, float *buf,
+                                 size_t *ld_out) {
+  const uint16_t *src = (const uint16_t *)m + c0 * ld + r0;
+  size_t j = 0;
+  for (; j + 8 <= cols; j += 8)
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t jj = 0; jj < 8; ++jj)
+        buf[i * cols + j + jj] = mb__cvt_bf16_to_f32(src[(j + jj) * ld + i]);
+  for (; j < cols; ++j)
+    for (size_t i = 0; i < rows; ++i)
+      buf[i * cols + j] = mb__cvt_bf16_to_f32(src[j * ld + i]);
   *ld_out = cols;
   return buf;
 }
@@ -108,11 +149,11 @@ static void store_bf16(void *d, size_t ld, size_t r0, size_t c0, size_t rows,
 
 static const struct {
   mb_dtype_t dtype;
-  block_fn block;
+  block_fn block, block_t; /* row-major / transposed storage */
   store_fn store;
 } dtype_ops[] = {
-    {MB_DTYPE_F32, block_f32, store_f32},
-    {MB_DTYPE_BF16, block_bf16, store_bf16},
+    {MB_DTYPE_F32, block_f32, block_f32_t, store_f32},
+    {MB_DTYPE_BF16, block_bf16, block_bf16_t, store_bf16},
 };
 
 /* ---- the inner kernel ---------------------------------------------------- */
@@ -182,8 +223,8 @@ static void gemm_tile(const gemm_c_t *g, const void *a, const void *b, void *d,
   for (size_t p0 = 0; p0 < g->k; p0 += TILE_K) {
     const size_t depth = min_size(TILE_K, g->k - p0);
     size_t lda, ldb;
-    const float *ab = g->block_a(a, g->k, i0, p0, rows, depth, a_buf, &lda);
-    const float *bb = g->block_b(b, g->n, p0, j0, depth, cols, b_buf, &ldb);
+    const float *ab = g->block_a(a, g->lda, i0, p0, rows, depth, a_buf, &lda);
+    const float *bb = g->block_b(b, g->ldb, p0, j0, depth, cols, b_buf, &ldb);
     mb__cpu_block_multiply(rows, cols, depth, ab, lda, bb, ldb, acc);
   }
   g->store(d, g->n, i0, j0, rows, cols, acc, g->alpha, g->beta);
@@ -206,10 +247,11 @@ mb_status_t mb__cpu_gemm_c_run(void *kstate, const mb_kernel_call_t *call) {
   return MB_OK;
 }
 
-static int find_ops(mb_dtype_t dtype, block_fn *block, store_fn *store) {
+static int find_ops(mb_dtype_t dtype, int transposed, block_fn *block,
+                    store_fn *store) {
   for (size_t i = 0; i < sizeof dtype_ops / sizeof dtype_ops[0]; ++i) {
     if (dtype_ops[i].dtype != dtype) continue;
-    if (block) *block = dtype_ops[i].block;
+    if (block) *block = transposed ? dtype_ops[i].block_t : dtype_ops[i].block;
     if (store) *store = dtype_ops[i].store;
     return 1;
   }
@@ -220,18 +262,23 @@ mb_status_t mb__cpu_gemm_c_prepare(void *bstate, const mb_kernel_call_t *call,
                                    void **kstate) {
   mb_cpu_state_t *st = bstate;
   const mb_op_params_t *p = call->params;
+  const int ta = (p->flags & MB_PARAM_TRANS_A) != 0;
+  const int tb = (p->flags & MB_PARAM_TRANS_B) != 0;
   gemm_c_t g = {
       .m = (size_t)p->shape[0],
       .k = (size_t)p->shape[1],
       .n = (size_t)p->shape[2],
+      .lda = (size_t)(ta ? p->shape[0] : p->shape[1]),
+      .ldb = (size_t)(tb ? p->shape[1] : p->shape[2]),
       .alpha = (float)p->alpha,
       .beta = (float)p->beta,
       .threads = st->threads,
       .work_each = acc_floats + a_floats + b_floats,
   };
-  if (p->dtype_acc != MB_DTYPE_F32 || !find_ops(p->dtype, &g.block_a, NULL) ||
-      !find_ops(p->dtype_b, &g.block_b, NULL) ||
-      !find_ops(p->dtype_out, NULL, &g.store)) {
+  if (p->dtype_acc != MB_DTYPE_F32 ||
+      !find_ops(p->dtype, ta, &g.block_a, NULL) ||
+      !find_ops(p->dtype_b, tb, &g.block_b, NULL) ||
+      !find_ops(p->dtype_out, 0, NULL, &g.store)) {
     MB_CPU_ERROR(st, "cpu/c: gemm %s x %s -> %s (acc %s) is not implemented",
                  st->host.dtype_name(p->dtype), st->host.dtype_name(p->dtype_b),
                  st->host.dtype_name(p->dtype_out),

@@ -2,9 +2,11 @@
  *
  * D[M,N] = alpha * A[M,K]·B[K,N] + beta * D, all row-major as the caller
  * holds them (no pre-packed weights: we measure what a caller with plain
- * matrices gets, including oneDNN's own packing). alpha is the common output
- * scale (mask 0) and beta a sum post-op, both applied in f32 before the one
- * rounding to the output dtype. */
+ * matrices gets, including oneDNN's own packing). With MB_PARAM_TRANS_A /
+ * MB_PARAM_TRANS_B, A is stored K x M / B is stored N x K: their memory
+ * descriptors say so ("ba") and oneDNN reads them in place, no copy. alpha is
+ * the common output scale (mask 0) and beta a sum post-op, both applied in f32
+ * before the one rounding to the output dtype. */
 #include "cpu_onednn.h"
 
 #include <stdio.h>
@@ -36,17 +38,23 @@ mb_status_t mb__cpu_gemm_onednn_prepare(void *bstate,
   mb_cpu_state_t *st = bstate;
   const mb_op_params_t *p = call->params;
   char what[48];
-  snprintf(what, sizeof what, "gemm %s->%s", st->host.dtype_name(p->dtype),
-           st->host.dtype_name(p->dtype_out));
+  const int ta = (p->flags & MB_PARAM_TRANS_A) != 0;
+  const int tb = (p->flags & MB_PARAM_TRANS_B) != 0;
+  /* The layout is named: oneDNN may pick another implementation for it. */
+  snprintf(what, sizeof what, "gemm %s->%s%s%s", st->host.dtype_name(p->dtype),
+           st->host.dtype_name(p->dtype_out), ta ? " trans_a" : "",
+           tb ? " trans_b" : "");
   mb_status_t status = mb__cpu_onednn_check(st, what);
   if (status != MB_OK) return status;
 
   const int64_t m = p->shape[0], k = p->shape[1], n = p->shape[2];
   mb_cpu_onednn_operands_t ops = {
       .arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}};
-  status = mb__cpu_onednn_md_2d(st, what, &ops.md[0], m, k, p->dtype);
+  status =
+      mb__cpu_onednn_md_2d_stored(st, what, &ops.md[0], m, k, p->dtype, ta);
   if (status == MB_OK)
-    status = mb__cpu_onednn_md_2d(st, what, &ops.md[1], k, n, p->dtype_b);
+    status =
+        mb__cpu_onednn_md_2d_stored(st, what, &ops.md[1], k, n, p->dtype_b, tb);
   if (status == MB_OK)
     status = mb__cpu_onednn_md_2d(st, what, &ops.md[2], m, n, p->dtype_out);
   if (status != MB_OK) return status;

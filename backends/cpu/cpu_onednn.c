@@ -63,14 +63,22 @@ mb_status_t mb__cpu_onednn_check(mb_cpu_state_t *st, const char *what) {
 mb_status_t mb__cpu_onednn_md_2d(mb_cpu_state_t *st, const char *what,
                                  dnnl_memory_desc_t *md, int64_t rows,
                                  int64_t cols, mb_dtype_t dtype) {
+  return mb__cpu_onednn_md_2d_stored(st, what, md, rows, cols, dtype, 0);
+}
+
+mb_status_t mb__cpu_onednn_md_2d_stored(mb_cpu_state_t *st, const char *what,
+                                        dnnl_memory_desc_t *md, int64_t rows,
+                                        int64_t cols, mb_dtype_t dtype,
+                                        int transposed) {
   for (size_t i = 0; i < sizeof dtype_map / sizeof dtype_map[0]; ++i) {
     if (dtype_map[i].ours != dtype) continue;
     const dnnl_dims_t dims = {rows, cols};
-    const dnnl_status_t s =
-        dnnl_memory_desc_init_by_tag(md, 2, dims, dtype_map[i].theirs, dnnl_ab);
+    const dnnl_status_t s = dnnl_memory_desc_init_by_tag(
+        md, 2, dims, dtype_map[i].theirs, transposed ? dnnl_ba : dnnl_ab);
     if (s == dnnl_success) return MB_OK;
-    MB_CPU_ERROR(st, "cpu/onednn: %s: %lldx%lld memory descriptor: %s", what,
-                 (long long)rows, (long long)cols, dnnl_status2str(s));
+    MB_CPU_ERROR(st, "cpu/onednn: %s: %lldx%lld%s memory descriptor: %s", what,
+                 (long long)rows, (long long)cols,
+                 transposed ? " (transposed)" : "", dnnl_status2str(s));
     return MB_ERR_BACKEND;
   }
   MB_CPU_ERROR(st, "cpu/onednn: %s: dtype %s has no oneDNN equivalent", what,

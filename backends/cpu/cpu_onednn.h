@@ -26,6 +26,14 @@ mb_status_t mb__cpu_onednn_md_2d(mb_cpu_state_t *st, const char *what,
                                  dnnl_memory_desc_t *md, int64_t rows,
                                  int64_t cols, mb_dtype_t dtype);
 
+/* A rows × cols matrix of `dtype` stored row-major, or, when `transposed`,
+ * stored as its cols × rows transpose (column-major: oneDNN's "ba"), so a
+ * primitive reads it in place. */
+mb_status_t mb__cpu_onednn_md_2d_stored(mb_cpu_state_t *st, const char *what,
+                                        dnnl_memory_desc_t *md, int64_t rows,
+                                        int64_t cols, mb_dtype_t dtype,
+                                        int transposed);
+
 /* Creates the primitive for `op_desc` (and its scratchpad memory, ours in
  * "user" mode so nothing is allocated inside the timed execute; NULL when it
  * needs none). `attr` is borrowed and may be NULL (defaults). Logs the

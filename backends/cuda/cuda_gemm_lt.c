@@ -45,7 +45,7 @@ typedef struct lt_kernel {
     int32_t i;
   } alpha, beta;
   /* Device buffers owned by the kernel. */
-  void *bt;             /* our B stored N x K (TN variants) */
+  void *bt;             /* our B stored N x K (plan.b_copy) */
   void *qa;             /* quantize-inputs: A in fp8 (M x K) */
   float *scale[2];      /* [SIDE_A], [SIDE_B]: re-laid out or quantizer's */
   const void *bound[2]; /* the scale pointers set on the descriptor */
@@ -338,7 +338,7 @@ static mb_status_t build_descs(lt_kernel_t *k) {
   const mb_lt_plan_t *pl = &k->plan;
   const uint64_t m = (uint64_t)pl->m, kk = (uint64_t)pl->k, n = (uint64_t)pl->n;
   const cublasOperation_t ta = pl->tn ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t tb = CUBLAS_OP_N;
+  const cublasOperation_t tb = pl->a_t ? CUBLAS_OP_T : CUBLAS_OP_N;
   mb_status_t s =
       ck_lt(k, cublasLtMatmulDescCreate(&k->op, pl->compute, pl->scale_type),
             "cublaslt gemm: create the matmul descriptor");
@@ -357,9 +357,11 @@ static mb_status_t build_descs(lt_kernel_t *k) {
     if (s == MB_OK) s = set_scale_mode(k, SIDE_A);
     if (s == MB_OK) s = set_scale_mode(k, SIDE_B);
   }
-  /* cuBLASLt A = our B: N x K column-major (ld N) as it is, or the N x K
-   * row-major copy read as K x N column-major (ld K) and transposed.
-   * cuBLASLt B = our A: K x M column-major, ld K. D^T: N x M, ld N. */
+  /* cuBLASLt A = our B: N x K column-major (ld N) as it is, or our B
+   * stored N x K (a copy, or the caller's with trans_b) read as K x N
+   * column-major (ld K) and transposed. cuBLASLt B = our A: K x M
+   * column-major (ld K), or with trans_a our A stored K x M read as M x K
+   * column-major (ld M) and transposed. D^T: N x M, ld N. */
   if (s == MB_OK)
     s = ck_lt(
         k,
@@ -367,9 +369,11 @@ static mb_status_t build_descs(lt_kernel_t *k) {
                                    pl->tn ? n : kk, (int64_t)(pl->tn ? kk : n)),
         "cublaslt gemm: create A's layout");
   if (s == MB_OK)
-    s = ck_lt(
-        k, cublasLtMatrixLayoutCreate(&k->lb, pl->a_type, kk, m, (int64_t)kk),
-        "cublaslt gemm: create B's layout");
+    s = ck_lt(k,
+              cublasLtMatrixLayoutCreate(&k->lb, pl->a_type, pl->a_t ? m : kk,
+                                         pl->a_t ? kk : m,
+                                         (int64_t)(pl->a_t ? m : kk)),
+              "cublaslt gemm: create B's layout");
   if (s == MB_OK)
     s = ck_lt(k,
               cublasLtMatrixLayoutCreate(&k->lc, pl->d_type, n, m, (int64_t)n),
@@ -502,7 +506,7 @@ static mb_status_t time_algo(lt_kernel_t *k,
 /* The operands cuBLASLt multiplies (for alignment and tuning). */
 static void lt_operands(const lt_kernel_t *k, const mb_kernel_call_t *call,
                         const void **pa, const void **pb) {
-  *pa = k->plan.tn ? k->bt : call->in[1];
+  *pa = k->plan.b_copy ? k->bt : call->in[1];
   *pb = k->plan.variant == MB_LT_QI ? k->qa : call->in[0];
 }
 
@@ -699,8 +703,11 @@ mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
   }
   s = check_alignment(k, call);
   if (s == MB_OK && k->plan.variant == MB_LT_QI) s = stage_qi(k, call);
-  if (s == MB_OK && k->plan.variant != MB_LT_QI && k->plan.tn)
+  if (s == MB_OK && k->plan.variant != MB_LT_QI && k->plan.b_copy)
     s = stage_b(k, call->in[1]);
+  if (s == MB_OK && k->plan.tn && !k->plan.b_copy)
+    snprintf(k->b_layout, sizeof k->b_layout,
+             "NxK (K contiguous) as given (trans_b)");
   if (s == MB_OK && k->plan.variant == MB_LT_FP8) s = stage_scales(k, call);
   if (s == MB_OK) s = build_descs(k);
   if (s == MB_OK) s = tune(k, call);
@@ -764,6 +771,9 @@ uint32_t mb__cuda_lt_notes(void *kstate, mb_kernel_note_t *out, uint32_t max) {
   if (k->plan.variant == MB_LT_QI)
     n[c++] = (mb_kernel_note_t){"quantize", k->quantize_note, 0};
   if (k->plan.tn) n[c++] = (mb_kernel_note_t){"b_layout", k->b_layout, 0};
+  if (k->plan.a_t)
+    n[c++] = (mb_kernel_note_t){"a_layout",
+                                "KxM (M contiguous) as given (trans_a)", 0};
   for (uint32_t i = 0; i < c && i < max && out; i++) out[i] = n[i];
   return c;
 }

@@ -9,7 +9,10 @@
  *
  *   float  f32 (exact or tf32), bf16, f16 inputs, f32 accumulation:
  *          "NN": cuBLASLt A = our B as N x K (ld N), B = our A as K x M
- *          (ld K); nothing is copied.
+ *          (ld K); nothing is copied. The layout flags map onto cuBLASLt's
+ *          ops, still without a copy: trans_b (our B stored N x K) is
+ *          cuBLASLt A read as K x N (ld K) with op T, trans_a (our A stored
+ *          K x M) is cuBLASLt B read as M x K (ld M) with op T.
  *   fp8    e4m3/e5m2 with tensor, row x column or 128-block scales: "TN",
  *          which fp8 requires: cuBLASLt A = our B stored N x K (K
  *          contiguous; transposed once in prepare), op T; B = our A (K x M,
@@ -78,6 +81,9 @@ typedef struct mb_lt_plan {
   cudaDataType_t d_type;
   size_t a_bytes, b_bytes, d_bytes; /* element sizes */
   int tn;                /* cuBLASLt A is our B stored N x K (op T) */
+  int b_copy;            /* ...a kernel-owned copy (fp8, i8, qi), not the
+                            caller's B (trans_b) */
+  int a_t;               /* cuBLASLt B is our A stored K x M (op T) */
   mb_lt_side_t la;       /* cuBLASLt A = our B (scale_b) */
   mb_lt_side_t lb;       /* cuBLASLt B = our A (scale_a) */
   char math[32];         /* "f32", "tf32", "bf16", "fp8 e4m3 x e4m3", "i8" */

@@ -296,6 +296,8 @@ static mb_status_t plan_float(const mb_cuda_device_t *d,
     return refuse(why, cap, "%s inputs have no cuBLASLt GEMM", dname(t));
   }
   pl->variant = MB_LT_FLOAT;
+  pl->tn = (p->flags & MB_PARAM_TRANS_B) != 0;
+  pl->a_t = (p->flags & MB_PARAM_TRANS_A) != 0;
   if (!pl->compute_name[0])
     snprintf(pl->compute_name, sizeof pl->compute_name, "CUBLAS_COMPUTE_32F");
   pl->scale_type = CUDA_R_32F;
@@ -403,7 +405,7 @@ static mb_status_t plan_fp8(const mb_cuda_device_t *d, const mb_op_params_t *p,
   pl->a_type = cuda_type(ta);
   pl->b_type = cuda_type(tb);
   pl->a_bytes = pl->b_bytes = 1;
-  pl->tn = 1;
+  pl->tn = pl->b_copy = 1;
   snprintf(pl->math, sizeof pl->math, "fp8 %s x %s",
            ta == MB_DTYPE_F8E4M3 ? "e4m3" : "e5m2",
            tb == MB_DTYPE_F8E4M3 ? "e4m3" : "e5m2");
@@ -439,7 +441,7 @@ static mb_status_t plan_i8(const mb_op_params_t *p, mb_lt_plan_t *pl, char *why,
   pl->scale_type = CUDA_R_32I;
   pl->a_type = pl->b_type = CUDA_R_8I;
   pl->a_bytes = pl->b_bytes = 1;
-  pl->tn = 1;
+  pl->tn = pl->b_copy = 1;
   snprintf(pl->math, sizeof pl->math, "i8");
   snprintf(pl->compute_name, sizeof pl->compute_name, "CUBLAS_COMPUTE_32I");
   return MB_OK;
@@ -504,7 +506,7 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
   pl->scale_type = CUDA_R_32F;
   pl->a_type = pl->b_type = cuda_type(q);
   pl->a_bytes = pl->b_bytes = 1;
-  pl->tn = 1;
+  pl->tn = pl->b_copy = 1;
   snprintf(pl->math, sizeof pl->math, "fp8 e4m3 x e4m3");
   snprintf(pl->compute_name, sizeof pl->compute_name, "CUBLAS_COMPUTE_32F");
   describe_scales(p, pl);
@@ -521,6 +523,17 @@ mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
   pl->k = p->shape[GK];
   pl->n = p->shape[GN];
   mb_status_t st;
+  /* resolve() admits the layout flags on unscaled float gemms only; the
+   * other variants' operands are laid out for cuBLASLt's TN kernels. */
+  if ((p->flags & (MB_PARAM_TRANS_A | MB_PARAM_TRANS_B)) &&
+      ((p->flags & MB_PARAM_QUANTIZE_INPUTS) || is_fp8(p->dtype) ||
+       p->dtype == MB_DTYPE_I8))
+    return refuse(
+        why, cap,
+        "trans_a/trans_b apply to unscaled float gemms only (f32, "
+        "bf16, f16), not %s x %s%s",
+        dname(p->dtype), dname(p->dtype_b),
+        (p->flags & MB_PARAM_QUANTIZE_INPUTS) ? " quantize-inputs" : "");
   if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
     st = plan_qi(d, p, pl, why, cap);
   else if (is_fp8(p->dtype))

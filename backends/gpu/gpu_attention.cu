@@ -1,7 +1,10 @@
 /* Shared GPU kernel: attention, O = softmax(Q K^T / sqrt(D) [+ causal]) V
  * per (batch, head) (lib/ops/attention.c; Q, O [B,H,Sq,D], K, V
  * [B,H,Skv,D]; causal bottom-right aligned: query i sees keys
- * j <= i + Skv - Sq).
+ * j <= i + Skv - Sq). With MB_PARAM_BSHD the tensors are [B,S,H,D]
+ * instead (Q, O [B,Sq,H,D], K, V [B,Skv,H,D]): a (batch, head)'s rows are
+ * still D contiguous elements, H D apart rather than D, so only the rows'
+ * addresses change (row_offset and ld below), not the tiles.
  *
  * A fused pass, FlashAttention's way, in f32 on the SIMT units (no tensor
  * cores: a plain kernel that is right for every dtype and D <= 256). One
@@ -41,12 +44,22 @@ constexpr size_t smem_floats(int dmax, int bq, int bk) {
          (size_t)bq * (bk + 1) + 3 * (size_t)bq;
 }
 
+/* Element offset of row `pos` of (batch, head) bh in a tensor of `seq`
+ * rows per head: [B,H,S,D] (b H + h) seq + pos rows of d; [B,S,H,D]
+ * (b seq + pos) H + h. Rows of one head are ld = d, or H d, apart. */
+__device__ __forceinline__ size_t row_offset(size_t bh, size_t seq, size_t pos,
+                                             size_t heads, int d, int bshd) {
+  const size_t row =
+      bshd ? (bh / heads * seq + pos) * heads + bh % heads : bh * seq + pos;
+  return row * (size_t)d;
+}
+
 template <mb_dtype_t DT, int DMAX, int BQ, int BK>
 __global__ void __launch_bounds__(THREADS)
     attention_kernel(const void *__restrict__ q, const void *__restrict__ k,
                      const void *__restrict__ v, void *__restrict__ o,
-                     size_t bh_count, size_t sq, size_t skv, int d, int causal,
-                     float scale, size_t tiles) {
+                     size_t bh_count, size_t heads, size_t sq, size_t skv,
+                     int d, int causal, int bshd, float scale, size_t tiles) {
   static_assert(BQ % TY == 0 && BK % TX == 0 && DMAX % TX == 0, "tiles");
   static_assert(THREADS % BQ == 0 && THREADS / BQ <= BK, "softmax step");
   constexpr int RQ = BQ / TY, RK = BK / TX, RC = DMAX / TX;
@@ -62,6 +75,7 @@ __global__ void __launch_bounds__(THREADS)
   float *const row_a = row_l + BQ;
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   const size_t off = skv - sq; /* causal: sq <= skv (the op checks) */
+  const size_t ld = bshd ? heads * (size_t)d : (size_t)d;
   const size_t tasks = bh_count * tiles;
   for (size_t task = blockIdx.x; task < tasks; task += gridDim.x) {
     /* Every (b, h)'s last query tile first: the longest under causal. */
@@ -69,8 +83,9 @@ __global__ void __launch_bounds__(THREADS)
     const size_t qt = tiles - 1 - task / bh_count;
     const size_t i0 = qt * BQ;
     const int qn = sq - i0 < (size_t)BQ ? (int)(sq - i0) : BQ;
-    const size_t qbase = (bh * sq + i0) * (size_t)d;
-    const size_t kvbase = bh * skv * (size_t)d;
+    /* Row r of the Q (and O) tile at qbase + r ld, key j at kvbase + j ld. */
+    const size_t qbase = row_offset(bh, sq, i0, heads, d, bshd);
+    const size_t kvbase = row_offset(bh, skv, 0, heads, d, bshd);
     /* The last key any query of the tile sees. */
     const size_t last = causal ? i0 + (size_t)qn - 1 + off : skv - 1;
 
@@ -78,7 +93,7 @@ __global__ void __launch_bounds__(THREADS)
     for (int e = tid; e < BQ * DMAX; e += THREADS) {
       const int r = e / DMAX, c = e % DMAX;
       qs[r * QS + c] = r < qn && c < d
-                           ? mb_gpu_load(DT, q, qbase + (size_t)r * d + c)
+                           ? mb_gpu_load(DT, q, qbase + (size_t)r * ld + c)
                            : 0.0f;
     }
     for (int r = tid; r < BQ; r += THREADS) {
@@ -98,7 +113,7 @@ __global__ void __launch_bounds__(THREADS)
       for (int e = tid; e < BK * DMAX; e += THREADS) {
         const int j = e / DMAX, c = e % DMAX;
         const bool in = j < kn && c < d;
-        const size_t idx = kvbase + (j0 + (size_t)j) * d + c;
+        const size_t idx = kvbase + (j0 + (size_t)j) * ld + c;
         ks[j * KS + c] = in ? mb_gpu_load(DT, k, idx) : 0.0f;
         vs[j * VS + c] = in ? mb_gpu_load(DT, v, idx) : 0.0f;
       }
@@ -199,7 +214,7 @@ __global__ void __launch_bounds__(THREADS)
       for (int c = 0; c < RC; ++c) {
         const int col = tx + TX * c;
         if (col < d)
-          mb_gpu_store(DT, o, qbase + (size_t)r * d + col, acc[a][c] / l);
+          mb_gpu_store(DT, o, qbase + (size_t)r * ld + col, acc[a][c] / l);
       }
     }
   }
@@ -234,8 +249,9 @@ mb_status_t try_launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
   }
   MB_GPU_LAUNCH(kernel, (unsigned)(tasks < cap ? tasks : cap), THREADS, bytes,
                 (mb_gpu_stream_t)env->stream, call->in[0], call->in[1],
-                call->in[2], call->out[0], bh, sq, skv, d,
+                call->in[2], call->out[0], bh, (size_t)p->shape[1], sq, skv, d,
                 (p->flags & MB_PARAM_CAUSAL) != 0,
+                (p->flags & MB_PARAM_BSHD) != 0,
                 (float)(1.0 / sqrt((double)p->shape[4])), tiles);
   return mb__gpu_launched(env, "attention");
 }

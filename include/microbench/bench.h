@@ -155,12 +155,16 @@ typedef struct mb_result_info {
   const char *mode;           /* "inference", "training" */
   const char *shape_name;     /* the preset's name for the shape */
   double speedup_vs_baseline; /* baseline median / this median */
+  /* The most device memory the benchmark's own tensors held at once:
+   * operands, a composite's intermediates, rotate copies (kernel-private
+   * workspace is not included; see the kernel's notes). */
+  double peak_memory_bytes;
 } mb_result_info_t;
 
 #define MB_RESULT_INFO_INIT                                                   \
   {                                                                           \
     sizeof(mb_result_info_t), MB_RESULT_OK, 0, 0, 0, 0, 0u, 0, MB_CACHE_COLD, \
-        MB_OP_PARAMS_INIT, 0u, 0, 0, 0u, 0.0, 0, 0, 0, 0, 0, 0, 0, 0.0        \
+        MB_OP_PARAMS_INIT, 0u, 0, 0, 0u, 0.0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0   \
   }
 
 typedef struct mb_correctness {

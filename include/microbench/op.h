@@ -25,6 +25,10 @@ MB_API const mb_op_t *mb_op_find(const char *name);
 MB_API const mb_op_t *mb_op_next(const mb_op_t *prev);
 MB_API const char *mb_op_name(const mb_op_t *op);
 MB_API const char *mb_op_summary(const mb_op_t *op);
+/* 1 for a model op (linear, linear_training, ln_linear, transformer_block;
+ * model.h): defined as a graph of primitive ops, so any backend with the
+ * primitives runs it without a kernel of its own. */
+MB_API int mb_op_is_composite(const mb_op_t *op);
 /* Number of shape dimensions and their names, e.g. 3 and "MxKxN". */
 MB_API uint32_t mb_op_rank(const mb_op_t *op);
 MB_API const char *mb_op_shape_syntax(const mb_op_t *op);
@@ -93,6 +97,15 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
   32u /* gemm, f32 inputs: the kernel may multiply in tf32 (10-bit   \
          significand; tensor cores); the tolerance allows for it and \
          the result says "tf32". A kernel without tf32 declines it. */
+#define MB_PARAM_TRANS_A                                                \
+  64u /* gemm, unscaled float inputs: A is stored K x M and the product \
+         uses its transpose (a backward pass's X^T.dY without a copy) */
+#define MB_PARAM_TRANS_B                                                 \
+  128u /* gemm, unscaled float inputs: B is stored N x K (torch's Linear \
+          weight layout; dY.W in a backward pass) */
+#define MB_PARAM_BSHD                                                     \
+  256u /* attention: Q, K, V, O are stored [B, S, H, D] (a linear layer's \
+          output viewed as heads) instead of [B, H, S, D] */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
  * defaults; mb_op_resolve() fills them and validates everything. Fields
@@ -116,6 +129,9 @@ typedef struct mb_op_params {
   mb_activation_t activation; /* activation */
   double act_alpha;           /* leakyrelu slope (0.01) */
   double eps;                 /* layernorm/rmsnorm (1e-5) */
+  /* Composite ops: the quantization recipe applied to every linear layer
+   * (model.h); MB_RECIPE_BASELINE (0): high precision. */
+  uint32_t recipe;
 } mb_op_params_t;
 
 #define MB_OP_PARAMS_INIT                                                     \
@@ -123,7 +139,7 @@ typedef struct mb_op_params {
     sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE,      \
         MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u,            \
         {MB_SCALE_NONE, {0, 0}}, {MB_SCALE_NONE, {0, 0}}, MB_DTYPE_NONE, 0.0, \
-        MB_ACT_RELU, 0.01, 1e-5                                               \
+        MB_ACT_RELU, 0.01, 1e-5, 0u                                           \
   }
 
 /* Aliases: the predecessor tools' names (gemm_simple, gemm_fp8_rowwise,

@@ -79,6 +79,10 @@ static const act_info_t k_act[MB_ACT_COUNT] = {
     [MB_ACT_HARDSWISH] = {act_hardswish, 5, 4, 0},
 };
 
+double mb__act_eval(mb_activation_t act, double x, double alpha) {
+  return k_act[act].fn(x, alpha);
+}
+
 /* silu_mul: silu's error (relative to |x|) times |y|, plus the product's
  * rounding: relative to |x y|. */
 #define SILU_MUL_FLOP 5.0

@@ -2,6 +2,13 @@
  * head). Shape (B, H, Sq, Skv, D): Q, O [B,H,Sq,D]; K, V [B,H,Skv,D].
  * f32, bf16, f16 (all operands one dtype), f32 compute.
  *
+ * MB_PARAM_BSHD: Q, O are [B,Sq,H,D] and K, V [B,Skv,H,D] — a linear
+ * layer's [B*S, H*D] output viewed as heads (FlashAttention's layout), so a
+ * transformer block feeds its projections to attention and attention to the
+ * next GEMM without permute copies. Same math, FLOP and bytes; only where a
+ * (batch, head, position) row lives changes: rows of one head are H*D
+ * apart instead of D.
+ *
  * Causal (MB_PARAM_CAUSAL): query i sees keys j <= i + (Skv - Sq), the mask
  * aligned to the bottom-right corner, so the last query sees every key —
  * FlashAttention's convention (2.1+) and PyTorch's causal_lower_right; when
@@ -25,6 +32,10 @@ enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_O };
 
 static int causal(const mb_op_params_t *p) {
   return (p->flags & MB_PARAM_CAUSAL) != 0;
+}
+
+static int bshd(const mb_op_params_t *p) {
+  return (p->flags & MB_PARAM_BSHD) != 0;
 }
 
 static double rows(const mb_op_params_t *p, int seq) {
@@ -52,11 +63,13 @@ static mb_status_t attention_resolve(mb_op_params_t *p) {
 static void attention_operand(const mb_op_params_t *p, uint32_t role,
                               mb_dtype_t *dtype, uint32_t *ndim,
                               int64_t *shape) {
+  const int64_t seq =
+      role == ROLE_K || role == ROLE_V ? p->shape[ASKV] : p->shape[ASQ];
   *dtype = p->dtype;
   *ndim = 4;
   shape[0] = p->shape[AB];
-  shape[1] = p->shape[AH];
-  shape[2] = role == ROLE_K || role == ROLE_V ? p->shape[ASKV] : p->shape[ASQ];
+  shape[1] = bshd(p) ? seq : p->shape[AH];
+  shape[2] = bshd(p) ? p->shape[AH] : seq;
   shape[3] = p->shape[AD];
 }
 
@@ -90,12 +103,25 @@ static double score_units(const mb_op_params_t *p) {
   return 4.0 * sqrt((double)p->shape[AD]) + 8.0;
 }
 
+/* Where row (b, h, position) of a [B,H,S,D] or [B,S,H,D] tensor starts, in
+ * elements: b * batch + h * head + position * pos. */
+typedef struct strides {
+  int64_t batch, head, pos;
+} strides_t;
+
+static strides_t layout(const mb_op_params_t *p, int seq) {
+  const int64_t h = p->shape[AH], s = p->shape[seq], d = p->shape[AD];
+  return bshd(p) ? (strides_t){s * h * d, d, h * d}
+                 : (strides_t){h * s * d, s * d, d};
+}
+
 /* Q, K, V as f32 (exact for every input dtype), so one element's O(Skv D)
- * recomputation runs at memory speed. */
+ * recomputation runs at memory speed; kept in their own layout. */
 typedef struct attention_ref {
   float *q, *k, *v;
-  int64_t sq, skv, d;
-  int causal;
+  int64_t h, sq, skv, d;
+  strides_t qs, kvs; /* Q and O; K and V */
+  int causal, bshd;
   double scale, units, score_units;
 } attention_ref_t;
 
@@ -126,10 +152,14 @@ static mb_status_t attention_ref_prepare(const mb_op_params_t *p,
   mb_convert(r->q, MB_DTYPE_F32, host[ROLE_Q], p->dtype, nq, 0);
   mb_convert(r->k, MB_DTYPE_F32, host[ROLE_K], p->dtype, nkv, 0);
   mb_convert(r->v, MB_DTYPE_F32, host[ROLE_V], p->dtype, nkv, 0);
+  r->h = p->shape[AH];
   r->sq = p->shape[ASQ];
   r->skv = p->shape[ASKV];
   r->d = p->shape[AD];
+  r->qs = layout(p, ASQ);
+  r->kvs = layout(p, ASKV);
   r->causal = causal(p);
+  r->bshd = bshd(p);
   r->scale = 1.0 / sqrt((double)r->d);
   r->units = units(p);
   r->score_units = score_units(p);
@@ -139,21 +169,25 @@ static mb_status_t attention_ref_prepare(const mb_op_params_t *p,
 
 /* O[b,h,i,e] with a one-pass (online) softmax in double: the running max
  * only rescales the sums, exact to ~1e-16. Besides the value it gathers the
- * output's magnitude sum_j p_j |v_je| and a_max for the scale. */
+ * output's magnitude sum_j p_j |v_je| and a_max for the scale. Element idx
+ * of O is (b, h, i, e) or, BSHD, (b, i, h, e). */
 static void attention_ref_element(const void *state, uint32_t out, size_t idx,
                                   double *value, double *scale) {
   const attention_ref_t *r = state;
   const int64_t e = (int64_t)idx % r->d, row = (int64_t)idx / r->d;
-  const int64_t bh = row / r->sq, i = row % r->sq;
-  const float *q = r->q + row * r->d;
-  const float *k = r->k + bh * r->skv * r->d, *v = r->v + bh * r->skv * r->d;
+  const int64_t b = r->bshd ? row / (r->sq * r->h) : row / (r->h * r->sq);
+  const int64_t h = r->bshd ? row % r->h : row / r->sq % r->h;
+  const int64_t i = r->bshd ? row / r->h % r->sq : row % r->sq;
+  const float *q = r->q + b * r->qs.batch + h * r->qs.head + i * r->qs.pos;
+  const int64_t kv = b * r->kvs.batch + h * r->kvs.head, ld = r->kvs.pos;
+  const float *k = r->k + kv, *v = r->v + kv;
   const int64_t last = r->causal ? i + r->skv - r->sq : r->skv - 1;
   double mx = -INFINITY, z = 0, o = 0, mag = 0, a_max = 0;
   (void)out;
   for (int64_t j = 0; j <= last; j++) {
     double s = 0, a = 0;
     for (int64_t c = 0; c < r->d; c++) {
-      double t = (double)q[c] * (double)k[j * r->d + c];
+      double t = (double)q[c] * (double)k[j * ld + c];
       s += t;
       a += fabs(t);
     }
@@ -164,7 +198,7 @@ static void attention_ref_element(const void *state, uint32_t out, size_t idx,
       z *= f, o *= f, mag *= f;
       mx = s;
     }
-    double w = exp(s - mx), vj = (double)v[j * r->d + e];
+    double w = exp(s - mx), vj = (double)v[j * ld + e];
     z += w;
     o += w * vj;
     mag += w * fabs(vj);
@@ -199,13 +233,14 @@ const mb_op_t mb__op_attention = {
     .name = "attention",
     .summary =
         "O = softmax(Q K^T / sqrt(D) [causal]) V (Q, O: BxHxSqxD; K, "
-        "V: BxHxSkvxD)",
+        "V: BxHxSkvxD; bshd: BxSxHxD)",
     .shape_syntax = "BxHxSqxSkvxD",
     .dim_names = k_dims,
     .params_doc =
         "causal: query i sees keys j <= i + Skv - Sq "
-        "(bottom-right aligned)",
-    .param_mask = MB__P_CAUSAL,
+        "(bottom-right aligned); bshd: Q, K, V, O stored [B, S, H, D] (a "
+        "linear layer's output viewed as heads) instead of [B, H, S, D]",
+    .param_mask = MB__P_CAUSAL | MB__P_BSHD,
     .rank = 5,
     .num_inputs = 3,
     .num_outputs = 1,

@@ -5,7 +5,9 @@
  * Inputs are A, B, scale_a, scale_b (a 1x1 tensor holding 1 when a side is
  * not scaled); output D. With MB_PARAM_QUANTIZE_INPUTS, A and B are high
  * precision and are quantized to dtype_q inside the op (dynamic absmax with
- * the given scaling): gemm_fp8_rowwise.
+ * the given scaling): gemm_fp8_rowwise. Unscaled float gemms take
+ * MB_PARAM_TRANS_A (A stored K x M) and MB_PARAM_TRANS_B (B stored N x K):
+ * the product is the same, only the operands' storage differs.
  * FLOP = 2MNK (the quantization's work is not counted, see docs/ops.md);
  * bytes = |A| + |B| + scales + |D| (+ |D| when beta != 0). */
 #include <math.h>
@@ -66,6 +68,39 @@ static mb_status_t check_scaling(mb_op_params_t *p) {
                     "gemm: scale_a blocks K by %lld and scale_b by %lld; one "
                     "must divide the other",
                     (long long)ka, (long long)kb);
+  return MB_OK;
+}
+
+static int trans_a(const mb_op_params_t *p) {
+  return (p->flags & MB_PARAM_TRANS_A) != 0;
+}
+static int trans_b(const mb_op_params_t *p) {
+  return (p->flags & MB_PARAM_TRANS_B) != 0;
+}
+
+/* The layout flags exist for a training backward pass (dX = dY.W^T,
+ * dW = X^T.dY) in high precision; scaled and quantized operands have
+ * layouts of their own (scale grids, TN copies), so they are refused
+ * rather than half-supported. */
+static mb_status_t check_trans(const mb_op_params_t *p) {
+  static const struct {
+    uint32_t flag;
+    const char *name;
+  } k_trans[] = {{MB_PARAM_TRANS_A, "trans_a"}, {MB_PARAM_TRANS_B, "trans_b"}};
+  const int qi = (p->flags & MB_PARAM_QUANTIZE_INPUTS) != 0;
+  const int scaled =
+      p->scale_a.mode != MB_SCALE_NONE || p->scale_b.mode != MB_SCALE_NONE;
+  const int plain = in_list(p->dtype, k_float, COUNT(k_float)) &&
+                    p->dtype_b == p->dtype && !scaled && !qi;
+  for (size_t i = 0; i < COUNT(k_trans); i++)
+    if ((p->flags & k_trans[i].flag) && !plain)
+      return mb__fail(MB_ERR_INVALID_ARG,
+                      "gemm: %s applies to unscaled float gemms only (f32, "
+                      "bf16 or f16 A and B of one dtype, no scales, no "
+                      "quantize-inputs); got %s x %s%s%s",
+                      k_trans[i].name, mb_dtype_name(p->dtype),
+                      mb_dtype_name(p->dtype_b), scaled ? " with scales" : "",
+                      qi ? " with quantize-inputs" : "");
   return MB_OK;
 }
 
@@ -147,6 +182,7 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
     return mb__fail(MB_ERR_INVALID_ARG,
                     "gemm: dtype_q (%s) only goes with quantize-inputs",
                     mb_dtype_name(p->dtype_q));
+  if ((st = check_trans(p)) != MB_OK) return st;
   if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
     st = resolve_quantize_inputs(p);
   else if (in_list(p->dtype, k_fp8, COUNT(k_fp8)))
@@ -190,11 +226,13 @@ static void gemm_operand(const mb_op_params_t *p, uint32_t role,
   const int64_t m = p->shape[GM], k = p->shape[GK], n = p->shape[GN];
   *ndim = 2;
   switch (role) {
-    case ROLE_A:
-      *dtype = p->dtype, shape[0] = m, shape[1] = k;
+    case ROLE_A: /* as stored: K x M with trans_a */
+      *dtype = p->dtype;
+      shape[0] = trans_a(p) ? k : m, shape[1] = trans_a(p) ? m : k;
       return;
-    case ROLE_B:
-      *dtype = p->dtype_b, shape[0] = k, shape[1] = n;
+    case ROLE_B: /* as stored: N x K with trans_b */
+      *dtype = p->dtype_b;
+      shape[0] = trans_b(p) ? n : k, shape[1] = trans_b(p) ? k : n;
       return;
     case ROLE_SA:
     case ROLE_SB: {
@@ -281,9 +319,10 @@ static double gemm_ref_cost(const mb_op_params_t *p) {
   return (double)p->shape[GK];
 }
 
-/* A's values as f32 rows, B's transposed to f32 rows (one contiguous dot
- * product per element; every input dtype is exact in f32), the scale
- * grids, and D's initial values. */
+/* A's values as f32 rows (M x K), B's as f32 columns (N x K): one
+ * contiguous dot product per element, whatever the operands' storage
+ * (every input dtype is exact in f32); the scale grids, and D's initial
+ * values. */
 typedef struct gemm_ref {
   int64_t m, k, n;
   double alpha, beta;
@@ -304,16 +343,20 @@ static void gemm_ref_release(void *state) {
   free(r);
 }
 
-static void transpose(const float *b, float *bt, int64_t k, int64_t n) {
-  for (int64_t k0 = 0; k0 < k; k0 += 64)
-    for (int64_t j0 = 0; j0 < n; j0 += 64)
-      for (int64_t kk = k0; kk < k0 + 64 && kk < k; kk++)
-        for (int64_t j = j0; j < j0 + 64 && j < n; j++)
-          bt[j * k + kk] = b[kk * n + j];
+/* dst (cols x rows) = src (rows x cols)^T, in 64 x 64 blocks. */
+static void transpose(const float *src, float *dst, int64_t rows,
+                      int64_t cols) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 64)
+    for (int64_t c0 = 0; c0 < cols; c0 += 64)
+      for (int64_t r = r0; r < r0 + 64 && r < rows; r++)
+        for (int64_t c = c0; c < c0 + 64 && c < cols; c++)
+          dst[c * rows + r] = src[r * cols + c];
 }
 
-/* One side of the product as f32 values + f32 scale grid: given, or
- * quantized here exactly as the op's semantics say. */
+/* One side of the product as f32 values in its stored layout + f32 scale
+ * grid: given, or quantized here exactly as the op's semantics say (scales
+ * and quantization never go with the trans flags, so their rows x cols is
+ * the stored shape too). */
 static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
                             uint32_t role, float *vals, float **grid) {
   const mb_scaling_t *s = role == ROLE_A ? &p->scale_a : &p->scale_b;
@@ -350,6 +393,17 @@ static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
   return MB_OK;
 }
 
+/* *m (rows x cols as stored) becomes its cols x rows transpose when `flip`;
+ * the stored copy is released. */
+static mb_status_t flip_if(float **m, int64_t rows, int64_t cols, int flip) {
+  if (!flip) return MB_OK;
+  float *t = malloc((size_t)(rows * cols) * sizeof *t);
+  if (t) transpose(*m, t, rows, cols);
+  free(*m);
+  *m = t;
+  return t ? MB_OK : MB_ERR_NO_MEMORY;
+}
+
 static mb_status_t gemm_ref_prepare(const mb_op_params_t *p,
                                     const void *const *host, void **state) {
   gemm_ref_t *r = calloc(1, sizeof *r);
@@ -360,25 +414,23 @@ static mb_status_t gemm_ref_prepare(const mb_op_params_t *p,
   int64_t rows;
   mb__scaling_grid(&p->scale_a, r->m, r->k, &rows, &r->sa_cols);
   mb__scaling_grid(&p->scale_b, r->k, r->n, &rows, &r->sb_cols);
-  float *b = malloc((size_t)(r->k * r->n) * sizeof *b);
   r->a = malloc((size_t)(r->m * r->k) * sizeof *r->a);
   r->bt = malloc((size_t)(r->k * r->n) * sizeof *r->bt);
   if (p->beta != 0) r->d0 = malloc((size_t)(r->m * r->n) * sizeof *r->d0);
-  mb_status_t st = (!b || !r->a || !r->bt || (p->beta != 0 && !r->d0))
-                       ? MB_ERR_NO_MEMORY
-                       : MB_OK;
+  mb_status_t st =
+      (!r->a || !r->bt || (p->beta != 0 && !r->d0)) ? MB_ERR_NO_MEMORY : MB_OK;
   if (st == MB_OK) st = ref_side(p, host, ROLE_A, r->a, &r->sa);
-  if (st == MB_OK) st = ref_side(p, host, ROLE_B, b, &r->sb);
+  if (st == MB_OK) st = ref_side(p, host, ROLE_B, r->bt, &r->sb);
+  /* Stored K x M (trans_a) -> M x K; stored K x N (no trans_b) -> N x K. */
+  if (st == MB_OK) st = flip_if(&r->a, r->k, r->m, trans_a(p));
+  if (st == MB_OK) st = flip_if(&r->bt, r->k, r->n, !trans_b(p));
   if (st != MB_OK) {
-    free(b);
     gemm_ref_release(r);
     return mb__fail(MB_ERR_NO_MEMORY,
                     "gemm reference: out of memory for %lldx%lldx%lld",
                     (long long)p->shape[GM], (long long)p->shape[GK],
                     (long long)p->shape[GN]);
   }
-  transpose(b, r->bt, r->k, r->n);
-  free(b);
   if (r->d0)
     for (int64_t i = 0; i < r->m * r->n; i++)
       r->d0[i] = mb__load(host[ROLE_D], p->dtype_out, (size_t)i);
@@ -433,11 +485,13 @@ const mb_op_t mb__op_gemm = {
     .summary = "D = alpha * (A sa).(B sb) + beta * D (A: MxK, B: KxN)",
     .shape_syntax = "MxKxN",
     .dim_names = k_dims,
-    .param_mask = MB__P_ALPHA_BETA | MB__P_SCALES | MB__P_QUANT | MB__P_TF32,
+    .param_mask = MB__P_ALPHA_BETA | MB__P_SCALES | MB__P_QUANT | MB__P_TF32 |
+                  MB__P_TRANS_AB,
     .params_doc =
         "alpha, beta; scale_a/scale_b: none|tensor|row|col|block:BMxBN|"
         "group:G; quantize-inputs with dtype_q (fp8, i8); out: "
-        "f32|bf16|f16|i32; tf32 (f32 inputs)",
+        "f32|bf16|f16|i32; tf32 (f32 inputs); trans_a (A stored KxM), "
+        "trans_b (B stored NxK): unscaled float inputs",
     .rank = 3,
     .num_inputs = 4,
     .num_outputs = 1,

@@ -121,7 +121,6 @@ SETTER(set_activation, params.activation, act)
 SETTER(set_backend, spec.backend, str)
 SETTER(set_impl, spec.impl, str)
 SETTER(set_cache, spec.cache, cache)
-SETTER(set_recipe, recipe, str)
 SETTER(set_alpha, params.alpha, number)
 SETTER(set_beta, params.beta, number)
 SETTER(set_eps, params.eps, number)
@@ -142,6 +141,15 @@ FLAG_SETTER(set_tf32, MB_PARAM_TF32)
 FLAG_SETTER(set_no_affine, MB_PARAM_NO_WEIGHT)
 #undef FLAG_SETTER
 
+/* The recipe's name (recorded in the result) and its value in the params
+ * (what a composite op runs); parse_recipe checked the name. */
+static void set_recipe(mb__plan_item_t *it, const value_t *v) {
+  mb_recipe_t r = MB_RECIPE_BASELINE;
+  mb_recipe_from_name(v->u.str, &r);
+  it->recipe = v->u.str;
+  it->params.recipe = (uint32_t)r;
+}
+
 /* A static scale is the quantize op's MB_PARAM_STATIC with its value. */
 static void set_static_scale(mb__plan_item_t *it, const value_t *v) {
   it->params.flags |= MB_PARAM_STATIC;
@@ -161,7 +169,9 @@ const field_t mb__native_fields[] = {
     {"backend", "backends", parse_word, set_backend, FOR_ALL, 0},
     {"impl", "impls", parse_word, set_impl, FOR_ALL, 0},
     {"cache", NULL, parse_cache, set_cache, FOR_ALL, 0},
-    {"recipe", "recipes", parse_recipe, set_recipe, FOR_MODELS, 0},
+    /* Ops take it too: `op: linear` with a recipe runs the composite
+     * directly (an op without recipes says so when the plan is built). */
+    {"recipe", "recipes", parse_recipe, set_recipe, FOR_ALL, 0},
     {"quantize_inputs", NULL, parse_bool, set_quantize_inputs, FOR_OPS, 1},
     {"transpose", NULL, parse_bool, set_transpose, FOR_OPS, 1},
     {"causal", NULL, parse_bool, set_causal, FOR_OPS, 1},

@@ -19,6 +19,9 @@ typedef struct plan_entry {
   char *device_request, *skip_reason, *csv_path, *backend, *impl;
   char *baseline_key;
   int is_baseline;
+  /* The skip is the library's limit, not the device's: --backend keeps
+   * it, and the params may not resolve (mb__plan_item_t.unsupported). */
+  int unsupported;
   cJSON *config;
   double median_ns; /* after mb_plan_run, when ok; NAN before */
 } plan_entry_t;
@@ -131,9 +134,11 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
     cJSON_Delete(config);
     return mb__pb_error(pb, it->at, it->path, "%s", mb_error_last());
   }
+  const int unsupported = it->unsupported && *it->unsupported;
   mb_op_params_t params = it->params;
   mb_op_apply_alias(it->op, &params);
-  if (mb_op_resolve(op, &params) != MB_OK) {
+  const int resolved = mb_op_resolve(op, &params) == MB_OK;
+  if (!resolved && !unsupported) {
     cJSON_Delete(config);
     return mb__pb_error(pb, it->at, it->path, "%s", mb_error_last());
   }
@@ -162,9 +167,12 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
                      &e->device_request, &e->skip_reason, &e->csv_path,
                      &e->backend,        &e->impl,        &e->baseline_key};
   const char *values[] = {
-      it->group,    it->op,           it->model,          it->recipe,
-      it->mode,     it->shape_name,   it->device_request, it->skip_reason,
-      it->csv_path, it->spec.backend, it->spec.impl,      it->baseline_key};
+      it->group,          it->op,
+      it->model,          it->recipe,
+      it->mode,           it->shape_name,
+      it->device_request, unsupported ? it->unsupported : it->skip_reason,
+      it->csv_path,       it->spec.backend,
+      it->spec.impl,      it->baseline_key};
   int ok = e->name != NULL;
   for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
     ok &= (*fields[i] = dup_or_empty(values[i])) != NULL;
@@ -173,12 +181,15 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
     return mb__fail(MB_ERR_NO_MEMORY, "out of memory building the plan");
   }
   e->is_baseline = it->is_baseline;
+  e->unsupported = unsupported;
   e->median_ns = NAN;
   e->pub = (mb_plan_entry_t)MB_PLAN_ENTRY_INIT;
   e->pub.params = it->params; /* as written: mb_bench_run resolves again */
   e->pub.spec = it->spec;
-  e->pub.flop = mb_op_flop(op, &params);
-  e->pub.bytes = mb_op_bytes(op, &params);
+  /* An entry that cannot run does no work (and its params may not have
+   * resolved). */
+  e->pub.flop = unsupported ? 0.0 : mb_op_flop(op, &params);
+  e->pub.bytes = unsupported ? 0.0 : mb_op_bytes(op, &params);
   e->pub.baseline = SIZE_MAX;
   entry_views(e);
   plan->names[name_slot(plan, e->name)] = plan->count + 1;
@@ -281,8 +292,12 @@ static mb_status_t apply_backend(mb__pb_t *pb, const char *backend) {
     cJSON_AddItemToObject(e->config, "backend_override", o);
     free(e->backend);
     e->backend = b;
-    free(e->skip_reason); /* "not available here" no longer applies */
-    e->skip_reason = skip;
+    if (e->unsupported) { /* no backend builds it */
+      free(skip);
+    } else { /* "not available here" no longer applies */
+      free(e->skip_reason);
+      e->skip_reason = skip;
+    }
     entry_views(e);
   }
   return pb->plan->count ? mb__plan_note(pb,
@@ -453,7 +468,8 @@ static mb_status_t skipped_result(const plan_entry_t *e, mb_result_t **out) {
   mb_op_params_t params = e->pub.params;
   mb_op_apply_alias(e->op, &params);
   mb_status_t st = mb_op_resolve(op, &params);
-  if (st != MB_OK) return st;
+  if (st != MB_OK && !e->unsupported) return st;
+  if (st != MB_OK) params = e->pub.params; /* as the plan has it */
   mb_bench_spec_t spec = e->pub.spec;
   if (!spec.backend) spec.backend = e->device_request;
   mb_result_t *r = mb__result_new(mb_op_name(op), mb_op_shape_syntax(op),

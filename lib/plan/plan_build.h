@@ -42,12 +42,17 @@ typedef struct mb__plan_item {
    * parameters (unknown dtype for the op, shape that does not fit). */
   const mb_cfg_node_t *at;
   const char *path;
+  /* Non-empty: the library cannot build this entry (a model without a
+   * training graph, a weight-only recipe in training, a recipe the shape
+   * does not fit). Kept and reported skipped with this reason on any
+   * backend (--backend does not lift it); its params need not resolve. */
+  const char *unsupported;
 } mb__plan_item_t;
 
 #define MB__PLAN_ITEM_INIT                                               \
   {                                                                      \
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, \
-        MB_OP_PARAMS_INIT, MB_BENCH_SPEC_INIT, NULL, NULL, NULL          \
+        MB_OP_PARAMS_INIT, MB_BENCH_SPEC_INIT, NULL, NULL, NULL, NULL    \
   }
 
 /* Validates the item (op known, parameters resolve, spec sane) and

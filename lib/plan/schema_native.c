@@ -400,13 +400,13 @@ static mb_status_t add_entry(mb__pb_t *pb, const bench_t *b, size_t index,
   for (size_t f = 0; f < NUM_FIELDS; f++)
     if (b->sweeps[f].count)
       mb__native_fields[f].set(&it, &b->sweeps[f].values[idx[2 + f]]);
-  char name[NAME_CAP], key[NAME_CAP];
+  char name[NAME_CAP], key[NAME_CAP], why[512];
   if (b->model) {
     /* For a model, dtype is the high-precision dtype. */
     mb_dtype_t hp =
         it.params.dtype != MB_DTYPE_NONE ? it.params.dtype : MB_DTYPE_BF16;
-    mb_status_t st =
-        mb__model_item(pb, b->model, it.recipe, b->mode, hp, s->dims, &it);
+    mb_status_t st = mb__model_item(pb, b->model, it.recipe, b->mode, hp,
+                                    s->dims, &it, why, sizeof why);
     if (st != MB_OK) return st;
     entry_name(b, idx, &it, mb__native_field_index("recipe"), key, sizeof key);
     it.baseline_key = key;

@@ -52,8 +52,9 @@ static const char *const k_torch_only[] = {
 static const char *const k_shape_keys[] = {"name", "shapes", "min_power",
                                            "max_power", NULL};
 
-/* The float8 training options: checked and recorded in `config.training`
- * (training mode itself is not built yet: mb__mode_check says so). */
+/* The float8 training options: checked and recorded in `config.training`.
+ * They do not steer the run: a recipe fixes its own scaling (OPS.md,
+ * "Quantization recipes"), and timing is libmicrobench's, not repeat_n. */
 static const char *const k_scaling_types[] = {"dynamic", "disabled", NULL};
 static const char *const k_granularities[] = {"tensorwise", "rowwise",
                                               "columnwise", NULL};
@@ -292,7 +293,7 @@ static mb_status_t add_entries(mb__pb_t *pb, const file_facts_t *f,
                                const group_t *g, const char *shape_name,
                                const int64_t mkn[3], const mb_cfg_node_t *at,
                                const char *path) {
-  char seg[64], key[NAME_CAP], name[NAME_CAP];
+  char seg[64], key[NAME_CAP], name[NAME_CAP], why[512];
   if (shape_name)
     snprintf(seg, sizeof seg, "%s", shape_name);
   else
@@ -314,8 +315,8 @@ static mb_status_t add_entries(mb__pb_t *pb, const file_facts_t *f,
     it.spec.backend = g->backend;
     it.at = at;
     it.path = path;
-    mb_status_t st =
-        mb__model_item(pb, g->model, f->recipes[r], f->mode, g->hp, mkn, &it);
+    mb_status_t st = mb__model_item(pb, g->model, f->recipes[r], f->mode, g->hp,
+                                    mkn, &it, why, sizeof why);
     if (st != MB_OK) return st;
     const mb__foreign_extra_t extras[] = {{"ignored", g->ignored},
                                           {"training", f->training}};

@@ -1,7 +1,11 @@
 /* CSV (RFC 4180): one header row, then one row per result with the scalar
  * fields; flushed per row so a crash keeps every finished result. Numbers
  * are written with 17 significant digits (they read back exactly); an
- * unknown one (NaN: not checked, no baseline) is an empty field. */
+ * unknown one (NaN: not checked, no baseline) is an empty field. The
+ * columns added with models come last, so readers that index the older
+ * ones keep working: a model's accuracy against the high-precision model
+ * (accuracy_*; `sqnr_db` before them is the reference check's), its
+ * forward and backward times alone, and the peak memory of any result. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,7 +58,14 @@ static const char *const k_columns[] = {"id",
                                         "tflops",
                                         "gbps",
                                         "pct_peak",
-                                        "speedup_vs_baseline"};
+                                        "speedup_vs_baseline",
+                                        "accuracy_sqnr_db",
+                                        "accuracy_rel_err",
+                                        "accuracy_pass",
+                                        "accuracy_min_sqnr_db",
+                                        "forward_ns",
+                                        "backward_ns",
+                                        "peak_memory_bytes"};
 #define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
 
 static void put_text(FILE *f, const char *s, int last) {
@@ -103,7 +114,11 @@ static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
   mb__result_variant(r, variant, sizeof variant);
   snprintf(count, sizeof count, "%llu", (unsigned long long)s->count);
   snprintf(batch, sizeof batch, "%u", s->batch);
-  num_t n[21];
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  if (mb_result_accuracy(r, &a) != MB_OK) a.checked = 0;
+  const double peak =
+      r->info.peak_memory_bytes > 0 ? r->info.peak_memory_bytes : NAN;
+  num_t n[27];
   const char *cells[] = {id,
                          r->name,
                          problem,
@@ -152,7 +167,16 @@ static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
                          num(n[17], d->tflops),
                          num(n[18], d->gbps),
                          num(n[19], d->pct_peak),
-                         num(n[20], r->info.speedup_vs_baseline)};
+                         num(n[20], r->info.speedup_vs_baseline),
+                         num(n[21], a.checked ? a.sqnr_db : NAN),
+                         num(n[22], a.checked ? a.rel_err : NAN),
+                         !a.checked ? ""
+                         : a.pass   ? "true"
+                                    : "false",
+                         num(n[23], a.checked ? a.min_sqnr_db : NAN),
+                         num(n[24], mb_result_phase_ns(r, MB_PHASE_FORWARD)),
+                         num(n[25], mb_result_phase_ns(r, MB_PHASE_BACKWARD)),
+                         num(n[26], peak)};
   _Static_assert(sizeof cells / sizeof cells[0] == NUM_COLUMNS,
                  "one cell per CSV column");
   for (size_t i = 0; i < NUM_COLUMNS; i++)

@@ -1,6 +1,9 @@
 /* ossdb: the PyTorch OSS benchmark database's record list, as torchao's
  * dashboard runner writes it — a JSON array with one record per (result,
- * metric): time_ms, tflops, speedup(wrt baseline), correctness. Written
+ * metric): time_ms, tflops, speedup(wrt baseline), correctness; for a
+ * model (a composite op) also sqnr_db (its accuracy against the
+ * high-precision model), peak_memory_mb (10^6 bytes) and, in training,
+ * forward_time_ms and backward_time_ms (each phase alone). Written
  * whole at close; to a file, the results are streamed as JSON lines
  * meanwhile (json.c). */
 #include <math.h>
@@ -82,6 +85,13 @@ static mb_status_t ossdb_row(mb_report_t *rep, const mb_result_t *r) {
   /* Figures only from a result that ran; a verdict whenever there is one
    * (a wrong result in strict mode is failed, and says so here). */
   int ok = r->info.status == MB_RESULT_OK;
+  /* A primitive op's records stay as they were: these are a model's (a
+   * composite's graph, or a fused kernel checked for accuracy). */
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  if (mb_result_accuracy(r, &a) != MB_OK) a.checked = 0;
+  const int model = ok && (mb_result_step_count(r) > 0 || a.checked);
+  const double fwd = mb_result_phase_ns(r, MB_PHASE_FORWARD);
+  const double bwd = mb_result_phase_ns(r, MB_PHASE_BACKWARD);
   const struct {
     const char *name;
     int present;
@@ -92,6 +102,13 @@ static mb_status_t ossdb_row(mb_report_t *rep, const mb_result_t *r) {
       {"speedup(wrt baseline)", isfinite(r->info.speedup_vs_baseline),
        r->info.speedup_vs_baseline},
       {"correctness", r->corr.checked, r->corr.pass ? 1.0 : 0.0},
+      {"sqnr_db", model && a.checked && isfinite(a.sqnr_db), a.sqnr_db},
+      {"peak_memory_mb", model && r->info.peak_memory_bytes > 0,
+       r->info.peak_memory_bytes / 1e6},
+      /* Training only: inference has no backward to set the forward
+       * apart from the whole step. */
+      {"forward_time_ms", model && isfinite(bwd) && isfinite(fwd), fwd / 1e6},
+      {"backward_time_ms", model && isfinite(bwd), bwd / 1e6},
   };
   for (size_t i = 0; st == MB_OK && i < sizeof k_metrics / sizeof *k_metrics;
        i++)

@@ -166,7 +166,7 @@ class BadInput(unittest.TestCase):
         self.expect_usage_error(["list", "things"],
                                 "valid: ops, backends, devices, presets")
         self.expect_usage_error(["frob"], 'unknown command "frob"')
-        self.expect_usage_error(["run", "--shape", "8x8"], "--op (or --config FILE) is required")
+        self.expect_usage_error(["run", "--shape", "8x8"], "--op or --model (or --config FILE) is required")
 
     def test_inapplicable_params(self):
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",

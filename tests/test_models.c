@@ -1,0 +1,507 @@
+/* Models and recipes: names, graphs, the composites' references against
+ * naive ones written here, every recipe run on the CPU backend within its
+ * accuracy floor and with every step checked, training gradients, a planted
+ * wrong GEMM caught, an unsupported recipe skipped with its reason. */
+#include <math.h>
+
+#include "graph.h"
+#include "rng.h"
+#include "test_util.h"
+
+static mb_context_t *g_cpu, *g_wrong;
+
+static int setup(void **state) {
+  (void)state;
+  g_cpu = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/working", test_env_dir("MB_TEST_FIXTURE_DIR"));
+  g_wrong = test_context(dir);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  mb_context_destroy(g_cpu);
+  mb_context_destroy(g_wrong);
+  return 0;
+}
+
+static mb_op_params_t mkn(int64_t m, int64_t k, int64_t n, mb_recipe_t r) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 3;
+  p.shape[0] = m, p.shape[1] = k, p.shape[2] = n;
+  p.recipe = (uint32_t)r;
+  return p;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static void test_recipe_names(void **state) {
+  (void)state;
+  static const char *const torchao[] = {
+      "baseline",        "int8wo",       "int8dq",      "int4wo-32",
+      "int4wo-64",       "int4wo-128",   "int4wo-256",  "float8wo",
+      "float8dq-tensor", "float8dq-row", "float8-block"};
+  assert_int_equal(MB_RECIPE_COUNT, 11);
+  for (int r = 0; r < MB_RECIPE_COUNT; r++) {
+    mb_recipe_t back;
+    assert_string_equal(mb_recipe_name((mb_recipe_t)r), torchao[r]);
+    assert_int_equal(mb_recipe_from_name(torchao[r], &back), MB_OK);
+    assert_int_equal(back, r);
+    assert_true(mb_recipe_min_sqnr_db((mb_recipe_t)r) > 0);
+  }
+  assert_int_equal(mb_recipe_from_name("my_new_quantization", NULL),
+                   MB_ERR_NOT_FOUND);
+  assert_contains(mb_error_last(), "\"my_new_quantization\"");
+  assert_contains(mb_error_last(), "int4wo-128");
+  assert_contains(mb_error_last(), "float8-block");
+  assert_true(mb_recipe_trains(MB_RECIPE_FLOAT8DQ_ROW));
+  assert_true(mb_recipe_trains(MB_RECIPE_BASELINE));
+  assert_false(mb_recipe_trains(MB_RECIPE_INT4WO_64));
+  assert_false(mb_recipe_trains(MB_RECIPE_FLOAT8WO));
+}
+
+static void test_model_names(void **state) {
+  (void)state;
+  static const char *const acts[] = {"sigmoid", "relu", "leakyrelu", "relu6",
+                                     "gelu",    "silu", "hardswish"};
+  assert_int_equal(mb_model_count(), 9);
+  for (size_t i = 0; i < 7; i++) {
+    char name[64];
+    const char *op = NULL;
+    mb_op_params_t p = MB_OP_PARAMS_INIT;
+    snprintf(name, sizeof name, "ln_linear_%s", acts[i]);
+    assert_int_equal(mb_model_resolve(name, "inference", &op, &p), MB_OK);
+    assert_string_equal(op, "ln_linear");
+    const char *want = strcmp(acts[i], "gelu") ? acts[i] : "gelu_erf";
+    assert_string_equal(mb_activation_name(p.activation), want);
+    assert_true(p.flags & MB_PARAM_NO_WEIGHT); /* elementwise_affine=False */
+  }
+  const char *op = NULL;
+  assert_int_equal(mb_model_resolve("linear", "training", &op, NULL), MB_OK);
+  assert_string_equal(op, "linear_training");
+  assert_int_equal(mb_model_resolve("transformer_block", NULL, &op, NULL),
+                   MB_OK);
+  assert_string_equal(op, "transformer_block");
+  assert_int_equal(mb_model_resolve("my_custom_model", NULL, &op, NULL),
+                   MB_ERR_NOT_FOUND);
+  assert_contains(mb_error_last(), "ln_linear_hardswish");
+  assert_int_equal(mb_model_resolve("linear", "serving", &op, NULL),
+                   MB_ERR_NOT_FOUND);
+  assert_contains(mb_error_last(), "inference, training");
+  assert_int_equal(mb_model_resolve("ln_linear_relu", "training", &op, NULL),
+                   MB_ERR_UNSUPPORTED);
+  assert_contains(mb_error_last(), "backward");
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+
+typedef struct step_want {
+  const char *label, *op;
+  mb_phase_t phase;
+} step_want_t;
+
+static void expect_graph(const char *opname, mb_op_params_t p,
+                         const step_want_t *want, size_t n) {
+  const mb_op_t *op = mb_op_find(opname);
+  assert_int_equal(mb_op_resolve(op, &p), MB_OK);
+  mb__graph_t *g = malloc(sizeof *g);
+  op->compose(&p, g);
+  assert_int_equal(g->status, MB_OK);
+  if (g->num_steps != n) {
+    for (uint32_t i = 0; i < g->num_steps; i++)
+      print_message("step %u: %s\n", i, g->steps[i].label);
+    fail_msg("%s: %u steps, expected %zu", opname, g->num_steps, n);
+  }
+  for (size_t i = 0; i < n; i++) {
+    assert_string_equal(g->steps[i].label, want[i].label);
+    assert_string_equal(g->steps[i].op->name, want[i].op);
+    assert_int_equal(g->steps[i].phase, want[i].phase);
+  }
+  free(g);
+}
+
+static void test_linear_graphs(void **state) {
+  (void)state;
+  const mb_phase_t S = MB_PHASE_SETUP, F = MB_PHASE_FORWARD,
+                   B = MB_PHASE_BACKWARD;
+  const step_want_t base[] = {{"gemm", "gemm", F}};
+  expect_graph("linear", mkn(64, 256, 128, MB_RECIPE_BASELINE), base, 1);
+  const step_want_t wo[] = {{"quantize weights", "quantize", S},
+                            {"dequantize weights", "dequantize", F},
+                            {"gemm", "gemm", F}};
+  expect_graph("linear", mkn(64, 256, 128, MB_RECIPE_INT8WO), wo, 3);
+  expect_graph("linear", mkn(64, 256, 128, MB_RECIPE_FLOAT8WO), wo, 3);
+  const step_want_t i4[] = {{"quantize weights", "quantize", S},
+                            {"gemm", "gemm", F}};
+  expect_graph("linear", mkn(64, 256, 128, MB_RECIPE_INT4WO_64), i4, 2);
+  const step_want_t dq[] = {{"quantize weights", "quantize", S},
+                            {"quantize activations", "quantize", F},
+                            {"gemm", "gemm", F}};
+  expect_graph("linear", mkn(64, 256, 128, MB_RECIPE_INT8DQ), dq, 3);
+  expect_graph("linear", mkn(64, 256, 128, MB_RECIPE_FLOAT8_BLOCK), dq, 3);
+  /* Training: weights cast every step; transposes made by quantize. */
+  const step_want_t tr_base[] = {{"gemm", "gemm", F},
+                                 {"dX = dY.W^T", "gemm", B},
+                                 {"dW = X^T.dY", "gemm", B}};
+  expect_graph("linear_training", mkn(64, 256, 128, MB_RECIPE_BASELINE),
+               tr_base, 3);
+  const step_want_t tr_row[] = {{"quantize weights", "quantize", F},
+                                {"quantize activations", "quantize", F},
+                                {"gemm", "gemm", F},
+                                {"quantize dY (as A)", "quantize", B},
+                                {"quantize W^T", "quantize", B},
+                                {"dX = dY.W^T", "gemm", B},
+                                {"quantize X^T", "quantize", B},
+                                {"quantize dY (as B)", "quantize", B},
+                                {"dW = X^T.dY", "gemm", B}};
+  expect_graph("linear_training", mkn(64, 256, 128, MB_RECIPE_FLOAT8DQ_ROW),
+               tr_row, 9);
+  /* Tensorwise: one cast of dY serves both GEMMs. */
+  const step_want_t tr_tensor[] = {{"quantize weights", "quantize", F},
+                                   {"quantize activations", "quantize", F},
+                                   {"gemm", "gemm", F},
+                                   {"quantize dY (as A)", "quantize", B},
+                                   {"quantize W^T", "quantize", B},
+                                   {"dX = dY.W^T", "gemm", B},
+                                   {"quantize X^T", "quantize", B},
+                                   {"dW = X^T.dY", "gemm", B}};
+  expect_graph("linear_training", mkn(64, 256, 128, MB_RECIPE_FLOAT8DQ_TENSOR),
+               tr_tensor, 8);
+  mb_op_params_t ln = mkn(64, 256, 128, MB_RECIPE_FLOAT8DQ_ROW);
+  ln.activation = MB_ACT_SILU;
+  const step_want_t ln_steps[] = {{"layernorm", "layernorm", F},
+                                  {"quantize weights", "quantize", S},
+                                  {"quantize activations", "quantize", F},
+                                  {"gemm", "gemm", F},
+                                  {"silu", "activation", F}};
+  expect_graph("ln_linear", ln, ln_steps, 5);
+}
+
+static void test_resolve_errors(void **state) {
+  (void)state;
+  const mb_op_t *lin = mb_op_find("linear");
+  mb_op_params_t p = mkn(64, 96, 128, MB_RECIPE_FLOAT8_BLOCK);
+  assert_int_not_equal(mb_op_resolve(lin, &p), MB_OK);
+  assert_contains(mb_error_last(), "linear: step");
+  assert_contains(mb_error_last(), "128");
+  p = mkn(64, 96, 128, MB_RECIPE_INT4WO_64);
+  assert_int_not_equal(mb_op_resolve(lin, &p), MB_OK);
+  assert_contains(mb_error_last(), "quantize weights");
+  p = mkn(64, 256, 128, MB_RECIPE_INT8WO);
+  assert_int_not_equal(mb_op_resolve(mb_op_find("linear_training"), &p), MB_OK);
+  assert_contains(mb_error_last(), "weight-only");
+  p = mkn(64, 256, 128, MB_RECIPE_INT8DQ);
+  assert_int_not_equal(mb_op_resolve(mb_op_find("gemm"), &p), MB_OK);
+  assert_contains(mb_error_last(), "recipe");
+  p = mkn(64, 256, 128, MB_RECIPE_BASELINE);
+  p.dtype = MB_DTYPE_I8;
+  assert_int_not_equal(mb_op_resolve(lin, &p), MB_OK);
+  assert_contains(mb_error_last(), "bf16");
+}
+
+/* ---- the references against naive ones ----------------------------------
+ */
+
+/* The op's inputs from the runner's generator (same seeds). */
+static void **make_inputs(const mb_op_t *op, const mb_op_params_t *p) {
+  void **host = calloc(op->num_inputs + op->num_outputs, sizeof *host);
+  for (uint32_t role = 0; role < op->num_inputs; role++) {
+    mb_dtype_t dt;
+    uint32_t nd;
+    int64_t shape[MB_MAX_DIMS];
+    op->operand(p, role, &dt, &nd, shape);
+    size_t n = 1;
+    for (uint32_t d = 0; d < nd; d++) n *= (size_t)shape[d];
+    host[role] = calloc(n, 4);
+    mb_fill_t f = MB_FILL_INIT;
+    if (op->fill) op->fill(p, role, &f);
+    f.seed = mb__rng_u64(7, role);
+    assert_int_equal(mb_fill_host(host[role], dt, n, &f), MB_OK);
+  }
+  return host;
+}
+
+static void free_inputs(const mb_op_t *op, void **host) {
+  for (uint32_t i = 0; i < op->num_inputs + op->num_outputs; i++) free(host[i]);
+  free(host);
+}
+
+static double f32_at(const void *h, size_t i) {
+  return ((const float *)h)[i];
+}
+
+static void test_linear_reference(void **state) {
+  (void)state;
+  const mb_op_t *op = mb_op_find("linear_training");
+  mb_op_params_t p = mkn(5, 7, 3, MB_RECIPE_BASELINE);
+  p.dtype = MB_DTYPE_F32;
+  assert_int_equal(mb_op_resolve(op, &p), MB_OK);
+  void **h = make_inputs(op, &p);
+  void *ref;
+  assert_int_equal(op->ref_prepare(&p, (const void *const *)h, &ref), MB_OK);
+  const int M = 5, K = 7, N = 3;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double want = 0, got, scale;
+      for (int k = 0; k < K; k++)
+        want += f32_at(h[0], i * K + k) * f32_at(h[1], k * N + j);
+      op->ref_element(ref, 0, (size_t)(i * N + j), &got, &scale);
+      assert_true(fabs(got - want) <= 1e-12 * scale + 1e-300);
+    }
+  for (int i = 0; i < M; i++) /* dX = dY . W^T */
+    for (int k = 0; k < K; k++) {
+      double want = 0, got, scale;
+      for (int j = 0; j < N; j++)
+        want += f32_at(h[2], i * N + j) * f32_at(h[1], k * N + j);
+      op->ref_element(ref, 1, (size_t)(i * K + k), &got, &scale);
+      assert_true(fabs(got - want) <= 1e-12 * scale + 1e-300);
+    }
+  for (int k = 0; k < K; k++) /* dW = X^T . dY */
+    for (int j = 0; j < N; j++) {
+      double want = 0, got, scale;
+      for (int i = 0; i < M; i++)
+        want += f32_at(h[0], i * K + k) * f32_at(h[2], i * N + j);
+      op->ref_element(ref, 2, (size_t)(k * N + j), &got, &scale);
+      assert_true(fabs(got - want) <= 1e-12 * scale + 1e-300);
+    }
+  op->ref_release(ref);
+  free_inputs(op, h);
+}
+
+static void test_ln_linear_reference(void **state) {
+  (void)state;
+  const mb_op_t *op = mb_op_find("ln_linear");
+  for (int run = 0; run < 2 * MB_ACT_COUNT; run++) {
+    const int act = run % MB_ACT_COUNT, affine = run < MB_ACT_COUNT;
+    mb_op_params_t p = mkn(4, 16, 5, MB_RECIPE_BASELINE);
+    p.dtype = MB_DTYPE_F32;
+    p.activation = (mb_activation_t)act;
+    if (!affine) p.flags |= MB_PARAM_NO_WEIGHT; /* torchao's model */
+    assert_int_equal(mb_op_resolve(op, &p), MB_OK);
+    void **h = make_inputs(op, &p);
+    void *ref;
+    assert_int_equal(op->ref_prepare(&p, (const void *const *)h, &ref), MB_OK);
+    const int M = 4, K = 16, N = 5;
+    for (int i = 0; i < M; i++) {
+      double mean = 0, var = 0, hrow[16];
+      for (int k = 0; k < K; k++) mean += f32_at(h[0], i * K + k) / K;
+      for (int k = 0; k < K; k++) {
+        double d = f32_at(h[0], i * K + k) - mean;
+        var += d * d / K;
+      }
+      for (int k = 0; k < K; k++)
+        hrow[k] = (f32_at(h[0], i * K + k) - mean) / sqrt(var + 1e-5) *
+                      (affine ? f32_at(h[1], k) : 1.0) +
+                  (affine ? f32_at(h[2], k) : 0.0);
+      for (int j = 0; j < N; j++) {
+        double z = 0, got, scale;
+        for (int k = 0; k < K; k++) z += hrow[k] * f32_at(h[3], k * N + j);
+        double want = mb__act_eval((mb_activation_t)act, z, p.act_alpha);
+        op->ref_element(ref, 0, (size_t)(i * N + j), &got, &scale);
+        /* The reference keeps H in f32. */
+        assert_true(fabs(got - want) <= 1e-6 * (scale + 1));
+      }
+    }
+    op->ref_release(ref);
+    free_inputs(op, h);
+  }
+}
+
+/* ---- running on the CPU backend -------------------------------------------
+ */
+
+static mb_result_t *run(mb_context_t *ctx, const char *backend, const char *op,
+                        mb_op_params_t p) {
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = op;
+  s.params = &p;
+  s.backend = backend;
+  s.cache = MB_CACHE_HOT;
+  s.criterion = MB_CRITERION_FIXED;
+  s.samples = 2;
+  s.min_samples = 2;
+  s.warmup_s = 0;
+  mb_result_t *r = NULL;
+  if (mb_bench_run(ctx, &s, &r) != MB_OK)
+    fail_msg("%s: %s", op, mb_error_last());
+  return r;
+}
+
+static void expect_ok(mb_result_t *r, const char *what) {
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_correctness_t c = MB_CORRECTNESS_INIT;
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  assert_int_equal(mb_result_info(r, &info), MB_OK);
+  assert_int_equal(mb_result_correctness(r, &c), MB_OK);
+  assert_int_equal(mb_result_accuracy(r, &a), MB_OK);
+  if (info.status != MB_RESULT_OK || !c.pass || !a.pass)
+    fail_msg(
+        "%s: status %s (%s), check %d (ratio %.3g), accuracy %.1f dB "
+        "(floor %.0f)",
+        what, mb_result_status_name(info.status), info.reason, c.pass,
+        c.max_err_ratio, a.sqnr_db, a.min_sqnr_db);
+  assert_true(a.checked);
+  assert_true(a.sqnr_db >= a.min_sqnr_db);
+  assert_true(fabs(a.rel_err - pow(10, -a.sqnr_db / 20)) < 1e-12);
+  assert_string_equal(info.impl, "graph");
+  assert_true(info.peak_memory_bytes > 0);
+  /* Every timed step measured alone; setup steps not timed. */
+  assert_true(mb_result_step_count(r) >= 1);
+  for (size_t i = 0; i < mb_result_step_count(r); i++) {
+    mb_step_time_t t = MB_STEP_TIME_INIT;
+    assert_int_equal(mb_result_step(r, i, &t), MB_OK);
+    if (t.phase == MB_PHASE_SETUP)
+      assert_true(isnan(t.median_ns));
+    else
+      assert_true(t.median_ns > 0);
+  }
+  assert_true(mb_result_phase_ns(r, MB_PHASE_FORWARD) > 0);
+}
+
+static void test_linear_every_recipe(void **state) {
+  (void)state;
+  for (int rc = 0; rc < MB_RECIPE_COUNT; rc++) {
+    mb_result_t *r = run(g_cpu, "cpu", "linear", mkn(32, 256, 128, rc));
+    expect_ok(r, mb_recipe_name((mb_recipe_t)rc));
+    mb_result_info_t info = MB_RESULT_INFO_INIT;
+    mb_result_info(r, &info);
+    assert_string_equal(info.recipe, mb_recipe_name((mb_recipe_t)rc));
+    assert_string_equal(info.model, "linear");
+    assert_string_equal(info.mode, "inference");
+    assert_true(isnan(mb_result_phase_ns(r, MB_PHASE_BACKWARD)));
+    mb_result_destroy(r);
+  }
+}
+
+static void test_ln_linear_recipes(void **state) {
+  (void)state;
+  const mb_recipe_t rs[] = {MB_RECIPE_BASELINE, MB_RECIPE_INT8DQ,
+                            MB_RECIPE_FLOAT8WO, MB_RECIPE_INT4WO_128};
+  for (size_t i = 0; i < 4; i++) {
+    mb_op_params_t p = mkn(16, 256, 64, rs[i]);
+    p.activation = (mb_activation_t)(i * 2 + 1);
+    mb_result_t *r = run(g_cpu, "cpu", "ln_linear", p);
+    expect_ok(r, mb_recipe_name(rs[i]));
+    mb_result_destroy(r);
+  }
+}
+
+static void test_transformer_block_runs(void **state) {
+  (void)state;
+  const mb_recipe_t rs[] = {MB_RECIPE_BASELINE, MB_RECIPE_FLOAT8DQ_ROW,
+                            MB_RECIPE_INT4WO_32};
+  for (size_t i = 0; i < 3; i++) {
+    mb_result_t *r =
+        run(g_cpu, "cpu", "transformer_block", mkn(2, 128, 1, rs[i]));
+    expect_ok(r, mb_recipe_name(rs[i]));
+    int said = 0; /* the result says N is unused */
+    for (size_t k = 0; k < mb_result_note_count(r); k++) {
+      const char *key, *text;
+      double v;
+      mb_result_note(r, k, &key, &text, &v);
+      said |= !strcmp(key, "shape_note") && text && strstr(text, "N is unused");
+    }
+    assert_true(said);
+    mb_result_destroy(r);
+  }
+}
+
+static void test_training(void **state) {
+  (void)state;
+  const mb_recipe_t rs[] = {MB_RECIPE_BASELINE, MB_RECIPE_INT8DQ,
+                            MB_RECIPE_FLOAT8DQ_TENSOR, MB_RECIPE_FLOAT8DQ_ROW,
+                            MB_RECIPE_FLOAT8_BLOCK};
+  for (size_t i = 0; i < 5; i++) {
+    mb_result_t *r =
+        run(g_cpu, "cpu", "linear_training", mkn(128, 256, 128, rs[i]));
+    expect_ok(r, mb_recipe_name(rs[i]));
+    mb_result_info_t info = MB_RESULT_INFO_INIT;
+    mb_result_info(r, &info);
+    assert_string_equal(info.mode, "training");
+    assert_true(mb_result_phase_ns(r, MB_PHASE_BACKWARD) > 0);
+    mb_result_destroy(r);
+  }
+}
+
+/* The planted GEMM drops the last k: every step is checked, so the graph
+ * run fails its check and names the step; the accuracy floor fails too. */
+static void test_planted_wrong_gemm(void **state) {
+  (void)state;
+  mb_op_params_t p = mkn(16, 64, 16, MB_RECIPE_BASELINE);
+  p.dtype = MB_DTYPE_F32;
+  mb_result_t *r = run(g_wrong, "wrong", "linear", p);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_correctness_t c = MB_CORRECTNESS_INIT;
+  mb_accuracy_t a = MB_ACCURACY_INIT;
+  mb_result_info(r, &info);
+  mb_result_correctness(r, &c);
+  mb_result_accuracy(r, &a);
+  assert_int_equal(info.status, MB_RESULT_OK);
+  assert_false(c.pass);
+  assert_true(c.max_err_ratio > 1);
+  assert_true(a.checked);
+  assert_false(a.pass);
+  int named = 0;
+  for (size_t i = 0; i < mb_result_note_count(r); i++) {
+    const char *key, *text;
+    double v;
+    mb_result_note(r, i, &key, &text, &v);
+    if (!strcmp(key, "worst_step")) named = text && !strcmp(text, "gemm");
+  }
+  assert_true(named);
+  mb_result_destroy(r);
+}
+
+/* The fixture has no quantize kernel: a dynamic recipe is skipped, and
+ * the reason says which step and why. */
+static void test_unsupported_recipe_skipped(void **state) {
+  (void)state;
+  mb_op_params_t p = mkn(16, 128, 16, MB_RECIPE_INT8DQ);
+  p.dtype = MB_DTYPE_F32;
+  mb_result_t *r = run(g_wrong, "wrong", "linear", p);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  assert_int_equal(info.status, MB_RESULT_SKIPPED);
+  assert_contains(info.reason, "int8dq");
+  assert_contains(info.reason, "quantize weights");
+  assert_contains(info.reason, "no quantize kernel");
+  mb_result_destroy(r);
+}
+
+/* Everything a composite adds survives its JSON. */
+static void test_json_round_trip(void **state) {
+  (void)state;
+  mb_result_t *r = run(g_cpu, "cpu", "linear_training",
+                       mkn(128, 128, 128, MB_RECIPE_FLOAT8DQ_ROW));
+  const char *json = mb_result_json(r);
+  assert_non_null(json);
+  assert_contains(json, "\"recipe\":\"float8dq-row\"");
+  assert_contains(json, "\"backward_ns\"");
+  assert_contains(json, "\"quantize X^T\"");
+  assert_contains(json, "\"peak_memory_bytes\"");
+  mb_result_t *back = NULL;
+  assert_int_equal(mb_result_from_json(json, &back), MB_OK);
+  assert_string_equal(mb_result_json(back), json);
+  mb_result_destroy(back);
+  mb_result_destroy(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_recipe_names),
+      cmocka_unit_test(test_model_names),
+      cmocka_unit_test(test_linear_graphs),
+      cmocka_unit_test(test_resolve_errors),
+      cmocka_unit_test(test_linear_reference),
+      cmocka_unit_test(test_ln_linear_reference),
+      cmocka_unit_test(test_linear_every_recipe),
+      cmocka_unit_test(test_ln_linear_recipes),
+      cmocka_unit_test(test_transformer_block_runs),
+      cmocka_unit_test(test_training),
+      cmocka_unit_test(test_planted_wrong_gemm),
+      cmocka_unit_test(test_unsupported_recipe_skipped),
+      cmocka_unit_test(test_json_round_trip),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
