@@ -676,7 +676,8 @@ static void test_table_and_markdown(void **state) {
   const char *block = strstr(text, "\nModel rows, step by step:\n\n```text\n");
   assert_non_null(block);
   for (const char *l = text; l < block; l = strchr(l, '\n') + 1)
-    assert_int_equal(*l, '|');
+    if (strncmp(l, "  warning: ", 11)) /* a fast run may warn (timer) */
+      assert_int_equal(*l, '|');
   assert_contains(block, "inference: accuracy ");
   assert_contains(block, "(floor 35 dB): pass");
   assert_contains(block, "forward  gemm");
@@ -704,7 +705,8 @@ static void test_table_model_details(void **state) {
   char *save = NULL;
   for (char *l = strtok_r(text, "\n", &save); l && n < 64;
        l = strtok_r(NULL, "\n", &save))
-    lines[n++] = l;
+    if (strncmp(l, "  warning: ", 11)) /* a fast run may warn (timer) */
+      lines[n++] = l;
   assert_true(n > 4);
   assert_true(!strncmp(lines[1], "gemm ", 5));
   assert_true(!strncmp(lines[2], "add ", 4));
