@@ -329,8 +329,6 @@ static mb_status_t run_subset(void *kstate, const mb_kernel_call_t *call) {
   return MB_OK;
 }
 
-#define MB__STEP_TARGET_NS 2e5
-
 /* Median ns per run of `sub`, `samples` samples after one warm-up run. */
 static mb_status_t time_subset(mb__composite_t *c, subset_t *sub,
                                mb_cache_policy_t cache, uint32_t samples,
@@ -343,8 +341,8 @@ static mb_status_t time_subset(mb__composite_t *c, subset_t *sub,
       b->vt->time_batch(b->state, dev, run_subset, sub, &none, 1, &ns);
   if (st != MB_OK) return st;
   uint32_t batch = 1;
-  if (cache != MB_CACHE_COLD && ns > 0 && ns < MB__STEP_TARGET_NS)
-    batch = (uint32_t)ceil(MB__STEP_TARGET_NS / ns);
+  if (cache != MB_CACHE_COLD && ns > 0 && ns < MB__TARGET_SAMPLE_NS)
+    batch = (uint32_t)ceil(MB__TARGET_SAMPLE_NS / ns);
   double *v = malloc(samples * sizeof *v);
   if (!v) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for step samples");
   for (uint32_t i = 0; i < samples && st == MB_OK; i++) {

@@ -117,5 +117,8 @@ mb_status_t mb__read_file(const char *path, char **out, size_t *len);
  * never half-written; MB_ERR_IO names path and the system's reason. */
 mb_status_t mb__write_file_atomic(const char *path, const char *text);
 double mb__now_s(void); /* CLOCK_MONOTONIC seconds */
+/* Batched samples run long enough to last at least this (ns): the runner's
+ * and a composite's per-step samples alike. */
+#define MB__TARGET_SAMPLE_NS 2e5
 
 #endif

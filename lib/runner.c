@@ -192,10 +192,6 @@ static void derive(const mb__run_t *r, mb_result_t *res) {
       d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
 }
 
-static void execute_phases(mb__run_t *r, mb_result_t *res);
-
-/* Everything after the kernel is chosen. Failures become the result's
- * status; nothing here is an input error. */
 /* A composite's extras: its working set, what its shape means, each step
  * and phase timed alone (the composite's own samples time the whole). */
 static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
@@ -211,14 +207,8 @@ static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
   return st;
 }
 
-static void execute(mb__run_t *r, mb_result_t *res) {
-  /* Peak memory: what this benchmark's tensors add to what was live. */
-  const double live = r->dev->mem_live;
-  r->dev->mem_peak = live;
-  execute_phases(r, res);
-  res->info.peak_memory_bytes = r->dev->mem_peak - live;
-}
-
+/* Everything after the kernel is chosen. Failures become the result's
+ * status; nothing here is an input error. */
 static void execute_phases(mb__run_t *r, mb_result_t *res) {
   mb_status_t st = setup_operands(r);
   if (st != MB_OK) goto failed;
@@ -253,6 +243,14 @@ static void execute_phases(mb__run_t *r, mb_result_t *res) {
 failed:
   mb__result_set_status(res, MB_RESULT_FAILED,
                         *mb_error_last() ? mb_error_last() : mb_status_str(st));
+}
+
+static void execute(mb__run_t *r, mb_result_t *res) {
+  /* Peak memory: what this benchmark's tensors add to what was live. */
+  const double live = r->dev->mem_live;
+  r->dev->mem_peak = live;
+  execute_phases(r, res);
+  res->info.peak_memory_bytes = r->dev->mem_peak - live;
 }
 
 /* ---- the public entry -----------------------------------------------------

@@ -11,9 +11,9 @@
 #include "runner_internal.h"
 #include "stats.h"
 
-/* Hot samples batch enough runs to last at least this long, and at least
- * 1000 x the timer's overhead and resolution (under 0.1 % of a sample). */
-#define MB__TARGET_SAMPLE_NS 2e5
+/* Hot samples batch enough runs to last at least MB__TARGET_SAMPLE_NS, and
+ * at least 1000 x the timer's overhead and resolution (under 0.1 % of a
+ * sample). */
 #define MB__OVERHEAD_SHARE 1e-3
 #define MB__MAX_BATCH 1000000u
 /* Interference is judged against at least this many earlier samples. */
