@@ -17,6 +17,17 @@ void mb_error_clear(void) {
   g_error[0] = '\0';
 }
 
+void mb_error_set(const char *message) {
+  if (!message) {
+    g_error[0] = '\0';
+    return;
+  }
+  /* The message may be mb_error_last() itself (a kernel re-raising). */
+  size_t n = strnlen(message, sizeof g_error - 1);
+  memmove(g_error, message, n);
+  g_error[n] = '\0';
+}
+
 void mb__error_setv(const char *fmt, va_list ap) {
   vsnprintf(g_error, sizeof g_error, fmt, ap);
 }

@@ -189,7 +189,10 @@ typedef struct naive {
 
 static mb_status_t naive_gemm(void *user, const mb_kernel_args_t *a) {
   naive_t *cfg = user;
-  if (cfg->fail) return MB_ERR_BACKEND;
+  if (cfg->fail) {
+    mb_error_set("naive_broken: the device said no");
+    return MB_ERR_BACKEND;
+  }
   const int64_t m = a->params->shape[0], k = a->params->shape[1],
                 n = a->params->shape[2];
   const float *x = mb_tensor_data(a->inputs[0]),
@@ -269,14 +272,33 @@ static void test_user_kernels(void **state) {
   assert_int_equal(o.num_samples, 0);
 
   s.flags = 0;
-  s.impl = "naive_broken";
+  s.impl = "naive_broken"; /* the kernel's own message is the reason */
   o = run_ok(&s);
   assert_int_equal(o.info.status, MB_RESULT_FAILED);
+  assert_contains(o.info.reason, "naive_broken: the device said no");
 
   /* No impl named: the user kernel registered first wins over the backend's. */
   s.impl = NULL;
   o = run_ok(&s);
   assert_string_equal(o.info.impl, "naive");
+}
+
+/* mb_error_set: a copy, truncated, NULL clears, its own text is fine. */
+static void test_error_set(void **state) {
+  (void)state;
+  char msg[64];
+  snprintf(msg, sizeof msg, "kernel says %d", 42);
+  mb_error_set(msg);
+  msg[0] = 'X';
+  assert_string_equal(mb_error_last(), "kernel says 42");
+  mb_error_set(mb_error_last() + 7);
+  assert_string_equal(mb_error_last(), "says 42");
+  static char big[4096];
+  memset(big, 'a', sizeof big - 1);
+  mb_error_set(big);
+  assert_int_equal(strlen(mb_error_last()), 2047);
+  mb_error_set(NULL);
+  assert_string_equal(mb_error_last(), "");
 }
 
 /* A backend whose gemm is wrong: caught on the backend path too. */
@@ -298,6 +320,7 @@ int main(void) {
       cmocka_unit_test(test_input_errors),
       cmocka_unit_test(test_out_of_memory_is_a_failed_result),
       cmocka_unit_test(test_wrong_backend_kernel),
+      cmocka_unit_test(test_error_set),
       cmocka_unit_test(test_user_kernels), /* last: it registers kernels */
   };
   return cmocka_run_group_tests(tests, setup, teardown);

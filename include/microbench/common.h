@@ -66,6 +66,10 @@ MB_API const char *mb_status_name(mb_status_t status);
  * thread that fails or calls mb_error_clear(). */
 MB_API const char *mb_error_last(void);
 MB_API void mb_error_clear(void);
+/* Sets this thread's message to `message` (copied, truncated to 2047 bytes;
+ * NULL clears it). For user kernels: a kernel that returns an error sets
+ * the message first, and the result's reason says it. Not a format. */
+MB_API void mb_error_set(const char *message);
 
 typedef enum mb_log_level {
   MB_LOG_ERROR = 0,

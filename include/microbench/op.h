@@ -176,7 +176,8 @@ typedef struct mb_kernel_args {
   uint32_t num_outputs;
 } mb_kernel_args_t;
 
-/* Returns MB_OK or an error (then mb_error_last() should say why). */
+/* Returns MB_OK, or an error status after mb_error_set("why"): the
+ * benchmark's result is then failed with that reason. */
 typedef mb_status_t (*mb_kernel_fn)(void *user, const mb_kernel_args_t *args);
 
 typedef struct mb_kernel_desc {
