@@ -1,0 +1,179 @@
+"""Keyword arguments to an mb_bench_spec_t and its mb_op_params_t, with the
+semantics of ``mbench run``'s options (cli/cmd_run.c): every name goes
+through the library's parser, and an error names the argument."""
+import ctypes
+
+from . import _parse as P
+from . import _structs as S
+from ._lib import check, lib
+from .errors import MB_ERR_INVALID_ARG, MB_ERR_NOT_FOUND, Error
+
+# Boolean keyword -> mb_op_params_t flag.
+_PARAM_FLAGS = (
+    ("quantize_inputs", S.PARAM_QUANTIZE_INPUTS),
+    ("transpose", S.PARAM_TRANSPOSE),
+    ("causal", S.PARAM_CAUSAL),
+    ("no_affine", S.PARAM_NO_WEIGHT),
+    ("tf32", S.PARAM_TF32),
+    ("trans_a", S.PARAM_TRANS_A),
+    ("trans_b", S.PARAM_TRANS_B),
+    ("bshd", S.PARAM_BSHD),
+)
+
+# Timing keyword -> mb_bench_spec_t field (None keeps the spec's value).
+_TIMING_FIELDS = (
+    ("min_samples", "min_samples"),
+    ("min_time", "min_time_s"),
+    ("max_noise", "max_noise"),
+    ("timeout", "timeout_s"),
+    ("warmup", "warmup_s"),
+    ("warmup_runs", "warmup_runs"),
+    ("repetitions", "repetitions"),
+)
+TIMING_KEYWORDS = ("criterion", "samples") + tuple(
+    k for k, _ in _TIMING_FIELDS)
+
+
+def _bad(message):
+    return Error(message, MB_ERR_INVALID_ARG)
+
+
+def _opt_bytes(value):
+    return None if value is None else str(value).encode()
+
+
+class Spec:
+    """An mb_bench_spec_t with the params and strings it points at (ctypes
+    keeps them alive as long as this object)."""
+
+    def __init__(self, spec, params):
+        self.spec = spec
+        self.params = params
+
+
+def apply_timing(spec, criterion=None, samples=None, **timing):
+    """The timing keywords over `spec` (an S.BenchSpec), as
+    ``mbench run``'s timing options: `samples` alone means criterion
+    "fixed"; "fixed" needs `samples`."""
+    if criterion is not None:
+        spec.criterion = P.criterion(criterion)
+    if samples is not None:
+        spec.samples = int(samples)
+        if criterion is None:
+            spec.criterion = S.CRITERION_FIXED
+    if spec.criterion == S.CRITERION_FIXED and not spec.samples:
+        raise _bad("criterion=\"fixed\" needs samples=N")
+    for key, field in _TIMING_FIELDS:
+        value = timing.pop(key, None)
+        if value is not None:
+            setattr(spec, field, value)
+    if timing:
+        raise TypeError("unexpected keyword argument %r" % sorted(timing)[0])
+    return spec
+
+
+def _apply_model(op, model, mode, recipe, activation, params):
+    """--model, --mode, --recipe: the op to run (a model resolves to its
+    composite op, with the model's settings in params)."""
+    if model is not None and op is not None:
+        raise _bad("op=%r and model=%r are both given; run either"
+                   % (op, model))
+    if mode is not None and model is None:
+        raise _bad("mode goes with model (an op is its mode: linear or "
+                   "linear_training)")
+    if model is not None and activation is not None:
+        raise _bad("activation goes with op; a model's activation is in its "
+                   "name (ln_linear_gelu)")
+    if recipe is not None:
+        params.recipe = P.recipe(recipe)
+    if model is None:
+        if op is None:
+            raise _bad("op or model is required; see microbench.list_ops(), "
+                       "microbench.list_models()")
+        if not lib().mb_op_find(str(op).encode()):
+            check(MB_ERR_NOT_FOUND, "op")  # the message lists the ops
+        return op
+    resolved = ctypes.c_char_p()
+    what = "model=%r%s" % (model, "" if mode is None else ", mode=%r" % mode)
+    check(lib().mb_model_resolve(_opt_bytes(model), _opt_bytes(mode),
+                                 ctypes.byref(resolved), ctypes.byref(params)),
+          what)
+    return resolved.value.decode()
+
+
+def _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
+               scale_a, scale_b, granularity, alpha, beta, static_scale,
+               activation, act_alpha, eps, flags):
+    params.dtype = P.dtype(dtype, "dtype")
+    params.dtype_out = P.dtype(out_dtype, "out_dtype")
+    params.dtype_b = P.dtype(dtype_b, "dtype_b")
+    params.dtype_q = P.dtype(dtype_q, "dtype_q")
+    params.dtype_acc = P.dtype(acc_dtype, "acc_dtype")
+    if granularity is not None:
+        if scale_a is not None and scale_a != granularity:
+            raise _bad("scale_a=%r and granularity=%r differ (granularity is "
+                       "another name for scale_a)" % (scale_a, granularity))
+        scale_a, arg_a = granularity, "granularity"
+    else:
+        arg_a = "scale_a"
+    if scale_a is not None:
+        params.scale_a = P.scaling(scale_a, arg_a)
+    if scale_b is not None:
+        params.scale_b = P.scaling(scale_b, "scale_b")
+    if activation is not None:
+        params.activation = P.activation(activation)
+    params.alpha = alpha
+    params.beta = beta
+    if act_alpha is not None:
+        params.act_alpha = act_alpha
+    if eps is not None:
+        params.eps = eps
+    if static_scale is not None:
+        params.flags |= S.PARAM_STATIC
+        params.scale = static_scale
+    for key, flag in _PARAM_FLAGS:
+        if flags[key]:
+            params.flags |= flag
+
+
+def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
+          recipe=None, backend=None, device=0, impl=None, out_dtype=None,
+          dtype_b=None, dtype_q=None, acc_dtype=None, scale_a=None,
+          scale_b=None, granularity=None, alpha=1.0, beta=0.0,
+          quantize_inputs=False, transpose=False, static_scale=None,
+          activation=None, act_alpha=None, eps=None, no_affine=False,
+          causal=False, tf32=False, trans_a=False, trans_b=False, bshd=False,
+          cache="cold", criterion=None, samples=None, min_samples=None,
+          min_time=None, max_noise=None, timeout=None, warmup=None,
+          warmup_runs=None, batch=None, seed=42, repetitions=None,
+          strict=False):
+    """The Spec of one benchmark (see Context.run for the arguments)."""
+    if shape is None:
+        raise _bad("shape is required, e.g. shape=(1024, 1024, 1024)")
+    params = S.OpParams()
+    dims = P.shape(shape)
+    params.ndim = len(dims)
+    for i, d in enumerate(dims):
+        params.shape[i] = d
+    flags = dict(quantize_inputs=quantize_inputs, transpose=transpose,
+                 causal=causal, no_affine=no_affine, tf32=tf32,
+                 trans_a=trans_a, trans_b=trans_b, bshd=bshd)
+    _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
+               scale_a, scale_b, granularity, alpha, beta, static_scale,
+               activation, act_alpha, eps, flags)
+    op_name = _apply_model(op, model, mode, recipe, activation, params)
+
+    spec = S.BenchSpec(op=str(op_name).encode(),
+                       backend=_opt_bytes(backend), device=device or 0,
+                       impl=_opt_bytes(impl), seed=seed)
+    spec.params = ctypes.pointer(params)
+    spec.cache = P.cache(cache)
+    if batch is not None:
+        spec.batch = batch
+    if strict:
+        spec.flags |= S.BENCH_STRICT
+    apply_timing(spec, criterion=criterion, samples=samples,
+                 min_samples=min_samples, min_time=min_time,
+                 max_noise=max_noise, timeout=timeout, warmup=warmup,
+                 warmup_runs=warmup_runs, repetitions=repetitions)
+    return Spec(spec, params)
