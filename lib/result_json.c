@@ -5,6 +5,7 @@
 
 #include "op_internal.h"
 #include "result.h"
+#include "json_exact.h"
 #include "result_fields.h"
 
 /* JSON has no inf/NaN: they become null. */
@@ -298,5 +299,7 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   add_notes(o, r);
   if (*r->timer) cJSON_AddStringToObject(o, "timer", r->timer);
   if (*r->warning) cJSON_AddStringToObject(o, "warning", r->warning);
+  /* Every consumer prints it: make its doubles read back exactly. */
+  mb__json_exact_numbers(o);
   return o;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_exact.h"
 #include "results_internal.h"
 
 /* ---- small readers shared by the results files ------------------------- */
@@ -257,7 +258,7 @@ const char *mb_results_id(const mb_results_t *set, size_t index) {
 const char *mb_results_json(const mb_results_t *set, size_t index) {
   const cJSON *r = mb__results_item(set, index);
   if (!r) return NULL;
-  if (!set->json[index] && !(set->json[index] = cJSON_PrintUnformatted(r)))
+  if (!set->json[index] && !(set->json[index] = mb__json_print_exact(r, 0)))
     mb__fail(MB_ERR_NO_MEMORY, "mb_results_json: out of memory");
   return set->json[index];
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_exact.h"
 #include "results_internal.h"
 
 /* meta.host is {"hostname": ...} as written by lib/report/meta.c; a plain
@@ -102,7 +103,7 @@ static cJSON *merged_document(mb_results_t *const *sets, size_t count) {
 }
 
 static mb_status_t write_atomically(const cJSON *doc, const char *path) {
-  char *text = cJSON_Print(doc);
+  char *text = mb__json_print_exact(doc, 1);
   if (!text)
     return mb__fail(MB_ERR_NO_MEMORY, "mb_results_merge: out of memory");
   mb_status_t st = mb__write_file_atomic(path, text);
