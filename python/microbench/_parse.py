@@ -30,6 +30,18 @@ def dtype(value, arg="dtype"):
     return 0 if value is None else _enum("mb_dtype_from_name", value, arg)
 
 
+def enum_names(name_fn, first=0):
+    """(code, name) of every value of a C enum from `first` on, through its
+    name function, which says "?" past the last value."""
+    code = first
+    while True:
+        name = S.text(name_fn(code))
+        if name in ("?", ""):
+            return
+        yield code, name
+        code += 1
+
+
 def dtype_name(code):
     """mb_dtype_t -> name; None for MB_DTYPE_NONE ("any"/"op default")."""
     return None if code == 0 else S.text(lib().mb_dtype_name(code))

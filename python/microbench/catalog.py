@@ -55,17 +55,11 @@ def list_aliases():
 def list_recipes():
     """torchao's quantization recipes: dicts with name, summary, trains
     (has a training step) and min_sqnr_db (the accuracy floor)."""
-    out = []
-    code = 0
-    while True:
-        name = S.text(lib().mb_recipe_name(code))
-        if name in ("?", ""):
-            return out
-        out.append({"name": name,
-                    "summary": S.text(lib().mb_recipe_summary(code)),
-                    "trains": bool(lib().mb_recipe_trains(code)),
-                    "min_sqnr_db": lib().mb_recipe_min_sqnr_db(code)})
-        code += 1
+    return [{"name": name,
+             "summary": S.text(lib().mb_recipe_summary(code)),
+             "trains": bool(lib().mb_recipe_trains(code)),
+             "min_sqnr_db": lib().mb_recipe_min_sqnr_db(code)}
+            for code, name in P.enum_names(lib().mb_recipe_name)]
 
 
 def list_models():

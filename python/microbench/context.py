@@ -30,14 +30,8 @@ def _backend_path(value):
 
 def all_dtypes():
     """Every dtype name the library knows, in its order."""
-    names = []
-    code = 1
-    while True:
-        name = S.text(lib().mb_dtype_name(code))
-        if name in ("?", ""):
-            return names
-        names.append(name)
-        code += 1
+    # Code 0 is MB_DTYPE_NONE ("none"), not a dtype.
+    return [name for _, name in P.enum_names(lib().mb_dtype_name, first=1)]
 
 
 class Context:
