@@ -25,6 +25,7 @@ typedef struct cli_opts {
   double static_scale, act_alpha, eps;
   int strict, help, verbose;
   int quantize_inputs, transpose, causal, no_affine, tf32;
+  int trans_a, trans_b, bshd;
   const char *config, *filter; /* run --config */
   double max_flop;
   int dry_run;

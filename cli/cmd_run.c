@@ -106,6 +106,12 @@ static const opt_def_t k_run_opts[] = {
     {"causal", 0, OPT_FLAG, O(causal), NULL, "attention: causal mask"},
     {"tf32", 0, OPT_FLAG, O(tf32), NULL,
      "gemm f32: allow tf32 tensor-core math (GPU)"},
+    {"trans-a", 0, OPT_FLAG, O(trans_a), NULL,
+     "gemm: A is stored K x M and used transposed (unscaled float inputs)"},
+    {"trans-b", 0, OPT_FLAG, O(trans_b), NULL,
+     "gemm: B is stored N x K (torch's Linear weight) and used transposed"},
+    {"bshd", 0, OPT_FLAG, O(bshd), NULL,
+     "attention: Q, K, V, O stored [B, S, H, D] instead of [B, H, S, D]"},
     {"strict", 0, OPT_FLAG, O(strict), NULL,
      "a wrong result is a failure and is not timed"},
     {"interleave", 0, OPT_STR, O(interleave), "SEED",
@@ -168,6 +174,9 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
       {offsetof(cli_opts_t, causal), MB_PARAM_CAUSAL},
       {offsetof(cli_opts_t, no_affine), MB_PARAM_NO_WEIGHT},
       {offsetof(cli_opts_t, tf32), MB_PARAM_TF32},
+      {offsetof(cli_opts_t, trans_a), MB_PARAM_TRANS_A},
+      {offsetof(cli_opts_t, trans_b), MB_PARAM_TRANS_B},
+      {offsetof(cli_opts_t, bshd), MB_PARAM_BSHD},
   };
   for (size_t i = 0; i < sizeof k_flags / sizeof *k_flags; i++)
     if (*(const int *)((const char *)o + k_flags[i].opt))

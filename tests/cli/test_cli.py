@@ -26,6 +26,21 @@ class Run(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return json.loads(p.stdout)
 
+    def test_layout_flags(self):
+        # --trans-a/--trans-b and --bshd reach the op: recorded in params
+        # and checked against the reference of that layout.
+        doc = self.json_run("--op", "gemm", "--shape", "48x40x56",
+                            "--trans-a", "--trans-b", *QUICK)
+        (r,) = doc["results"]
+        self.assertEqual((r["params"]["trans_a"], r["params"]["trans_b"]),
+                         (True, True))
+        self.assertTrue(r["correctness"]["pass"], r["correctness"])
+        doc = self.json_run("--op", "attention", "--shape", "1x2x32x32x16",
+                            "--bshd", *QUICK)
+        (r,) = doc["results"]
+        self.assertTrue(r["params"]["bshd"])
+        self.assertTrue(r["correctness"]["pass"], r["correctness"])
+
     def test_gemm_json_document(self):
         doc = self.json_run("--op", "gemm", "--shape", "256x128x64",
                             "--dtype", "f32", "--min-time", "0.05")
@@ -181,6 +196,11 @@ class BadInput(unittest.TestCase):
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
                                  "--cache", "lukewarm"],
                                 "valid: cold, hot, rotate")
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--bshd"], '"bshd" does not apply')
+        self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",
+                                 "--dtype", "f8e4m3", "--trans-a"],
+                                "trans_a applies to unscaled float gemms")
 
     def test_unwritable_output(self):
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
