@@ -109,6 +109,7 @@ PROTOTYPES = {
     "mb_result_accuracy": (_STATUS, [_P, POINTER(S.Accuracy)]),
     # report.h
     "mb_format_from_name": (_STATUS, [c_char_p, POINTER(c_int)]),
+    "mb_format_ns": (None, [c_double, ctypes.c_char_p, c_size_t]),
     "mb_report_open": (_STATUS, [_P, POINTER(S.ReportOptions), _PP]),
     "mb_report_add": (_STATUS, [_P, _P]),
     "mb_report_close": (_STATUS, [_P]),

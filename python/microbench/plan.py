@@ -7,6 +7,7 @@ from . import _parse as P
 from . import _spec
 from . import _structs as S
 from ._lib import check, lib
+from .errors import MB_ERR_INTERNAL
 from .result import Result, ResultList
 
 
@@ -61,7 +62,7 @@ class _Runner:
         except BaseException as e:  # noqa: BLE001 (must not cross into C)
             lib().mb_error_set(("run_config: %s: %s" % (
                 type(e).__name__, e)).encode("utf-8", "replace"))
-            return -10  # MB_ERR_INTERNAL
+            return MB_ERR_INTERNAL
 
 
 def _load(path, backend, filter, max_flop):

@@ -206,10 +206,10 @@ class Result:
 
 
 def _format_ns(ns):
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if ns >= scale:
-            return "%.4g %s" % (ns / scale, unit)
-    return "%.4g ns" % ns
+    """The table's duration text ("1.234 ms"): the library's mb_format_ns."""
+    buf = ctypes.create_string_buffer(32)
+    lib().mb_format_ns(ns, buf, len(buf))
+    return buf.value.decode()
 
 
 class ResultList(list):

@@ -46,6 +46,17 @@ class LibraryTest(unittest.TestCase):
         self.assertRegex(microbench.version(), r"^0\.\d+\.\d+$")
         self.assertTrue(microbench.git_commit())
 
+    def test_status_table_is_the_librarys(self):
+        # errors.py names statuses before the library is loaded; its table
+        # must be common.h's MB_STATUS_MAP, code for code.
+        from microbench import errors
+        for code, name in errors.STATUS_NAMES.items():
+            self.assertEqual(_lib.lib().mb_status_name(code).decode(), name)
+        # One past the last code is not a status (the map is complete).
+        last = min(errors.STATUS_NAMES)
+        self.assertNotIn(_lib.lib().mb_status_name(last - 1).decode(),
+                         errors.STATUS_NAMES.values())
+
     def test_library_path_is_the_build_tree_library(self):
         # The build tree's package finds build/lib through _location.py.
         path = microbench.library_path()
