@@ -176,8 +176,52 @@ static const conf_case_t k_cases[] = {
     {"add", S2(7, 33), "f8e4m3", N, "f16", N, N, N, N, 0},
     {"add", S2(7, 33), "f8e5m2", N, "f32", N, N, N, N, 0},
     {"add", S2(64, 64), "f8e5m2", N, "f16", N, N, N, N, 0},
+    /* gemm across several tiles of the GPU kernel (64 x 64, K steps of 32)
+     * with M, N and K past the last tile's edge, outputs of another dtype
+     * than the inputs, and the dtype pairs and scalings nothing above has:
+     * e4m3 x e5m2, e5m2 x e5m2, f16 x i4 (rows of odd length share bytes),
+     * scales varying along K on one side only, i8 with scale blocks that
+     * end inside a K step (24; 5 with K short of one step), over more than
+     * 1024 products (the GPU kernel's exact f32 spans), and
+     * quantize-inputs with groups */
+    {"gemm", S3(130, 97, 71), "f32", N, N, N, N, N, N, 0},
+    {"gemm", S3(65, 40, 67), "f32", N, "bf16", N, N, N, N, 0},
+    {"gemm", S3(70, 33, 65), "f16", N, "f32", N, N, N, N, 0},
+    {"gemm", S3(40, 64, 33), "f8e4m3", "f8e5m2", "f32", N, "row", "block:32x1",
+     N, 0},
+    {"gemm", S3(50, 96, 70), "f8e5m2", "f8e5m2", "f16", N, "block:1x32", "col",
+     N, 0},
+    {"gemm_int4", S3(7, 96, 65), "f16", N, "f16", N, N, "group:32", N, 0},
+    {"gemm_int8", S3(20, 96, 36), N, N, "f32", N, "block:1x24", "group:48", N,
+     0},
+    {"gemm_int8", S3(33, 2100, 17), N, N, N, N, N, N, N, 0},
+    {"gemm_int8", S3(9, 20, 11), N, N, "f32", N, "block:1x5", "group:10", N, 0},
+    {"gemm_fp8_rowwise", S3(48, 96, 40), N, N, N, "i8", "block:1x32",
+     "group:32", N, 0},
 };
 #define NUM_CASES (sizeof k_cases / sizeof k_cases[0])
+
+/* gemm with alpha and beta (beta != 0 reads D): a case of the table above
+ * and its alpha and beta. */
+typedef struct conf_ab_case {
+  conf_case_t c;
+  double alpha, beta;
+} conf_ab_case_t;
+
+static const conf_ab_case_t k_ab_cases[] = {
+    {{"gemm", S3(100, 75, 130), "bf16", N, N, N, N, N, N, 0}, 0.5, -1.5},
+    {{"gemm", S3(33, 40, 17), "f16", N, N, N, N, N, N, MB_PARAM_TRANS_B},
+     1.0,
+     1.0},
+    {{"gemm", S3(37, 53, 29), "f32", N, N, N, N, N, N, MB_PARAM_TRANS_A},
+     2.0,
+     0.25},
+    {{"gemm_fp8", S3(64, 128, 96), N, N, N, N, N, N, N, 0}, 1.0, 0.5},
+    {{"gemm_int8", S3(32, 128, 48), N, N, "bf16", N, "row", "col", N, 0},
+     2.0,
+     -1.0},
+};
+#define NUM_AB_CASES (sizeof k_ab_cases / sizeof k_ab_cases[0])
 
 static const char *g_backend;
 static mb_context_t *g_ctx;
@@ -192,8 +236,21 @@ static void set_scaling(const char *text, mb_scaling_t *s) {
     fail_msg("%s", mb_error_last());
 }
 
-static mb_op_params_t case_params(const conf_case_t *c) {
+/* Case i of both tables, with its alpha and beta (1 and 0 for the first). */
+static const conf_case_t *case_at(size_t i, double *alpha, double *beta) {
+  *alpha = 1.0;
+  *beta = 0.0;
+  if (i < NUM_CASES) return &k_cases[i];
+  *alpha = k_ab_cases[i - NUM_CASES].alpha;
+  *beta = k_ab_cases[i - NUM_CASES].beta;
+  return &k_ab_cases[i - NUM_CASES].c;
+}
+
+static mb_op_params_t case_params(const conf_case_t *c, double alpha,
+                                  double beta) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.alpha = alpha;
+  p.beta = beta;
   p.ndim = c->ndim;
   memcpy(p.shape, c->shape, sizeof c->shape);
   set_dtype(c->dtype, &p.dtype);
@@ -230,9 +287,11 @@ static int covers(const mb_kernel_info_t *k, const mb_result_info_t *r) {
          (k->dtype_out == MB_DTYPE_NONE || k->dtype_out == r->params.dtype_out);
 }
 
-/* Runs case c with kernel `impl`; 1 ran and passed, 0 not applicable. */
-static int run_case(const conf_case_t *c, const char *impl, int *covered) {
-  mb_op_params_t p = case_params(c);
+/* Runs case c (with alpha, beta) with kernel `impl`; 1 ran and passed, 0
+ * not applicable. */
+static int run_case(const conf_case_t *c, double alpha, double beta,
+                    const char *impl, int *covered) {
+  mb_op_params_t p = case_params(c, alpha, beta);
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = c->op;
   s.params = &p;
@@ -291,8 +350,10 @@ static void test_every_case_on_every_kernel(void **state) {
   (void)state;
   size_t nk = mb_kernel_count(g_ctx);
   int *covered = calloc(nk + 1, sizeof *covered);
-  for (size_t c = 0; c < NUM_CASES; c++) {
-    const mb_op_t *op = mb_op_find(k_cases[c].op);
+  for (size_t c = 0; c < NUM_CASES + NUM_AB_CASES; c++) {
+    double alpha, beta;
+    const conf_case_t *cc = case_at(c, &alpha, &beta);
+    const mb_op_t *op = mb_op_find(cc->op);
     if (!op) fail_msg("%s", mb_error_last());
     /* Each implementation name this backend has for the op, once. */
     for (size_t i = 0; i < nk; i++) {
@@ -307,7 +368,7 @@ static void test_every_case_on_every_kernel(void **state) {
         seen = !strcmp(e.backend, k.backend) && !strcmp(e.op, k.op) &&
                !strcmp(e.name, k.name);
       }
-      if (!seen) run_case(&k_cases[c], k.name, covered);
+      if (!seen) run_case(cc, alpha, beta, k.name, covered);
     }
   }
   int gaps = 0;

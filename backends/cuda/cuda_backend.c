@@ -104,6 +104,8 @@ static mb_status_t device_init(mb_cuda_state_t *st, mb_cuda_device_t *d,
       .warp_size = prop.warpSize,
       .smem_optin =
           (size_t)attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal),
+      .scratch_alloc = mb__gpu_scratch_alloc,
+      .scratch_free = mb__gpu_scratch_free,
   };
   return MB_OK;
 }
@@ -349,6 +351,15 @@ static mb_status_t gpu_prepare(void *bstate, const mb_kernel_call_t *call,
   cudaSetDevice(d->ordinal);
   *kstate = &d->env;
   return MB_OK;
+}
+
+/* For the shared kernels with a prepare of their own (gpu_kernels.h): the
+ * device's env, which lends them device memory. */
+const mb_gpu_env_t *mb__gpu_device_env(void *bstate, uint32_t dev) {
+  mb_cuda_device_t *d = mb__cuda_device(bstate, dev);
+  if (!d) return NULL;
+  cudaSetDevice(d->ordinal);
+  return &d->env;
 }
 
 #define MB_GPU_PREPARE gpu_prepare

@@ -4,16 +4,25 @@
  * Each kernel is a pair of functions with the backend ABI's signatures
  * (include/microbench/sys/backend.h):
  *   supports(bstate, dev, params, &why)  — bstate is the backend's and is
- *       not touched; the answer depends on params only;
+ *       not touched; the answer depends on params only (and, for kernels
+ *       that need scratch, on whether the backend lends device memory);
  *   run(kstate, call)                    — kstate is a `const mb_gpu_env_t *`
  *       for call->device; the kernel is enqueued on env->stream and run()
  *       returns without synchronising.
  * A backend lists them in its kernel table through the X-macro files
- * gpu_kernels_quant.def and gpu_kernels_eltwise.def, each entry
+ * gpu_kernels_quant.def, gpu_kernels_eltwise.def and gpu_kernels_gemm.def
+ * (gpu_kernel_entries.inc turns them into table entries), each entry
  *   MB_GPU_KERNEL(op, impl, a, b, out, acc, supports, run)
- * with the dtypes as MB_DTYPE_ suffixes (NONE matches any). Every kernel needs
- * no workspace and keeps no state between calls: all pointers come from the
- * call, so any copy of the operands (cache rotation) can be passed. */
+ *   MB_GPU_KERNEL_FLAGS(op, impl, a, b, out, acc, supports, run, flags)
+ *   MB_GPU_KERNEL_STATE(op, impl, a, b, out, acc, supports, prepare, run,
+ *                       release, flags)
+ * with the dtypes as MB_DTYPE_ suffixes (NONE matches any) and flags
+ * MB_KERNEL_* (0 for MB_GPU_KERNEL). The first two kinds need no workspace
+ * and keep no state between calls: all pointers come from the call, so any
+ * copy of the operands (cache rotation) can be passed. A STATE kernel has a
+ * prepare and release of its own, which allocate and free device scratch
+ * (untimed) through the env's scratch_alloc and scratch_free; its kstate
+ * is its own. */
 #ifndef MB_GPU_KERNELS_H
 #define MB_GPU_KERNELS_H
 
@@ -32,7 +41,41 @@ typedef struct mb_gpu_env {
   int sm_count;              /* multiprocessors / compute units */
   int warp_size;             /* 32 (NVIDIA), 64 (CDNA) */
   size_t smem_optin;         /* max dynamic shared memory per block */
+  /* Device memory lent to STATE kernels for their scratch (the GEMM's
+   * quantize-inputs): scratch_alloc sets *ptr to `bytes` of device memory,
+   * 256-byte aligned, or returns MB_ERR_NO_MEMORY after host->set_error;
+   * scratch_free returns it once nothing enqueued on `stream` uses it any
+   * more. Both are called outside the timed region (prepare, release).
+   * NULL: the backend lends none, and STATE kernels decline.
+   * mb__gpu_scratch_alloc / _free (below) are the runtime's allocator, for
+   * any backend. */
+  mb_status_t (*scratch_alloc)(const struct mb_gpu_env *env, size_t bytes,
+                               void **ptr);
+  void (*scratch_free)(const struct mb_gpu_env *env, void *ptr);
 } mb_gpu_env_t;
+
+/* The launch environment of device `dev`, what the backend's MB_GPU_PREPARE
+ * hands its shared kernels; NULL (after host->set_error) when dev is not
+ * one of its devices. A STATE kernel's prepare and supports get only the
+ * backend's state, and reach the env through this. A backend that lends
+ * the shared kernels device memory defines it (making the device current,
+ * as its MB_GPU_PREPARE does). Weak: a backend without it still links and
+ * loads, and its STATE kernels decline with the reason; hidden: it binds
+ * to its own module's definition, never to another module's. */
+#if defined(__GNUC__) || defined(__clang__)
+#define MB_GPU_WEAK_HIDDEN __attribute__((weak, visibility("hidden")))
+#else
+#define MB_GPU_WEAK_HIDDEN
+#endif
+MB_GPU_WEAK_HIDDEN const mb_gpu_env_t *mb__gpu_device_env(void *bstate,
+                                                          uint32_t dev);
+
+/* The runtime's own device allocator as mb_gpu_env_t.scratch_alloc and
+ * scratch_free (gpu_scratch.cu): cudaMalloc, hipMalloc (host memory on the
+ * emulated GPU); free synchronises env->stream before it frees. */
+mb_status_t mb__gpu_scratch_alloc(const mb_gpu_env_t *env, size_t bytes,
+                                  void **ptr);
+void mb__gpu_scratch_free(const mb_gpu_env_t *env, void *ptr);
 
 /* A supports hook for kernels that take any params their dtypes match. */
 mb_status_t mb__gpu_supports_any(void *bstate, uint32_t dev,
@@ -47,8 +90,19 @@ mb_status_t mb__gpu_launched(const mb_gpu_env_t *env, const char *what);
   mb_status_t supports(void *bstate, uint32_t dev,                      \
                        const mb_op_params_t *params, const char **why); \
   mb_status_t run(void *kstate, const mb_kernel_call_t *call);
+#define MB_GPU_KERNEL_FLAGS(op, impl, a, b, out, acc, supports, run, flags) \
+  MB_GPU_KERNEL(op, impl, a, b, out, acc, supports, run)
+#define MB_GPU_KERNEL_STATE(op, impl, a, b, out, acc, supports, prepare, run, \
+                            release, flags)                                   \
+  MB_GPU_KERNEL(op, impl, a, b, out, acc, supports, run)                      \
+  mb_status_t prepare(void *bstate, const mb_kernel_call_t *call,             \
+                      void **kstate);                                         \
+  void release(void *kstate);
+#include "gpu_kernels_gemm.def"
 #include "gpu_kernels_quant.def"
 #include "gpu_kernels_eltwise.def"
+#undef MB_GPU_KERNEL_STATE
+#undef MB_GPU_KERNEL_FLAGS
 #undef MB_GPU_KERNEL
 
 #ifdef __cplusplus

@@ -47,6 +47,8 @@ static mb_status_t emu_init(const mb_host_api_t *host, void **state) {
   st->env.sm_count = EMU_SM_COUNT;
   st->env.warp_size = mb_emu_warp_size();
   st->env.smem_optin = mb_emu_smem_optin();
+  st->env.scratch_alloc = mb__gpu_scratch_alloc;
+  st->env.scratch_free = mb__gpu_scratch_free;
   *state = st;
   return MB_OK;
 }
@@ -164,6 +166,12 @@ static mb_status_t gpu_prepare(void *bstate, const mb_kernel_call_t *call,
 }
 
 #define MB_GPU_PREPARE gpu_prepare
+
+/* The shared STATE kernels' way to the env (gpu_kernels.h). */
+const mb_gpu_env_t *mb__gpu_device_env(void *bstate, uint32_t dev) {
+  emu_state_t *st = bstate;
+  return check_dev(st, dev) == MB_OK ? &st->env : NULL;
+}
 
 static const mb_backend_kernel_t emu_kernels[] = {
 #include "gpu_kernel_entries.inc"

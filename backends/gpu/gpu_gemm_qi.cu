@@ -1,0 +1,169 @@
+/* gemm quantize-inputs on the GPU, implementation "native"
+ * (gemm_fp8_rowwise): A and B, bf16 or f32, are quantized to dtype_q
+ * (f8e4m3, f8e5m2, i8) inside the timed run by the shared quantize kernel
+ * (dynamic absmax with the request's scalings, exactly the op's semantics),
+ * then the native kernel multiplies the quantized operands with their
+ * scales (gpu_gemm.cuh).
+ *
+ * The quantized A and B and their scale grids need device memory: the
+ * kernel's own, allocated in prepare and freed in release (untimed) through
+ * the device's env->scratch_alloc / env->scratch_free. prepare gets only the
+ * backend's state, so it reaches the env through mb__gpu_device_env, which the
+ * backend defines (gpu_kernels.h); a backend that lends no device memory
+ * (no mb__gpu_device_env, or env->scratch_alloc NULL) has these entries
+ * decline, saying so. */
+#include "gpu_gemm.cuh"
+
+#include <stdlib.h>
+
+namespace {
+
+enum { SIDE_A = 0, SIDE_B = 1 };
+
+typedef struct qi_kernel {
+  const mb_gpu_env_t *env;
+  mb_op_params_t p;     /* the product of the quantized operands */
+  mb_op_params_t qp[2]; /* quantize A (M x K), B (K x N) */
+  void *q[2];           /* quantized A, B */
+  float *grid[2];       /* their scales */
+  void *q_in[2][1];
+  void *q_out[2][2];
+  mb_kernel_call_t qcall[2];
+} qi_kernel_t;
+
+/* The env of device dev when the backend lends the shared kernels device
+ * memory; else NULL and the reason. */
+const mb_gpu_env_t *scratch_env(void *bstate, uint32_t dev, const char **why) {
+  /* Weak: NULL when the backend does not define it (gpu_kernels.h). */
+  const mb_gpu_env_t *env =
+      mb__gpu_device_env ? mb__gpu_device_env(bstate, dev) : NULL;
+  if (env && env->scratch_alloc && env->scratch_free) return env;
+  *why =
+      "native gemm: quantize-inputs needs device memory for the quantized A "
+      "and B, and this backend lends the shared kernels none "
+      "(mb__gpu_device_env, mb_gpu_env_t.scratch_alloc)";
+  return NULL;
+}
+
+/* Quantization of one side: A (M x K) with scale_a, or B (K x N) with
+ * scale_b, not transposed (the kernel reads B as K x N). */
+void plan_quantize(qi_kernel_t *k, int side, const mb_op_params_t *p) {
+  mb_op_params_t q = MB_OP_PARAMS_INIT;
+  q.ndim = 2;
+  q.shape[0] = side == SIDE_A ? p->shape[0] : p->shape[1];
+  q.shape[1] = side == SIDE_A ? p->shape[1] : p->shape[2];
+  q.dtype = q.dtype_b = side == SIDE_A ? p->dtype : p->dtype_b;
+  q.dtype_out = p->dtype_q;
+  q.dtype_acc = MB_DTYPE_F32;
+  q.scale_a = side == SIDE_A ? p->scale_a : p->scale_b;
+  k->qp[side] = q;
+  k->q_out[side][0] = k->q[side];
+  k->q_out[side][1] = k->grid[side];
+  k->qcall[side] = mb_kernel_call_t{sizeof(mb_kernel_call_t),
+                                    &k->qp[side],
+                                    k->q_in[side],
+                                    1,
+                                    k->q_out[side],
+                                    2,
+                                    0};
+}
+
+/* Device memory for both sides' Q and scales. */
+mb_status_t allocate(qi_kernel_t *k, const mb_op_params_t *p) {
+  const int64_t m = p->shape[0], kk = p->shape[1], n = p->shape[2];
+  const size_t q_bytes[2] = {(size_t)(m * kk), (size_t)(kk * n)};
+  const size_t scales[2] = {
+      (size_t)(m / p->scale_a.block[0] * (kk / p->scale_a.block[1])),
+      (size_t)(kk / p->scale_b.block[0] * (n / p->scale_b.block[1]))};
+  mb_status_t st = MB_OK;
+  for (int side = SIDE_A; side <= SIDE_B && st == MB_OK; ++side) {
+    void *g = NULL;
+    st = k->env->scratch_alloc(k->env, q_bytes[side], &k->q[side]);
+    if (st == MB_OK) st = k->env->scratch_alloc(k->env, scales[side] * 4, &g);
+    k->grid[side] = (float *)g;
+  }
+  return st;
+}
+
+}  // namespace
+
+extern "C" mb_status_t mb__gpu_gemm_qi_supports(void *bstate, uint32_t dev,
+                                                const mb_op_params_t *params,
+                                                const char **why) {
+  const char *reason = NULL;
+  mb_status_t st = mb_gg_check(params, &reason);
+  if (st == MB_OK && !(params->flags & MB_PARAM_QUANTIZE_INPUTS)) {
+    st = MB_ERR_UNSUPPORTED;
+    reason = "native gemm: these entries run quantize-inputs only";
+  }
+  if (st == MB_OK && !scratch_env(bstate, dev, &reason))
+    st = MB_ERR_UNSUPPORTED;
+  if (st != MB_OK && why) *why = reason;
+  return st;
+}
+
+extern "C" void mb__gpu_gemm_qi_release(void *kstate) {
+  qi_kernel_t *k = (qi_kernel_t *)kstate;
+  if (!k) return;
+  for (int side = SIDE_A; side <= SIDE_B; ++side) {
+    if (k->q[side]) k->env->scratch_free(k->env, k->q[side]);
+    if (k->grid[side]) k->env->scratch_free(k->env, k->grid[side]);
+  }
+  free(k);
+}
+
+extern "C" mb_status_t mb__gpu_gemm_qi_prepare(void *bstate,
+                                               const mb_kernel_call_t *call,
+                                               void **kstate) {
+  *kstate = NULL;
+  const char *why = NULL;
+  const mb_gpu_env_t *env = scratch_env(bstate, call->device, &why);
+  if (!env) return MB_ERR_UNSUPPORTED; /* supports said so already */
+  const mb_op_params_t *p = call->params;
+  mb_status_t st = mb_gg_check(p, &why);
+  if (st == MB_OK && !(p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
+    why = "native gemm: these entries run quantize-inputs only";
+    st = MB_ERR_INVALID_ARG;
+  }
+  if (st != MB_OK) return mb_gg_fail(env, st, why);
+  qi_kernel_t *k = (qi_kernel_t *)calloc(1, sizeof *k);
+  if (!k)
+    return mb_gg_fail(env, MB_ERR_NO_MEMORY, "native gemm: out of host memory");
+  k->env = env;
+  st = allocate(k, p);
+  if (st != MB_OK) {
+    mb__gpu_gemm_qi_release(k);
+    return st;
+  }
+  for (int side = SIDE_A; side <= SIDE_B; ++side) {
+    plan_quantize(k, side, p);
+    k->qcall[side].device = call->device;
+  }
+  /* The product sees an ordinary scaled GEMM of dtype_q operands. */
+  k->p = *p;
+  k->p.dtype = k->p.dtype_b = p->dtype_q;
+  k->p.dtype_q = MB_DTYPE_NONE;
+  k->p.flags &= ~MB_PARAM_QUANTIZE_INPUTS;
+  *kstate = k;
+  return MB_OK;
+}
+
+/* Timed: quantize A, quantize B, multiply. */
+extern "C" mb_status_t mb__gpu_gemm_qi_run(void *kstate,
+                                           const mb_kernel_call_t *call) {
+  qi_kernel_t *k = (qi_kernel_t *)kstate;
+  if (call->num_in < 2 || call->num_out < 1 || !call->in[0] || !call->in[1] ||
+      !call->out[0])
+    return mb_gg_fail(k->env, MB_ERR_INVALID_ARG,
+                      "native gemm: the call needs A, B and D");
+  mb_status_t st = MB_OK;
+  for (int side = SIDE_A; side <= SIDE_B && st == MB_OK; ++side) {
+    k->q_in[side][0] = call->in[side];
+    st = mb__gpu_quantize_run((void *)k->env, &k->qcall[side]);
+  }
+  if (st != MB_OK) return st;
+  mb_gg_args_t g;
+  mb_gg_plan(&k->p, k->q[SIDE_A], k->q[SIDE_B], k->grid[SIDE_A],
+             k->grid[SIDE_B], call->out[0], &g);
+  return mb_gg_launch(k->env, k->p.dtype, k->p.dtype_b, &g);
+}
