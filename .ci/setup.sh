@@ -3,6 +3,8 @@
 # Idempotent; run as root (or with sudo available). clang builds the fuzz
 # target; libFuzzer and clang's sanitizer runtimes are in libclang-rt-dev,
 # which clang only recommends (and recommends are not installed here).
+# hipcc and libamdhip64-dev (Debian's HIP 5.2) build the HIP backend module;
+# no AMD GPU is needed to build it.
 set -eu
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -12,5 +14,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libcjson-dev libyaml-dev libhwloc-dev libcmocka-dev libdnnl-dev \
   clang libclang-rt-dev libbenchmark-dev g++ \
-  python3 >/dev/null
+  python3 hipcc libamdhip64-dev >/dev/null
 echo "setup: dependencies installed"

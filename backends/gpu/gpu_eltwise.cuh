@@ -311,7 +311,7 @@ typedef struct mb_gpu_row_plan {
   size_t smem;   /* dynamic shared memory bytes: scap V floats */
 } mb_gpu_row_plan_t;
 
-/* Short rows (n <= MB_GPU_WARP MB_GPU_ROW_CACHE: every lane's part fits its
+/* Short rows (n <= warp x MB_GPU_ROW_CACHE: every lane's part fits its
  * registers) take the smallest power-of-two slice of a warp that holds the
  * row in about two vectors a lane. Longer rows take a block of about
  * n / MB_GPU_ROW_CACHE threads (a multiple of the warp, at most 1024);
@@ -321,20 +321,22 @@ static inline mb_gpu_row_plan_t mb_gpu_row_plan(const mb_gpu_env_t *env,
                                                 size_t m, size_t n, int vec,
                                                 size_t static_smem) {
   mb_gpu_row_plan_t p;
+  /* The device's warp: this is host code (gpu_runtime.h). */
+  const size_t warp = (size_t)env->warp_size;
   const size_t nvec = n / (size_t)vec;
   p.scap = 0;
   p.smem = 0;
-  if (n <= (size_t)MB_GPU_WARP * MB_GPU_ROW_CACHE) {
+  if (n <= warp * MB_GPU_ROW_CACHE) {
     unsigned g = 1;
-    while (g < (unsigned)MB_GPU_WARP && (size_t)g * 2 < nvec) g *= 2;
+    while (g < (unsigned)warp && (size_t)g * 2 < nvec) g *= 2;
     p.block_mode = 0;
     p.group = g;
     p.threads = MB_GPU_ROW_BLOCK;
     p.rows_per_block = MB_GPU_ROW_BLOCK / g;
   } else {
     size_t t = (n + MB_GPU_ROW_CACHE - 1) / MB_GPU_ROW_CACHE;
-    t = (t + MB_GPU_WARP - 1) / MB_GPU_WARP * MB_GPU_WARP;
-    if (t < 2 * (size_t)MB_GPU_WARP) t = 2 * MB_GPU_WARP;
+    t = (t + warp - 1) / warp * warp;
+    if (t < 2 * warp) t = 2 * warp;
     if (t > 1024) t = 1024;
     p.block_mode = 1;
     p.group = (unsigned)t;

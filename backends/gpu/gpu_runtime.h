@@ -7,6 +7,10 @@
  * HIP is selected by MB_GPU_HIP (the HIP backend's build defines it), the
  * emulation by MB_GPU_EMU (gpu_emu.h; tests/gpu_emu/ builds it).
  *
+ * MB_GPU_WARP is for device code. Host code sizes launches with the
+ * device's mb_gpu_env_t.warp_size: one HIP build serves 64-lane CDNA and
+ * 32-lane RDNA GPUs.
+ *
  * Launches and dynamic shared memory go through two macros, so that the
  * emulation needs no launch syntax of its own:
  *
@@ -35,8 +39,15 @@ typedef hipError_t mb_gpu_error_t;
 #define mb_gpu_func_set_max_smem(fn, bytes) \
   hipFuncSetAttribute((const void *)(fn),   \
                       hipFuncAttributeMaxDynamicSharedMemorySize, bytes)
-/* HIP 5.2 has no *_sync shuffles; a wavefront is 64 lanes on CDNA. */
+/* HIP 5.2 has no *_sync shuffles. A wavefront is 64 lanes on GCN/CDNA and
+ * 32 on RDNA (HIP refuses wave64 there), so device code takes the size of
+ * the target it is compiled for; the host pass has no target, and host
+ * code (launch plans) must use mb_gpu_env_t.warp_size, the device's. */
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+#define MB_GPU_WARP __AMDGCN_WAVEFRONT_SIZE
+#else
 #define MB_GPU_WARP 64
+#endif
 #define mb_gpu_shfl_xor(v, mask) __shfl_xor((v), (mask))
 #define MB_GPU_LAUNCH(kernel, grid, block, smem, stream, ...) \
   kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
