@@ -60,10 +60,11 @@ static void probe_code(mb_hip_device_t *d) {
   d->own_code = e == hipSuccess;
   if (!d->own_code)
     snprintf(d->why_no_code, sizeof d->why_no_code,
-             "this build of the hip module has no code object for %s (it "
-             "was compiled for %s; set MB_HIP_ARCHITECTURES with a hipcc "
-             "that can target %s): %s",
-             d->arch_base, MB_HIP_ARCH_LIST, d->arch_base, hipGetErrorName(e));
+             "this build of the hip module has no code object for %s (its "
+             "offload targets are the environment's offload_targets; "
+             "rebuild with a hipcc that can target %s in "
+             "MB_HIP_ARCHITECTURES): %s",
+             d->arch_base, d->arch_base, hipGetErrorName(e));
 }
 
 static mb_status_t device_init(mb_hip_state_t *st, mb_hip_device_t *d,
@@ -218,9 +219,17 @@ static mb_status_t hip_init(const mb_host_api_t *host, void **state) {
     snprintf(st->why_none, sizeof st->why_none,
              "no HIP device: the runtime reports none");
   }
-  /* Without a device there is nothing to run the libraries on; they are
-   * still looked for, so the version line says what a GPU would get. */
-  open_libraries(st);
+  /* Without a device the libraries are not even looked for: rocBLAS is a
+   * large load, and rocm-smi prints its own complaint when it finds no
+   * GPU — on every context a program creates. */
+  if (n > 0) {
+    open_libraries(st);
+  } else {
+    snprintf(st->blaslt_why, sizeof st->blaslt_why,
+             "not looked for: no HIP device");
+    snprintf(st->rocblas_why, sizeof st->rocblas_why,
+             "not looked for: no HIP device");
+  }
   if (n > 0 && !(st->devices = calloc((size_t)n, sizeof *st->devices))) {
     hip_fini(st);
     host->set_error("hip: cannot allocate %d device records", n);
