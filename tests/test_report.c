@@ -660,6 +660,7 @@ static void test_table_and_markdown(void **state) {
   snprintf(path, sizeof path, "%s/r.md", g_dir);
   mb_report_t *rep = open_report(MB_FORMAT_MARKDOWN, path);
   assert_int_equal(mb_report_add(rep, g_results[R_GEMM]), MB_OK);
+  assert_int_equal(mb_report_add(rep, g_results[R_SKIPPED]), MB_OK);
   assert_int_equal(mb_report_add(rep, g_results[R_PLAN]), MB_OK);
   assert_int_equal(mb_report_close(rep), MB_OK);
   char *text = slurp(path);
@@ -671,13 +672,25 @@ static void test_table_and_markdown(void **state) {
   /* The plan's row: its recipe with the variant, speedup 1. */
   assert_contains(text, "| baseline ");
   assert_contains(text, "| 1.00x ");
-  /* Its details after the table (a line under a row would end it): every
-   * line up to them is a row. */
+  /* Nothing but rows until the table ends (a line under a row would end
+   * it): why the skipped one did not run, and any warning, come in a list
+   * after it, then the model's details. */
+  const char *notes = strstr(text, "\n\nNotes:\n\n");
   const char *block = strstr(text, "\nModel rows, step by step:\n\n```text\n");
+  assert_non_null(notes);
   assert_non_null(block);
-  for (const char *l = text; l < block; l = strchr(l, '\n') + 1)
-    if (strncmp(l, "  warning: ", 11)) /* a fast run may warn (timer) */
-      assert_int_equal(*l, '|');
+  assert_true(notes < block);
+  for (const char *l = text; l <= notes; l = strchr(l, '\n') + 1)
+    assert_int_equal(*l, '|');
+  mb_result_info_t skipped = MB_RESULT_INFO_INIT;
+  mb_result_info(g_results[R_SKIPPED], &skipped);
+  char want[512];
+  snprintf(want, sizeof want, ": skipped: %s\n", skipped.reason);
+  const char *note = strstr(notes, want);
+  assert_non_null(note);
+  assert_true(note < block);
+  while (note > notes && note[-1] != '\n') note--;
+  assert_true(!strncmp(note, "- ", 2));
   assert_contains(block, "inference: accuracy ");
   assert_contains(block, "(floor 35 dB): pass");
   assert_contains(block, "forward  gemm");

@@ -59,6 +59,7 @@ static void free_report(mb_report_t *rep) {
   if (rep->lines) fclose(rep->lines);
   cJSON_Delete(rep->head);
   cJSON_Delete(rep->doc);
+  cJSON_Delete(rep->notes);
   free(rep->path);
   free(rep->lines_path);
   free(rep);

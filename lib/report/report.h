@@ -29,8 +29,9 @@ struct mb_report {
   char *path;
   char *lines_path;
   FILE *lines;
-  cJSON *head; /* {schema, meta, devices}; the writer may take it over */
-  cJSON *doc;  /* the document being built */
+  cJSON *head;  /* {schema, meta, devices}; the writer may take it over */
+  cJSON *doc;   /* the document being built */
+  cJSON *notes; /* markdown: lines under rows, kept until the table ends */
   size_t rows;
 };
 

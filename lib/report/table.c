@@ -4,7 +4,9 @@
  * accuracy against the high-precision model, peak memory, forward and
  * backward times, and each step of its graph timed alone; on the console
  * right under the row, in markdown after the table (a line under a row
- * would end the table). Rows of primitive ops have none. */
+ * would end the table). Rows of primitive ops have none. The same goes for
+ * the one-line notes under a row (why it did not run, warnings): under it
+ * on the console, in a list after the table in markdown. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +176,36 @@ static void put_kept_details(mb_report_t *rep) {
   fputs("```\n", rep->out);
 }
 
+/* One line about the row just printed: under it on the console; in
+ * markdown kept, with the row's identity, for the list after the table. */
+static mb_status_t add_note(mb_report_t *rep, const char *const *cells,
+                            const char *text) {
+  if (rep->format != MB_FORMAT_MARKDOWN) {
+    fprintf(rep->out, "  %s\n", text);
+    return MB_OK;
+  }
+  char line[1024];
+  snprintf(line, sizeof line, "- %s %s %s%s%s (%s%s%s): %s", cells[0], cells[1],
+           cells[2], *cells[3] ? " " : "", cells[3], cells[4],
+           *cells[5] ? " " : "", cells[5], text);
+  cJSON *item = NULL;
+  if ((rep->notes || (rep->notes = cJSON_CreateArray())) &&
+      (item = cJSON_CreateString(line))) {
+    cJSON_AddItemToArray(rep->notes, item);
+    return MB_OK;
+  }
+  return mb__fail(MB_ERR_NO_MEMORY, "table report: out of memory");
+}
+
+static void put_kept_notes(mb_report_t *rep) {
+  if (cJSON_GetArraySize(rep->notes) == 0) return;
+  fputs("\nNotes:\n\n", rep->out);
+  const cJSON *item;
+  cJSON_ArrayForEach(item, rep->notes) {
+    fprintf(rep->out, "%s\n", item->valuestring);
+  }
+}
+
 /* ---- rows ----------------------------------------------------------------
  */
 
@@ -238,17 +270,27 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
                                     speedup,
                                     check};
   put_row(rep, cells);
-  /* Why it did not run belongs right under the row, not in a log. */
-  if (!ran) fprintf(rep->out, "  %s: %s\n", check, r->reason);
-  /* So are doubts about the figures it did produce. */
-  if (ran && *r->warning) fprintf(rep->out, "  warning: %s\n", r->warning);
-  if (ran && r->stats.throttled)
-    fprintf(rep->out,
-            "  warning: %llu of %llu samples taken while the device "
-            "reported throttling (kept; see telemetry)\n",
-            (unsigned long long)r->stats.throttled,
-            (unsigned long long)r->stats.count);
+  /* Why it did not run belongs with the row, not in a log; so do doubts
+   * about the figures it did produce. */
+  char note[960];
   mb_status_t st = MB_OK;
+  if (!ran) {
+    snprintf(note, sizeof note, "%s: %s", check, r->reason);
+    st = add_note(rep, cells, note);
+  }
+  if (st == MB_OK && ran && *r->warning) {
+    snprintf(note, sizeof note, "warning: %s", r->warning);
+    st = add_note(rep, cells, note);
+  }
+  if (st == MB_OK && ran && r->stats.throttled) {
+    snprintf(note, sizeof note,
+             "warning: %llu of %llu samples taken while the device "
+             "reported throttling (kept; see telemetry)",
+             (unsigned long long)r->stats.throttled,
+             (unsigned long long)r->stats.count);
+    st = add_note(rep, cells, note);
+  }
+  if (st != MB_OK) return st;
   mb_accuracy_t a = MB_ACCURACY_INIT;
   const int model = mb_result_step_count(r) > 0 ||
                     (mb_result_accuracy(r, &a) == MB_OK && a.checked);
@@ -258,6 +300,7 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
 }
 
 static mb_status_t table_end(mb_report_t *rep) {
+  put_kept_notes(rep);
   put_kept_details(rep);
   fflush(rep->out);
   return MB_OK;
