@@ -343,26 +343,16 @@ static const char *cuda_timer_info(void *state, uint32_t dev) {
 
 /* ---- the shared kernels -------------------------------------------------- */
 
-/* Their kstate is the device's launch environment: nothing to build. */
-static mb_status_t gpu_prepare(void *bstate, const mb_kernel_call_t *call,
-                               void **kstate) {
-  mb_cuda_device_t *d = mb__cuda_device(bstate, call->device);
+/* The shared kernels' way to the device's launch environment
+ * (gpu_kernels.h). */
+mb_status_t mb__gpu_device_env(void *bstate, uint32_t dev,
+                               const mb_gpu_env_t **env) {
+  mb_cuda_device_t *d = mb__cuda_device(bstate, dev);
   if (!d) return MB_ERR_NOT_FOUND;
   cudaSetDevice(d->ordinal);
-  *kstate = &d->env;
+  *env = &d->env;
   return MB_OK;
 }
-
-/* For the shared kernels with a prepare of their own (gpu_kernels.h): the
- * device's env, which lends them device memory. */
-const mb_gpu_env_t *mb__gpu_device_env(void *bstate, uint32_t dev) {
-  mb_cuda_device_t *d = mb__cuda_device(bstate, dev);
-  if (!d) return NULL;
-  cudaSetDevice(d->ordinal);
-  return &d->env;
-}
-
-#define MB_GPU_PREPARE gpu_prepare
 
 /* cuBLASLt first: the first match is a request's default. */
 static const mb_backend_kernel_t cuda_kernels[] = {

@@ -1,5 +1,5 @@
 /* What every shared kernel needs from outside its own file: the launch
- * check and the permissive supports hook. */
+ * check, the permissive supports hook, the stateless kernels' prepare. */
 #include "gpu_kernels.h"
 #include "gpu_runtime.h"
 
@@ -8,6 +8,16 @@ extern "C" mb_status_t mb__gpu_supports_any(void *bstate, uint32_t dev,
                                             const char **why) {
   (void)bstate, (void)dev, (void)params, (void)why;
   return MB_OK;
+}
+
+/* The stateless kernels' kstate is the device's env: nothing to build. */
+extern "C" mb_status_t mb__gpu_prepare(void *bstate,
+                                       const mb_kernel_call_t *call,
+                                       void **kstate) {
+  const mb_gpu_env_t *env = NULL;
+  const mb_status_t s = mb__gpu_device_env(bstate, call->device, &env);
+  if (s == MB_OK) *kstate = (void *)env;
+  return s;
 }
 
 /* Launch errors (bad configuration, no kernel image for this GPU) are

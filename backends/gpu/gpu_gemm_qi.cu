@@ -8,10 +8,8 @@
  * The quantized A and B and their scale grids need device memory: the
  * kernel's own, allocated in prepare and freed in release (untimed) through
  * the device's env->scratch_alloc / env->scratch_free. prepare gets only the
- * backend's state, so it reaches the env through mb__gpu_device_env, which the
- * backend defines (gpu_kernels.h); a backend that lends no device memory
- * (no mb__gpu_device_env, or env->scratch_alloc NULL) has these entries
- * decline, saying so. */
+ * backend's state, so it reaches the env through mb__gpu_device_env, which
+ * every backend defines (gpu_kernels.h). */
 #include "gpu_gemm.cuh"
 
 #include <stdlib.h>
@@ -30,20 +28,6 @@ typedef struct qi_kernel {
   void *q_out[2][2];
   mb_kernel_call_t qcall[2];
 } qi_kernel_t;
-
-/* The env of device dev when the backend lends the shared kernels device
- * memory; else NULL and the reason. */
-const mb_gpu_env_t *scratch_env(void *bstate, uint32_t dev, const char **why) {
-  /* Weak: NULL when the backend does not define it (gpu_kernels.h). */
-  const mb_gpu_env_t *env =
-      mb__gpu_device_env ? mb__gpu_device_env(bstate, dev) : NULL;
-  if (env && env->scratch_alloc && env->scratch_free) return env;
-  *why =
-      "native gemm: quantize-inputs needs device memory for the quantized A "
-      "and B, and this backend lends the shared kernels none "
-      "(mb__gpu_device_env, mb_gpu_env_t.scratch_alloc)";
-  return NULL;
-}
 
 /* Quantization of one side: A (M x K) with scale_a, or B (K x N) with
  * scale_b, not transposed (the kernel reads B as K x N). */
@@ -90,14 +74,13 @@ mb_status_t allocate(qi_kernel_t *k, const mb_op_params_t *p) {
 extern "C" mb_status_t mb__gpu_gemm_qi_supports(void *bstate, uint32_t dev,
                                                 const mb_op_params_t *params,
                                                 const char **why) {
+  (void)bstate, (void)dev; /* the answer depends on the params only */
   const char *reason = NULL;
   mb_status_t st = mb_gg_check(params, &reason);
   if (st == MB_OK && !(params->flags & MB_PARAM_QUANTIZE_INPUTS)) {
     st = MB_ERR_UNSUPPORTED;
     reason = "native gemm: these entries run quantize-inputs only";
   }
-  if (st == MB_OK && !scratch_env(bstate, dev, &reason))
-    st = MB_ERR_UNSUPPORTED;
   if (st != MB_OK && why) *why = reason;
   return st;
 }
@@ -117,10 +100,11 @@ extern "C" mb_status_t mb__gpu_gemm_qi_prepare(void *bstate,
                                                void **kstate) {
   *kstate = NULL;
   const char *why = NULL;
-  const mb_gpu_env_t *env = scratch_env(bstate, call->device, &why);
-  if (!env) return MB_ERR_UNSUPPORTED; /* supports said so already */
+  const mb_gpu_env_t *env = NULL;
+  mb_status_t st = mb__gpu_device_env(bstate, call->device, &env);
+  if (st != MB_OK) return st; /* the backend said why */
   const mb_op_params_t *p = call->params;
-  mb_status_t st = mb_gg_check(p, &why);
+  st = mb_gg_check(p, &why);
   if (st == MB_OK && !(p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
     why = "native gemm: these entries run quantize-inputs only";
     st = MB_ERR_INVALID_ARG;

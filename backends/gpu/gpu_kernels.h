@@ -19,10 +19,10 @@
  * with the dtypes as MB_DTYPE_ suffixes (NONE matches any) and flags
  * MB_KERNEL_* (0 for MB_GPU_KERNEL). The first two kinds need no workspace
  * and keep no state between calls: all pointers come from the call, so any
- * copy of the operands (cache rotation) can be passed. A STATE kernel has a
- * prepare and release of its own, which allocate and free device scratch
- * (untimed) through the env's scratch_alloc and scratch_free; its kstate
- * is its own. */
+ * copy of the operands (cache rotation) can be passed; their prepare is
+ * mb__gpu_prepare. A STATE kernel has a prepare and release of its own,
+ * which allocate and free device scratch (untimed) through the env's
+ * scratch_alloc and scratch_free; its kstate is its own. */
 #ifndef MB_GPU_KERNELS_H
 #define MB_GPU_KERNELS_H
 
@@ -46,29 +46,26 @@ typedef struct mb_gpu_env {
    * 256-byte aligned, or returns MB_ERR_NO_MEMORY after host->set_error;
    * scratch_free returns it once nothing enqueued on `stream` uses it any
    * more. Both are called outside the timed region (prepare, release).
-   * NULL: the backend lends none, and STATE kernels decline.
-   * mb__gpu_scratch_alloc / _free (below) are the runtime's allocator, for
-   * any backend. */
+   * Every backend sets them: mb__gpu_scratch_alloc / _free (below), the
+   * runtime's allocator, unless it has a reason to lend another. */
   mb_status_t (*scratch_alloc)(const struct mb_gpu_env *env, size_t bytes,
                                void **ptr);
   void (*scratch_free)(const struct mb_gpu_env *env, void *ptr);
 } mb_gpu_env_t;
 
-/* The launch environment of device `dev`, what the backend's MB_GPU_PREPARE
- * hands its shared kernels; NULL (after host->set_error) when dev is not
- * one of its devices. A STATE kernel's prepare and supports get only the
- * backend's state, and reach the env through this. A backend that lends
- * the shared kernels device memory defines it (making the device current,
- * as its MB_GPU_PREPARE does). Weak: a backend without it still links and
- * loads, and its STATE kernels decline with the reason; hidden: it binds
- * to its own module's definition, never to another module's. */
-#if defined(__GNUC__) || defined(__clang__)
-#define MB_GPU_WEAK_HIDDEN __attribute__((weak, visibility("hidden")))
-#else
-#define MB_GPU_WEAK_HIDDEN
-#endif
-MB_GPU_WEAK_HIDDEN const mb_gpu_env_t *mb__gpu_device_env(void *bstate,
-                                                          uint32_t dev);
+/* The launch environment of device `dev`: every backend that lists the
+ * shared kernels defines it (cuda_backend.c, hip_backend.c, the test
+ * emulator). It makes the device current and sets *env, or returns an error
+ * after host->set_error: MB_ERR_NOT_FOUND for a device it does not have,
+ * MB_ERR_UNSUPPORTED for one the shared kernels cannot run on (a HIP build
+ * without code for the GPU). mb__gpu_prepare, the prepare hook of the
+ * stateless kernels, hands *env on as their kstate; STATE kernels call it
+ * from their own prepare. */
+mb_status_t mb__gpu_device_env(void *bstate, uint32_t dev,
+                               const mb_gpu_env_t **env);
+/* The prepare hook of every stateless shared kernel (gpu_common.cu). */
+mb_status_t mb__gpu_prepare(void *bstate, const mb_kernel_call_t *call,
+                            void **kstate);
 
 /* The runtime's own device allocator as mb_gpu_env_t.scratch_alloc and
  * scratch_free (gpu_scratch.cu): cudaMalloc, hipMalloc (host memory on the

@@ -152,19 +152,15 @@ static void format_version(mb_hip_state_t *st) {
   hipRuntimeGetVersion(&rt);
   if (hipDriverGetVersion(&drv) != hipSuccess) drv = 0;
   (void)hipGetLastError();
-  char blaslt[160], rocblas[160];
-  snprintf(
-      blaslt, sizeof blaslt, "%s",
-      st->blaslt ? mb__hip_blaslt_version(st->blaslt) : "hipBLASLt not loaded");
-  snprintf(rocblas, sizeof rocblas, "%s",
-           st->rocblas ? mb__hip_rocblas_version(st->rocblas)
-                       : "rocBLAS not loaded");
   /* HIP packs versions as major * 10^7 + minor * 10^5 + patch. */
-  snprintf(st->version, sizeof st->version,
-           "HIP runtime %d.%d.%d, driver %d.%d.%d, %.150s, %.150s, %.60s",
-           rt / 10000000, (rt / 100000) % 100, rt % 100000, drv / 10000000,
-           (drv / 100000) % 100, drv % 100000, blaslt, rocblas,
-           st->smi ? mb__hip_smi_version(st->smi) : "rocm-smi not loaded");
+  snprintf(
+      st->version, sizeof st->version,
+      "HIP runtime %d.%d.%d, driver %d.%d.%d, %.150s, %.150s, %.60s",
+      rt / 10000000, (rt / 100000) % 100, rt % 100000, drv / 10000000,
+      (drv / 100000) % 100, drv % 100000,
+      st->blaslt ? mb__hip_blaslt_version(st->blaslt) : "hipBLASLt not loaded",
+      st->rocblas ? mb__hip_rocblas_version(st->rocblas) : "rocBLAS not loaded",
+      st->smi ? mb__hip_smi_version(st->smi) : "rocm-smi not loaded");
 }
 
 /* The vendor libraries: each optional; the reason it is absent is what
@@ -437,34 +433,23 @@ static uint32_t hip_environment(void *state, uint32_t dev,
 
 /* ---- the shared kernels -------------------------------------------------- */
 
-/* Their kstate is the device's launch environment: nothing to build, but
- * nothing to run either when this build has no code for the device. */
-static mb_status_t gpu_prepare(void *bstate, const mb_kernel_call_t *call,
-                               void **kstate) {
+/* The shared kernels' way to the device's launch environment
+ * (gpu_kernels.h): none on a device this build has no code for, so that
+ * every shared kernel, the native GEMM's quantize-inputs included, is
+ * skipped with that reason instead of failing to launch. */
+mb_status_t mb__gpu_device_env(void *bstate, uint32_t dev,
+                               const mb_gpu_env_t **env) {
   mb_hip_state_t *st = bstate;
-  mb_hip_device_t *d = mb__hip_device(st, call->device);
+  mb_hip_device_t *d = mb__hip_device(st, dev);
   if (!d) return MB_ERR_NOT_FOUND;
   if (!d->own_code) {
     st->host.set_error("hip: %s", d->why_no_code);
     return MB_ERR_UNSUPPORTED;
   }
   hipSetDevice(d->ordinal);
-  *kstate = &d->env;
+  *env = &d->env;
   return MB_OK;
 }
-
-/* For the shared kernels with a prepare of their own (gpu_kernels.h): the
- * device's env, which lends them device memory; none on a device this
- * build has no code for, so they decline instead of failing to launch. */
-const mb_gpu_env_t *mb__gpu_device_env(void *bstate, uint32_t dev) {
-  mb_hip_state_t *st = bstate;
-  mb_hip_device_t *d = mb__hip_device(st, dev);
-  if (!d || !d->own_code) return NULL;
-  hipSetDevice(d->ordinal);
-  return &d->env;
-}
-
-#define MB_GPU_PREPARE gpu_prepare
 
 /* Vendor libraries first (hipBLASLt, then rocBLAS): the first kernel that
  * supports a request is its default, and one whose library is missing

@@ -157,20 +157,13 @@ static const char *emu_timer_info(void *state, uint32_t dev) {
 
 /* ---- the shared kernels, listed as backends/cuda/cuda_backend.c does ---- */
 
-static mb_status_t gpu_prepare(void *bstate, const mb_kernel_call_t *call,
-                               void **kstate) {
+/* The shared kernels' way to the env (gpu_kernels.h). */
+mb_status_t mb__gpu_device_env(void *bstate, uint32_t dev,
+                               const mb_gpu_env_t **env) {
   emu_state_t *st = bstate;
-  mb_status_t s = check_dev(st, call->device);
-  if (s == MB_OK) *kstate = &st->env;
+  mb_status_t s = check_dev(st, dev);
+  if (s == MB_OK) *env = &st->env;
   return s;
-}
-
-#define MB_GPU_PREPARE gpu_prepare
-
-/* The shared STATE kernels' way to the env (gpu_kernels.h). */
-const mb_gpu_env_t *mb__gpu_device_env(void *bstate, uint32_t dev) {
-  emu_state_t *st = bstate;
-  return check_dev(st, dev) == MB_OK ? &st->env : NULL;
 }
 
 static const mb_backend_kernel_t emu_kernels[] = {
