@@ -180,6 +180,24 @@ inline mb_gpu_error_t mb_gpu_func_set_max_smem(F fn, int bytes) {
   return mb_emu_set_max_smem(reinterpret_cast<void (*)(void)>(fn), bytes);
 }
 
+/* cudaOccupancyMaxActiveBlocksPerMultiprocessor on the emulated device:
+ * MB_EMU_SM_THREADS threads, MB_EMU_SM_BLOCKS blocks and MB_EMU_SM_SMEM
+ * bytes of shared memory a multiprocessor (1 KiB of it reserved per block,
+ * as CUDA does); registers are not modelled. A launch the device would
+ * refuse (no threads, over 1024, more dynamic shared memory than the
+ * kernel's limit) is an error, as on CUDA. */
+#define MB_EMU_SM_THREADS 2048u
+#define MB_EMU_SM_BLOCKS 32u
+#define MB_EMU_SM_SMEM (100u * 1024u)
+mb_gpu_error_t mb_emu_occupancy(int *blocks, void (*fn)(void), int threads,
+                                size_t smem);
+template <class F>
+inline mb_gpu_error_t mb_gpu_occupancy(int *blocks, F fn, int threads,
+                                       size_t smem) {
+  return mb_emu_occupancy(blocks, reinterpret_cast<void (*)(void)>(fn),
+                          threads, smem);
+}
+
 /* ---- launches --------------------------------------------------------------
  * The scheduler calls body(ctx) once per GPU thread, with threadIdx,
  * blockIdx and the block's shared memory set; `kernel` identifies the

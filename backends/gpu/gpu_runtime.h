@@ -11,6 +11,13 @@
  * device's mb_gpu_env_t.warp_size: one HIP build serves 64-lane CDNA and
  * 32-lane RDNA GPUs.
  *
+ * mb_gpu_occupancy(&blocks, kernel, threads, smem) is
+ * cudaOccupancyMaxActiveBlocksPerMultiprocessor: how many blocks of
+ * `threads` threads and `smem` bytes of dynamic shared memory one
+ * multiprocessor holds at once for this kernel (its registers, shared
+ * memory and block size), so grids are sized from what the compiled kernel
+ * needs rather than from a fixed guess.
+ *
  * Launches and dynamic shared memory go through two macros, so that the
  * emulation needs no launch syntax of its own:
  *
@@ -39,6 +46,9 @@ typedef hipError_t mb_gpu_error_t;
 #define mb_gpu_func_set_max_smem(fn, bytes) \
   hipFuncSetAttribute((const void *)(fn),   \
                       hipFuncAttributeMaxDynamicSharedMemorySize, bytes)
+#define mb_gpu_occupancy(blocks, fn, threads, smem)                   \
+  hipOccupancyMaxActiveBlocksPerMultiprocessor(blocks, (const void *)(fn), \
+                                               threads, smem)
 /* HIP 5.2 has no *_sync shuffles. A wavefront is 64 lanes on GCN/CDNA and
  * 32 on RDNA (HIP refuses wave64 there), so device code takes the size of
  * the target it is compiled for; the host pass has no target, and host
@@ -68,6 +78,8 @@ typedef cudaError_t mb_gpu_error_t;
   cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream)
 #define mb_gpu_func_set_max_smem(fn, bytes) \
   cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+#define mb_gpu_occupancy(blocks, fn, threads, smem) \
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, fn, threads, smem)
 #define MB_GPU_WARP 32
 #define mb_gpu_shfl_xor(v, mask) __shfl_xor_sync(0xffffffffu, (v), (mask))
 #define MB_GPU_LAUNCH(kernel, grid, block, smem, stream, ...) \

@@ -386,6 +386,25 @@ mb_gpu_error_t mb_emu_set_max_smem(void (*fn)(void), int bytes) {
   return mb_gpu_success;
 }
 
+mb_gpu_error_t mb_emu_occupancy(int *blocks, void (*fn)(void), int threads,
+                                size_t smem) {
+  std::lock_guard<std::mutex> hold(g_lock);
+  if (threads <= 0 || (unsigned)threads > MAX_THREADS ||
+      smem > smem_limit(fn)) {
+    set_error(ERR_VALUE,
+              "emulated GPU: occupancy of %d threads and %zu bytes of "
+              "dynamic shared memory: not a launch the kernel allows",
+              threads, smem);
+    return ERR_VALUE;
+  }
+  unsigned n = MB_EMU_SM_THREADS / (unsigned)threads;
+  if (n > MB_EMU_SM_BLOCKS) n = MB_EMU_SM_BLOCKS;
+  const size_t per_block = smem + 1024u;
+  if (MB_EMU_SM_SMEM / per_block < n) n = (unsigned)(MB_EMU_SM_SMEM / per_block);
+  *blocks = (int)n;
+  return mb_gpu_success;
+}
+
 void mb_emu_run(const char *name, void (*kernel)(void), dim3 grid, dim3 block,
                 size_t smem, void (*body)(void *), void *ctx) {
   std::lock_guard<std::mutex> hold(g_lock);
