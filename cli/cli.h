@@ -24,7 +24,7 @@ typedef struct cli_opts {
   double min_time, max_noise, timeout, warmup, alpha, beta;
   double static_scale, act_alpha, eps;
   int strict, help, verbose;
-  int quantize_inputs, transpose, causal, no_affine, tf32;
+  int quantize_inputs, transpose, causal, no_affine, tf32, fast_accum;
   int trans_a, trans_b, bshd;
   const char *config, *filter; /* run --config */
   double max_flop;

@@ -106,6 +106,9 @@ static const opt_def_t k_run_opts[] = {
     {"causal", 0, OPT_FLAG, O(causal), NULL, "attention: causal mask"},
     {"tf32", 0, OPT_FLAG, O(tf32), NULL,
      "gemm f32: allow tf32 tensor-core math (GPU)"},
+    {"fast-accum", 0, OPT_FLAG, O(fast_accum), NULL,
+     "gemm fp8: allow fast (reduced-precision) accumulation, torch's "
+     "use_fast_accum (cuBLASLt)"},
     {"trans-a", 0, OPT_FLAG, O(trans_a), NULL,
      "gemm: A is stored K x M and used transposed (unscaled float inputs)"},
     {"trans-b", 0, OPT_FLAG, O(trans_b), NULL,
@@ -174,6 +177,7 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
       {offsetof(cli_opts_t, causal), MB_PARAM_CAUSAL},
       {offsetof(cli_opts_t, no_affine), MB_PARAM_NO_WEIGHT},
       {offsetof(cli_opts_t, tf32), MB_PARAM_TF32},
+      {offsetof(cli_opts_t, fast_accum), MB_PARAM_FAST_ACCUM},
       {offsetof(cli_opts_t, trans_a), MB_PARAM_TRANS_A},
       {offsetof(cli_opts_t, trans_b), MB_PARAM_TRANS_B},
       {offsetof(cli_opts_t, bshd), MB_PARAM_BSHD},

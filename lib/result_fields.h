@@ -54,7 +54,8 @@
   X("causal", MB__P_CAUSAL, MB_PARAM_CAUSAL, 0, 0)                  \
   X("trans_a", MB__P_TRANS_AB, MB_PARAM_TRANS_A, 0, MB__FIELD_OPT)  \
   X("trans_b", MB__P_TRANS_AB, MB_PARAM_TRANS_B, 0, MB__FIELD_OPT)  \
-  X("bshd", MB__P_BSHD, MB_PARAM_BSHD, 0, MB__FIELD_OPT)
+  X("bshd", MB__P_BSHD, MB_PARAM_BSHD, 0, MB__FIELD_OPT)            \
+  X("fast_accum", MB__P_FAST_ACCUM, MB_PARAM_FAST_ACCUM, 0, MB__FIELD_OPT)
 
 /* A composite's `accuracy` block (written when checked):
  * X(key, mb_accuracy_t member, NUM | U64 | BOOL, flags). */

@@ -6,8 +6,8 @@
  *       entry names a real op and dtypes the op accepts).
  *   test_cuda_module device   — needs a GPU; exits 77 (ctest: skipped, with
  *       the reason printed) when there is none. Timing, cache policies,
- *       telemetry, kernel notes, peaks, tf32 and out-of-memory handling on
- *       the hardware.
+ *       telemetry, kernel notes, peaks, tf32, fp8 fast accumulation and
+ *       out-of-memory handling on the hardware.
  * The numerics of every kernel are the conformance suite's (conformance_cuda).
  */
 #include <stdarg.h>
@@ -219,6 +219,43 @@ static void test_tf32_is_marked(void **state) {
   mb_result_destroy(r);
 }
 
+/* fp8 with and without fast accumulation: cuBLASLt gets
+ * CUBLASLT_MATMUL_DESC_FAST_ACCUM only when asked (the note says which),
+ * and the fast result passes the check the flag widens. Below compute
+ * capability 8.9 cuBLASLt has no fp8 GEMM: skipped. */
+static void test_fp8_fast_accum(void **state) {
+  (void)state;
+  double tflops[2] = {0, 0};
+  for (int fast = 0; fast < 2; fast++) {
+    mb_op_params_t p = shape3(MB_DTYPE_F8E4M3, 4096, 4096, 4096);
+    p.scale_a.mode = p.scale_b.mode = MB_SCALE_TENSOR;
+    p.flags = fast ? MB_PARAM_FAST_ACCUM : 0;
+    mb_result_t *r = run("gemm", &p, MB_CACHE_HOT);
+    mb_result_info_t info = MB_RESULT_INFO_INIT;
+    mb_stats_t st = MB_STATS_INIT;
+    mb_derived_t d = MB_DERIVED_INIT;
+    mb_result_info(r, &info);
+    if (info.status == MB_RESULT_SKIPPED &&
+        strstr(info.reason, "compute capability")) {
+      printf("  fp8: %s\n", info.reason);
+      mb_result_destroy(r);
+      skip();
+    }
+    expect_ok(r, &info, &st);
+    assert_string_equal(info.impl, "cublaslt");
+    double v = -1;
+    assert_non_null(note_text(r, "fast_accum", &v));
+    assert_true(v == fast);
+    assert_non_null(strstr(mb_result_json(r), fast ? "\"fast_accum\":true"
+                                                   : "\"fast_accum\":false"));
+    mb_result_derived(r, &d);
+    tflops[fast] = d.tflops;
+    mb_result_destroy(r);
+  }
+  printf("  fp8 e4m3 4096^3: %.1f TFLOP/s, %.1f with fast accumulation\n",
+         tflops[0], tflops[1]);
+}
+
 /* The flush is real: a copy that fits in L2 is slower cold than hot. */
 static void test_cold_is_slower_than_hot(void **state) {
   (void)state;
@@ -315,6 +352,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_device_info),
         cmocka_unit_test(test_gemm_bf16),
         cmocka_unit_test(test_tf32_is_marked),
+        cmocka_unit_test(test_fp8_fast_accum),
         cmocka_unit_test(test_cold_is_slower_than_hot),
         cmocka_unit_test(test_rotate_exceeds_l2),
         cmocka_unit_test(test_out_of_memory_is_a_failed_result),

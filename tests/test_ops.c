@@ -235,6 +235,59 @@ static void test_gemm_trans_rejected(void **state) {
   }
 }
 
+/* fast_accum is a mode of fp8 products only: fp8 A and B, or
+ * quantize-inputs to fp8. Anything else is an input error naming the valid
+ * cases; another op says the flag does not apply. */
+static void test_gemm_fast_accum_rejected(void **state) {
+  (void)state;
+  static const struct {
+    mb_dtype_t dtype, dtype_b, dtype_q;
+    uint32_t flags;
+    const char *message;
+  } k_bad[] = {
+      {MB_DTYPE_F32, MB_DTYPE_NONE, MB_DTYPE_NONE, 0,
+       "fast_accum applies to fp8 GEMMs only: A and B f8e4m3 or f8e5m2, or "
+       "quantize-inputs to fp8 (got f32 x f32)"},
+      {MB_DTYPE_BF16, MB_DTYPE_NONE, MB_DTYPE_NONE, 0, "(got bf16 x bf16)"},
+      {MB_DTYPE_I8, MB_DTYPE_NONE, MB_DTYPE_NONE, 0, "(got i8 x i8)"},
+      {MB_DTYPE_BF16, MB_DTYPE_I4, MB_DTYPE_NONE, 0, "(got bf16 x i4)"},
+      {MB_DTYPE_BF16, MB_DTYPE_NONE, MB_DTYPE_I8, MB_PARAM_QUANTIZE_INPUTS,
+       "quantize-inputs takes it with dtype_q f8e4m3 or f8e5m2, not i8"},
+  };
+  for (size_t i = 0; i < sizeof k_bad / sizeof k_bad[0]; i++) {
+    mb_op_params_t p = gemm_params(32, 64, 48);
+    p.dtype = k_bad[i].dtype;
+    p.dtype_b = k_bad[i].dtype_b;
+    p.dtype_q = k_bad[i].dtype_q;
+    if (k_bad[i].dtype_b == MB_DTYPE_I4) p.scale_b.mode = MB_SCALE_GROUP;
+    p.scale_b.block[1] = 32;
+    p.flags = k_bad[i].flags | MB_PARAM_FAST_ACCUM;
+    assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_ERR_INVALID_ARG);
+    assert_contains(mb_error_last(), k_bad[i].message);
+  }
+  mb_op_params_t a = MB_OP_PARAMS_INIT;
+  a.ndim = 2;
+  a.shape[0] = a.shape[1] = 16;
+  a.flags = MB_PARAM_FAST_ACCUM;
+  assert_int_equal(mb_op_resolve(&mb__op_add, &a), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "\"fast_accum\" does not apply");
+  /* Every fp8 pair, scaled or not, and quantize-inputs to either fp8. */
+  static const mb_dtype_t k_fp8[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
+  for (size_t i = 0; i < 4; i++) {
+    mb_op_params_t p = gemm_params(32, 64, 48);
+    p.dtype = k_fp8[i / 2];
+    p.dtype_b = k_fp8[i % 2];
+    if (i % 2) p.scale_a.mode = MB_SCALE_ROW, p.scale_b.mode = MB_SCALE_COL;
+    p.flags = MB_PARAM_FAST_ACCUM;
+    assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+    p = gemm_params(32, 64, 48);
+    p.dtype = MB_DTYPE_BF16;
+    p.dtype_q = k_fp8[i % 2];
+    p.flags = MB_PARAM_QUANTIZE_INPUTS | MB_PARAM_FAST_ACCUM;
+    assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  }
+}
+
 static void test_add_reference_known(void **state) {
   (void)state;
   mb_op_params_t p = MB_OP_PARAMS_INIT;
@@ -382,6 +435,90 @@ static void test_tolerance_from_formats(void **state) {
   assert_true(fabs(t.rel - (64 + 8) * 0x1p-24) < 1e-15);
 }
 
+/* x truncated toward zero to a multiple of 2^(e - 13), 2^e > |x|'s scale:
+ * what an accumulator with 13 fraction bits keeps of it. */
+static double trunc13(double x, int e) {
+  return trunc(ldexp(x, 13 - e)) * ldexp(1.0, e - 13);
+}
+
+/* One dot product as a Hopper fp8 MMA chain with fast accumulation: steps
+ * of 32 products, each step aligning the products and the running sum to
+ * the largest of them and keeping 13 fraction bits, no promotion to f32 in
+ * between (the model gemm_tolerance's comment describes). */
+static double fast_accum_dot(const float *a, const float *b, int k) {
+  double acc = 0;
+  for (int s = 0; s < k; s += 32) {
+    double terms[33], big = fabs(acc);
+    int n = 0, e;
+    for (int i = s; i < s + 32 && i < k; i++) {
+      terms[n] = (double)a[i] * b[i];
+      big = fmax(big, fabs(terms[n++]));
+    }
+    terms[n++] = acc;
+    if (big == 0) continue;
+    frexp(big, &e);
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += trunc13(terms[i], e - 1);
+    frexp(sum, &e);
+    acc = sum == 0 ? 0 : trunc13(sum, e - 1);
+  }
+  return acc;
+}
+
+/* An fp8 GEMM accumulated that way passes the check with fast_accum and
+ * fails it without (where the tolerance is f32 accumulation's); a result
+ * off by a wrong scale fails even with it. */
+static void test_fast_accum_tolerance(void **state) {
+  (void)state;
+  enum { M = 4, K = 4096, N = 4 };
+  uint8_t *a = malloc(M * K), *bt = malloc(N * K), *b = malloc(K * N);
+  float *fa = malloc(sizeof(float) * M * K);
+  float *fb = malloc(sizeof(float) * K * N);
+  float d[M * N];
+  mb_fill_t f = MB_FILL_INIT;
+  f.seed = 3;
+  mb_fill_host(a, MB_DTYPE_F8E4M3, M * K, &f);
+  f.seed = 4;
+  mb_fill_host(bt, MB_DTYPE_F8E4M3, N * K, &f); /* B^T: columns contiguous */
+  for (int kk = 0; kk < K; kk++)
+    for (int j = 0; j < N; j++) b[kk * N + j] = bt[j * K + kk];
+  mb_convert(fa, MB_DTYPE_F32, a, MB_DTYPE_F8E4M3, M * K, 0);
+  mb_convert(fb, MB_DTYPE_F32, bt, MB_DTYPE_F8E4M3, N * K, 0);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++)
+      d[i * N + j] = (float)fast_accum_dot(fa + i * K, fb + j * K, K);
+  mb_op_params_t p = gemm_params(M, K, N);
+  p.dtype = MB_DTYPE_F8E4M3;
+  p.dtype_out = MB_DTYPE_F32; /* bf16's rounding would hide the sums' */
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  const double plain = mb__op_gemm.tolerance(&p, 0).rel;
+  const void *host[] = {a, b, &k_one, &k_one, d};
+  const void *outs[] = {d};
+  mb_correctness_t f32 = MB_CORRECTNESS_INIT, fast = MB_CORRECTNESS_INIT,
+                   wrong = MB_CORRECTNESS_INIT;
+  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, outs, 7, &f32), MB_OK);
+  assert_false(f32.pass);
+  p.flags = MB_PARAM_FAST_ACCUM;
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  /* sqrt(4096) x 2^-14 of the scale on top of f32's */
+  assert_true(fabs(mb__op_gemm.tolerance(&p, 0).rel - plain - 0x1p-8) <
+              1e-15);
+  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, outs, 7, &fast), MB_OK);
+  assert_true(fast.pass);
+  printf("# fast-accumulation model: max error %.3f of the tolerance (%.0f "
+         "of f32's)\n",
+         fast.max_err_ratio, f32.max_err_ratio);
+  for (int i = 0; i < M * N; i++) d[i] *= 1.5f;
+  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, outs, 7, &wrong),
+                   MB_OK);
+  assert_false(wrong.pass);
+  free(a);
+  free(b);
+  free(bt);
+  free(fa);
+  free(fb);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_find),
@@ -390,11 +527,13 @@ int main(void) {
       cmocka_unit_test(test_gemm_reference_known),
       cmocka_unit_test(test_gemm_trans_reference),
       cmocka_unit_test(test_gemm_trans_rejected),
+      cmocka_unit_test(test_gemm_fast_accum_rejected),
       cmocka_unit_test(test_add_reference_known),
       cmocka_unit_test(test_verify_full_and_sampled),
       cmocka_unit_test(test_verify_nan_output_fails),
       cmocka_unit_test(test_verify_4096_cost),
       cmocka_unit_test(test_tolerance_from_formats),
+      cmocka_unit_test(test_fast_accum_tolerance),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

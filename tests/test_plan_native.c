@@ -144,6 +144,33 @@ static void test_names(void **state) {
   mb_plan_destroy(plan);
 }
 
+/* fast_accum: a swept boolean like tf32, for fp8 gemms and quantize-inputs
+ * to fp8 (the gemm_fp8_rowwise alias). */
+static void test_fast_accum(void **state) {
+  (void)state;
+  mb_plan_t *plan = parse(
+      "benchmarks:\n"
+      "  - op: gemm\n"
+      "    shapes: [[32, 32, 32]]\n"
+      "    dtype: f8e4m3\n"
+      "    scale_a: row\n"
+      "    scale_b: col\n"
+      "    fast_accum: [false, true]\n"
+      "  - op: gemm_fp8_rowwise\n"
+      "    shapes: [[32, 32, 32]]\n"
+      "    fast_accum: true\n");
+  assert_int_equal(mb_plan_count(plan), 3);
+  mb_plan_entry_t e = entry(plan, 0);
+  assert_string_equal(e.name, "gemm/32x32x32/f8e4m3/fast_accum=false");
+  assert_false(e.params.flags & MB_PARAM_FAST_ACCUM);
+  e = entry(plan, 1);
+  assert_string_equal(e.name, "gemm/32x32x32/f8e4m3/fast_accum=true");
+  assert_true(e.params.flags & MB_PARAM_FAST_ACCUM);
+  e = entry(plan, 2);
+  assert_true(e.params.flags & MB_PARAM_FAST_ACCUM);
+  mb_plan_destroy(plan);
+}
+
 /* Booleans become MB_PARAM_* flags, numbers their fields. */
 static void test_flags_and_numbers(void **state) {
   (void)state;
@@ -571,6 +598,15 @@ static const bad_case_t k_bad[] = {
      "benchmarks:\n  - model: linear\n    shapes: [[8, 8, 8]]\n"
      "    transpose: true\n",
      {"t.yaml:4: benchmarks[0].transpose:", "applies to `op` benchmarks"}},
+    {"fast_accum on a gemm without fp8 operands (resolve's message)",
+     "benchmarks:\n  - op: gemm\n    shapes: [[8, 8, 8]]\n"
+     "    dtype: bf16\n    fast_accum: true\n",
+     {"t.yaml:2: benchmarks[0]:", "fast_accum applies to fp8 GEMMs only",
+      "(got bf16 x bf16)"}},
+    {"fast_accum not a boolean",
+     "benchmarks:\n  - op: gemm\n    shapes: [[8, 8, 8]]\n"
+     "    dtype: f8e4m3\n    fast_accum: fast\n",
+     {"t.yaml:5: benchmarks[0].fast_accum:", "true or false"}},
     {"mode with an op",
      "benchmarks:\n  - op: gemm\n    shapes: [[8, 8, 8]]\n    mode: training\n",
      {"benchmarks[0].mode:", "applies to `model`"}},
@@ -753,6 +789,7 @@ int main(void) {
       cmocka_unit_test(test_json_same_as_yaml),
       cmocka_unit_test(test_names),
       cmocka_unit_test(test_flags_and_numbers),
+      cmocka_unit_test(test_fast_accum),
       cmocka_unit_test(test_defaults_merged),
       cmocka_unit_test(test_presets),
       cmocka_unit_test(test_model_linear),

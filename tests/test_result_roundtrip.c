@@ -416,6 +416,27 @@ static void test_skipped(void **state) {
   roundtrip(run(&s, MB_RESULT_SKIPPED));
 }
 
+/* fast_accum is written, read back and named in the variant; the CPU
+ * declines it (its fp8 is emulated), so the result is a skip that says so. */
+static void test_fast_accum(void **state) {
+  (void)state;
+  mb_op_params_t p = shape_of(3, (int64_t[]){16, 32, 16});
+  p.dtype = MB_DTYPE_F8E4M3;
+  p.flags = MB_PARAM_FAST_ACCUM;
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  mb_result_t *r = run(&s, MB_RESULT_SKIPPED);
+  assert_contains(r->info.reason, "fast_accum: the CPU emulates fp8");
+  assert_contains(mb_result_json(r), "\"fast_accum\":true");
+  char variant[128];
+  mb__result_variant(r, variant, sizeof variant);
+  assert_string_equal(variant, "fast-accum");
+  mb_result_t *q = NULL;
+  assert_int_equal(mb_result_from_json(mb_result_json(r), &q), MB_OK);
+  assert_true(q->info.params.flags & MB_PARAM_FAST_ACCUM);
+  mb_result_destroy(q);
+  roundtrip(r);
+}
+
 static void test_failed(void **state) {
   (void)state;
   /* 64 TiB per operand: the allocation fails, the result says so. */
@@ -751,6 +772,7 @@ int main(void) {
       cmocka_unit_test(test_attention_causal),
       cmocka_unit_test(test_op_parameters),
       cmocka_unit_test(test_skipped),
+      cmocka_unit_test(test_fast_accum),
       cmocka_unit_test(test_failed),
       cmocka_unit_test(test_repetitions),
       cmocka_unit_test(test_hand_built),

@@ -56,12 +56,21 @@ static int is_fp8(mb_dtype_t d) {
   return d == MB_DTYPE_F8E4M3 || d == MB_DTYPE_F8E5M2;
 }
 
+/* Fast accumulation relaxes an fp8 tensor core's accumulator; these
+ * kernels have none (fp8 is widened and multiplied in f32), so a result
+ * would measure neither mode: declined, as tf32 is, rather than run under
+ * a label it does not deserve (docs/gpu.md, "fp8 fast accumulation"). */
+static const char k_no_fast_accum[] =
+    "fast_accum: the CPU emulates fp8 (operands widened, f32 FMAs): no fp8 "
+    "accumulator to run in reduced precision; drop fast_accum";
+
 /* resolve() admits an i32 output for any inputs, but only i8 x i8 without
  * scales has an exact integer result. */
 mb_status_t mb__cpu_sgemm_supports_float(void *bstate, uint32_t dev,
                                          const mb_op_params_t *p,
                                          const char **why) {
   (void)bstate, (void)dev;
+  if (p->flags & MB_PARAM_FAST_ACCUM) return refuse(why, k_no_fast_accum);
   if (p->dtype_out == MB_DTYPE_I32 &&
       !(p->dtype == MB_DTYPE_I8 && p->dtype_b == MB_DTYPE_I8))
     return refuse(why, "only i8 x i8 gives i32; out: f32, bf16 or f16");
@@ -92,6 +101,8 @@ mb_status_t mb__cpu_qi_supports_fp8(void *bstate, uint32_t dev,
   mb_status_t st = qi_common(p, why);
   if (st == MB_OK && !is_fp8(p->dtype_q))
     return refuse(why, "quantize-inputs to fp8 only (dtype_q)");
+  if (st == MB_OK && (p->flags & MB_PARAM_FAST_ACCUM))
+    return refuse(why, k_no_fast_accum);
   return st;
 }
 

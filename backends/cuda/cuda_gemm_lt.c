@@ -356,6 +356,11 @@ static mb_status_t build_descs(lt_kernel_t *k) {
                    sizeof k->bound[SIDE_B], "cublaslt gemm: set B's scales");
     if (s == MB_OK) s = set_scale_mode(k, SIDE_A);
     if (s == MB_OK) s = set_scale_mode(k, SIDE_B);
+    /* Off by default (full-precision promotion of the partial sums); set
+     * only when asked, so a plain fp8 result measures what it always did. */
+    if (s == MB_OK && pl->fast_accum)
+      s = set_attr(k, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &pl->fast_accum,
+                   sizeof pl->fast_accum, "cublaslt gemm: set FAST_ACCUM");
   }
   /* cuBLASLt A = our B: N x K column-major (ld N) as it is, or our B
    * stored N x K (a copy, or the caller's with trans_b) read as K x N
@@ -766,7 +771,8 @@ uint32_t mb__cuda_lt_notes(void *kstate, mb_kernel_note_t *out, uint32_t max) {
   n[c++] = (mb_kernel_note_t){"compute_type", k->plan.compute_name, 0};
   if (k->plan.variant == MB_LT_FP8 || k->plan.variant == MB_LT_QI) {
     n[c++] = (mb_kernel_note_t){"scale_mode", k->plan.scale_mode, 0};
-    n[c++] = (mb_kernel_note_t){"fast_accum", NULL, 0.0};
+    n[c++] =
+        (mb_kernel_note_t){"fast_accum", NULL, (double)k->plan.fast_accum};
   }
   if (k->plan.variant == MB_LT_QI)
     n[c++] = (mb_kernel_note_t){"quantize", k->quantize_note, 0};

@@ -21,7 +21,9 @@
  *   i8     i8 x i8 -> i32, exact (CUBLAS_COMPUTE_32I), TN as fp8.
  *   qi     quantize-inputs (gemm_fp8_rowwise): the shared quantize kernel
  *          turns A into fp8 + scales and B^T into N x K fp8 + scales inside
- *          the timed run, then the fp8 TN matmul reads them. */
+ *          the timed run, then the fp8 TN matmul reads them.
+ * fp8 and qi take MB_PARAM_FAST_ACCUM: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1
+ * on the matmul descriptor (torch._scaled_mm's use_fast_accum). */
 #ifndef MB_CUDA_GEMM_LT_H
 #define MB_CUDA_GEMM_LT_H
 
@@ -84,6 +86,8 @@ typedef struct mb_lt_plan {
   int b_copy;            /* ...a kernel-owned copy (fp8, i8, qi), not the
                             caller's B (trans_b) */
   int a_t;               /* cuBLASLt B is our A stored K x M (op T) */
+  int8_t fast_accum;     /* fp8 with MB_PARAM_FAST_ACCUM: the descriptor's
+                            CUBLASLT_MATMUL_DESC_FAST_ACCUM (int8_t) */
   mb_lt_side_t la;       /* cuBLASLt A = our B (scale_b) */
   mb_lt_side_t lb;       /* cuBLASLt B = our A (scale_a) */
   char math[32];         /* "f32", "tf32", "bf16", "fp8 e4m3 x e4m3", "i8" */

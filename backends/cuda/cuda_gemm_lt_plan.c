@@ -91,6 +91,12 @@ static size_t type_bytes(mb_dtype_t t) {
   }
 }
 
+/* resolve() admits MB_PARAM_FAST_ACCUM on fp8 products only, which are the
+ * fp8 and quantize-inputs plans; cuBLASLt takes the flag as an int8_t. */
+static int8_t fast_accum_of(const mb_op_params_t *p) {
+  return (p->flags & MB_PARAM_FAST_ACCUM) ? 1 : 0;
+}
+
 static int cc_of(const mb_cuda_device_t *d) {
   return d->cc_major * 10 + d->cc_minor;
 }
@@ -400,6 +406,7 @@ static mb_status_t plan_fp8(const mb_cuda_device_t *d, const mb_op_params_t *p,
   if (st == MB_OK) st = fp8_scales(d, p, pl, why, cap);
   if (st != MB_OK) return st;
   pl->variant = MB_LT_FP8;
+  pl->fast_accum = fast_accum_of(p);
   pl->compute = CUBLAS_COMPUTE_32F;
   pl->scale_type = CUDA_R_32F;
   pl->a_type = cuda_type(ta);
@@ -502,6 +509,7 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
                   side_name(p, &b, bb, sizeof bb));
   }
   pl->variant = MB_LT_QI;
+  pl->fast_accum = fast_accum_of(p);
   pl->compute = CUBLAS_COMPUTE_32F;
   pl->scale_type = CUDA_R_32F;
   pl->a_type = pl->b_type = cuda_type(q);

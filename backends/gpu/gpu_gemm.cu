@@ -8,7 +8,7 @@
  *
  * Variants (lib/ops/gemm.c): f32, bf16, f16 x the same (trans_a, trans_b;
  * not tf32: this kernel has no tf32 mode); fp8 x fp8, e4m3 and e5m2 in any
- * mix, with every scaling; i8 x i8, exact to i32 or rescaled; f32, bf16,
+ * mix, with every scaling (not fast_accum: no fp8 accumulator); i8 x i8, exact to i32 or rescaled; f32, bf16,
  * f16 x i4 weights with group scales; out f32, bf16, f16 (i32 for exact
  * i8). */
 #include "gpu_gemm.cuh"
@@ -175,6 +175,15 @@ mb_status_t mb_gg_check(const mb_op_params_t *p, const char **why) {
     *why =
         "native gemm: no tf32: the native kernel multiplies in exact f32 on "
         "the SIMT units (no tensor cores); drop tf32 to run it";
+    return MB_ERR_UNSUPPORTED;
+  }
+  /* Its fp8 is emulated (widened to f32 as loaded): there is no fp8
+   * accumulator to relax, so a result would measure neither mode. */
+  if (p->flags & MB_PARAM_FAST_ACCUM) {
+    *why =
+        "native gemm: no fast_accum: the native kernel emulates fp8 (f32 "
+        "FMAs on the SIMT units, no fp8 tensor-core accumulator); drop "
+        "fast_accum to run it";
     return MB_ERR_UNSUPPORTED;
   }
   const char *r = check_qi(p);

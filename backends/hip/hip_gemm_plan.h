@@ -29,6 +29,8 @@
  *       and hipBLASLt >= 0.10.0 (ROCm 6.3, the first hipDataType with
  *       HIP_R_8F_E4M3/E5M2). Declined on gfx94x (FNUZ fp8: other exponent
  *       bias and NaN encoding) and where there is no fp8 matrix math.
+ *       fast_accum runs with f32 accumulation (hipBLASLt has no such
+ *       mode) and the note "fast_accum": "not applied: ..." (hip_blaslt.c).
  *   rocBLAS (>= 4.0.0, ROCm 6.0; rocblas_gemm_ex, algo standard):
  *     f32 -> f32, bf16 -> bf16 | f32, f16 -> f16 | f32 (compute f32_r),
  *     i8 x i8 -> i32 (compute i32_r). Declined: tf32, fp8 (rocBLAS takes

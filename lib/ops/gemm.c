@@ -170,6 +170,29 @@ static mb_status_t resolve_quantize_inputs(mb_op_params_t *p) {
   return st;
 }
 
+/* Fast accumulation is a mode of fp8 tensor-core GEMMs (cuBLASLt's
+ * CUBLASLT_MATMUL_DESC_FAST_ACCUM): the fp8 products' partial sums are not
+ * promoted to f32. Other inputs have no such mode, so asking for it is an
+ * input error rather than a flag silently ignored. */
+static int fp8_product(const mb_op_params_t *p) {
+  return in_list(qa_dtype(p), k_fp8, COUNT(k_fp8)) &&
+         in_list(qb_dtype(p), k_fp8, COUNT(k_fp8));
+}
+
+static mb_status_t check_fast_accum(const mb_op_params_t *p) {
+  if (!(p->flags & MB_PARAM_FAST_ACCUM) || fp8_product(p)) return MB_OK;
+  if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: fast_accum applies to fp8 GEMMs only: "
+                    "quantize-inputs takes it with dtype_q f8e4m3 or f8e5m2, "
+                    "not %s",
+                    mb_dtype_name(p->dtype_q));
+  return mb__fail(MB_ERR_INVALID_ARG,
+                  "gemm: fast_accum applies to fp8 GEMMs only: A and B "
+                  "f8e4m3 or f8e5m2, or quantize-inputs to fp8 (got %s x %s)",
+                  mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b));
+}
+
 static mb_status_t gemm_resolve(mb_op_params_t *p) {
   mb__default_dtypes(p, MB_DTYPE_F32);
   if (!isfinite(p->alpha) || !isfinite(p->beta))
@@ -212,6 +235,7 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
     return mb__fail(MB_ERR_INVALID_ARG,
                     "gemm: tf32 applies to f32 x f32 only (got %s x %s)",
                     mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b));
+  if ((st = check_fast_accum(p)) != MB_OK) return st;
   return check_scaling(p);
 }
 
@@ -465,6 +489,24 @@ static void gemm_ref_element(const void *state, uint32_t out, size_t idx,
  * applying scales and alpha/beta costs a few more roundings in f32. Integer
  * accumulation is exact; only its f32 rescale rounds. A dropped or wrong
  * term costs ~1/K of the scale, a missing scale or a transpose far more. */
+/* Fast accumulation keeps the whole K-long sum in the fp8 tensor cores'
+ * accumulator instead of promoting it to f32 registers every few MMAs. On
+ * H100 that accumulator keeps 13 fraction bits and truncates (Khattak and
+ * Mikaitis, "Accurate Models of NVIDIA Tensor Cores", 2025; DeepSeek-V3's
+ * report: "around 14 bits"), so each of the K/32 MMA steps can lose 2^-13
+ * of the running sum, which for the check's zero-mean inputs walks like
+ * sqrt(k): summed, about sqrt(K) x 2^-18 of sum |a b| (a bit-level model
+ * of that truncation gives this; DeepSeek-V3's ~2% relative error at K =
+ * 4096 is sqrt(K) x 2^-17). We allow sqrt(K) x 2^-14, 8 to 16 times that,
+ * since no GPU calibrated it here: 512 times the f32 term above, at K =
+ * 4096 0.4% of sum |a b| or a fifth of a typical |D|. A missing scale, a
+ * wrong sign or a transposed operand still fail; a single dropped term at
+ * large K no longer does. Without the flag the fp8 tolerance stays f32's. */
+static double fast_accum_rel(const mb_op_params_t *p) {
+  if (!(p->flags & MB_PARAM_FAST_ACCUM)) return 0.0;
+  return sqrt((double)p->shape[GK]) * 0x1p-14;
+}
+
 static mb__tolerance_t gemm_tolerance(const mb_op_params_t *p, uint32_t out) {
   (void)out;
   const double u32 = mb_dtype_unit_roundoff(MB_DTYPE_F32);
@@ -474,7 +516,7 @@ static mb__tolerance_t gemm_tolerance(const mb_op_params_t *p, uint32_t out) {
   /* tf32 keeps 10 significand bits of each input; hardware may truncate
    * rather than round, so each product errs by up to 2 x 2^-10 of |a b|. */
   double tf32 = (p->flags & MB_PARAM_TF32) ? 2.0 * 0x1p-10 : 0.0;
-  return (mb__tolerance_t){0.5, acc + 8.0 * u32 + tf32};
+  return (mb__tolerance_t){0.5, acc + 8.0 * u32 + tf32 + fast_accum_rel(p)};
 }
 
 static const char *const k_dims[] = {"M", "K", "N"};
@@ -486,12 +528,13 @@ const mb_op_t mb__op_gemm = {
     .shape_syntax = "MxKxN",
     .dim_names = k_dims,
     .param_mask = MB__P_ALPHA_BETA | MB__P_SCALES | MB__P_QUANT | MB__P_TF32 |
-                  MB__P_TRANS_AB,
+                  MB__P_TRANS_AB | MB__P_FAST_ACCUM,
     .params_doc =
         "alpha, beta; scale_a/scale_b: none|tensor|row|col|block:BMxBN|"
         "group:G; quantize-inputs with dtype_q (fp8, i8); out: "
-        "f32|bf16|f16|i32; tf32 (f32 inputs); trans_a (A stored KxM), "
-        "trans_b (B stored NxK): unscaled float inputs",
+        "f32|bf16|f16|i32; tf32 (f32 inputs); fast_accum (fp8 inputs or "
+        "quantize-inputs to fp8); trans_a (A stored KxM), trans_b (B stored "
+        "NxK): unscaled float inputs",
     .rank = 3,
     .num_inputs = 4,
     .num_outputs = 1,

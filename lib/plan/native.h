@@ -58,7 +58,7 @@ struct field {
 /* The swept fields, in expansion order (the last varies fastest); defined
  * in native_fields.c, which checks NUM_FIELDS against it. */
 extern const field_t mb__native_fields[];
-#define NUM_FIELDS 21
+#define NUM_FIELDS 22
 #define F_DTYPE 0                 /* mb__native_fields index of dtype */
 #define NUM_AXES (2 + NUM_FIELDS) /* op, shape, then the fields */
 

@@ -138,6 +138,7 @@ FLAG_SETTER(set_quantize_inputs, MB_PARAM_QUANTIZE_INPUTS)
 FLAG_SETTER(set_transpose, MB_PARAM_TRANSPOSE)
 FLAG_SETTER(set_causal, MB_PARAM_CAUSAL)
 FLAG_SETTER(set_tf32, MB_PARAM_TF32)
+FLAG_SETTER(set_fast_accum, MB_PARAM_FAST_ACCUM)
 FLAG_SETTER(set_no_affine, MB_PARAM_NO_WEIGHT)
 #undef FLAG_SETTER
 
@@ -176,6 +177,7 @@ const field_t mb__native_fields[] = {
     {"transpose", NULL, parse_bool, set_transpose, FOR_OPS, 1},
     {"causal", NULL, parse_bool, set_causal, FOR_OPS, 1},
     {"tf32", NULL, parse_bool, set_tf32, FOR_OPS, 1},
+    {"fast_accum", NULL, parse_bool, set_fast_accum, FOR_OPS, 1},
     {"no_affine", NULL, parse_bool, set_no_affine, FOR_OPS, 1},
     {"alpha", NULL, parse_number, set_alpha, FOR_OPS, 1},
     {"beta", NULL, parse_number, set_beta, FOR_OPS, 1},

@@ -15,6 +15,7 @@ _PARAM_FLAGS = (
     ("causal", S.PARAM_CAUSAL),
     ("no_affine", S.PARAM_NO_WEIGHT),
     ("tf32", S.PARAM_TF32),
+    ("fast_accum", S.PARAM_FAST_ACCUM),
     ("trans_a", S.PARAM_TRANS_A),
     ("trans_b", S.PARAM_TRANS_B),
     ("bshd", S.PARAM_BSHD),
@@ -142,11 +143,11 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
           scale_b=None, granularity=None, alpha=1.0, beta=0.0,
           quantize_inputs=False, transpose=False, static_scale=None,
           activation=None, act_alpha=None, eps=None, no_affine=False,
-          causal=False, tf32=False, trans_a=False, trans_b=False, bshd=False,
-          cache="cold", criterion=None, samples=None, min_samples=None,
-          min_time=None, max_noise=None, timeout=None, warmup=None,
-          warmup_runs=None, batch=None, seed=42, repetitions=None,
-          strict=False):
+          causal=False, tf32=False, fast_accum=False, trans_a=False,
+          trans_b=False, bshd=False, cache="cold", criterion=None,
+          samples=None, min_samples=None, min_time=None, max_noise=None,
+          timeout=None, warmup=None, warmup_runs=None, batch=None, seed=42,
+          repetitions=None, strict=False):
     """The Spec of one benchmark (see Context.run for the arguments)."""
     if shape is None:
         raise _bad("shape is required, e.g. shape=(1024, 1024, 1024)")
@@ -157,7 +158,8 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
         params.shape[i] = d
     flags = dict(quantize_inputs=quantize_inputs, transpose=transpose,
                  causal=causal, no_affine=no_affine, tf32=tf32,
-                 trans_a=trans_a, trans_b=trans_b, bshd=bshd)
+                 fast_accum=fast_accum, trans_a=trans_a, trans_b=trans_b,
+                 bshd=bshd)
     _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
                scale_a, scale_b, granularity, alpha, beta, static_scale,
                activation, act_alpha, eps, flags)

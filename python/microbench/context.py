@@ -171,7 +171,8 @@ class Context:
         granularity and scale_b ("none", "tensor", "row", "col",
         "block:1x128", "group:128"), alpha, beta, quantize_inputs,
         transpose, static_scale, activation, act_alpha, eps, no_affine,
-        causal, tf32, trans_a, trans_b, bshd.
+        causal, tf32, fast_accum (fp8 gemm: torch's use_fast_accum),
+        trans_a, trans_b, bshd.
 
         Where and how: backend (None: the best with a device), device
         (index within it), impl (kernel name), cache ("cold", "hot",

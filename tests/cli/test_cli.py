@@ -111,6 +111,28 @@ class Run(unittest.TestCase):
         self.assertIn("no tf32", r["reason"])
         self.assertTrue(r["params"]["tf32"])
 
+    def test_fast_accum_is_declined_on_cpu(self):
+        # The CPU's fp8 GEMMs are emulations: no fp8 accumulator to relax,
+        # so they decline (as tf32), for fp8 inputs and quantize-inputs
+        # alike; the request is recorded in params and in the variant.
+        for args in (["--op", "gemm", "--dtype", "f8e4m3"],
+                     ["--op", "gemm_fp8_rowwise"],
+                     ["--op", "gemm", "--dtype", "f8e5m2", "--dtype-b",
+                      "f8e4m3", "--impl", "c"]):
+            doc = self.json_run(*args, "--shape", "32x32x32", "--fast-accum",
+                                *QUICK)
+            (r,) = doc["results"]
+            self.assertEqual(r["status"], "skipped", args)
+            self.assertIn("fast_accum: the CPU emulates fp8", r["reason"])
+            self.assertTrue(r["params"]["fast_accum"])
+        p = mbench("run", "--op", "gemm", "--dtype", "f8e4m3", "--shape",
+                   "32x32x32", "--fast-accum", *QUICK)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("fast-accum", p.stdout)  # the variant column
+        doc = self.json_run("--op", "gemm", "--dtype", "f8e4m3", "--shape",
+                            "32x32x32", *QUICK)
+        self.assertFalse(doc["results"][0]["params"]["fast_accum"])
+
     def test_output_files(self):
         with tempfile.TemporaryDirectory() as d:
             for ext in ("json", "csv", "md"):
@@ -193,6 +215,20 @@ class BadInput(unittest.TestCase):
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",
                                  "--dtype", "bf16", "--tf32"],
                                 "tf32 applies to f32 x f32 only")
+        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
+                                 "--fast-accum"],
+                                '"fast_accum" does not apply')
+        self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",
+                                 "--dtype", "bf16", "--fast-accum"],
+                                "fast_accum applies to fp8 GEMMs only")
+        self.expect_usage_error(["run", "--op", "gemm_fp8_rowwise",
+                                 "--shape", "8x8x8", "--dtype-q", "i8",
+                                 "--fast-accum"],
+                                "with dtype_q f8e4m3 or f8e5m2, not i8")
+        self.expect_usage_error(["run", "--model", "linear", "--recipe",
+                                 "float8dq-row", "--shape", "8x8x8",
+                                 "--fast-accum"],
+                                '"fast_accum" does not apply')
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
                                  "--cache", "lukewarm"],
                                 "valid: cold, hot, rotate")

@@ -112,6 +112,20 @@ class ResultTest(unittest.TestCase):
         self.assertTrue(r.params["trans_b"])
         self.assertTrue(r.passed, r.reason)
 
+    def test_fast_accum(self):
+        # The keyword reaches the params; the CPU's emulated fp8 declines
+        # it with the reason, and a non-fp8 gemm is an input error.
+        r = CTX.run(op="gemm", shape=(16, 32, 16), dtype="f8e4m3",
+                    fast_accum=True, backend="cpu", **QUICK)
+        self.assertTrue(r.params["fast_accum"])
+        self.assertEqual(r.status, "skipped")
+        self.assertIn("fast_accum: the CPU emulates fp8", r.reason)
+        with self.assertRaises(microbench.Error) as cm:
+            CTX.run(op="gemm", shape=(16, 32, 16), dtype="bf16",
+                    fast_accum=True, **QUICK)
+        self.assertIn("fast_accum applies to fp8 GEMMs only",
+                      str(cm.exception))
+
     def test_quantize_params(self):
         r = CTX.run(op="quantize", shape=(32, 64), dtype="bf16",
                     out_dtype="i8", granularity="row", **QUICK)
