@@ -21,7 +21,17 @@
  * low bits of the sum are the target's significand (2^emin itself rounds up
  * into the smallest normal, as it should). That assumes the default rounding
  * mode and no flush-to-zero of f32 subnormals (never build the GPU kernels
- * with --use_fast_math / -ffast-math). */
+ * with --use_fast_math / -ffast-math).
+ *
+ * Those selects are the _sw functions. Device code converts f16, bf16 and
+ * fp8 with the architecture's instructions instead where it has them (the
+ * _hw and _f16t functions; the MB_CVT_HW_* table says where), and the
+ * names without a suffix, which the kernels call, pick one or the other.
+ * The instructions round the same way; they differ on a NaN, which they
+ * make the positive canonical NaN, so each wrapper ORs the input's sign
+ * back in (mb__cvt_nan_sign). Results are then bit-identical but for a
+ * NaN's payload (a NaN stays a NaN, with its sign): tests/cvt/ checks that
+ * over every f16, bf16 and fp8 pattern and every f32 rounding boundary. */
 #ifndef MB_BACKENDS_COMMON_MB_CVT_H
 #define MB_BACKENDS_COMMON_MB_CVT_H
 
@@ -56,6 +66,48 @@ MB_CVT_FN uint32_t mb__cvt_sel(int c, uint32_t a, uint32_t b) {
   return (a & m) | (b & ~m);
 }
 
+/* ---- which conversions this compilation does in hardware -------------------
+ * 1 where the device code being compiled has the instruction; 0 in host
+ * code (nvcc's and hipcc's host pass included), in the emulated GPU and on
+ * older targets, which keep the selects.
+ *   CUDA: f16 on every target (cvt.rn.f16.f32, cvt.f32.f16); f32 -> bf16
+ *   from sm_80 (cvt.rn.bf16.f32); fp8 from sm_89 (cvt.rn.satfinite.e4m3x2 /
+ *   e5m2x2.f32 and cvt.rn.f16x2.e4m3x2; e5m2 -> f32 is the f16 one).
+ *   HIP: f16 only (v_cvt_f16_f32 rounds to nearest even, v_cvt_f32_f16).
+ *   bf16 stays in software: gfx90a has no bf16 convert. So does fp8:
+ *   gfx94x's fp8 instructions are the FNUZ formats (bias 8 and 16, one NaN
+ *   0x80, no negative zero), not the OCP e4m3/e5m2 that ours are. */
+#if defined(__CUDA_ARCH__)
+#define MB_CVT_HW_F16 1
+#define MB_CVT_HW_BF16 (__CUDA_ARCH__ >= 800)
+#define MB_CVT_HW_FP8 (__CUDA_ARCH__ >= 890)
+#elif defined(__HIP_DEVICE_COMPILE__)
+#define MB_CVT_HW_F16 1
+#define MB_CVT_HW_BF16 0
+#define MB_CVT_HW_FP8 0
+#else
+#define MB_CVT_HW_F16 0
+#define MB_CVT_HW_BF16 0
+#define MB_CVT_HW_FP8 0
+#endif
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#endif
+
+/* NVIDIA's conversion instructions return the positive canonical NaN for
+ * a NaN (cuda_fp16.hpp: "discard sign of a NaN"); ours keep the sign. ORing
+ * the input's sign bit, moved to the result's (`shift` to the right, or
+ * left when negative), restores it, as it would were the sign kept, and
+ * changes nothing else: every other result already carries the input's
+ * sign, zeros and underflows included. */
+MB_CVT_FN uint32_t mb__cvt_nan_sign(uint32_t r, uint32_t in, uint32_t mask,
+                                    int shift) {
+  return r | ((shift >= 0 ? in >> shift : in << -shift) & mask);
+}
+
 /* ---- f32 -> fp8, saturating ------------------------------------------------
  * man: significand bits kept; rebias: 127 - the format's bias; min_normal:
  * the f32 pattern of the smallest normal; magic: 2^(quantum + 23) (see
@@ -80,13 +132,13 @@ MB_CVT_FN uint8_t mb__cvt_f32_to_f8(float x, unsigned man, uint32_t rebias,
 
 /* e4m3 ("fn": no infinity): bias 7, 3 bits, max 448 = 0x7E, NaN 0x7F,
  * smallest normal 2^-6, quantum 2^-9. */
-MB_CVT_FN uint8_t mb__cvt_f32_to_e4m3(float x) {
+MB_CVT_FN uint8_t mb__cvt_f32_to_e4m3_sw(float x) {
   return mb__cvt_f32_to_f8(x, 3u, 120u, 0x3C800000u, 0x1p14f, 0x7Eu, 0x7Fu);
 }
 
 /* e5m2: bias 15, 2 bits, max 57344 = 0x7B, NaN 0x7E, smallest normal
  * 2^-14, quantum 2^-16. */
-MB_CVT_FN uint8_t mb__cvt_f32_to_e5m2(float x) {
+MB_CVT_FN uint8_t mb__cvt_f32_to_e5m2_sw(float x) {
   return mb__cvt_f32_to_f8(x, 2u, 112u, 0x38800000u, 0x1p7f, 0x7Bu, 0x7Eu);
 }
 
@@ -122,7 +174,7 @@ MB_CVT_FN int32_t mb__cvt_i4_at(const uint8_t *p, size_t i) {
 
 /* ---- f16 <-> f32 --------------------------------------------------------- */
 
-MB_CVT_FN float mb__cvt_f16_to_f32(uint16_t h) {
+MB_CVT_FN float mb__cvt_f16_to_f32_sw(uint16_t h) {
   const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
   const uint32_t normal = ((e + 112u) << 23) | (m << 13);
@@ -135,7 +187,7 @@ MB_CVT_FN float mb__cvt_f16_to_f32(uint16_t h) {
 
 /* Overflow: 65520 (max + half an ulp, where max is odd) and above go to
  * infinity; subnormals (quantum 2^-24) by the magic addition of 0.5. */
-MB_CVT_FN uint16_t mb__cvt_f32_to_f16(float x) {
+MB_CVT_FN uint16_t mb__cvt_f32_to_f16_sw(float x) {
   const uint32_t u = mb__cvt_bits(x), a = u & 0x7FFFFFFFu;
   const uint32_t sign = (u >> 16) & 0x8000u;
   const uint32_t normal =
@@ -151,7 +203,7 @@ MB_CVT_FN uint16_t mb__cvt_f32_to_f16(float x) {
 /* ---- fp8 -> f32, exact ------------------------------------------------------
  * A normal value's exponent and significand slide into place and are
  * rebiased with one add; a subnormal is its significand times the quantum. */
-MB_CVT_FN float mb__cvt_e4m3_to_f32(uint8_t b) {
+MB_CVT_FN float mb__cvt_e4m3_to_f32_sw(uint8_t b) {
   const uint32_t sign = (uint32_t)(b & 0x80u) << 24, mag = b & 0x7Fu;
   const uint32_t normal = (mag << 20) + (120u << 23);
   const uint32_t sub = mb__cvt_bits((float)mag * 0x1p-9f); /* mag < 8 */
@@ -161,8 +213,8 @@ MB_CVT_FN float mb__cvt_e4m3_to_f32(uint8_t b) {
 }
 
 /* e5m2 is the upper byte of an f16. */
-MB_CVT_FN float mb__cvt_e5m2_to_f32(uint8_t b) {
-  return mb__cvt_f16_to_f32((uint16_t)(b << 8));
+MB_CVT_FN float mb__cvt_e5m2_to_f32_sw(uint8_t b) {
+  return mb__cvt_f16_to_f32_sw((uint16_t)(b << 8));
 }
 
 /* ---- bf16 <-> f32 -----------------------------------------------------------
@@ -182,7 +234,7 @@ MB_CVT_FN float mb__cvt_bf16_to_f32(uint16_t b) {
  * NaN must not go through that addition (a small payload would carry into an
  * infinity, a large one into the sign), so it is truncated and made quiet:
  * NaN stays NaN with its sign. */
-MB_CVT_FN uint16_t mb__cvt_f32_to_bf16(float f) {
+MB_CVT_FN uint16_t mb__cvt_f32_to_bf16_sw(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
@@ -190,5 +242,207 @@ MB_CVT_FN uint16_t mb__cvt_f32_to_bf16(float f) {
   const int is_nan = (u & 0x7fffffffu) > 0x7f800000u;
   return (uint16_t)(is_nan ? quiet_nan : rounded);
 }
+
+/* Pairs: `lo` into the low half (byte), as a store of two packs them. */
+MB_CVT_FN uint32_t mb__cvt_f32x2_to_f16x2_sw(float lo, float hi) {
+  const uint32_t a = mb__cvt_f32_to_f16_sw(lo), b = mb__cvt_f32_to_f16_sw(hi);
+  return a | b << 16;
+}
+
+MB_CVT_FN uint32_t mb__cvt_f32x2_to_bf16x2_sw(float lo, float hi) {
+  const uint32_t a = mb__cvt_f32_to_bf16_sw(lo), b = mb__cvt_f32_to_bf16_sw(hi);
+  return a | b << 16;
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32x2_to_e4m3x2_sw(float lo, float hi) {
+  const uint32_t a = mb__cvt_f32_to_e4m3_sw(lo), b = mb__cvt_f32_to_e4m3_sw(hi);
+  return (uint16_t)(a | b << 8);
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32x2_to_e5m2x2_sw(float lo, float hi) {
+  const uint32_t a = mb__cvt_f32_to_e5m2_sw(lo), b = mb__cvt_f32_to_e5m2_sw(hi);
+  return (uint16_t)(a | b << 8);
+}
+
+/* ---- the same conversions with NVIDIA's instructions ------------------------
+ * One instruction each (two for e4m3 -> f32, through f16, which holds every
+ * e4m3 value; one for a pair) and the sign fix. cuda_fp16.h, cuda_bf16.h
+ * and cuda_fp8.h emit the instructions in device code and model them bit
+ * for bit in host code, which is how tests/cvt/test_cvt_cuda runs these
+ * very bodies on the CPU. The dispatchers at the end pick them. */
+#if defined(__CUDACC__)
+
+MB_CVT_FN uint16_t mb__cvt_f32_to_f16_hw(float x) {
+  const __half_raw h = __float2half_rn(x);
+  return (uint16_t)mb__cvt_nan_sign(h.x, mb__cvt_bits(x), 0x8000u, 16);
+}
+
+MB_CVT_FN float mb__cvt_f16_to_f32_hw(uint16_t h) {
+  __half_raw r;
+  r.x = h;
+  const float f = __half2float(__half(r));
+  return mb__cvt_float(mb__cvt_nan_sign(mb__cvt_bits(f), h, 0x80000000u, -16));
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32_to_bf16_hw(float x) {
+  const __nv_bfloat16_raw b = __float2bfloat16_rn(x);
+  return (uint16_t)mb__cvt_nan_sign(b.x, mb__cvt_bits(x), 0x8000u, 16);
+}
+
+/* __NV_SATFINITE: |x| > max, infinities included, gives max. */
+MB_CVT_FN uint8_t mb__cvt_f32_to_e4m3_hw(float x) {
+  return (uint8_t)mb__cvt_nan_sign(
+      __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3), mb__cvt_bits(x),
+      0x80u, 24);
+}
+
+MB_CVT_FN uint8_t mb__cvt_f32_to_e5m2_hw(float x) {
+  return (uint8_t)mb__cvt_nan_sign(
+      __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2), mb__cvt_bits(x),
+      0x80u, 24);
+}
+
+MB_CVT_FN float mb__cvt_e4m3_to_f32_hw(uint8_t b) {
+  const float f = __half2float(__half(__nv_cvt_fp8_to_halfraw(b, __NV_E4M3)));
+  return mb__cvt_float(mb__cvt_nan_sign(mb__cvt_bits(f), b, 0x80000000u, -24));
+}
+
+/* Pairs. Scalar conversions with the sign fix each cost a conversion, the
+ * fix and the packing per element (ptxas only fuses two bare ones into
+ * one cvt.rn.f16x2.f32); a pair is one conversion and one fix for both. */
+MB_CVT_FN uint32_t mb__cvt_f32x2_to_f16x2_hw(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  uint32_t r;
+  memcpy(&r, &h, sizeof r);
+  return mb__cvt_nan_sign(mb__cvt_nan_sign(r, mb__cvt_bits(lo), 0x8000u, 16),
+                          mb__cvt_bits(hi), 0x80000000u, 0);
+}
+
+MB_CVT_FN uint32_t mb__cvt_f32x2_to_bf16x2_hw(float lo, float hi) {
+  const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+  uint32_t r;
+  memcpy(&r, &b, sizeof r);
+  return mb__cvt_nan_sign(mb__cvt_nan_sign(r, mb__cvt_bits(lo), 0x8000u, 16),
+                          mb__cvt_bits(hi), 0x80000000u, 0);
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32x2_to_e4m3x2_hw(float lo, float hi) {
+  const uint32_t r =
+      __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3);
+  return (uint16_t)mb__cvt_nan_sign(
+      mb__cvt_nan_sign(r, mb__cvt_bits(lo), 0x80u, 24), mb__cvt_bits(hi),
+      0x8000u, 16);
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32x2_to_e5m2x2_hw(float lo, float hi) {
+  const uint32_t r =
+      __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E5M2);
+  return (uint16_t)mb__cvt_nan_sign(
+      mb__cvt_nan_sign(r, mb__cvt_bits(lo), 0x80u, 24), mb__cvt_bits(hi),
+      0x8000u, 16);
+}
+
+#endif /* __CUDACC__ */
+
+/* ---- the same with _Float16 (HIP) ---------------------------------------
+ * IEEE's conversions (round to nearest even, overflow to infinity), which
+ * hipcc emits as v_cvt_f16_f32 / v_cvt_f32_f16. Host code gets them too
+ * where MB_CVT_FLOAT16 is defined: the host's _Float16 conversion is the
+ * same IEEE one, so tests/cvt/test_cvt_float16 checks these bodies on the
+ * CPU (nvcc has no _Float16 in device code, hence not under nvcc). */
+#if defined(__HIPCC__) || (defined(MB_CVT_FLOAT16) && !defined(__CUDACC__))
+
+MB_CVT_FN uint16_t mb__cvt_f32_to_f16_f16t(float x) {
+  const _Float16 h = (_Float16)x;
+  uint16_t b;
+  memcpy(&b, &h, sizeof b);
+  return (uint16_t)mb__cvt_nan_sign(b, mb__cvt_bits(x), 0x8000u, 16);
+}
+
+MB_CVT_FN float mb__cvt_f16_to_f32_f16t(uint16_t h) {
+  _Float16 v;
+  memcpy(&v, &h, sizeof v);
+  const float f = (float)v;
+  return mb__cvt_float(mb__cvt_nan_sign(mb__cvt_bits(f), h, 0x80000000u, -16));
+}
+
+MB_CVT_FN uint32_t mb__cvt_f32x2_to_f16x2_f16t(float lo, float hi) {
+  const uint32_t a = mb__cvt_f32_to_f16_f16t(lo),
+                 b = mb__cvt_f32_to_f16_f16t(hi);
+  return a | b << 16;
+}
+
+#endif
+
+/* ---- the converters the kernels call ----------------------------------------
+ * Each is its _hw (CUDA) or _f16t (HIP) version where MB_CVT_HW_* says the
+ * code being compiled has the instruction, else its _sw one. */
+#if MB_CVT_HW_F16 && defined(__CUDACC__)
+#define MB__CVT_F16(name) name##_hw
+#elif MB_CVT_HW_F16
+#define MB__CVT_F16(name) name##_f16t
+#else
+#define MB__CVT_F16(name) name##_sw
+#endif
+#if MB_CVT_HW_BF16
+#define MB__CVT_BF16(name) name##_hw
+#else
+#define MB__CVT_BF16(name) name##_sw
+#endif
+#if MB_CVT_HW_FP8
+#define MB__CVT_FP8(name) name##_hw
+#else
+#define MB__CVT_FP8(name) name##_sw
+#endif
+
+MB_CVT_FN uint16_t mb__cvt_f32_to_f16(float x) {
+  return MB__CVT_F16(mb__cvt_f32_to_f16)(x);
+}
+
+MB_CVT_FN float mb__cvt_f16_to_f32(uint16_t h) {
+  return MB__CVT_F16(mb__cvt_f16_to_f32)(h);
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32_to_bf16(float x) {
+  return MB__CVT_BF16(mb__cvt_f32_to_bf16)(x);
+}
+
+MB_CVT_FN uint8_t mb__cvt_f32_to_e4m3(float x) {
+  return MB__CVT_FP8(mb__cvt_f32_to_e4m3)(x);
+}
+
+MB_CVT_FN uint8_t mb__cvt_f32_to_e5m2(float x) {
+  return MB__CVT_FP8(mb__cvt_f32_to_e5m2)(x);
+}
+
+MB_CVT_FN float mb__cvt_e4m3_to_f32(uint8_t b) {
+  return MB__CVT_FP8(mb__cvt_e4m3_to_f32)(b);
+}
+
+/* e5m2 is the upper byte of an f16: the f16 conversion, wherever it runs. */
+MB_CVT_FN float mb__cvt_e5m2_to_f32(uint8_t b) {
+  return mb__cvt_f16_to_f32((uint16_t)(b << 8));
+}
+
+/* Two elements at once, for the stores of packed vectors. */
+MB_CVT_FN uint32_t mb__cvt_f32x2_to_f16x2(float lo, float hi) {
+  return MB__CVT_F16(mb__cvt_f32x2_to_f16x2)(lo, hi);
+}
+
+MB_CVT_FN uint32_t mb__cvt_f32x2_to_bf16x2(float lo, float hi) {
+  return MB__CVT_BF16(mb__cvt_f32x2_to_bf16x2)(lo, hi);
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32x2_to_e4m3x2(float lo, float hi) {
+  return MB__CVT_FP8(mb__cvt_f32x2_to_e4m3x2)(lo, hi);
+}
+
+MB_CVT_FN uint16_t mb__cvt_f32x2_to_e5m2x2(float lo, float hi) {
+  return MB__CVT_FP8(mb__cvt_f32x2_to_e5m2x2)(lo, hi);
+}
+
+#undef MB__CVT_F16
+#undef MB__CVT_BF16
+#undef MB__CVT_FP8
 
 #endif
