@@ -16,6 +16,7 @@ enum {
 /* Everything any command accepts; each command takes a subset. */
 typedef struct cli_opts {
   const char *op, *shape, *dtype, *out_dtype, *backend, *impl, *cache;
+  const char *flush; /* cold samples: write (default) or read */
   const char *format, *output, *criterion;
   const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act;
   const char *model, *recipe, *mode; /* run: a torchao model (model.h) */

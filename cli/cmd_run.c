@@ -55,6 +55,9 @@ static const opt_def_t k_run_opts[] = {
     {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate",
      "flush caches before each sample (cold, default), not (hot), or cycle "
      "operand copies larger than the last-level cache (rotate)"},
+    {"flush", 0, OPT_STR, O(flush), "write|read",
+     "cold: flush by writing a buffer the cache's size (write, default) or "
+     "by reading twice its size (read: no dirty lines left)"},
     {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed|entropy",
      "stopping criterion (stdrel; fixed with --samples); this and the "
      "timing options below override a --config file's timing"},
@@ -135,6 +138,7 @@ static const opt_def_t k_suite_opts[] = {
     {"backend", 0, OPT_STR, O(backend), "B",
      "backend (default: cpu, so the default suite means the same everywhere)"},
     {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate", "cache policy (cold)"},
+    {"flush", 0, OPT_STR, O(flush), "write|read", "cold: how to flush (write)"},
     {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
      "per benchmark sampling limit (4)"},
     ISOLATE_OPTS,
@@ -283,6 +287,13 @@ int cli_apply_common(const char *cmd, const cli_opts_t *o,
                      mb_bench_spec_t *spec) {
   if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
     return cli_error(cmd, "--cache: %s", mb_error_last());
+  mb_flush_t flush = MB_FLUSH_WRITE;
+  if (o->flush && mb_flush_from_name(o->flush, &flush) != MB_OK)
+    return cli_error(cmd, "--flush: %s", mb_error_last());
+  if (o->flush && spec->cache != MB_CACHE_COLD)
+    return cli_error(cmd, "--flush applies to --cache cold (got --cache %s)",
+                     mb_cache_policy_name(spec->cache));
+  if (flush == MB_FLUSH_READ) spec->flags |= MB_BENCH_FLUSH_READ;
   if (cli_apply_timing(cmd, o, spec) != 0) return EXIT_USAGE;
   spec->batch = o->batch;
   spec->seed = o->seed;

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "result.h"
 #include "stats.h"
+#include "timing.h"
 
 /* Enough empty samples to see the timer's step and a stable median, yet a
  * few milliseconds even with GPU events (~10 us each). */
@@ -57,17 +58,26 @@ static double resolution_of(const double *sorted, size_t n) {
 
 mb_status_t mb__device_timer(mb_device_t *dev) {
   if (dev->cal.timer_readings) return MB_OK;
-  const mb__backend_t *b = dev->backend;
   double *ns = malloc(MB__TIMER_READINGS * sizeof *ns);
   if (!ns) return mb__fail(MB_ERR_NO_MEMORY, "out of memory (timer)");
   mb_op_params_t params = MB_OP_PARAMS_INIT;
   const mb_kernel_call_t call = {sizeof call, &params, NULL,      0,
                                  NULL,        0,       dev->index};
-  uint32_t n = 0;
-  mb_status_t st = MB_OK;
-  while (n < MB__TIMER_READINGS && st == MB_OK)
-    st = b->vt->time_batch(b->state, dev->index, empty_run, NULL, &call, 1,
-                           &ns[n++]);
+  mb__timing_t t;
+  uint32_t n = 0, tries = 0;
+  mb_status_t st = mb__timing_begin(&t, dev, empty_run, NULL, &call);
+  /* A reading the timer dropped is not one; a timer that drops most of
+   * them is not trusted. */
+  while (st == MB_OK && n < MB__TIMER_READINGS &&
+         tries++ < 2 * MB__TIMER_READINGS) {
+    st = mb__timing_batch(&t, 1, &ns[n]);
+    if (st == MB_OK && !isnan(ns[n])) n++;
+  }
+  mb__timing_end(&t);
+  if (st == MB_OK && n < MB__TIMER_READINGS)
+    st = mb__fail(MB_ERR_BACKEND,
+                  "the device's timer dropped %u of %u empty samples: %s",
+                  tries - n, tries, mb_error_last());
   if (st == MB_OK) {
     qsort(ns, n, sizeof *ns, cmp_double);
     dev->cal.struct_size = sizeof dev->cal;

@@ -2,6 +2,7 @@
  * graph run step by step with the backend's own primitive kernels on
  * device buffers, checked step by step, and timed step by step. */
 #include "composite.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -329,31 +330,35 @@ static mb_status_t run_subset(void *kstate, const mb_kernel_call_t *call) {
   return MB_OK;
 }
 
-/* Median ns per run of `sub`, `samples` samples after one warm-up run. */
+/* Median ns per run of `sub`, `samples` samples after one warm-up run;
+ * samples the device's timer dropped are left out. */
 static mb_status_t time_subset(mb__composite_t *c, subset_t *sub,
-                               mb_cache_policy_t cache, uint32_t samples,
-                               double *median) {
-  const mb__backend_t *b = backend(c);
+                               mb_cache_policy_t cache, mb_flush_t how,
+                               uint32_t samples, double *median) {
   const uint32_t dev = c->dev->index;
   mb_kernel_call_t none = {sizeof none, &c->params, NULL, 0, NULL, 0, dev};
-  double ns;
-  mb_status_t st =
-      b->vt->time_batch(b->state, dev, run_subset, sub, &none, 1, &ns);
-  if (st != MB_OK) return st;
+  mb__timing_t t;
+  double ns = NAN;
+  mb_status_t st = mb__timing_begin(&t, c->dev, run_subset, sub, &none);
+  if (st == MB_OK) st = mb__timing_batch(&t, 1, &ns);
   uint32_t batch = 1;
   if (cache != MB_CACHE_COLD && ns > 0 && ns < MB__TARGET_SAMPLE_NS)
     batch = (uint32_t)ceil(MB__TARGET_SAMPLE_NS / ns);
-  double *v = malloc(samples * sizeof *v);
-  if (!v) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for step samples");
+  double *v = st == MB_OK ? malloc(samples * sizeof *v) : NULL;
+  if (st == MB_OK && !v)
+    st = mb__fail(MB_ERR_NO_MEMORY, "out of memory for step samples");
+  uint32_t n = 0;
   for (uint32_t i = 0; i < samples && st == MB_OK; i++) {
-    if (cache == MB_CACHE_COLD && b->vt->flush_cache)
-      st = b->vt->flush_cache(b->state, dev);
-    if (st == MB_OK)
-      st = b->vt->time_batch(b->state, dev, run_subset, sub, &none, batch, &ns);
-    v[i] = ns / batch;
+    if (cache == MB_CACHE_COLD) st = mb__timing_flush(c->dev, how);
+    if (st == MB_OK) st = mb__timing_batch(&t, batch, &ns);
+    if (st == MB_OK && !isnan(ns)) v[n++] = ns / batch;
   }
+  mb__timing_end(&t);
+  if (st == MB_OK && n == 0)
+    st = mb__fail(MB_ERR_BACKEND, "every sample of a step was dropped: %s",
+                  mb_error_last());
   mb_stats_t s = MB_STATS_INIT;
-  if (st == MB_OK) st = mb__stats_compute(v, samples, &s);
+  if (st == MB_OK) st = mb__stats_compute(v, n, &s);
   free(v);
   *median = s.median;
   return st;
@@ -375,7 +380,8 @@ mb_status_t mb__composite_time(void *state, mb_cache_policy_t cache,
     if (gs->phase != MB_PHASE_SETUP) {
       has_phase[gs->phase] = 1;
       subset_t sub = {c, (int)i, gs->phase};
-      mb_status_t st = time_subset(c, &sub, cache, samples, &t.median_ns);
+      mb_status_t st =
+          time_subset(c, &sub, cache, res->info.flush, samples, &t.median_ns);
       if (st != MB_OK) return st;
     }
     mb_status_t st = mb__result_add_step(res, &t);
@@ -385,7 +391,7 @@ mb_status_t mb__composite_time(void *state, mb_cache_policy_t cache,
     if (!has_phase[p]) continue;
     subset_t sub = {c, -1, (mb_phase_t)p};
     double ns;
-    mb_status_t st = time_subset(c, &sub, cache, samples, &ns);
+    mb_status_t st = time_subset(c, &sub, cache, res->info.flush, samples, &ns);
     if (st != MB_OK) return st;
     mb__result_set_phase(res, (mb_phase_t)p, ns);
   }

@@ -62,7 +62,10 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
                                .model = r->model,
                                .mode = r->mode,
                                .shape_name = r->shape_name,
-                               .speedup_vs_baseline = NAN};
+                               .speedup_vs_baseline = NAN,
+                               .flush = (spec->flags & MB_BENCH_FLUSH_READ)
+                                            ? MB_FLUSH_READ
+                                            : MB_FLUSH_WRITE};
   r->corr.struct_size = sizeof r->corr;
   r->stats.struct_size = sizeof r->stats;
   r->stats.stop_reason = "";
@@ -216,6 +219,22 @@ mb_status_t mb_cache_policy_from_name(const char *name,
                   name ? name : "(null)");
 }
 
+static const char *const k_flush_names[] = {"write", "read"};
+
+const char *mb_flush_name(mb_flush_t f) {
+  return (unsigned)f < 2 ? k_flush_names[f] : "?";
+}
+
+mb_status_t mb_flush_from_name(const char *name, mb_flush_t *out) {
+  for (unsigned i = 0; i < 2; i++)
+    if (name && !strcmp(name, k_flush_names[i])) {
+      *out = (mb_flush_t)i;
+      return MB_OK;
+    }
+  return mb__fail(MB_ERR_INVALID_ARG, "flush \"%s\"; valid: write, read",
+                  name ? name : "(null)");
+}
+
 void mb__result_shape(const mb_result_t *r, char *buf, size_t cap) {
   size_t len = 0;
   buf[0] = '\0';
@@ -243,9 +262,13 @@ void mb__result_problem_id(const mb_result_t *r, char *buf, size_t cap) {
 void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
   char problem[512];
   mb__result_problem_id(r, problem, sizeof problem);
-  snprintf(buf, cap, "%s/%s:%u/%s/%s", problem, r->backend,
+  /* A cold sample flushed by reading is another measurement than one
+   * flushed by writing. */
+  const int read = r->info.cache == MB_CACHE_COLD &&
+                   r->info.flush == MB_FLUSH_READ;
+  snprintf(buf, cap, "%s/%s:%u/%s/%s%s", problem, r->backend,
            r->info.device_index, *r->impl ? r->impl : "-",
-           mb_cache_policy_name(r->info.cache));
+           mb_cache_policy_name(r->info.cache), read ? "-read" : "");
 }
 
 /* Copy out at most the caller's struct_size (0 means "all of it"). */
@@ -329,6 +352,8 @@ void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
   if ((m & MB__P_ALPHA_BETA) && p->beta != 0) put_word(buf, cap, "beta");
   if ((m & MB__P_TF32) && (p->flags & MB_PARAM_TF32))
     put_word(buf, cap, "tf32");
+  if ((m & MB__P_FAST_ACCUM) && (p->flags & MB_PARAM_FAST_ACCUM))
+    put_word(buf, cap, "fast-accum");
   if ((m & MB__P_TRANSPOSE) && (p->flags & MB_PARAM_TRANSPOSE))
     put_word(buf, cap, "T");
   if ((m & MB__P_STATIC) && (p->flags & MB_PARAM_STATIC))

@@ -84,6 +84,10 @@ static void add_timing(cJSON *o, const mb_bench_spec_t *t) {
   cJSON_AddNumberToObject(j, "warmup_runs", t->warmup_runs);
   cJSON_AddNumberToObject(j, "batch_requested", t->batch);
   cJSON_AddNumberToObject(j, "repetitions", t->repetitions);
+  cJSON_AddStringToObject(
+      j, "flush",
+      mb_flush_name(t->flags & MB_BENCH_FLUSH_READ ? MB_FLUSH_READ
+                                                   : MB_FLUSH_WRITE));
 }
 
 static void add_correctness(cJSON *o, const mb_correctness_t *c) {

@@ -443,10 +443,18 @@ static mb_status_t read_timing(const cJSON *root, mb_result_t *r) {
   const char *crit = NULL;
   mb_status_t st = read_block(root, "timing", &o);
   if (st != MB_OK || !o) return st;
+  const char *flush = NULL;
+  mb_flush_t how = MB_FLUSH_WRITE;
   if ((st = read_value(o, "timing", "criterion", K_STR, 0, &crit)) != MB_OK ||
       (st = wrap(mb_criterion_from_name(crit, &r->timing.criterion),
-                 "timing.criterion")) != MB_OK)
+                 "timing.criterion")) != MB_OK ||
+      /* absent in files written before there was a choice: write */
+      (st = read_value(o, "timing", "flush", K_STR, OPT, &flush)) != MB_OK ||
+      (flush && (st = wrap(mb_flush_from_name(flush, &how),
+                           "timing.flush")) != MB_OK))
     return st;
+  if (how == MB_FLUSH_READ) r->timing.flags |= MB_BENCH_FLUSH_READ;
+  r->info.flush = how;
   return read_fields(o, "timing", r, k_fields, COUNT(k_fields));
 }
 

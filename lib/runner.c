@@ -123,16 +123,18 @@ static void teardown(mb__run_t *r) {
   }
 }
 
-/* The kernel's notes (algorithm, workspace, math mode) into the result. */
+/* The kernel's notes (algorithm, workspace, math mode, the autotuner's
+ * candidates) into the result; a kernel with more is cut. */
+#define MB__MAX_KERNEL_NOTES 32
 static void record_notes(const mb__run_t *r, mb_result_t *res) {
   const mb_backend_kernel_t *k = r->kernel.bk;
   if (!k ||
       k->struct_size < offsetof(mb_backend_kernel_t, notes) + sizeof k->notes ||
       !k->notes)
     return;
-  mb_kernel_note_t notes[16];
-  uint32_t n = k->notes(r->kstate, notes, 16);
-  for (uint32_t i = 0; i < n && i < 16; i++)
+  mb_kernel_note_t notes[MB__MAX_KERNEL_NOTES];
+  uint32_t n = k->notes(r->kstate, notes, MB__MAX_KERNEL_NOTES);
+  for (uint32_t i = 0; i < n && i < MB__MAX_KERNEL_NOTES; i++)
     mb__result_add_note(res, notes[i].key, notes[i].text, notes[i].value);
 }
 
@@ -209,7 +211,24 @@ static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
 
 /* Everything after the kernel is chosen. Failures become the result's
  * status; nothing here is an input error. */
+/* A read flush asked of a backend that only writes: skipped, not silently
+ * flushed another way. */
+static int read_flush_missing(const mb__run_t *r, mb_result_t *res) {
+  const mb__backend_t *b = r->dev->backend;
+  if (r->spec.cache != MB_CACHE_COLD || !(r->spec.flags & MB_BENCH_FLUSH_READ) ||
+      MB__VT_HAS(b->vt, flush_cache_with))
+    return 0;
+  char why[200];
+  snprintf(why, sizeof why,
+           "backend %s has no read-only cache flush (it flushes by writing: "
+           "flush write)",
+           b->name);
+  mb__result_set_status(res, MB_RESULT_SKIPPED, why);
+  return 1;
+}
+
 static void execute_phases(mb__run_t *r, mb_result_t *res) {
+  if (read_flush_missing(r, res)) return;
   mb_status_t st = setup_operands(r);
   if (st != MB_OK) goto failed;
   st = prepare_kernel(r);

@@ -7,6 +7,7 @@
 #include "composite.h"
 #include "kernel.h"
 #include "result.h"
+#include "timing.h"
 
 #define MB__MAX_OPERANDS 16 /* a transformer block has 10 */
 
@@ -38,6 +39,9 @@ typedef struct mb__run {
   int prepared;
   mb__copy_t *copies; /* cycled run by run */
   uint32_t num_copies, next_copy;
+  mb__timing_t timing; /* while sampling */
+  uint32_t dropped;    /* samples the device's timer invalidated */
+  char drop_reason[256];
 } mb__run_t;
 
 /* A user kernel behind the backend's kernel-call interface. */

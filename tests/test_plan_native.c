@@ -171,6 +171,25 @@ static void test_fast_accum(void **state) {
   mb_plan_destroy(plan);
 }
 
+/* flush: how cold samples flush, a spec flag; swept, and named with its
+ * key (write/read alone would not say what they are). */
+static void test_flush(void **state) {
+  (void)state;
+  mb_plan_t *plan = parse(
+      "benchmarks:\n"
+      "  - op: add\n"
+      "    shapes: [[8, 64]]\n"
+      "    flush: [write, read]\n");
+  assert_int_equal(mb_plan_count(plan), 2);
+  mb_plan_entry_t e = entry(plan, 0);
+  assert_string_equal(e.name, "add/8x64/f32/flush=write");
+  assert_false(e.spec.flags & MB_BENCH_FLUSH_READ);
+  e = entry(plan, 1);
+  assert_string_equal(e.name, "add/8x64/f32/flush=read");
+  assert_true(e.spec.flags & MB_BENCH_FLUSH_READ);
+  mb_plan_destroy(plan);
+}
+
 /* Booleans become MB_PARAM_* flags, numbers their fields. */
 static void test_flags_and_numbers(void **state) {
   (void)state;
@@ -790,6 +809,7 @@ int main(void) {
       cmocka_unit_test(test_names),
       cmocka_unit_test(test_flags_and_numbers),
       cmocka_unit_test(test_fast_accum),
+      cmocka_unit_test(test_flush),
       cmocka_unit_test(test_defaults_merged),
       cmocka_unit_test(test_presets),
       cmocka_unit_test(test_model_linear),

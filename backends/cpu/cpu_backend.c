@@ -150,10 +150,15 @@ static mb_status_t cpu_sync(void *state, uint32_t dev) {
   return MB_OK;
 }
 
-static mb_status_t cpu_flush_cache(void *state, uint32_t dev) {
+static mb_status_t cpu_flush_cache_with(void *state, uint32_t dev,
+                                        mb_flush_t how) {
   mb_cpu_state_t *st = state;
   const mb_status_t status = check_device(st, dev);
-  return status != MB_OK ? status : mb__cpu_flush(st);
+  return status != MB_OK ? status : mb__cpu_flush(st, how);
+}
+
+static mb_status_t cpu_flush_cache(void *state, uint32_t dev) {
+  return cpu_flush_cache_with(state, dev, MB_FLUSH_WRITE);
 }
 
 /* ---- timer --------------------------------------------------------------- */
@@ -264,6 +269,7 @@ static const mb_backend_vtable_t cpu_vtable = {
     .copy_to_host = cpu_copy,
     .sync = cpu_sync,
     .flush_cache = cpu_flush_cache,
+    .flush_cache_with = cpu_flush_cache_with,
     .time_batch = cpu_time_batch,
     .kernels = cpu_kernels,
     .num_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0],

@@ -75,6 +75,7 @@ typedef struct mb_cpu_state {
   uint64_t *flush_buf;
   size_t flush_words;
   uint64_t flush_epoch;
+  uint64_t flush_sink; /* what the read flush read, so it is not elided */
 
   char version[192];
 
@@ -155,7 +156,7 @@ void mb__cpu_peak_measure(mb_cpu_state_t *st);
 mb_status_t mb__cpu_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr);
 
 /* ---- cpu_flush.c --------------------------------------------------------- */
-mb_status_t mb__cpu_flush(mb_cpu_state_t *st);
+mb_status_t mb__cpu_flush(mb_cpu_state_t *st, mb_flush_t how);
 void mb__cpu_flush_fini(mb_cpu_state_t *st);
 
 #ifdef MB_HAVE_ONEDNN

@@ -4,9 +4,11 @@
  * cuda_gemm_lt_plan.c; cuda_gemm_lt.h describes the operand swap.
  *
  * Autotuning (prepare, untimed): cublasLtMatmulAlgoGetHeuristic offers up
- * to 8 algorithms within the device's workspace; each runs once as a
- * warm-up and then 5 times between CUDA events on the device stream; the
- * lowest median wins. The choice is remembered in the device's tune cache,
+ * to 8 algorithms within the device's workspace; each is timed by the host
+ * layer as a benchmark is (behind the blocking kernel, batches of at least
+ * 20 us of work, the median of 5); the lowest median wins, and the result's
+ * notes carry every candidate's time. The choice is remembered in the
+ * device's tune cache,
  * keyed by a hash of the params, the plan, the operands' alignment and the
  * implementation, so preparing the same GEMM for another operand copy does
  * not tune again (cublasLtMatmulAlgoCheck re-validates a cached choice). */
@@ -22,10 +24,12 @@
 mb_status_t mb__gpu_quantize_run(void *kstate, const mb_kernel_call_t *call);
 
 #define LT_MAX_ALGOS 8
-#define LT_TUNE_RUNS 5
-/* A candidate whose warm-up alone takes longer is timed once, not 5 times:
+#define LT_TUNE_SAMPLES 5u
+/* Work per tuning sample: far above a launch's few microseconds. */
+#define LT_TUNE_MIN_NS 2e4
+/* A candidate whose single run takes longer is sampled once, not 5 times:
  * huge GEMMs would otherwise make prepare take minutes. */
-#define LT_SLOW_MS 250.0f
+#define LT_SLOW_NS 250e6
 
 enum { SIDE_A = 0, SIDE_B = 1 }; /* cuBLASLt's A (our B), B (our A) */
 
@@ -40,6 +44,7 @@ typedef struct lt_kernel {
   size_t ws;
   int algo_id, tried, cache_hit;
   double best_ms;
+  char timings[400]; /* every candidate's median (the tune cache keeps it) */
   union {
     float f;
     int32_t i;
@@ -78,12 +83,13 @@ static mb_status_t decline(lt_kernel_t *k, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  k->st->host.set_error("cuda: cublaslt gemm: %s", buf);
+  k->st->base.host.set_error("cuda: cublaslt gemm: %s", buf);
   return MB_ERR_UNSUPPORTED;
 }
 
 static mb_status_t no_memory(lt_kernel_t *k, const char *what) {
-  k->st->host.set_error("cuda: cublaslt gemm: out of host memory %s", what);
+  k->st->base.host.set_error("cuda: cublaslt gemm: out of host memory %s",
+                             what);
   return MB_ERR_NO_MEMORY;
 }
 
@@ -105,12 +111,13 @@ mb_status_t mb__cuda_lt_supports(void *bstate, uint32_t dev,
   mb_cuda_state_t *st = bstate;
   const char *reason = NULL;
   mb_status_t s = MB_ERR_UNSUPPORTED;
-  if (!st || !params || dev >= st->num_devices) {
+  if (!st || !params || dev >= st->base.num_devices) {
     reason = "cublaslt: no such CUDA device";
   } else {
     char *buf = bufs[next++ % 4];
     mb_lt_plan_t pl;
-    s = mb__cuda_lt_plan(&st->devices[dev], params, &pl, buf, sizeof bufs[0]);
+    s = mb__cuda_lt_plan(mb__cuda_device(st, dev), params, &pl, buf,
+                         sizeof bufs[0]);
     reason = buf;
   }
   if (s != MB_OK && why) *why = reason;
@@ -129,10 +136,10 @@ static mb_status_t download(lt_kernel_t *k, void *host, const void *dev,
                             size_t bytes) {
   mb_status_t s = ck(
       k,
-      cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, k->d->stream),
+      cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, k->d->base.stream),
       "cublaslt gemm: copy an operand to the host");
   if (s == MB_OK)
-    s = ck(k, cudaStreamSynchronize(k->d->stream),
+    s = ck(k, cudaStreamSynchronize(k->d->base.stream),
            "cublaslt gemm: copy an operand to the host");
   return s;
 }
@@ -141,10 +148,10 @@ static mb_status_t upload(lt_kernel_t *k, void *dev, const void *host,
                           size_t bytes) {
   mb_status_t s = ck(
       k,
-      cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, k->d->stream),
+      cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, k->d->base.stream),
       "cublaslt gemm: copy a re-laid-out operand to the device");
   if (s == MB_OK)
-    s = ck(k, cudaStreamSynchronize(k->d->stream),
+    s = ck(k, cudaStreamSynchronize(k->d->base.stream),
            "cublaslt gemm: copy a re-laid-out operand to the device");
   return s;
 }
@@ -211,8 +218,8 @@ static mb_status_t stage_scales(lt_kernel_t *k, const mb_kernel_call_t *call) {
 }
 
 static mb_status_t quantize(lt_kernel_t *k) {
-  mb_status_t s = mb__gpu_quantize_run(&k->d->env, &k->qcall[SIDE_A]);
-  if (s == MB_OK) s = mb__gpu_quantize_run(&k->d->env, &k->qcall[SIDE_B]);
+  mb_status_t s = mb__gpu_quantize_run(&k->d->base.env, &k->qcall[SIDE_A]);
+  if (s == MB_OK) s = mb__gpu_quantize_run(&k->d->base.env, &k->qcall[SIDE_B]);
   return s;
 }
 
@@ -274,7 +281,7 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
   /* Once now: the tuning multiplies real data, and errors surface here. */
   s = quantize(k);
   if (s == MB_OK)
-    s = ck(k, cudaStreamSynchronize(k->d->stream),
+    s = ck(k, cudaStreamSynchronize(k->d->base.stream),
            "cublaslt gemm: quantize the inputs");
   return s;
 }
@@ -400,7 +407,7 @@ static cublasStatus_t matmul(lt_kernel_t *k, const cublasLtMatmulAlgo_t *algo,
                              void *pd) {
   return cublasLtMatmul(k->d->lt, k->op, &k->alpha, pa, k->la, pb, k->lb,
                         &k->beta, pd, k->lc, pd, k->lc, algo, k->d->workspace,
-                        ws, k->d->stream);
+                        ws, k->d->base.stream);
 }
 
 static uint64_t fnv1a(const void *data, size_t n) {
@@ -466,46 +473,7 @@ static void tune_remember(mb_cuda_device_t *d, uint64_t key,
   slot->algo_id = k->algo_id;
   slot->candidates = k->tried;
   slot->best_ms = k->best_ms;
-}
-
-static int cmp_float(const void *a, const void *b) {
-  const float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of LT_TUNE_RUNS runs after one warm-up. *lt: the matmul's status
- * (an algorithm that does not run is skipped, not an error); the return
- * value: CUDA errors. */
-static mb_status_t time_algo(lt_kernel_t *k,
-                             const cublasLtMatmulHeuristicResult_t *r,
-                             const void *pa, const void *pb, void *pd,
-                             cudaEvent_t e0, cudaEvent_t e1, float *median,
-                             cublasStatus_t *lt) {
-  cudaStream_t stream = k->d->stream;
-  float t[LT_TUNE_RUNS];
-  int runs = LT_TUNE_RUNS;
-  *lt = CUBLAS_STATUS_SUCCESS;
-  for (int i = -1; i < runs; i++) {
-    float ms = 0;
-    mb_status_t s = ck(k, cudaEventRecord(e0, stream), "cublaslt gemm: tune");
-    if (s != MB_OK) return s;
-    *lt = matmul(k, &r->algo, r->workspaceSize, pa, pb, pd);
-    if (*lt != CUBLAS_STATUS_SUCCESS) return MB_OK;
-    if ((s = ck(k, cudaEventRecord(e1, stream), "cublaslt gemm: tune")) !=
-            MB_OK ||
-        (s = ck(k, cudaEventSynchronize(e1), "cublaslt gemm: tune")) != MB_OK ||
-        (s = ck(k, cudaEventElapsedTime(&ms, e0, e1), "cublaslt gemm: tune")) !=
-            MB_OK)
-      return s;
-    if (i < 0) {
-      if (ms > LT_SLOW_MS) runs = 1;
-      continue;
-    }
-    t[i] = ms;
-  }
-  qsort(t, (size_t)runs, sizeof t[0], cmp_float);
-  *median = t[runs / 2];
-  return MB_OK;
+  snprintf(slot->timings, sizeof slot->timings, "%s", k->timings);
 }
 
 /* The operands cuBLASLt multiplies (for alignment and tuning). */
@@ -515,55 +483,91 @@ static void lt_operands(const lt_kernel_t *k, const mb_kernel_call_t *call,
   *pb = k->plan.variant == MB_LT_QI ? k->qa : call->in[0];
 }
 
+/* One candidate algorithm as a run the host layer can time. */
+typedef struct lt_candidate {
+  lt_kernel_t *k;
+  const cublasLtMatmulHeuristicResult_t *r;
+  const void *pa, *pb;
+  void *pd;
+} lt_candidate_t;
+
+static mb_status_t run_candidate(void *kstate, const mb_kernel_call_t *call) {
+  (void)call;
+  const lt_candidate_t *c = kstate;
+  const cublasStatus_t s =
+      matmul(c->k, &c->r->algo, c->r->workspaceSize, c->pa, c->pb, c->pd);
+  return mb__cuda_check_lt(c->k->st, s, "cublaslt gemm: a tuning candidate");
+}
+
+/* Appends "id N: t ms" (or why it did not run) to the candidates' note. */
+static void note_candidate(lt_kernel_t *k, int id, double ms,
+                           const char *failed) {
+  const size_t n = strlen(k->timings);
+  if (n + 1 >= sizeof k->timings) return;
+  if (failed)
+    snprintf(k->timings + n, sizeof k->timings - n, "%sid %d: did not run",
+             n ? "; " : "", id);
+  else
+    snprintf(k->timings + n, sizeof k->timings - n, "%sid %d: %.4g ms",
+             n ? "; " : "", id, ms);
+}
+
+static int algo_id(const cublasLtMatmulAlgo_t *algo) {
+  int32_t id = -1;
+  size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &id,
+                                           sizeof id,
+                                           &written) != CUBLAS_STATUS_SUCCESS)
+    id = -1;
+  return id;
+}
+
+/* Each candidate timed as the benchmark itself is timed (the host layer:
+ * behind the blocking kernel, a batch of at least LT_TUNE_MIN_NS of work a
+ * sample, so a small GEMM is not judged by its launch latency), the median
+ * of LT_TUNE_SAMPLES samples; the fastest wins. A candidate that does not
+ * run is passed over and named in the note. */
 static mb_status_t tune_candidates(lt_kernel_t *k,
                                    const cublasLtMatmulHeuristicResult_t *res,
                                    int nres, const void *pa, const void *pb,
                                    void *pd) {
-  cudaEvent_t e0 = NULL, e1 = NULL;
+  const mb_kernel_call_t none = {sizeof none, &k->p,     NULL, 0,
+                                 NULL,        0,         (uint32_t)0};
   int best = -1;
-  float best_ms = 0;
-  cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
-  mb_status_t s = ck(k, cudaEventCreate(&e0), "cublaslt gemm: create event");
-  if (s == MB_OK)
-    s = ck(k, cudaEventCreate(&e1), "cublaslt gemm: create event");
+  double best_ns = 0;
+  char last[512] = "none fits the workspace";
   k->tried = 0;
-  for (int i = 0; i < nres && s == MB_OK; i++) {
+  k->timings[0] = '\0';
+  for (int i = 0; i < nres; i++) {
     if (res[i].state != CUBLAS_STATUS_SUCCESS ||
         res[i].workspaceSize > MB_CUDA_WORKSPACE_BYTES)
       continue;
-    float ms = 0;
-    cublasStatus_t lt;
-    s = time_algo(k, &res[i], pa, pb, pd, e0, e1, &ms, &lt);
-    if (s != MB_OK) break;
-    if (lt != CUBLAS_STATUS_SUCCESS) {
-      last = lt;
+    lt_candidate_t c = {k, &res[i], pa, pb, pd};
+    double ns = 0;
+    const mb_status_t s = mb__gpuh_time_median(
+        &k->st->base, &k->d->base, run_candidate, &c, &none, LT_TUNE_SAMPLES,
+        LT_TUNE_MIN_NS, LT_SLOW_NS, &ns);
+    const int id = algo_id(&res[i].algo);
+    if (s != MB_OK) {
+      snprintf(last, sizeof last, "%s", k->st->base.last_error);
+      note_candidate(k, id, 0, last);
       continue;
     }
+    note_candidate(k, id, ns * 1e-6, NULL);
     k->tried++;
-    if (best < 0 || ms < best_ms) best = i, best_ms = ms;
+    if (best < 0 || ns < best_ns) best = i, best_ns = ns;
   }
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
-  if (s != MB_OK) return s;
   if (best < 0)
     return decline(k,
                    "cuBLASLt offered %d algorithms for %s (%s) at "
                    "%lldx%lldx%lld but none ran (%s)",
                    nres, k->plan.math, k->plan.compute_name,
                    (long long)k->plan.m, (long long)k->plan.k,
-                   (long long)k->plan.n,
-                   last != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(last)
-                                                 : "none fits the workspace");
+                   (long long)k->plan.n, last);
   k->algo = res[best].algo;
   k->ws = res[best].workspaceSize;
-  k->best_ms = best_ms;
-  int32_t id = -1;
-  size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&k->algo, CUBLASLT_ALGO_CONFIG_ID,
-                                           &id, sizeof id,
-                                           &written) != CUBLAS_STATUS_SUCCESS)
-    id = -1;
-  k->algo_id = id;
+  k->best_ms = best_ns * 1e-6;
+  k->algo_id = algo_id(&k->algo);
   return MB_OK;
 }
 
@@ -588,6 +592,7 @@ static mb_status_t tune(lt_kernel_t *k, const mb_kernel_call_t *call) {
       k->algo_id = hit->algo_id;
       k->tried = hit->candidates;
       k->best_ms = hit->best_ms;
+      snprintf(k->timings, sizeof k->timings, "%s", hit->timings);
       k->cache_hit = 1;
       return MB_OK;
     }
@@ -630,7 +635,7 @@ static mb_status_t tune(lt_kernel_t *k, const mb_kernel_call_t *call) {
         lt_version(v, sizeof v), k->plan.math, k->plan.compute_name,
         k->plan.scale_mode[0] ? "; " : "", k->plan.scale_mode,
         (long long)k->plan.m, (long long)k->plan.k, (long long)k->plan.n,
-        d->name, d->cc_major, d->cc_minor,
+        d->base.name, d->cc_major, d->cc_minor,
         hs != CUBLAS_STATUS_SUCCESS ? ": " : "",
         hs != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(hs) : "");
   }
@@ -643,13 +648,13 @@ static mb_status_t tune(lt_kernel_t *k, const mb_kernel_call_t *call) {
     if (s == MB_OK)
       s = ck(k,
              cudaMemcpyAsync(scratch, pd, bytes, cudaMemcpyDeviceToDevice,
-                             d->stream),
+                             d->base.stream),
              "cublaslt gemm: copy D for tuning");
     pd = scratch;
   }
   if (s == MB_OK) s = tune_candidates(k, res, nres, pa, pb, pd);
   if (scratch) {
-    cudaStreamSynchronize(d->stream);
+    cudaStreamSynchronize(d->base.stream);
     cudaFree(scratch);
   }
   if (s == MB_OK) tune_remember(d, key, k);
@@ -662,8 +667,8 @@ void mb__cuda_lt_release(void *kstate) {
   lt_kernel_t *k = kstate;
   if (!k) return;
   if (k->d) {
-    cudaSetDevice(k->d->ordinal);
-    cudaStreamSynchronize(k->d->stream); /* nothing queued still uses them */
+    cudaSetDevice(k->d->base.ordinal);
+    cudaStreamSynchronize(k->d->base.stream); /* nothing queued still uses them */
   }
   if (k->lc) cublasLtMatrixLayoutDestroy(k->lc);
   if (k->lb) cublasLtMatrixLayoutDestroy(k->lb);
@@ -682,19 +687,19 @@ mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
   mb_cuda_state_t *st = bstate;
   *kstate = NULL;
   if (!call || !call->params || call->num_in < 4 || call->num_out < 1) {
-    st->host.set_error(
+    st->base.host.set_error(
         "cuda: cublaslt gemm: the call needs A, B, scale_a, "
         "scale_b and D");
     return MB_ERR_INVALID_ARG;
   }
   mb_cuda_device_t *d = mb__cuda_device(st, call->device);
   if (!d) return MB_ERR_NOT_FOUND;
-  mb_status_t s = mb__cuda_check(st, cudaSetDevice(d->ordinal),
+  mb_status_t s = mb__cuda_check(st, cudaSetDevice(d->base.ordinal),
                                  "cublaslt gemm: set the device");
   if (s != MB_OK) return s;
   lt_kernel_t *k = calloc(1, sizeof *k);
   if (!k) {
-    st->host.set_error("cuda: cublaslt gemm: out of host memory");
+    st->base.host.set_error("cuda: cublaslt gemm: out of host memory");
     return MB_ERR_NO_MEMORY;
   }
   k->st = st;
@@ -702,7 +707,7 @@ mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
   k->p = *call->params;
   char why[320];
   if (mb__cuda_lt_plan(d, &k->p, &k->plan, why, sizeof why) != MB_OK) {
-    st->host.set_error("cuda: cublaslt gemm: %s", why);
+    st->base.host.set_error("cuda: cublaslt gemm: %s", why);
     free(k);
     return MB_ERR_UNSUPPORTED;
   }
@@ -760,12 +765,13 @@ mb_status_t mb__cuda_lt_run(void *kstate, const mb_kernel_call_t *call) {
 uint32_t mb__cuda_lt_notes(void *kstate, mb_kernel_note_t *out, uint32_t max) {
   const lt_kernel_t *k = kstate;
   if (!k) return 0;
-  mb_kernel_note_t n[12];
+  mb_kernel_note_t n[16];
   uint32_t c = 0;
   n[c++] = (mb_kernel_note_t){"algo_id", NULL, (double)k->algo_id};
   n[c++] = (mb_kernel_note_t){"workspace_bytes", NULL, (double)k->ws};
   n[c++] = (mb_kernel_note_t){"algos_tried", NULL, (double)k->tried};
   n[c++] = (mb_kernel_note_t){"tune_median_ms", NULL, k->best_ms};
+  n[c++] = (mb_kernel_note_t){"tune_candidates", k->timings, 0};
   n[c++] = (mb_kernel_note_t){"tune_cached", NULL, (double)k->cache_hit};
   n[c++] = (mb_kernel_note_t){"math", k->plan.math, 0};
   n[c++] = (mb_kernel_note_t){"compute_type", k->plan.compute_name, 0};

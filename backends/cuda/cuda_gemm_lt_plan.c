@@ -228,7 +228,7 @@ static mb_status_t need_hopper_scales(const mb_cuda_device_t *d,
                   "128-block scaling, which needs compute capability 9.0; "
                   "this GPU (%s) is %d.%d, where cuBLASLt scales fp8 "
                   "tensor-wide only",
-                  what, d->name, d->cc_major, d->cc_minor);
+                  what, d->base.name, d->cc_major, d->cc_minor);
   const size_t v = lt_version();
   if (v < 120900)
     return refuse(why, cap,
@@ -278,7 +278,7 @@ static mb_status_t plan_float(const mb_cuda_device_t *d,
                       "tf32 needs tensor cores of compute capability >= 8.0; "
                       "this GPU (%s) is %d.%d (run without tf32 for exact "
                       "f32)",
-                      d->name, d->cc_major, d->cc_minor);
+                      d->base.name, d->cc_major, d->cc_minor);
       pl->compute = CUBLAS_COMPUTE_32F_FAST_TF32;
       snprintf(pl->math, sizeof pl->math, "tf32");
       snprintf(pl->compute_name, sizeof pl->compute_name,
@@ -291,7 +291,7 @@ static mb_status_t plan_float(const mb_cuda_device_t *d,
       return refuse(why, cap,
                     "bf16 GEMM needs compute capability >= 8.0; this GPU (%s) "
                     "is %d.%d",
-                    d->name, d->cc_major, d->cc_minor);
+                    d->base.name, d->cc_major, d->cc_minor);
     if (out != t && out != MB_DTYPE_F32)
       return refuse(why, cap,
                     "%s inputs: cuBLASLt writes %s or f32, not %s (cuBLAS "
@@ -390,7 +390,7 @@ static mb_status_t plan_fp8(const mb_cuda_device_t *d, const mb_op_params_t *p,
     return refuse(why, cap,
                   "fp8 GEMM needs compute capability >= 8.9; this GPU (%s) is "
                   "%d.%d",
-                  d->name, d->cc_major, d->cc_minor);
+                  d->base.name, d->cc_major, d->cc_minor);
   if (!is_fp8(tb))
     return refuse(why, cap, "fp8 x %s has no cuBLASLt GEMM", dname(tb));
   if (ta == MB_DTYPE_F8E5M2 && tb == MB_DTYPE_F8E5M2)
@@ -478,7 +478,7 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
     return refuse(why, cap,
                   "fp8 GEMM needs compute capability >= 8.9; this GPU (%s) is "
                   "%d.%d",
-                  d->name, d->cc_major, d->cc_minor);
+                  d->base.name, d->cc_major, d->cc_minor);
   if (!is_float_out(p->dtype_out) || p->dtype_acc != MB_DTYPE_F32)
     return refuse(why, cap,
                   "quantize-inputs to fp8 writes bf16, f16 or f32 with f32 "

@@ -1,10 +1,12 @@
 /* CUDA backend — state shared by its files (C, compiled by the host
- * compiler against cudart and cuBLASLt; the kernels themselves are the
- * shared sources in backends/gpu/).
+ * compiler against cudart and cuBLASLt). The device skeleton and the
+ * timing method are the GPU host layer's (backends/gpu/host/gpu_host.h);
+ * the kernels are the shared sources in backends/gpu/. What is CUDA's
+ * alone lives here: the peak table, cuBLASLt, NVML, module loading.
  *
- * One mb_cuda_device_t per visible GPU, created at init: its stream (every
- * kernel and timer of the backend runs on it), events, the L2 flush buffer,
- * the blocking-kernel flag, a cuBLASLt handle and workspace, and the peaks. */
+ * A device record is the host layer's (stream, events, flags, flush
+ * buffers, the shared kernels' env) followed by a cuBLASLt handle and
+ * workspace, the tune cache, the NVML handle and the peaks. */
 #ifndef MB_CUDA_INTERNAL_H
 #define MB_CUDA_INTERNAL_H
 
@@ -12,8 +14,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "gpu_kernels.h"
-#include "microbench/sys/backend.h"
+#include "gpu_host.h"
 
 /* cuBLASLt's workspace per device: what NVIDIA recommends for Hopper and
  * Blackwell (32 MiB); the chosen algorithm's need is recorded per result. */
@@ -28,64 +29,55 @@ typedef struct mb_cuda_tuned {
   size_t workspace;
   int algo_id;
   int candidates; /* algorithms the heuristic offered and we timed */
-  double best_ms; /* median of 5 runs of the chosen one */
+  double best_ms; /* the chosen one's median */
+  char timings[400]; /* every candidate's median, as the note shows it */
 } mb_cuda_tuned_t;
 
 typedef struct mb_cuda_nvml mb_cuda_nvml_t; /* cuda_nvml.c */
 
 typedef struct mb_cuda_device {
-  int ordinal; /* CUDA device number */
-  char name[256];
+  mb_gpuh_device_t base; /* first: the host layer's record */
   int cc_major, cc_minor;
-  int sm_count;
-  size_t memory_bytes;
+  char arch[16];          /* "sm_90" */
   size_t l2_bytes;
   double sm_clock_hz;  /* peak (device attribute) */
   double mem_clock_hz; /* peak */
   int bus_width_bits;
-  double mem_bw;               /* bytes/s: table, else estimated */
   double peak[MB_DTYPE_COUNT]; /* dense tensor-core peak by input */
   double peak_tf32; /* f32 inputs on tensor cores (peak[F32]: CUDA cores) */
-  char peak_source[160];
-  char timer_info[256];
+  char peak_source[200];
 
-  cudaStream_t stream;
-  cudaEvent_t start, stop;
-  void *flush_buf;             /* l2_bytes, memset before each cold sample */
-  volatile int32_t *flag_host; /* blocking kernel: host-mapped release flag */
-  int32_t *flag_dev;
   cublasLtHandle_t lt;
   void *workspace; /* MB_CUDA_WORKSPACE_BYTES */
   mb_cuda_tuned_t tuned[MB_CUDA_TUNE_CACHE];
-  void *nvml_dev;   /* nvmlDevice_t, NULL when NVML is not readable */
-  mb_gpu_env_t env; /* kstate of the shared kernels */
+  void *nvml_dev; /* nvmlDevice_t, NULL when NVML is not readable */
 } mb_cuda_device_t;
 
 typedef struct mb_cuda_state {
-  mb_host_api_t host;
-  uint32_t num_devices;
-  mb_cuda_device_t *devices;
-  char why_none[256];
-  char version[256];
-  char *last_error; /* -> last_error_buf: the last mb__cuda_check* failure */
-  char last_error_buf[256];
+  mb_gpuh_state_t base; /* first: the host layer's state */
   mb_cuda_nvml_t *nvml; /* NULL: NVML not loadable */
+  /* How the runtime loads kernels, and who chose it (cuda_backend.c). */
+  char module_loading[160];
 } mb_cuda_state_t;
 
-#define MB_CUDA_LOG(st, level, ...) \
-  (st)->host.log((st)->host.host, level, __VA_ARGS__)
+#define MB_CUDA_LOG(st, level, ...) MB_GPUH_LOG(&(st)->base, level, __VA_ARGS__)
 
 /* "cuda: <what>: <error string>" through host set_error; MB_ERR_BACKEND
  * (MB_ERR_NO_MEMORY for cudaErrorMemoryAllocation). MB_OK for success. */
-mb_status_t mb__cuda_check(const mb_cuda_state_t *st, cudaError_t e,
-                           const char *what);
+static inline mb_status_t mb__cuda_check(mb_cuda_state_t *st, cudaError_t e,
+                                         const char *what) {
+  return mb__gpuh_check(&st->base, e, what);
+}
 /* The same for cuBLASLt statuses (CUBLAS_STATUS_NOT_SUPPORTED ->
  * MB_ERR_UNSUPPORTED, so the result is `skipped` with the reason). */
-mb_status_t mb__cuda_check_lt(const mb_cuda_state_t *st, cublasStatus_t s,
+mb_status_t mb__cuda_check_lt(mb_cuda_state_t *st, cublasStatus_t s,
                               const char *what);
 
 /* The device of a call, or NULL after set_error. */
-mb_cuda_device_t *mb__cuda_device(mb_cuda_state_t *st, uint32_t dev);
+static inline mb_cuda_device_t *mb__cuda_device(mb_cuda_state_t *st,
+                                                uint32_t dev) {
+  return (mb_cuda_device_t *)(void *)mb__gpuh_device(&st->base, dev);
+}
 
 /* Peaks and memory bandwidth for the device (cuda_peaks.c). */
 void mb__cuda_peaks(mb_cuda_device_t *d);
@@ -100,17 +92,5 @@ void mb__cuda_nvml_close(mb_cuda_nvml_t *n);
 const char *mb__cuda_nvml_driver(const mb_cuda_nvml_t *n); /* "" unknown */
 void *mb__cuda_nvml_device(mb_cuda_nvml_t *n, const char *pci_bus_id);
 void mb__cuda_nvml_read(mb_cuda_nvml_t *n, void *dev, mb_telemetry_t *out);
-
-/* Timing (cuda_timer.c): events around a batch, behind a blocking kernel;
- * batches longer than the launch queue are captured as a graph. */
-mb_status_t mb__cuda_timer_init(mb_cuda_state_t *st, mb_cuda_device_t *d);
-void mb__cuda_timer_fini(mb_cuda_device_t *d);
-mb_status_t mb__cuda_time_batch(mb_cuda_state_t *st, mb_cuda_device_t *d,
-                                mb_kernel_run_fn run, void *kstate,
-                                const mb_kernel_call_t *call, uint32_t batch,
-                                double *elapsed_ns);
-/* The blocking kernel (cuda_block.cu). */
-cudaError_t mb__cuda_launch_block(cudaStream_t s, volatile int32_t *flag,
-                                  double timeout_s);
 
 #endif

@@ -71,14 +71,14 @@ static void set_peaks(mb_cuda_device_t *d, double bf16, double fp8, double int8,
 }
 
 static int from_table(mb_cuda_device_t *d) {
-  const double gib = (double)d->memory_bytes / (1024.0 * 1024.0 * 1024.0);
+  const double gib = (double)d->base.memory_bytes / (1024.0 * 1024.0 * 1024.0);
   for (size_t i = 0; i < sizeof k_table / sizeof k_table[0]; i++) {
     const peak_row_t *r = &k_table[i];
-    if (!strstr(d->name, r->name) || (r->sms && r->sms != d->sm_count) ||
+    if (!strstr(d->base.name, r->name) || (r->sms && r->sms != d->base.sm_count) ||
         gib < r->min_mem_gib)
       continue;
     set_peaks(d, r->bf16, r->fp8, r->int8, r->tf32, r->fp32);
-    d->mem_bw = r->bw;
+    d->base.mem_bw = r->bw;
     snprintf(d->peak_source, sizeof d->peak_source,
              "table: %s, NVIDIA datasheet, dense", r->board);
     return 1;
@@ -91,15 +91,15 @@ static void estimate(mb_cuda_device_t *d) {
   const arch_rate_t *a = &k_rates[0];
   for (size_t i = 0; i < sizeof k_rates / sizeof k_rates[0]; i++)
     if (k_rates[i].cc <= cc) a = &k_rates[i];
-  const double per_clock = (double)d->sm_count * d->sm_clock_hz;
+  const double per_clock = (double)d->base.sm_count * d->sm_clock_hz;
   set_peaks(d, a->bf16 * per_clock, a->fp8 * per_clock, a->int8 * per_clock,
             a->tf32 * per_clock, a->fp32 * per_clock);
-  d->mem_bw = d->mem_clock_hz * 2.0 * d->bus_width_bits / 8.0;
+  d->base.mem_bw = d->mem_clock_hz * 2.0 * d->bus_width_bits / 8.0;
   snprintf(d->peak_source, sizeof d->peak_source,
            "estimated (GPU not in the table): %d SMs x %.0f MHz x the "
            "sm_%d rate per SM (bf16 %.0f FLOP/clk); bandwidth from memory "
            "clock x bus width",
-           d->sm_count, d->sm_clock_hz * 1e-6, a->cc, a->bf16);
+           d->base.sm_count, d->sm_clock_hz * 1e-6, a->cc, a->bf16);
 }
 
 void mb__cuda_peaks(mb_cuda_device_t *d) {

@@ -4,8 +4,9 @@
  * (tests/gpu_emu/, docs/gpu.md). Test scaffolding: no backend that measures
  * anything is built with it. The scheduler is tests/gpu_emu/gpu_emu.cc.
  *
- * A launch runs synchronously on the calling thread, its blocks one after
- * another; the threads of a block are fibers (stacks of their own), switched
+ * A launch runs on the calling thread, its blocks one after another: at
+ * once on an idle stream, later when it waited in a stream's queue or was
+ * captured into a graph (gpu_emu_rt.h); the threads of a block are fibers (stacks of their own), switched
  * only where a GPU thread would wait: __syncthreads and warp shuffles. So:
  *  - a barrier is a real one: every thread of the block that has not
  *    returned must reach the same __syncthreads (file and line), or the
@@ -44,6 +45,8 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+
+#include "gpu_emu_rt.h"
 
 #ifndef MB_GPU_WARP
 #define MB_GPU_WARP 32
@@ -144,36 +147,12 @@ inline unsigned __umulhi(unsigned a, unsigned b) {
   return (unsigned)(((uint64_t)a * b) >> 32);
 }
 
-/* ---- the runtime --------------------------------------------------------- */
+/* ---- the runtime ---------------------------------------------------------
+ * Streams, events, graphs, memory and errors: gpu_emu_rt.h (host code
+ * includes it alone, as C). */
 
-typedef void *mb_gpu_stream_t;
-typedef int mb_gpu_error_t;
-#define mb_gpu_success 0
-
-/* The last launch error, cleared by reading it (cudaGetLastError). */
-mb_gpu_error_t mb_emu_get_last_error(void);
-/* What error e was, in words (the launch's own details for the last one). */
-const char *mb_emu_error_string(mb_gpu_error_t e);
 /* cudaFuncSetAttribute(..MaxDynamicSharedMemorySize..) for kernel `fn`. */
 mb_gpu_error_t mb_emu_set_max_smem(void (*fn)(void), int bytes);
-
-#define mb_gpu_get_last_error mb_emu_get_last_error
-#define mb_gpu_error_string mb_emu_error_string
-
-/* Device memory is host memory and every launch is synchronous, so the
- * asynchronous copies are plain ones. */
-inline mb_gpu_error_t mb_gpu_memset_async(void *p, int v, size_t n,
-                                          mb_gpu_stream_t stream) {
-  (void)stream;
-  memset(p, v, n);
-  return mb_gpu_success;
-}
-inline mb_gpu_error_t mb_gpu_memcpy_async(void *dst, const void *src, size_t n,
-                                          mb_gpu_stream_t stream) {
-  (void)stream;
-  memcpy(dst, src, n);
-  return mb_gpu_success;
-}
 
 template <class F>
 inline mb_gpu_error_t mb_gpu_func_set_max_smem(F fn, int bytes) {
@@ -199,31 +178,54 @@ inline mb_gpu_error_t mb_gpu_occupancy(int *blocks, F fn, int threads,
 }
 
 /* ---- launches --------------------------------------------------------------
- * The scheduler calls body(ctx) once per GPU thread, with threadIdx,
- * blockIdx and the block's shared memory set; `kernel` identifies the
- * kernel (its shared memory limit) and `name` names it in errors. */
+ * mb_emu_run runs a launch now, on the calling thread: the scheduler calls
+ * body(ctx) once per GPU thread, with threadIdx, blockIdx and the block's
+ * shared memory set; `kernel` identifies the kernel (its shared memory
+ * limit) and `name` names it in errors. */
 void mb_emu_run(const char *name, void (*kernel)(void), dim3 grid, dim3 block,
                 size_t smem, void (*body)(void *), void *ctx);
 /* The current block's dynamic shared memory. */
 extern void *mb_emu_dyn_smem;
 
-template <class B>
-void mb_emu_body(void *ctx) {
-  (*static_cast<B *>(ctx))();
-}
+/* A launch on a stream (gpu_emu_rt.h: it may run now, wait in the stream's
+ * queue, or be captured into a graph and run many times): the launch's
+ * configuration is checked now, as CUDA checks it at the launch; `closure`
+ * is the kernel with its arguments, run(closure) runs it once (through
+ * mb_emu_run) and drop(closure) frees it when no queue or graph holds it. */
+void mb_emu_submit(const char *name, void (*kernel)(void), dim3 grid,
+                   dim3 block, size_t smem, mb_gpu_stream_t stream,
+                   void (*run)(const char *, void (*)(void), dim3, dim3,
+                               size_t, void *),
+                   void *closure, void (*drop)(void *));
 
 /* The arguments are converted to the kernel's parameters once, at the
- * launch, as CUDA does; every thread gets its own copy of them. */
+ * launch, as CUDA does, and kept with the launch; every GPU thread gets its
+ * own copy of them. */
+template <class... P>
+struct mb_emu_closure {
+  void (*kernel)(P...);
+  std::tuple<std::decay_t<P>...> params;
+
+  static void body(void *self) {
+    auto *c = static_cast<const mb_emu_closure *>(self);
+    std::apply(c->kernel, c->params);
+  }
+  static void run(const char *name, void (*kernel)(void), dim3 grid,
+                  dim3 block, size_t smem, void *self) {
+    mb_emu_run(name, kernel, grid, block, smem, body, self);
+  }
+  static void drop(void *self) { delete static_cast<mb_emu_closure *>(self); }
+};
+
 template <class... P, class... A>
 void mb_emu_launch(const char *name, void (*kernel)(P...), dim3 grid,
                    dim3 block, size_t smem, mb_gpu_stream_t stream,
                    A &&...args) {
-  (void)stream;
   static_assert(sizeof...(P) == sizeof...(A), "a kernel's argument count");
-  const std::tuple<std::decay_t<P>...> params(std::forward<A>(args)...);
-  auto body = [&]() { std::apply(kernel, params); };
-  mb_emu_run(name, reinterpret_cast<void (*)(void)>(kernel), grid, block, smem,
-             mb_emu_body<decltype(body)>, &body);
+  using C = mb_emu_closure<P...>;
+  C *c = new C{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
+  mb_emu_submit(name, reinterpret_cast<void (*)(void)>(kernel), grid, block,
+                smem, stream, &C::run, c, &C::drop);
 }
 
 #define MB_GPU_LAUNCH(kernel, grid, block, smem, stream, ...) \

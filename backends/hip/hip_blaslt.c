@@ -11,8 +11,10 @@
  *
  * Autotuning (prepare, untimed): hipblasLtMatmulAlgoGetHeuristic offers up
  * to 8 algorithms within the device's workspace. One is taken as it is;
- * several each run once as a warm-up and then 5 times between HIP events
- * on the device stream, and the lowest median wins. The choice is
+ * several are each timed by the GPU host layer as a benchmark is (behind
+ * the blocking kernel, batches of at least 20 us of work, the median of 5),
+ * the lowest median wins and the notes carry every candidate's time. The
+ * choice is
  * remembered per library instance, keyed by device and problem, so that
  * preparing the same GEMM for another operand copy does not tune again. */
 #include <dlfcn.h>
@@ -28,8 +30,10 @@
 #include "hip_vendor.h"
 
 #define LT_MAX_ALGOS 8
-#define LT_TUNE_RUNS 5
-#define LT_SLOW_MS 250.0f /* a slower warm-up is timed once, not 5 times */
+#define LT_TUNE_SAMPLES 5u
+/* Work per tuning sample: far above a launch's few microseconds. */
+#define LT_TUNE_MIN_NS 2e4
+#define LT_SLOW_NS 250e6 /* a slower single run is sampled once, not 5 times */
 #define LT_TUNE_CACHE 32
 
 /* ---- the vendor's declarations (hipblaslt.h, hipblas-common.h) ----------- */
@@ -87,6 +91,7 @@ typedef struct lt_tuned {
   size_t ws;
   int index, tried;
   double ms;
+  char timings[400]; /* every candidate's median, as the note shows it */
 } lt_tuned_t;
 
 struct mb_hip_blaslt {
@@ -234,26 +239,26 @@ static const char *lt_status_name(lt_status_t s) {
 
 /* "hip: hipblaslt: <what>: <status>"; not-supported statuses make the
  * result a skip with the reason, not a failure. */
-static mb_status_t lt_check(const mb_hip_state_t *st, lt_status_t s,
+static mb_status_t lt_check(mb_hip_state_t *st, lt_status_t s,
                             const char *what) {
   if (s == LT_STATUS_SUCCESS) return MB_OK;
-  snprintf(st->last_error, sizeof st->last_error_buf, "hip: hipblaslt: %s: %s",
+  snprintf(st->base.last_error, sizeof st->base.last_error, "hip: hipblaslt: %s: %s",
            what, lt_status_name(s));
-  st->host.set_error("%s", st->last_error);
+  st->base.host.set_error("%s", st->base.last_error);
   if (s == LT_STATUS_NOT_SUPPORTED || s == LT_STATUS_ARCH_MISMATCH)
     return MB_ERR_UNSUPPORTED;
   return s == LT_STATUS_ALLOC_FAILED ? MB_ERR_NO_MEMORY : MB_ERR_BACKEND;
 }
 
-static mb_status_t lt_decline(const mb_hip_state_t *st, const char *fmt, ...)
+static mb_status_t lt_decline(mb_hip_state_t *st, const char *fmt, ...)
     MB__PRINTF(2, 3);
-static mb_status_t lt_decline(const mb_hip_state_t *st, const char *fmt, ...) {
+static mb_status_t lt_decline(mb_hip_state_t *st, const char *fmt, ...) {
   char buf[640];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  st->host.set_error("hip: hipblaslt: %s", buf);
+  st->base.host.set_error("hip: hipblaslt: %s", buf);
   return MB_ERR_UNSUPPORTED;
 }
 
@@ -267,7 +272,7 @@ size_t mb__hip_blaslt_workspace_bytes(const mb_hip_device_t *d) {
 static mb_status_t ensure_handle(mb_hip_state_t *st, mb_hip_device_t *d) {
   if (d->blaslt_handle) return MB_OK;
   mb_status_t s =
-      mb__hip_check(st, hipSetDevice(d->ordinal), "hipblaslt: set the device");
+      mb__hip_check(st, hipSetDevice(d->base.ordinal), "hipblaslt: set the device");
   void *h = NULL, *ws = NULL;
   const size_t bytes = mb__hip_blaslt_workspace_bytes(d);
   /* A hipBLASLt that cannot make a handle here has, in practice, no code
@@ -275,7 +280,7 @@ static mb_status_t ensure_handle(mb_hip_state_t *st, mb_hip_device_t *d) {
   lt_status_t ls = LT_STATUS_SUCCESS;
   if (s == MB_OK && (ls = st->blaslt->create(&h)) != LT_STATUS_SUCCESS)
     return lt_decline(st, "%s cannot make a handle on %s (%s): %s",
-                      st->blaslt->version_text, d->name, d->arch_base,
+                      st->blaslt->version_text, d->base.name, d->arch_base,
                       lt_status_name(ls));
   if (s == MB_OK)
     s = mb__hip_check(st, hipMalloc(&ws, bytes),
@@ -292,7 +297,7 @@ static mb_status_t ensure_handle(mb_hip_state_t *st, mb_hip_device_t *d) {
 
 void mb__hip_blaslt_device_fini(mb_hip_state_t *st, mb_hip_device_t *d) {
   if (!d || (!d->blaslt_handle && !d->blaslt_workspace)) return;
-  hipSetDevice(d->ordinal);
+  hipSetDevice(d->base.ordinal);
   if (d->blaslt_handle && st && st->blaslt)
     st->blaslt->destroy(d->blaslt_handle);
   if (d->blaslt_workspace) hipFree(d->blaslt_workspace);
@@ -310,18 +315,18 @@ mb_status_t mb__hip_blaslt_supports(void *bstate, uint32_t dev,
    * last refusal of one selection). */
   static _Thread_local char bufs[4][512];
   static _Thread_local unsigned next;
-  const mb_hip_state_t *st = bstate;
+  mb_hip_state_t *st = bstate;
   char *buf = bufs[next++ % 4];
   mb_status_t s = MB_ERR_UNSUPPORTED;
   if (!st || !params) {
     snprintf(buf, sizeof bufs[0], "hipblaslt: no backend state");
   } else if (!st->blaslt) {
     snprintf(buf, sizeof bufs[0], "hipBLASLt not loaded: %s", st->blaslt_why);
-  } else if (dev >= st->num_devices) {
+  } else if (dev >= st->base.num_devices) {
     snprintf(buf, sizeof bufs[0], "hipblaslt: no HIP device %u", dev);
   } else {
     mb_hip_gemm_plan_t pl;
-    s = mb__hip_plan_blaslt(&st->devices[dev], params, st->blaslt->version, &pl,
+    s = mb__hip_plan_blaslt(mb__hip_device(st, dev), params, st->blaslt->version, &pl,
                             buf, sizeof bufs[0]);
   }
   if (s != MB_OK && why) *why = buf;
@@ -342,6 +347,7 @@ typedef struct lt_kernel {
   size_t ws;
   int algo_index, offered, tried, cache_hit;
   double best_ms; /* NAN: one algorithm offered, not timed */
+  char timings[400]; /* every candidate's median */
   union {
     float f;
     int32_t i;
@@ -412,7 +418,7 @@ static lt_status_t matmul(lt_kernel_t *k, const lt_algo_t *algo,
   return k->st->blaslt->matmul(d->blaslt_handle, k->desc, &k->alpha,
                                call->in[1], k->la, call->in[0], k->lb, &k->beta,
                                pd, k->lc, pd, k->lc, algo, d->blaslt_workspace,
-                               d->blaslt_workspace_bytes, d->stream);
+                               d->blaslt_workspace_bytes, d->base.stream);
 }
 
 /* ---- autotuning ---------------------------------------------------------- */
@@ -436,7 +442,7 @@ static uint64_t tune_key(const lt_kernel_t *k) {
     int32_t beta_nonzero, scale_a, scale_b;
   } src;
   memset(&src, 0, sizeof src); /* padding too: the bytes are hashed */
-  src.ordinal = k->d->ordinal;
+  src.ordinal = k->d->base.ordinal;
   for (int i = 0; i < 3; i++) src.shape[i] = k->p.shape[i];
   src.dtype = (int32_t)k->p.dtype;
   src.dtype_b = (int32_t)k->p.dtype_b;
@@ -456,84 +462,74 @@ static lt_tuned_t *tune_slot(mb_hip_blaslt_t *lib, uint64_t key, int empty) {
   return empty ? &lib->tuned[key % LT_TUNE_CACHE] : NULL;
 }
 
-static int cmp_float(const void *a, const void *b) {
-  const float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
 static mb_status_t hip_ok(lt_kernel_t *k, hipError_t e, const char *what) {
   return mb__hip_check(k->st, e, what);
 }
 
-/* Median of LT_TUNE_RUNS runs after one warm-up. *lt: the matmul's status
- * (an algorithm that does not run is skipped, not an error). */
-static mb_status_t time_algo(lt_kernel_t *k, const lt_algo_t *algo,
-                             const mb_kernel_call_t *call, void *pd,
-                             hipEvent_t e0, hipEvent_t e1, float *median,
-                             lt_status_t *lt) {
-  hipStream_t stream = k->d->stream;
-  float t[LT_TUNE_RUNS];
-  int runs = LT_TUNE_RUNS;
-  for (int i = -1; i < runs; i++) {
-    float ms = 0;
-    mb_status_t s = hip_ok(k, hipEventRecord(e0, stream), "hipblaslt: tune");
-    if (s != MB_OK) return s;
-    if ((*lt = matmul(k, algo, call, pd)) != LT_STATUS_SUCCESS) return MB_OK;
-    if ((s = hip_ok(k, hipEventRecord(e1, stream), "hipblaslt: tune")) !=
-            MB_OK ||
-        (s = hip_ok(k, hipEventSynchronize(e1), "hipblaslt: tune")) != MB_OK ||
-        (s = hip_ok(k, hipEventElapsedTime(&ms, e0, e1), "hipblaslt: tune")) !=
-            MB_OK)
-      return s;
-    if (i < 0) {
-      if (ms > LT_SLOW_MS) runs = 1;
-      continue;
-    }
-    t[i] = ms;
-  }
-  qsort(t, (size_t)runs, sizeof t[0], cmp_float);
-  *median = t[runs / 2];
-  return MB_OK;
+/* One candidate algorithm as a run the host layer can time. */
+typedef struct lt_candidate {
+  lt_kernel_t *k;
+  const lt_algo_t *algo;
+  const mb_kernel_call_t *call;
+  void *pd;
+} lt_candidate_t;
+
+static mb_status_t run_candidate(void *kstate, const mb_kernel_call_t *call) {
+  (void)call;
+  const lt_candidate_t *c = kstate;
+  return lt_check(c->k->st, matmul(c->k, c->algo, c->call, c->pd),
+                  "a tuning candidate");
 }
 
+/* Appends "#i: t ms" (or that it did not run) to the candidates' note. */
+static void note_candidate(lt_kernel_t *k, int i, double ms, int ran) {
+  const size_t n = strlen(k->timings);
+  if (n + 1 >= sizeof k->timings) return;
+  if (ran)
+    snprintf(k->timings + n, sizeof k->timings - n, "%s#%d: %.4g ms",
+             n ? "; " : "", i, ms);
+  else
+    snprintf(k->timings + n, sizeof k->timings - n, "%s#%d: did not run",
+             n ? "; " : "", i);
+}
+
+/* Each candidate timed as the benchmark itself is timed (the host layer:
+ * behind the blocking kernel, a batch of at least LT_TUNE_MIN_NS of work a
+ * sample), the median of LT_TUNE_SAMPLES samples; the fastest wins. */
 static mb_status_t tune_candidates(lt_kernel_t *k, const lt_heur_t *res,
                                    int nres, const mb_kernel_call_t *call,
                                    void *pd) {
-  hipEvent_t e0 = NULL, e1 = NULL;
   int best = -1;
-  float best_ms = 0;
-  lt_status_t last = LT_STATUS_SUCCESS;
-  mb_status_t s = hip_ok(k, hipEventCreate(&e0), "hipblaslt: create an event");
-  if (s == MB_OK)
-    s = hip_ok(k, hipEventCreate(&e1), "hipblaslt: create an event");
-  for (int i = 0; i < nres && s == MB_OK; i++) {
+  double best_ns = 0;
+  char last[512] = "none fits the workspace";
+  k->timings[0] = '\0';
+  for (int i = 0; i < nres; i++) {
     if (res[i].state != LT_STATUS_SUCCESS ||
         res[i].workspace_size > k->d->blaslt_workspace_bytes)
       continue;
-    float ms = 0;
-    lt_status_t lt = LT_STATUS_SUCCESS;
-    s = time_algo(k, &res[i].algo, call, pd, e0, e1, &ms, &lt);
-    if (s != MB_OK) break;
-    if (lt != LT_STATUS_SUCCESS) {
-      last = lt;
+    lt_candidate_t c = {k, &res[i].algo, call, pd};
+    double ns = 0;
+    const mb_status_t s = mb__gpuh_time_median(
+        &k->st->base, &k->d->base, run_candidate, &c, call, LT_TUNE_SAMPLES,
+        LT_TUNE_MIN_NS, LT_SLOW_NS, &ns);
+    if (s != MB_OK) {
+      snprintf(last, sizeof last, "%s", k->st->base.last_error);
+      note_candidate(k, i, 0, 0);
       continue;
     }
+    note_candidate(k, i, ns * 1e-6, 1);
     k->tried++;
-    if (best < 0 || ms < best_ms) best = i, best_ms = ms;
+    if (best < 0 || ns < best_ns) best = i, best_ns = ns;
   }
-  if (e0) hipEventDestroy(e0);
-  if (e1) hipEventDestroy(e1);
-  if (s != MB_OK) return s;
   if (best < 0)
     return lt_decline(k->st,
                       "%s offered %d algorithms for %s (%s) but none ran (%s)",
                       k->st->blaslt->version_text, nres, k->plan.math,
                       mb__hip_compute_name(MB_HIP_LIB_BLASLT, k->plan.compute),
-                      last != LT_STATUS_SUCCESS ? lt_status_name(last)
-                                                : "none fits the workspace");
+                      last);
   k->algo = res[best].algo;
   k->ws = res[best].workspace_size;
-  k->best_ms = best_ms;
+  k->best_ms = best_ns * 1e-6;
   return MB_OK;
 }
 
@@ -548,12 +544,16 @@ static mb_status_t tune(lt_kernel_t *k, const lt_heur_t *res, int nres,
     k->ws = hit->ws;
     k->tried = hit->tried;
     k->best_ms = hit->ms;
+    snprintf(k->timings, sizeof k->timings, "%s", hit->timings);
     k->cache_hit = 1;
     return MB_OK;
   }
+  /* The timings set the device themselves; the copy of D needs it here. */
   void *pd = call->out[0], *scratch = NULL;
-  mb_status_t s =
-      hip_ok(k, hipSetDevice(k->d->ordinal), "hipblaslt: set the device");
+  mb_status_t s = MB_OK;
+  if (k->p.beta != 0)
+    s = hip_ok(k, hipSetDevice(k->d->base.ordinal),
+               "hipblaslt: set the device");
   if (s == MB_OK && k->p.beta != 0) {
     const size_t bytes =
         (size_t)k->plan.m * (size_t)k->plan.n *
@@ -564,19 +564,20 @@ static mb_status_t tune(lt_kernel_t *k, const lt_heur_t *res, int nres,
     if (s == MB_OK)
       s = hip_ok(k,
                  hipMemcpyAsync(scratch, pd, bytes, hipMemcpyDeviceToDevice,
-                                k->d->stream),
+                                k->d->base.stream),
                  "hipblaslt: copy D for tuning");
     pd = scratch;
   }
   if (s == MB_OK) s = tune_candidates(k, res, nres, call, pd);
   if (scratch) {
-    hipStreamSynchronize(k->d->stream);
+    hipStreamSynchronize(k->d->base.stream);
     hipFree(scratch);
     hipGetLastError();
   }
   if (s != MB_OK) return s;
   lt_tuned_t *slot = tune_slot(lib, key, 1);
-  *slot = (lt_tuned_t){key, k->algo, k->ws, 0, k->tried, k->best_ms};
+  *slot = (lt_tuned_t){key, k->algo, k->ws, 0, k->tried, k->best_ms, ""};
+  snprintf(slot->timings, sizeof slot->timings, "%s", k->timings);
   return MB_OK;
 }
 
@@ -608,7 +609,7 @@ static mb_status_t choose(lt_kernel_t *k, const mb_kernel_call_t *call) {
         lib->version_text, k->plan.math,
         mb__hip_compute_name(MB_HIP_LIB_BLASLT, k->plan.compute),
         (long long)k->p.shape[0], (long long)k->p.shape[1],
-        (long long)k->p.shape[2], d->name, d->arch_base,
+        (long long)k->p.shape[2], d->base.name, d->arch_base,
         hs != LT_STATUS_SUCCESS ? ": " : "",
         hs != LT_STATUS_SUCCESS ? lt_status_name(hs) : "");
   k->offered = nres > LT_MAX_ALGOS ? LT_MAX_ALGOS : nres;
@@ -661,7 +662,7 @@ mb_status_t mb__hip_blaslt_prepare_on(mb_hip_state_t *st, mb_hip_device_t *d,
   *kstate = NULL;
   lt_kernel_t *k = calloc(1, sizeof *k);
   if (!k) {
-    st->host.set_error("hip: hipblaslt: out of host memory");
+    st->base.host.set_error("hip: hipblaslt: out of host memory");
     return MB_ERR_NO_MEMORY;
   }
   k->st = st;
@@ -670,7 +671,7 @@ mb_status_t mb__hip_blaslt_prepare_on(mb_hip_state_t *st, mb_hip_device_t *d,
   char why[512];
   if (mb__hip_plan_blaslt(d, &k->p, st->blaslt->version, &k->plan, why,
                           sizeof why) != MB_OK) {
-    st->host.set_error("hip: hipblaslt: %s", why);
+    st->base.host.set_error("hip: hipblaslt: %s", why);
     free(k);
     return MB_ERR_UNSUPPORTED;
   }
@@ -691,12 +692,12 @@ mb_status_t mb__hip_blaslt_prepare(void *bstate, const mb_kernel_call_t *call,
   mb_hip_state_t *st = bstate;
   *kstate = NULL;
   if (!st->blaslt) {
-    st->host.set_error("hip: hipblaslt: hipBLASLt not loaded: %s",
+    st->base.host.set_error("hip: hipblaslt: hipBLASLt not loaded: %s",
                        st->blaslt_why);
     return MB_ERR_UNSUPPORTED;
   }
   if (!call || !call->params || call->num_in < 4 || call->num_out < 1) {
-    st->host.set_error(
+    st->base.host.set_error(
         "hip: hipblaslt: the call needs A, B, scale_a, scale_b and D");
     return MB_ERR_INVALID_ARG;
   }
@@ -728,13 +729,11 @@ uint32_t mb__hip_blaslt_notes(void *kstate, mb_kernel_note_t *out,
   const lt_kernel_t *k = kstate;
   if (!k) return 0;
   const mb_hip_gemm_plan_t *pl = &k->plan;
-  mb_kernel_note_t n[18];
+  mb_kernel_note_t n[20];
   uint32_t c = 0;
   n[c++] = (mb_kernel_note_t){"library", k->st->blaslt->version_text, 0};
   n[c++] = (mb_kernel_note_t){"library_path", k->st->blaslt->path, 0};
   n[c++] = (mb_kernel_note_t){"math", pl->math, 0};
-  /* Early: with it an fp8 GEMM has up to 17 notes, and lib/runner.c keeps
-   * the first 16; the last (workspace_bytes) is the one to lose. */
   if (k->p.flags & MB_PARAM_FAST_ACCUM)
     n[c++] = (mb_kernel_note_t){"fast_accum", k_fast_accum_not_applied, 0};
   /* Our A is hipBLASLt's B and our B its A. */
@@ -754,8 +753,10 @@ uint32_t mb__hip_blaslt_notes(void *kstate, mb_kernel_note_t *out,
   n[c++] = (mb_kernel_note_t){"algo_index", NULL, (double)k->algo_index};
   n[c++] = (mb_kernel_note_t){"algos_offered", NULL, (double)k->offered};
   n[c++] = (mb_kernel_note_t){"algos_tried", NULL, (double)k->tried};
-  if (!isnan(k->best_ms))
+  if (!isnan(k->best_ms)) {
     n[c++] = (mb_kernel_note_t){"tune_median_ms", NULL, k->best_ms};
+    n[c++] = (mb_kernel_note_t){"tune_candidates", k->timings, 0};
+  }
   n[c++] = (mb_kernel_note_t){"tune_cached", NULL, (double)k->cache_hit};
   n[c++] = (mb_kernel_note_t){"workspace_bytes", NULL, (double)k->ws};
   for (uint32_t i = 0; i < c && i < max && out; i++) out[i] = n[i];

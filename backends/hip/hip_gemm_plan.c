@@ -380,7 +380,7 @@ static mb_status_t blaslt_needs(const mb_hip_device_t *d, const gemm_row_t *r,
                   "(HIPBLAS_COMPUTE_32F_FAST_TF32), matrix math that only "
                   "gfx940/941/942 (MI300) have; this GPU (%s, %s) has none "
                   "(run without tf32 for exact f32)",
-                  d->name, d->arch_base);
+                  d->base.name, d->arch_base);
   if (r->need != NEED_OCP_FP8) return MB_OK;
   if (f & ARCH_FNUZ_FP8)
     return refuse(why, cap,
@@ -391,14 +391,14 @@ static mb_status_t blaslt_needs(const mb_hip_device_t *d, const gemm_row_t *r,
                   "handing them our bytes would compute wrong values, so "
                   "hipBLASLt does not run it; the native implementation "
                   "(--impl native) does",
-                  d->arch_base, d->name);
+                  d->arch_base, d->base.name);
   if (!(f & ARCH_OCP_FP8))
     return refuse(why, cap,
                   "fp8: this GPU (%s, %s) has no fp8 matrix math (fp8 MFMA "
                   "came with gfx94x in the FNUZ format, OCP fp8 with gfx950 "
                   "and gfx12); the native implementation (--impl native) "
                   "runs fp8 GEMMs here",
-                  d->name, d->arch_base);
+                  d->base.name, d->arch_base);
   if (version < MB_HIPBLASLT_OCP_FP8_VERSION)
     return refuse(why, cap,
                   "fp8: hipBLASLt %d.%d.%d predates the OCP fp8 types "

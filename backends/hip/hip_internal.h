@@ -1,11 +1,11 @@
 /* HIP backend — state shared by its files (C, compiled by the host compiler
  * against the HIP runtime's C API; the kernels are the shared sources in
- * backends/gpu/, compiled by hipcc).
+ * backends/gpu/, compiled by hipcc). The device skeleton and the timing
+ * method are the GPU host layer's (backends/gpu/host/gpu_host.h).
  *
- * One mb_hip_device_t per visible GPU, created at init: its stream (every
- * kernel and timer of the backend runs on it), events, the cache flush
- * buffer, the blocking-kernel flag, the vendor libraries' handles (made on
- * first use) and the peaks. The vendor GEMM libraries (hipBLASLt, rocBLAS)
+ * One mb_hip_device_t per visible GPU, created at init: the host layer's
+ * record (stream, events, flags, flush buffers, the shared kernels' env),
+ * then the vendor libraries' handles (made on first use) and the peaks. The vendor GEMM libraries (hipBLASLt, rocBLAS)
  * and rocm-smi are dlopen'ed once per backend instance: the module loads
  * and runs without any of them. */
 #ifndef MB_HIP_INTERNAL_H
@@ -14,29 +14,23 @@
 #include <hip/hip_runtime_api.h>
 #include <stdint.h>
 
-#include "gpu_kernels.h"
-#include "microbench/sys/backend.h"
+#include "gpu_host.h"
 
 typedef struct mb_hip_smi mb_hip_smi_t;         /* hip_smi.c */
 typedef struct mb_hip_blaslt mb_hip_blaslt_t;   /* hip_blaslt.c */
 typedef struct mb_hip_rocblas mb_hip_rocblas_t; /* hip_rocblas.c */
 
 typedef struct mb_hip_device {
-  int ordinal; /* HIP device number */
-  char name[256];
+  mb_gpuh_device_t base; /* first: the host layer's record */
   char arch[64]; /* gcnArchName as the runtime says: "gfx90a:sramecc+:xnack-" */
   char arch_base[16]; /* the processor alone: "gfx90a" */
-  int cu_count;       /* compute units */
-  int warp_size;      /* 64 on CDNA, 32 on RDNA */
-  size_t memory_bytes;
-  size_t l2_bytes;  /* the runtime's L2 size */
-  size_t llc_bytes; /* last level: L2, or the Infinity Cache (MI300X: 256
-                       MiB) from the peak table; what flush and rotate
-                       must exceed */
-  double sclk_hz;   /* peak engine clock (device property) */
-  double mclk_hz;   /* peak memory clock */
+  size_t l2_bytes;    /* the runtime's L2 size; base.llc_bytes is the last
+                         level: L2, or the Infinity Cache (MI300X: 256 MiB)
+                         from the peak table, what flush and rotate must
+                         exceed */
+  double sclk_hz;     /* peak engine clock (device property) */
+  double mclk_hz;     /* peak memory clock */
   int bus_width_bits;
-  double mem_bw;               /* bytes/s: table, else estimated */
   double peak[MB_DTYPE_COUNT]; /* dense matrix-core peak by input dtype
                                   (peak[F32]: f32 MFMA) */
   double peak_vec_f32;         /* f32 on the vector ALUs (element-wise ops) */
@@ -45,18 +39,6 @@ typedef struct mb_hip_device {
                        not the OCP e4m3/e5m2 our tensors hold */
   int estimated;    /* peaks are an estimate, not a datasheet row */
   char peak_source[200];
-  char timer_info[256];
-  /* 1 when this build carries code objects for the device's processor;
-   * otherwise our kernels cannot run here and why_no_code says so (the
-   * vendor libraries bring their own and still can). */
-  int own_code;
-  char why_no_code[256];
-
-  hipStream_t stream;
-  hipEvent_t start, stop;
-  void *flush_buf;             /* llc_bytes, written before each cold sample */
-  volatile int32_t *flag_host; /* blocking kernel: host-mapped release flag */
-  int32_t *flag_dev;
   uint32_t smi_index; /* rocm-smi's device index; UINT32_MAX: none */
 
   /* Vendor GEMM: handles and workspace, created on first use by the
@@ -66,18 +48,10 @@ typedef struct mb_hip_device {
   void *blaslt_workspace;
   size_t blaslt_workspace_bytes;
   void *rocblas_handle;
-
-  mb_gpu_env_t env; /* kstate of the shared kernels */
 } mb_hip_device_t;
 
 typedef struct mb_hip_state {
-  mb_host_api_t host;
-  uint32_t num_devices;
-  mb_hip_device_t *devices;
-  char why_none[256];
-  char version[512];
-  char *last_error; /* -> last_error_buf: the last mb__hip_check failure */
-  char last_error_buf[256];
+  mb_gpuh_state_t base;      /* first: the host layer's state */
   mb_hip_smi_t *smi;         /* NULL: rocm-smi not loadable */
   mb_hip_blaslt_t *blaslt;   /* NULL: why in blaslt_why */
   mb_hip_rocblas_t *rocblas; /* NULL: why in rocblas_why */
@@ -85,22 +59,27 @@ typedef struct mb_hip_state {
   char rocblas_why[256];
 } mb_hip_state_t;
 
-#define MB_HIP_LOG(st, level, ...) \
-  (st)->host.log((st)->host.host, level, __VA_ARGS__)
+#define MB_HIP_LOG(st, level, ...) MB_GPUH_LOG(&(st)->base, level, __VA_ARGS__)
 
 /* "hip: <what>: <error string> (<name>)" through host set_error;
  * MB_ERR_BACKEND (MB_ERR_NO_MEMORY for hipErrorOutOfMemory). MB_OK for
  * success. Clears the runtime's last error. */
-mb_status_t mb__hip_check(const mb_hip_state_t *st, hipError_t e,
-                          const char *what);
+static inline mb_status_t mb__hip_check(mb_hip_state_t *st, hipError_t e,
+                                        const char *what) {
+  return mb__gpuh_check(&st->base, e, what);
+}
 
 /* The device of a call, or NULL after set_error. */
-mb_hip_device_t *mb__hip_device(mb_hip_state_t *st, uint32_t dev);
+static inline mb_hip_device_t *mb__hip_device(mb_hip_state_t *st,
+                                              uint32_t dev) {
+  return (mb_hip_device_t *)(void *)mb__gpuh_device(&st->base, dev);
+}
 
 /* ---- peaks (hip_peaks.c) ------------------------------------------------- */
-/* Fills peak[], peak_vec_f32, peak_xf32, mem_bw, llc_bytes, fp8_fnuz, estimated
- * and peak_source from name, arch_base, cu_count, sclk_hz, mclk_hz,
- * bus_width_bits, memory_bytes and l2_bytes. Pure host code. */
+/* Fills peak[], peak_vec_f32, peak_xf32, base.mem_bw, base.llc_bytes,
+ * fp8_fnuz, estimated and peak_source from base.name, arch_base,
+ * base.sm_count (compute units), sclk_hz, mclk_hz, bus_width_bits,
+ * base.memory_bytes and l2_bytes. Pure host code. */
 void mb__hip_peaks(mb_hip_device_t *d);
 /* The peak of the math `op` runs with `p` on this device. */
 double mb__hip_peak_for(const mb_hip_device_t *d, const char *op,
@@ -122,20 +101,5 @@ uint32_t mb__hip_smi_index(const mb_hip_smi_t *s, uint32_t domain, uint32_t bus,
  * cannot be read. */
 void mb__hip_smi_read(const mb_hip_smi_t *s, uint32_t index,
                       mb_telemetry_t *out);
-
-/* ---- timing (hip_timer.c) ------------------------------------------------ */
-mb_status_t mb__hip_timer_init(mb_hip_state_t *st, mb_hip_device_t *d);
-void mb__hip_timer_fini(mb_hip_device_t *d);
-mb_status_t mb__hip_time_batch(mb_hip_state_t *st, mb_hip_device_t *d,
-                               mb_kernel_run_fn run, void *kstate,
-                               const mb_kernel_call_t *call, uint32_t batch,
-                               double *elapsed_ns);
-/* The blocking kernel (hip_block.cu). */
-hipError_t mb__hip_launch_block(hipStream_t s, volatile int32_t *flag,
-                                double timeout_s);
-/* Whether this build has code for the current device (hip_block.cu): asks
- * the runtime for a kernel's attributes, which fails when the fat binary
- * holds no code object for the device's processor. */
-hipError_t mb__hip_probe_code(void);
 
 #endif

@@ -165,10 +165,10 @@ static void set_peaks(mb_hip_device_t *d, double bf16, double f16, double fp8,
 
 static int row_matches(const mb_hip_device_t *d, const peak_row_t *r,
                        int by_name) {
-  const double gib = (double)d->memory_bytes / (1024.0 * 1024.0 * 1024.0);
-  if (r->cus != d->cu_count || gib < r->min_mem_gib) return 0;
+  const double gib = (double)d->base.memory_bytes / (1024.0 * 1024.0 * 1024.0);
+  if (r->cus != d->base.sm_count || gib < r->min_mem_gib) return 0;
   if (by_name)
-    return strstr(d->name, r->name) &&
+    return strstr(d->base.name, r->name) &&
            (!d->arch_base[0] || strcmp(d->arch_base, r->arch) == 0);
   return strcmp(d->arch_base, r->arch) == 0;
 }
@@ -190,8 +190,8 @@ static int from_table(mb_hip_device_t *d) {
   const double g = r->gcds;
   set_peaks(d, r->bf16 / g, r->f16 / g, r->fp8 / g, r->int8 / g, r->xf32 / g,
             r->fp32 / g, r->vec32 / g);
-  d->mem_bw = r->bw / g;
-  d->llc_bytes = r->llc;
+  d->base.mem_bw = r->bw / g;
+  d->base.llc_bytes = r->llc;
   const char *how = by_name ? "" : " (by processor and CU count)";
   if (r->gcds > 1)
     snprintf(d->peak_source, sizeof d->peak_source,
@@ -207,12 +207,12 @@ static int from_table(mb_hip_device_t *d) {
 static void estimate(mb_hip_device_t *d) {
   const arch_rate_t *a = rate_for(d->arch_base);
   const arch_rate_t *r = a ? a : &k_conservative;
-  const double per_clock = (double)d->cu_count * d->sclk_hz;
+  const double per_clock = (double)d->base.sm_count * d->sclk_hz;
   set_peaks(d, r->bf16 * per_clock, r->f16 * per_clock, r->fp8 * per_clock,
             r->int8 * per_clock, r->xf32 * per_clock, r->fp32 * per_clock,
             r->vec32 * per_clock);
-  d->mem_bw = d->mclk_hz * 2.0 * d->bus_width_bits / 8.0;
-  d->llc_bytes = r->llc ? r->llc : d->l2_bytes;
+  d->base.mem_bw = d->mclk_hz * 2.0 * d->bus_width_bits / 8.0;
+  d->base.llc_bytes = r->llc ? r->llc : d->l2_bytes;
   d->estimated = 1;
   char rate[96];
   if (a)
@@ -223,7 +223,7 @@ static void estimate(mb_hip_device_t *d) {
   snprintf(d->peak_source, sizeof d->peak_source,
            "estimated (GPU not in the table): %d CUs x %.0f MHz x %s "
            "(bf16 %.0f FLOP/clk/CU); bandwidth: mclk x 2 x bus width",
-           d->cu_count, d->sclk_hz * 1e-6, rate, r->bf16);
+           d->base.sm_count, d->sclk_hz * 1e-6, rate, r->bf16);
 }
 
 /* gfx94x's matrix cores take the FNUZ fp8 encodings; gfx950 and RDNA 4

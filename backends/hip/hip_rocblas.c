@@ -170,12 +170,12 @@ static const char *rb_status_name(rb_status_t s) {
              : "unknown rocblas_status";
 }
 
-static mb_status_t rb_check(const mb_hip_state_t *st, rb_status_t s,
+static mb_status_t rb_check(mb_hip_state_t *st, rb_status_t s,
                             const char *what) {
   if (s == RB_STATUS_SUCCESS) return MB_OK;
-  snprintf(st->last_error, sizeof st->last_error_buf, "hip: rocblas: %s: %s",
+  snprintf(st->base.last_error, sizeof st->base.last_error, "hip: rocblas: %s: %s",
            what, rb_status_name(s));
-  st->host.set_error("%s", st->last_error);
+  st->base.host.set_error("%s", st->base.last_error);
   if (s == RB_STATUS_NOT_IMPLEMENTED || s == RB_STATUS_ARCH_MISMATCH ||
       s == RB_STATUS_EXCLUDED_FROM_BUILD)
     return MB_ERR_UNSUPPORTED;
@@ -188,19 +188,19 @@ static mb_status_t ensure_handle(mb_hip_state_t *st, mb_hip_device_t *d) {
   if (d->rocblas_handle) return MB_OK;
   void *h = NULL;
   mb_status_t s =
-      mb__hip_check(st, hipSetDevice(d->ordinal), "rocblas: set the device");
+      mb__hip_check(st, hipSetDevice(d->base.ordinal), "rocblas: set the device");
   /* A rocBLAS that cannot make a handle here has, in practice, no code for
    * this GPU: the request is declined, not failed. */
   rb_status_t rs = RB_STATUS_SUCCESS;
   if (s == MB_OK && (rs = st->rocblas->create(&h)) != RB_STATUS_SUCCESS) {
-    st->host.set_error("hip: rocblas: %s cannot make a handle on %s (%s): %s",
-                       st->rocblas->version_text, d->name, d->arch_base,
+    st->base.host.set_error("hip: rocblas: %s cannot make a handle on %s (%s): %s",
+                       st->rocblas->version_text, d->base.name, d->arch_base,
                        rb_status_name(rs));
     return MB_ERR_UNSUPPORTED;
   }
   /* Every call of this handle goes to the device stream. */
   if (s == MB_OK)
-    s = rb_check(st, st->rocblas->set_stream(h, d->stream), "set the stream");
+    s = rb_check(st, st->rocblas->set_stream(h, d->base.stream), "set the stream");
   if (s != MB_OK) {
     if (h) st->rocblas->destroy(h);
     return s;
@@ -211,7 +211,7 @@ static mb_status_t ensure_handle(mb_hip_state_t *st, mb_hip_device_t *d) {
 
 void mb__hip_rocblas_device_fini(mb_hip_state_t *st, mb_hip_device_t *d) {
   if (!d || !d->rocblas_handle) return;
-  hipSetDevice(d->ordinal);
+  hipSetDevice(d->base.ordinal);
   if (st && st->rocblas) st->rocblas->destroy(d->rocblas_handle);
   hipGetLastError();
   d->rocblas_handle = NULL;
@@ -225,18 +225,18 @@ mb_status_t mb__hip_rocblas_supports(void *bstate, uint32_t dev,
   /* Reasons live here until the library has read them. */
   static _Thread_local char bufs[4][512];
   static _Thread_local unsigned next;
-  const mb_hip_state_t *st = bstate;
+  mb_hip_state_t *st = bstate;
   char *buf = bufs[next++ % 4];
   mb_status_t s = MB_ERR_UNSUPPORTED;
   if (!st || !params) {
     snprintf(buf, sizeof bufs[0], "rocblas: no backend state");
   } else if (!st->rocblas) {
     snprintf(buf, sizeof bufs[0], "rocBLAS not loaded: %s", st->rocblas_why);
-  } else if (dev >= st->num_devices) {
+  } else if (dev >= st->base.num_devices) {
     snprintf(buf, sizeof bufs[0], "rocblas: no HIP device %u", dev);
   } else {
     mb_hip_gemm_plan_t pl;
-    s = mb__hip_plan_rocblas(&st->devices[dev], params, &pl, buf,
+    s = mb__hip_plan_rocblas(mb__hip_device(st, dev), params, &pl, buf,
                              sizeof bufs[0]);
   }
   if (s != MB_OK && why) *why = buf;
@@ -262,7 +262,7 @@ mb_status_t mb__hip_rocblas_prepare_on(mb_hip_state_t *st, mb_hip_device_t *d,
   *kstate = NULL;
   rb_kernel_t *k = calloc(1, sizeof *k);
   if (!k) {
-    st->host.set_error("hip: rocblas: out of host memory");
+    st->base.host.set_error("hip: rocblas: out of host memory");
     return MB_ERR_NO_MEMORY;
   }
   k->st = st;
@@ -270,7 +270,7 @@ mb_status_t mb__hip_rocblas_prepare_on(mb_hip_state_t *st, mb_hip_device_t *d,
   char why[512];
   if (mb__hip_plan_rocblas(d, call->params, &k->plan, why, sizeof why) !=
       MB_OK) {
-    st->host.set_error("hip: rocblas: %s", why);
+    st->base.host.set_error("hip: rocblas: %s", why);
     free(k);
     return MB_ERR_UNSUPPORTED;
   }
@@ -298,11 +298,11 @@ mb_status_t mb__hip_rocblas_prepare(void *bstate, const mb_kernel_call_t *call,
   mb_hip_state_t *st = bstate;
   *kstate = NULL;
   if (!st->rocblas) {
-    st->host.set_error("hip: rocblas: rocBLAS not loaded: %s", st->rocblas_why);
+    st->base.host.set_error("hip: rocblas: rocBLAS not loaded: %s", st->rocblas_why);
     return MB_ERR_UNSUPPORTED;
   }
   if (!call || !call->params || call->num_in < 2 || call->num_out < 1) {
-    st->host.set_error("hip: rocblas: the call needs A, B and D");
+    st->base.host.set_error("hip: rocblas: the call needs A, B and D");
     return MB_ERR_INVALID_ARG;
   }
   mb_hip_device_t *d = mb__hip_device(st, call->device);

@@ -48,8 +48,24 @@ MB_API const char *mb_criterion_name(mb_criterion_t c);
 MB_API mb_status_t mb_criterion_from_name(const char *name,
                                           mb_criterion_t *out);
 
+/* How a cold sample's cache is flushed (recorded in the result):
+ * MB_FLUSH_WRITE writes a buffer the size of the last-level cache
+ * (nvbench's memset; the default), MB_FLUSH_READ reads twice that size, so
+ * no dirty lines are left to be written back during the sample. */
+typedef enum mb_flush {
+  MB_FLUSH_WRITE = 0,
+  MB_FLUSH_READ = 1
+} mb_flush_t;
+
+/* "write", "read". Static; "?" when out of range. */
+MB_API const char *mb_flush_name(mb_flush_t f);
+/* Parses those names; the error lists them. */
+MB_API mb_status_t mb_flush_from_name(const char *name, mb_flush_t *out);
+
 /* Record wrong results but do not time them: status becomes failed. */
 #define MB_BENCH_STRICT 1u
+/* Cold samples flush with MB_FLUSH_READ instead of MB_FLUSH_WRITE. */
+#define MB_BENCH_FLUSH_READ 2u
 
 typedef struct mb_bench_spec {
   uint32_t struct_size;
@@ -159,12 +175,15 @@ typedef struct mb_result_info {
    * operands, a composite's intermediates, rotate copies (kernel-private
    * workspace is not included; see the kernel's notes). */
   double peak_memory_bytes;
+  /* How cold samples were flushed (MB_BENCH_FLUSH_READ in the spec). */
+  mb_flush_t flush;
 } mb_result_info_t;
 
 #define MB_RESULT_INFO_INIT                                                   \
   {                                                                           \
     sizeof(mb_result_info_t), MB_RESULT_OK, 0, 0, 0, 0, 0u, 0, MB_CACHE_COLD, \
-        MB_OP_PARAMS_INIT, 0u, 0, 0, 0u, 0.0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0   \
+        MB_OP_PARAMS_INIT, 0u, 0, 0, 0u, 0.0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0,  \
+        MB_FLUSH_WRITE                                                        \
   }
 
 typedef struct mb_correctness {

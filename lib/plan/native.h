@@ -28,6 +28,7 @@ typedef struct value {
     mb_scaling_t scaling;
     mb_activation_t act;
     mb_cache_policy_t cache;
+    mb_flush_t flush;
     const char *str; /* owned by the config tree */
     int boolean;
     double number;
@@ -58,7 +59,7 @@ struct field {
 /* The swept fields, in expansion order (the last varies fastest); defined
  * in native_fields.c, which checks NUM_FIELDS against it. */
 extern const field_t mb__native_fields[];
-#define NUM_FIELDS 22
+#define NUM_FIELDS 23
 #define F_DTYPE 0                 /* mb__native_fields index of dtype */
 #define NUM_AXES (2 + NUM_FIELDS) /* op, shape, then the fields */
 

@@ -68,6 +68,17 @@ static mb_status_t parse_cache(const mb__pb_t *pb, const field_t *f,
   return st;
 }
 
+static mb_status_t parse_flush(const mb__pb_t *pb, const field_t *f,
+                               const mb_cfg_node_t *n, const char *path,
+                               value_t *v) {
+  const char *s;
+  mb_status_t st = mb__pb_string(pb, n, path, &s);
+  if (st == MB_OK)
+    st = mb__native_wrap(pb, n, path, mb_flush_from_name(s, &v->u.flush));
+  if (st == MB_OK) label(f, v, mb_flush_name(v->u.flush));
+  return st;
+}
+
 /* A backend or implementation name: checked when it runs (what exists
  * depends on the machine). */
 static mb_status_t parse_word(const mb__pb_t *pb, const field_t *f,
@@ -127,6 +138,14 @@ SETTER(set_eps, params.eps, number)
 SETTER(set_act_alpha, params.act_alpha, number)
 #undef SETTER
 
+/* How cold samples flush: a spec flag (the result records it). */
+static void set_flush(mb__plan_item_t *it, const value_t *v) {
+  if (v->u.flush == MB_FLUSH_READ)
+    it->spec.flags |= MB_BENCH_FLUSH_READ;
+  else
+    it->spec.flags &= ~MB_BENCH_FLUSH_READ;
+}
+
 #define FLAG_SETTER(fn, flag)                             \
   static void fn(mb__plan_item_t *it, const value_t *v) { \
     if (v->u.boolean)                                     \
@@ -170,6 +189,7 @@ const field_t mb__native_fields[] = {
     {"backend", "backends", parse_word, set_backend, FOR_ALL, 0},
     {"impl", "impls", parse_word, set_impl, FOR_ALL, 0},
     {"cache", NULL, parse_cache, set_cache, FOR_ALL, 0},
+    {"flush", NULL, parse_flush, set_flush, FOR_ALL, 1},
     /* Ops take it too: `op: linear` with a recipe runs the composite
      * directly (an op without recipes says so when the plan is built). */
     {"recipe", "recipes", parse_recipe, set_recipe, FOR_ALL, 0},

@@ -84,6 +84,7 @@ PROTOTYPES = {
     # bench.h
     "mb_cache_policy_name": (c_char_p, [c_int]),
     "mb_cache_policy_from_name": (_STATUS, [c_char_p, POINTER(c_int)]),
+    "mb_flush_from_name": (_STATUS, [c_char_p, POINTER(c_int)]),
     "mb_criterion_from_name": (_STATUS, [c_char_p, POINTER(c_int)]),
     "mb_bench_run": (_STATUS, [_P, POINTER(S.BenchSpec), _PP]),
     "mb_result_destroy": (None, [_P]),

@@ -59,6 +59,10 @@ def cache(value, arg="cache"):
     return _enum("mb_cache_policy_from_name", value, arg)
 
 
+def flush(value, arg="flush"):
+    return _enum("mb_flush_from_name", value, arg)
+
+
 def criterion(value, arg="criterion"):
     return _enum("mb_criterion_from_name", value, arg)
 

@@ -144,7 +144,8 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
           quantize_inputs=False, transpose=False, static_scale=None,
           activation=None, act_alpha=None, eps=None, no_affine=False,
           causal=False, tf32=False, fast_accum=False, trans_a=False,
-          trans_b=False, bshd=False, cache="cold", criterion=None,
+          trans_b=False, bshd=False, cache="cold", flush="write",
+          criterion=None,
           samples=None, min_samples=None, min_time=None, max_noise=None,
           timeout=None, warmup=None, warmup_runs=None, batch=None, seed=42,
           repetitions=None, strict=False):
@@ -170,6 +171,8 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
                        impl=_opt_bytes(impl), seed=seed)
     spec.params = ctypes.pointer(params)
     spec.cache = P.cache(cache)
+    if P.flush(flush) == S.FLUSH_READ:
+        spec.flags |= S.BENCH_FLUSH_READ
     if batch is not None:
         spec.batch = batch
     if strict:

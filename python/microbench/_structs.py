@@ -29,8 +29,11 @@ PARAM_TF32 = 32
 PARAM_TRANS_A = 64
 PARAM_TRANS_B = 128
 PARAM_BSHD = 256
+PARAM_FAST_ACCUM = 512
 
 BENCH_STRICT = 1  # MB_BENCH_STRICT
+BENCH_FLUSH_READ = 2  # MB_BENCH_FLUSH_READ
+FLUSH_READ = 1  # MB_FLUSH_READ
 CRITERION_FIXED = 1  # MB_CRITERION_FIXED
 DEVICE_GPU = 1  # MB_DEVICE_GPU
 FORMAT_TABLE = 0  # MB_FORMAT_TABLE
@@ -166,7 +169,7 @@ class ResultInfo(_Struct):
                 ("name", c_char_p), ("recipe", c_char_p),
                 ("model", c_char_p), ("mode", c_char_p),
                 ("shape_name", c_char_p), ("speedup_vs_baseline", c_double),
-                ("peak_memory_bytes", c_double)]
+                ("peak_memory_bytes", c_double), ("flush", c_int)]
 
 
 class Correctness(_Struct):

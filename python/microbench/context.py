@@ -176,7 +176,8 @@ class Context:
 
         Where and how: backend (None: the best with a device), device
         (index within it), impl (kernel name), cache ("cold", "hot",
-        "rotate"), criterion ("stdrel", "fixed", "entropy"; "fixed" when
+        "rotate"), flush (cold samples: "write", the default, or "read":
+        twice the cache read, no dirty lines left), criterion ("stdrel", "fixed", "entropy"; "fixed" when
         samples is given), samples, min_samples, min_time, max_noise,
         timeout, warmup (seconds), warmup_runs, batch, seed (42),
         repetitions, strict (a wrong result fails and is not timed).

@@ -116,6 +116,8 @@ class Result:
     device_index = property(lambda self: self._get("device_index"))
     impl = property(lambda self: self._get("impl"))
     cache = property(lambda self: self._get("cache"))
+    flush = property(lambda self: self._get("timing", "flush",
+                                            default="write"))
     seed = property(lambda self: self._get("seed"))
     dims = property(lambda self: dict(self._get("shape", default={})))
     dtypes = property(lambda self: dict(self._get("dtypes", default={})))

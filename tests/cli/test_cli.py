@@ -154,6 +154,25 @@ class Run(unittest.TestCase):
                     self.assertIn("| add ", text)
 
 
+    def test_flush_read(self):
+        # --flush read: cold samples flushed by reading, recorded in the
+        # result; --flush on a hot run or a bad name is a usage error.
+        doc = self.json_run("--op", "add", "--shape", "64x64", "--flush",
+                            "read", *QUICK)
+        (r,) = doc["results"]
+        self.assertEqual((r["cache"], r["timing"]["flush"]), ("cold", "read"))
+        self.assertTrue(r["id"].endswith("/cold-read"), r["id"])
+        doc = self.json_run("--op", "add", "--shape", "64x64", *QUICK)
+        self.assertEqual(doc["results"][0]["timing"]["flush"], "write")
+        for args, needle in (
+                (["--flush", "erase"], "valid: write, read"),
+                (["--cache", "hot", "--flush", "read"],
+                 "--flush applies to --cache cold")):
+            p = mbench("run", "--op", "add", "--shape", "8x8", *args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(needle, p.stderr)
+
+
 class BadInput(unittest.TestCase):
     def expect_usage_error(self, args, *needles):
         p = mbench(*args)

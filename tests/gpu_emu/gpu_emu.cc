@@ -25,7 +25,7 @@
 
 #include <mutex>
 
-#include "gpu_emu.h"
+#include "gpu_emu_internal.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MB_EMU_ASAN 1
@@ -101,18 +101,27 @@ void *g_sched_fake;
 #endif
 
 /* Errors: per host thread, as the CUDA runtime's. */
-enum { ERR_CONFIG = 1, ERR_VALUE = 2, ERR_FAULT = 3, ERR_MEMORY = 4 };
+enum {
+  ERR_CONFIG = MB_EMU_ERR_CONFIG,
+  ERR_VALUE = MB_EMU_ERR_VALUE,
+  ERR_FAULT = MB_EMU_ERR_FAULT,
+  ERR_MEMORY = MB_EMU_ERR_MEMORY
+};
 thread_local mb_gpu_error_t t_last, t_last_seen;
 thread_local char t_msg[640];
+
+void vset_error(mb_gpu_error_t e, const char *fmt, va_list ap) {
+  vsnprintf(t_msg, sizeof t_msg, fmt, ap);
+  t_last = t_last_seen = e;
+}
 
 void set_error(mb_gpu_error_t e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void set_error(mb_gpu_error_t e, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(t_msg, sizeof t_msg, fmt, ap);
+  vset_error(e, fmt, ap);
   va_end(ap);
-  t_last = t_last_seen = e;
 }
 
 /* Kernel functions and their raised dynamic shared memory limits. */
@@ -348,20 +357,42 @@ mb_gpu_error_t mb_emu_get_last_error(void) {
   return e;
 }
 
+void mb_emu_set_error(mb_gpu_error_t e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vset_error(e, fmt, ap);
+  va_end(ap);
+}
+
+namespace {
+/* Each error code's name (as cudaGetErrorName) and generic message. */
+const struct {
+  const char *name, *text;
+} k_errors[] = {
+    {"mbEmuSuccess", "no error"},
+    {"mbEmuErrorInvalidConfiguration",
+     "emulated GPU: invalid launch configuration"},
+    {"mbEmuErrorInvalidValue", "emulated GPU: invalid value"},
+    {"mbEmuErrorExecutionModel",
+     "emulated GPU: the kernel broke the execution model"},
+    {"mbEmuErrorMemoryAllocation", "emulated GPU: out of memory"},
+    {"mbEmuErrorStreamCapture",
+     "emulated GPU: operation not permitted when the stream is capturing"},
+    {"mbEmuErrorNotReady", "emulated GPU: the work has not completed"},
+    {"mbEmuErrorNotSupported", "emulated GPU: operation not supported"},
+};
+const unsigned k_nerrors = sizeof k_errors / sizeof k_errors[0];
+}  // namespace
+
 const char *mb_emu_error_string(mb_gpu_error_t e) {
   if (e != mb_gpu_success && e == t_last_seen) return t_msg;
-  switch (e) {
-    case mb_gpu_success:
-      return "no error";
-    case ERR_CONFIG:
-      return "emulated GPU: invalid launch configuration";
-    case ERR_VALUE:
-      return "emulated GPU: invalid value";
-    case ERR_FAULT:
-      return "emulated GPU: the kernel broke the execution model";
-    default:
-      return "emulated GPU: out of memory";
-  }
+  return e >= 0 && (unsigned)e < k_nerrors ? k_errors[e].text
+                                           : "emulated GPU: unknown error";
+}
+
+const char *mb_emu_error_name(mb_gpu_error_t e) {
+  return e >= 0 && (unsigned)e < k_nerrors ? k_errors[e].name
+                                           : "mbEmuErrorUnknown";
 }
 
 mb_gpu_error_t mb_emu_set_max_smem(void (*fn)(void), int bytes) {
@@ -405,28 +436,42 @@ mb_gpu_error_t mb_emu_occupancy(int *blocks, void (*fn)(void), int threads,
   return mb_gpu_success;
 }
 
-void mb_emu_run(const char *name, void (*kernel)(void), dim3 grid, dim3 block,
-                size_t smem, void (*body)(void *), void *ctx) {
-  std::lock_guard<std::mutex> hold(g_lock);
+namespace {
+mb_gpu_error_t check_launch(const char *name, void (*kernel)(void), dim3 grid,
+                            dim3 block, size_t smem) {
   if (grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1) {
     set_error(ERR_CONFIG, "emulated GPU: %s: only 1-D launches are emulated",
               name);
-    return;
+    return ERR_CONFIG;
   }
   if (!grid.x || grid.x > 0x7FFFFFFFu || !block.x || block.x > MAX_THREADS) {
     set_error(ERR_CONFIG,
               "emulated GPU: %s: invalid configuration: %u blocks of %u "
               "threads",
               name, grid.x, block.x);
-    return;
+    return ERR_CONFIG;
   }
   if (smem > smem_limit(kernel)) {
     set_error(ERR_CONFIG,
               "emulated GPU: %s: %zu bytes of dynamic shared memory, the "
               "kernel's limit is %zu",
               name, smem, smem_limit(kernel));
-    return;
+    return ERR_CONFIG;
   }
+  return mb_gpu_success;
+}
+}  // namespace
+
+mb_gpu_error_t mb_emu_check_launch(const char *name, void (*kernel)(void),
+                                   dim3 grid, dim3 block, size_t smem) {
+  std::lock_guard<std::mutex> hold(g_lock);
+  return check_launch(name, kernel, grid, block, smem);
+}
+
+void mb_emu_run(const char *name, void (*kernel)(void), dim3 grid, dim3 block,
+                size_t smem, void (*body)(void *), void *ctx) {
+  std::lock_guard<std::mutex> hold(g_lock);
+  if (check_launch(name, kernel, grid, block, smem) != mb_gpu_success) return;
   void *dyn = NULL;
   if (!ensure_fibers() || (smem && posix_memalign(&dyn, 16, smem))) {
     set_error(ERR_MEMORY, "emulated GPU: %s: out of host memory", name);

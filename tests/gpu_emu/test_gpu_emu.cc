@@ -110,6 +110,11 @@ __global__ void big_smem_kernel(float *out) {
   out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
 }
 
+/* out[i] += 1 for every thread i. */
+__global__ void bump_kernel(unsigned *out) {
+  out[threadIdx.x] += 1;
+}
+
 /* ---- tests --------------------------------------------------------------- */
 
 void test_barrier_and_dynamic_smem(void **state) {
@@ -201,6 +206,96 @@ void test_launches_cuda_refuses(void **state) {
   assert_error("the device allows");
 }
 
+/* Work behind a blocking kernel waits until the host releases it; its
+ * events read the device clock, which only work advances. */
+void test_stream_waits_behind_the_blocking_kernel(void **state) {
+  (void)state;
+  setenv("MB_GPUEMU_KERNEL_NS", "1000", 1);
+  mb_gpu_stream_t s;
+  assert_int_equal(mb_gpu_stream_create(&s), mb_gpu_success);
+  unsetenv("MB_GPUEMU_KERNEL_NS");
+  mb_gpu_event_t a, b;
+  assert_int_equal(mb_gpu_event_create(&a), mb_gpu_success);
+  assert_int_equal(mb_gpu_event_create(&b), mb_gpu_success);
+  volatile int32_t flags[2] = {0, 0};
+  unsigned out[32] = {0};
+  assert_int_equal(mb_emu_block(s, &flags[0], &flags[1], 30.0),
+                   mb_gpu_success);
+  assert_int_equal(mb_gpu_event_record(a, s), mb_gpu_success);
+  for (int i = 0; i < 3; i++)
+    MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
+  assert_int_equal(mb_gpu_event_record(b, s), mb_gpu_success);
+  assert_int_equal(out[0], 0u); /* still queued */
+  float ms = 0;
+  assert_int_not_equal(mb_gpu_event_elapsed_ms(&ms, a, b), mb_gpu_success);
+  assert_error("has not executed");
+  flags[0] = 1;
+  assert_int_equal(mb_gpu_stream_sync(s), mb_gpu_success);
+  assert_int_equal(out[31], 3u);
+  assert_int_equal(flags[1], 0);
+  assert_int_equal(mb_gpu_event_elapsed_ms(&ms, a, b), mb_gpu_success);
+  assert_true(ms == 3e-3f); /* three kernels of exactly 1 us */
+  mb_gpu_event_destroy(a);
+  mb_gpu_event_destroy(b);
+  mb_gpu_stream_destroy(s);
+}
+
+/* A host that fills the queue behind a blocking kernel it never releases:
+ * the kernel gives up and says so, and the work then runs. */
+void test_full_queue_times_the_blocking_kernel_out(void **state) {
+  (void)state;
+  setenv("MB_GPUEMU_QUEUE_DEPTH", "8", 1);
+  mb_gpu_stream_t s;
+  assert_int_equal(mb_gpu_stream_create(&s), mb_gpu_success);
+  unsetenv("MB_GPUEMU_QUEUE_DEPTH");
+  volatile int32_t flags[2] = {0, 0};
+  unsigned out[32] = {0};
+  assert_int_equal(mb_emu_block(s, &flags[0], &flags[1], 30.0),
+                   mb_gpu_success);
+  for (int i = 0; i < 7; i++) MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
+  assert_int_equal(flags[1], 0); /* 8 entries: still fits */
+  MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
+  assert_int_equal(flags[1], 1);
+  assert_int_equal(mb_gpu_stream_sync(s), mb_gpu_success);
+  assert_int_equal(out[0], 8u);
+  mb_gpu_stream_destroy(s);
+}
+
+/* Captured work is recorded, not run; its graph replays it, each launch
+ * one queue entry; a synchronisation while capturing invalidates the
+ * capture, as CUDA's does. */
+void test_capture_and_replay(void **state) {
+  (void)state;
+  mb_gpu_stream_t s;
+  assert_int_equal(mb_gpu_stream_create(&s), mb_gpu_success);
+  unsigned out[32] = {0};
+  assert_int_equal(mb_gpu_capture_begin(s), mb_gpu_success);
+  MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
+  MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
+  mb_gpu_graph_t g;
+  assert_int_equal(mb_gpu_capture_end(s, &g), mb_gpu_success);
+  assert_int_equal(out[0], 0u);
+  size_t nodes = 0;
+  assert_int_equal(mb_gpu_graph_nodes(g, &nodes), mb_gpu_success);
+  assert_int_equal(nodes, 2);
+  mb_gpu_graph_exec_t x;
+  assert_int_equal(mb_gpu_graph_instantiate(&x, g), mb_gpu_success);
+  mb_gpu_graph_destroy(g);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(mb_gpu_graph_launch(x, s), mb_gpu_success);
+  assert_int_equal(mb_gpu_stream_sync(s), mb_gpu_success);
+  assert_int_equal(out[5], 6u);
+  mb_gpu_graph_exec_destroy(x);
+
+  assert_int_equal(mb_gpu_capture_begin(s), mb_gpu_success);
+  assert_int_not_equal(mb_gpu_stream_sync(s), mb_gpu_success);
+  assert_error("capturing");
+  assert_int_not_equal(mb_gpu_capture_end(s, &g), mb_gpu_success);
+  assert_error("invalidated");
+  assert_null(g);
+  mb_gpu_stream_destroy(s);
+}
+
 }  // namespace
 
 int main(void) {
@@ -212,6 +307,9 @@ int main(void) {
       cmocka_unit_test(test_shared_memory_starts_poisoned),
       cmocka_unit_test(test_broken_kernels_are_reported),
       cmocka_unit_test(test_launches_cuda_refuses),
+      cmocka_unit_test(test_stream_waits_behind_the_blocking_kernel),
+      cmocka_unit_test(test_full_queue_times_the_blocking_kernel_out),
+      cmocka_unit_test(test_capture_and_replay),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,14 +17,14 @@ static mb_hip_device_t dev(const char *name, const char *arch, int cus,
                            size_t mem, size_t l2) {
   mb_hip_device_t d;
   memset(&d, 0, sizeof d);
-  snprintf(d.name, sizeof d.name, "%s", name);
+  snprintf(d.base.name, sizeof d.base.name, "%s", name);
   snprintf(d.arch_base, sizeof d.arch_base, "%s", arch);
   snprintf(d.arch, sizeof d.arch, "%s:sramecc+:xnack-", arch);
-  d.cu_count = cus;
+  d.base.sm_count = cus;
   d.sclk_hz = sclk_mhz * 1e6;
   d.mclk_hz = mclk_mhz * 1e6;
   d.bus_width_bits = bus;
-  d.memory_bytes = mem;
+  d.base.memory_bytes = mem;
   d.l2_bytes = l2;
   /* what a previous call or the caller might have left */
   d.estimated = 7;
@@ -68,9 +68,9 @@ static void test_mi300x(void **state) {
   assert_near(d.peak_xf32, 653.7 * T);
   assert_near(d.peak[MB_DTYPE_F32], 163.4 * T);
   assert_near(d.peak_vec_f32, 163.4 * T);
-  assert_near(d.mem_bw, 5.3e12);
+  assert_near(d.base.mem_bw, 5.3e12);
   /* the 256 MiB Infinity Cache, not the 4 MiB L2 the runtime reports */
-  assert_int_equal(d.llc_bytes, 256 * MIB);
+  assert_int_equal(d.base.llc_bytes, 256 * MIB);
   assert_int_equal(d.fp8_fnuz, 1);
   assert_true(d.peak[MB_DTYPE_I4] == 0 && d.peak[MB_DTYPE_I32] == 0);
 }
@@ -82,10 +82,10 @@ static void test_by_processor(void **state) {
       dev("", "gfx942", 304, 2100, 1300, 8192, 192 * GIB, 4 * MIB);
   assert_int_equal(d.estimated, 0);
   assert_contains(d.peak_source, "table: MI300X (by processor and CU count)");
-  assert_near(d.mem_bw, 5.3e12);
+  assert_near(d.base.mem_bw, 5.3e12);
   d = dev("", "gfx942", 304, 2100, 1300, 8192, 256 * GIB, 4 * MIB);
   assert_contains(d.peak_source, "table: MI325X");
-  assert_near(d.mem_bw, 6.0e12);
+  assert_near(d.base.mem_bw, 6.0e12);
   assert_near(d.peak[MB_DTYPE_BF16], 1307.4 * T);
   d = dev("AMD Instinct MI325X", "gfx942", 304, 2100, 1300, 8192, 256 * GIB,
           4 * MIB);
@@ -100,7 +100,7 @@ static void test_mi300a(void **state) {
   assert_near(d.peak[MB_DTYPE_BF16], 980.6 * T);
   assert_near(d.peak[MB_DTYPE_F8E4M3], 1961.2 * T);
   assert_near(d.peak_xf32, 490.3 * T);
-  assert_int_equal(d.llc_bytes, 256 * MIB);
+  assert_int_equal(d.base.llc_bytes, 256 * MIB);
 }
 
 /* One GCD of an MI250X board: half the board's figures. */
@@ -116,9 +116,9 @@ static void test_mi250x_gcd(void **state) {
   assert_near(d.peak[MB_DTYPE_I8], 383.0 / 2 * T);
   assert_near(d.peak[MB_DTYPE_F32], 95.7 / 2 * T);
   assert_near(d.peak_vec_f32, 47.9 / 2 * T);
-  assert_near(d.mem_bw, 1.6e12);
+  assert_near(d.base.mem_bw, 1.6e12);
   assert_true(d.peak[MB_DTYPE_F8E4M3] == 0 && d.peak_xf32 == 0);
-  assert_int_equal(d.llc_bytes, 8 * MIB);
+  assert_int_equal(d.base.llc_bytes, 8 * MIB);
   assert_int_equal(d.fp8_fnuz, 0);
 
   /* a runtime naming both boards alike: the CU count decides */
@@ -138,15 +138,15 @@ static void test_mi210_and_mi100(void **state) {
   assert_near(d.peak[MB_DTYPE_BF16], 181.0 * T);
   assert_near(d.peak[MB_DTYPE_F32], 45.3 * T);
   assert_near(d.peak_vec_f32, 22.6 * T);
-  assert_near(d.mem_bw, 1.6e12);
-  assert_int_equal(d.llc_bytes, 8 * MIB);
+  assert_near(d.base.mem_bw, 1.6e12);
+  assert_int_equal(d.base.llc_bytes, 8 * MIB);
 
   /* MI100: bf16 at half the f16 rate */
   d = dev("AMD Instinct MI100", "gfx908", 120, 1502, 1200, 4096, 32 * GIB,
           8 * MIB);
   assert_near(d.peak[MB_DTYPE_F16], 184.6 * T);
   assert_near(d.peak[MB_DTYPE_BF16], 92.3 * T);
-  assert_near(d.mem_bw, 1.228e12);
+  assert_near(d.base.mem_bw, 1.228e12);
 }
 
 /* A gfx90a board the table does not know: CUs x clock x gfx90a's rates,
@@ -165,8 +165,8 @@ static void test_unknown_gfx90a_board(void **state) {
   assert_near(d.peak[MB_DTYPE_F32], pc * 256);
   assert_near(d.peak_vec_f32, pc * 128);
   assert_true(d.peak[MB_DTYPE_F8E4M3] == 0 && d.peak_xf32 == 0);
-  assert_near(d.mem_bw, 1600e6 * 2 * 4096 / 8);
-  assert_int_equal(d.llc_bytes, 8 * MIB);
+  assert_near(d.base.mem_bw, 1600e6 * 2 * 4096 / 8);
+  assert_int_equal(d.base.llc_bytes, 8 * MIB);
   assert_int_equal(d.fp8_fnuz, 0);
 
   /* MI300X in CPX mode: one XCD, 38 CUs, is not the board's row */
@@ -176,7 +176,7 @@ static void test_unknown_gfx90a_board(void **state) {
   assert_near(d.peak[MB_DTYPE_BF16], 38 * 2100e6 * 2048); /* 1/8 board */
   assert_near(d.peak[MB_DTYPE_F8E4M3], 38 * 2100e6 * 4096);
   assert_int_equal(d.fp8_fnuz, 1);
-  assert_int_equal(d.llc_bytes, 256 * MIB);
+  assert_int_equal(d.base.llc_bytes, 256 * MIB);
 }
 
 /* RDNA and CDNA 4 estimates: CUs x clock x the rates derived from AMD's
@@ -191,7 +191,7 @@ static void test_rate_table(void **state) {
   assert_near(d.peak[MB_DTYPE_F16], 96 * 2500e6 * 512);
   assert_near(d.peak_vec_f32, 96 * 2500e6 * 256);
   assert_true(d.peak[MB_DTYPE_F8E4M3] == 0);
-  assert_int_equal(d.llc_bytes, 6 * MIB);
+  assert_int_equal(d.base.llc_bytes, 6 * MIB);
   /* RX 9070 XT: 64 x 2970 MHz; OCP fp8 */
   d = dev("Radeon RX 9070 XT", "gfx1201", 64, 2970, 1258, 256, 16 * GIB,
           8 * MIB);
@@ -204,7 +204,7 @@ static void test_rate_table(void **state) {
   assert_near(d.peak[MB_DTYPE_BF16], 256 * 2400e6 * 4096);
   assert_near(d.peak[MB_DTYPE_F8E4M3], 256 * 2400e6 * 8192);
   assert_int_equal(d.fp8_fnuz, 0);
-  assert_int_equal(d.llc_bytes, 256 * MIB);
+  assert_int_equal(d.base.llc_bytes, 256 * MIB);
 }
 
 /* An unknown processor: the most conservative rate, and it says so. */
@@ -224,8 +224,8 @@ static void test_unknown_arch(void **state) {
     assert_near(d.peak[MB_DTYPE_F32], pc * 128);
     assert_near(d.peak_vec_f32, pc * 128);
     assert_true(d.peak[MB_DTYPE_F8E4M3] == 0 && d.peak_xf32 == 0);
-    assert_near(d.mem_bw, 1000e6 * 2 * 2048 / 8);
-    assert_int_equal(d.llc_bytes, 16 * MIB);
+    assert_near(d.base.mem_bw, 1000e6 * 2 * 2048 / 8);
+    assert_int_equal(d.base.llc_bytes, 16 * MIB);
     assert_int_equal(d.fp8_fnuz, 0);
   }
 }

@@ -31,19 +31,37 @@ static void log_nothing(void *host, mb_log_level_t level, const char *fmt,
   (void)host, (void)level, (void)fmt;
 }
 
-mb_status_t mb__hip_check(const mb_hip_state_t *st, hipError_t e,
-                          const char *what) {
+/* The GPU host layer's calls these sources make, without the host layer
+ * (no runtime, no device): errors are formatted as it formats them, the one
+ * device is the fixture's, and a tuning candidate is run once and "takes"
+ * the time the fake library's next_time says, so the choice is checked. */
+mb_status_t mb__gpuh_check(mb_gpuh_state_t *st, hipError_t e,
+                           const char *what) {
   if (e == hipSuccess) return MB_OK;
-  snprintf(st->last_error, sizeof st->last_error_buf, "hip: %s: error %d", what,
+  snprintf(st->last_error, sizeof st->last_error, "hip: %s: error %d", what,
            (int)e);
   st->host.set_error("%s", st->last_error);
   return MB_ERR_BACKEND;
 }
 
-mb_hip_device_t *mb__hip_device(mb_hip_state_t *st, uint32_t dev) {
-  if (dev < st->num_devices) return &st->devices[dev];
+mb_gpuh_device_t *mb__gpuh_device(mb_gpuh_state_t *st, uint32_t dev) {
+  if (dev < st->num_devices) return (mb_gpuh_device_t *)(void *)st->devices;
   st->host.set_error("hip: no device %u", dev);
   return NULL;
+}
+
+static unsigned g_timed; /* candidates timed */
+
+mb_status_t mb__gpuh_time_median(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
+                                 mb_kernel_run_fn run, void *kstate,
+                                 const mb_kernel_call_t *call,
+                                 uint32_t samples, double min_ns,
+                                 double slow_ns, double *median_ns) {
+  (void)st, (void)d, (void)samples, (void)min_ns, (void)slow_ns;
+  const mb_status_t s = run(kstate, call);
+  /* Candidate i takes 1000 - i ns: the last one offered is the fastest. */
+  *median_ns = 1000.0 - g_timed++;
+  return s;
 }
 
 /* ---- fixtures ------------------------------------------------------------ */
@@ -51,11 +69,11 @@ mb_hip_device_t *mb__hip_device(mb_hip_state_t *st, uint32_t dev) {
 static mb_hip_device_t make_device(const char *arch, int fnuz) {
   mb_hip_device_t d;
   memset(&d, 0, sizeof d);
-  snprintf(d.name, sizeof d.name, "test GPU %s", arch);
+  snprintf(d.base.name, sizeof d.base.name, "test GPU %s", arch);
   snprintf(d.arch, sizeof d.arch, "%s:sramecc+:xnack-", arch);
   snprintf(d.arch_base, sizeof d.arch_base, "%s", arch);
   d.fp8_fnuz = fnuz;
-  d.stream = NULL; /* the fakes never touch it */
+  d.base.stream = NULL; /* the fakes never touch it */
   return d;
 }
 
@@ -360,12 +378,12 @@ typedef struct fixture {
 
 static void fixture_init(fixture_t *f, const char *arch, int fnuz) {
   memset(f, 0, sizeof *f);
-  f->st.host.set_error = set_error;
-  f->st.host.log = log_nothing;
-  f->st.last_error = f->st.last_error_buf;
+  f->st.base.host.set_error = set_error;
+  f->st.base.host.log = log_nothing;
   f->dev = make_device(arch, fnuz);
-  f->st.devices = &f->dev;
-  f->st.num_devices = 1;
+  f->st.base.devices = (char *)&f->dev;
+  f->st.base.num_devices = 1;
+  g_timed = 0;
   /* Distinct addresses the fakes only record. */
   f->in[0] = (void *)(uintptr_t)0x1000;  /* A */
   f->in[1] = (void *)(uintptr_t)0x2000;  /* B */
@@ -516,6 +534,24 @@ static void test_blaslt_calls_bf16(void **state) {
   assert_int_equal(mb__hip_blaslt_run(k, &f.call), MB_ERR_BACKEND);
   mb__hip_blaslt_release(k);
   assert_int_equal(fk.lt_get("layouts_destroyed", 0), 3);
+
+  /* Several offered: each timed through the host layer's timer (the stub
+   * above makes the last the fastest), the fastest chosen, every
+   * candidate's time in the notes. */
+  fk.lt_set("matmul_status", 0);
+  fk.lt_set("candidates", 3);
+  k = NULL;
+  assert_int_equal(mb__hip_blaslt_prepare_on(&f.st, &f.dev, &f.call, &k),
+                   MB_OK);
+  assert_int_equal(g_timed, 3);
+  assert_int_equal(mb__hip_blaslt_run(k, &f.call), MB_OK);
+  assert_int_equal(fk.lt_get("algo_index", 0), 44);
+  note_text(mb__hip_blaslt_notes, k, "algos_tried", &v);
+  assert_true(v == 3.0);
+  assert_string_equal(
+      note_text(mb__hip_blaslt_notes, k, "tune_candidates", NULL),
+      "#0: 0.001 ms; #1: 0.000999 ms; #2: 0.000998 ms");
+  mb__hip_blaslt_release(k);
 
   /* No algorithm offered: declined with the reason. */
   fk.lt_set("candidates", 0);

@@ -166,6 +166,7 @@ static void bench_structs(void) {
   F(mb_result_info_t, shape_name);
   F(mb_result_info_t, speedup_vs_baseline);
   F(mb_result_info_t, peak_memory_bytes);
+  F(mb_result_info_t, flush);
 
   S(mb_correctness_t);
   F(mb_correctness_t, struct_size);

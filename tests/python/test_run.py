@@ -126,6 +126,19 @@ class ResultTest(unittest.TestCase):
         self.assertIn("fast_accum applies to fp8 GEMMs only",
                       str(cm.exception))
 
+    def test_flush(self):
+        # A cold sample flushed by reading is recorded as such; a bad name
+        # is an input error naming the valid ones.
+        r = CTX.run(op="add", shape=(16, 16), flush="read", **QUICK)
+        self.assertEqual(r.flush, "read")
+        self.assertEqual(r.cache, "cold")
+        self.assertTrue(r.passed, r.reason)
+        self.assertEqual(CTX.run(op="add", shape=(16, 16), **QUICK).flush,
+                         "write")
+        with self.assertRaises(microbench.Error) as cm:
+            CTX.run(op="add", shape=(16, 16), flush="erase", **QUICK)
+        self.assertIn("valid: write, read", str(cm.exception))
+
     def test_quantize_params(self):
         r = CTX.run(op="quantize", shape=(32, 64), dtype="bf16",
                     out_dtype="i8", granularity="row", **QUICK)

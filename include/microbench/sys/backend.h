@@ -133,7 +133,10 @@ typedef struct mb_backend_vtable {
    * before each cold sample, outside the timed region. */
   mb_status_t (*flush_cache)(void *state, uint32_t dev);
   /* Times `batch` back-to-back runs of run(kstate, call) with the device's
-   * timer and writes the elapsed nanoseconds for the whole batch. */
+   * timer and writes the elapsed nanoseconds for the whole batch; NAN, with
+   * MB_OK after host->set_error saying why, for a sample the timer cannot
+   * vouch for (a GPU's blocking kernel that timed out): the library drops
+   * that sample and warns. */
   mb_status_t (*time_batch)(void *state, uint32_t dev, mb_kernel_run_fn run,
                             void *kstate, const mb_kernel_call_t *call,
                             uint32_t batch, double *elapsed_ns);
@@ -160,6 +163,26 @@ typedef struct mb_backend_vtable {
    * [a-z0-9_]+. */
   uint32_t (*environment)(void *state, uint32_t dev, mb_kernel_note_t *out,
                           uint32_t max);
+  /* Optional, all four or none: a timing. The library times one
+   * run(kstate, call) batch after batch (a benchmark's warm-up and its
+   * samples) between timing_begin and timing_end, so the backend may keep
+   * what it learns and builds for it until then (the launches one run
+   * makes, a graph of a batch, instantiated and uploaded once and reused by
+   * every sample). timing_batch is time_batch's contract for that run;
+   * timing_notes writes up to `max` facts about how it timed ("timing":
+   * "graph of 512 runs", "launches_per_run": 3) and returns how many there
+   * are, strings owned by the timing. Without these, time_batch. */
+  mb_status_t (*timing_begin)(void *state, uint32_t dev, mb_kernel_run_fn run,
+                              void *kstate, const mb_kernel_call_t *call,
+                              void **timing);
+  mb_status_t (*timing_batch)(void *timing, uint32_t batch,
+                              double *elapsed_ns);
+  uint32_t (*timing_notes)(void *timing, mb_kernel_note_t *out,
+                           uint32_t max);
+  void (*timing_end)(void *timing);
+  /* Optional: flush_cache by the method asked for (bench.h, mb_flush_t).
+   * Without it flush_cache is the backend's only flush, MB_FLUSH_WRITE. */
+  mb_status_t (*flush_cache_with)(void *state, uint32_t dev, mb_flush_t how);
 } mb_backend_vtable_t;
 
 /* The one exported symbol. Returns NULL (after host->set_error) on failure. */
