@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dtype_internal.h"
+#include "rng.h"
 #include "microbench/dtype.h"
 
 static uint64_t splitmix64(uint64_t *state) {
@@ -783,9 +784,36 @@ static void test_convert_errors(void **state) {
   assert_int_equal(h, 0x3F80);
 }
 
+/* A fill large enough to be split over threads writes exactly the bytes of
+ * filling element by element, packed i4 included (its parts must not share
+ * a byte) and an odd count (the last part is shorter). */
+static void test_parallel_fill_is_the_serial_fill(void **state) {
+  (void)state;
+  const size_t n = ((size_t)3 << 20) + 5;
+  static const mb_dtype_t k_types[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
+                                       MB_DTYPE_I4};
+  for (size_t t = 0; t < sizeof k_types / sizeof k_types[0]; t++) {
+    const mb_dtype_t dt = k_types[t];
+    const size_t bytes = mb_dtype_bytes(dt, n);
+    unsigned char *got = calloc(1, bytes), *want = calloc(1, bytes);
+    assert_non_null(got);
+    assert_non_null(want);
+    mb_fill_t f = MB_FILL_INIT;
+    f.seed = 7;
+    if (dt == MB_DTYPE_I4) f.kind = MB_FILL_UNIFORM, f.a = -9, f.b = 9;
+    assert_int_equal(mb_fill_host(got, dt, n, &f), MB_OK);
+    for (size_t i = 0; i < n; i++)
+      mb__store(want, dt, i, mb__fill_value(&f, i), MB_CONVERT_SATURATE);
+    assert_memory_equal(got, want, bytes);
+    free(got);
+    free(want);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metadata),
+      cmocka_unit_test(test_parallel_fill_is_the_serial_fill),
       cmocka_unit_test(test_from_name),
       cmocka_unit_test(test_bf16_all_patterns),
       cmocka_unit_test(test_f16_all_patterns),
