@@ -198,6 +198,55 @@ static const conf_case_t k_cases[] = {
     {"gemm_int8", S3(9, 20, 11), N, N, "f32", N, "block:1x5", "group:10", N, 0},
     {"gemm_fp8_rowwise", S3(48, 96, 40), N, N, N, "i8", "block:1x32",
      "group:32", N, 0},
+    /* Long rows of the norms and softmax (a block a row, gpu_rows.cuh):
+     * 16384 in every dtype (whole 16-byte vectors, all in registers); 8200
+     * (a last round of vectors only some threads have; bf16: half the
+     * threads, the rest of the row in shared memory); 40000 (f32: past
+     * the registers of 1024 threads, into shared memory); 8195 (no whole
+     * vectors: single elements, registers and shared memory); 65536 f32,
+     * 131072 16-bit, 45001 f32 (past shared memory too, the emulated GPU's
+     * 99 KiB: re-read from memory in each pass) */
+    {"layernorm", S2(4, 16384), "bf16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(4, 16384), "f16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(4, 16384), "f32", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(4, 16384), "bf16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(4, 16384), "f16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(4, 16384), "f32", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(4, 16384), "bf16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"rmsnorm", S2(4, 16384), "f16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"rmsnorm", S2(4, 16384), "f32", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"softmax", S2(4, 16384), "bf16", N, N, N, N, N, N, 0},
+    {"softmax", S2(4, 16384), "f16", N, N, N, N, N, N, 0},
+    {"softmax", S2(4, 16384), "f32", N, N, N, N, N, N, 0},
+    {"layernorm", S2(3, 8200), "bf16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(3, 8200), "f32", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(3, 8200), "f16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(3, 8200), "bf16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"softmax", S2(3, 8200), "f32", N, N, N, N, N, N, 0},
+    {"softmax", S2(3, 8200), "f16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(2, 40000), "f32", N, N, N, N, N, N, 0},
+    {"layernorm", S2(2, 40000), "bf16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(2, 40000), "f32", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(2, 40000), "f16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"softmax", S2(2, 40000), "f32", N, N, N, N, N, N, 0},
+    {"softmax", S2(2, 40000), "bf16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(3, 8195), "bf16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(3, 8195), "f16", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(3, 8195), "f32", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"softmax", S2(3, 8195), "bf16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(2, 65536), "f32", N, N, N, N, N, N, 0},
+    {"softmax", S2(2, 65536), "f32", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(2, 131072), "bf16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(2, 131072), "f16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"softmax", S2(2, 45001), "f32", N, N, N, N, N, N, 0},
+    /* Short rows, several to a warp (a slice of g lanes each) and a last
+     * block with rows missing: vectors, and single elements (130) */
+    {"layernorm", S2(65, 200), "bf16", N, N, N, N, N, N, 0},
+    {"layernorm", S2(17, 24), "f16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"rmsnorm", S2(33, 130), "f32", N, N, N, N, N, N, 0},
+    {"rmsnorm", S2(33, 130), "f16", N, N, N, N, N, N, MB_PARAM_NO_WEIGHT},
+    {"softmax", S2(65, 96), "f32", N, N, N, N, N, N, 0},
+    {"softmax", S2(9, 130), "bf16", N, N, N, N, N, N, 0},
 };
 #define NUM_CASES (sizeof k_cases / sizeof k_cases[0])
 

@@ -235,7 +235,6 @@ mb_status_t try_launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
   const size_t sq = (size_t)p->shape[2], skv = (size_t)p->shape[3];
   const int d = (int)p->shape[4];
   const size_t tiles = (sq + BQ - 1) / BQ, tasks = bh * tiles;
-  const size_t cap = 0x7FFFFFFF;
   auto kernel = attention_kernel<DT, DMAX, BQ, BK>;
   if (bytes > 48u * 1024u) {
     const mb_gpu_error_t e = mb_gpu_func_set_max_smem(kernel, (int)bytes);
@@ -247,12 +246,17 @@ mb_status_t try_launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
       return MB_ERR_BACKEND;
     }
   }
-  MB_GPU_LAUNCH(kernel, (unsigned)(tasks < cap ? tasks : cap), THREADS, bytes,
-                (mb_gpu_stream_t)env->stream, call->in[0], call->in[1],
-                call->in[2], call->out[0], bh, (size_t)p->shape[1], sq, skv, d,
-                (p->flags & MB_PARAM_CAUSAL) != 0,
-                (p->flags & MB_PARAM_BSHD) != 0,
-                (float)(1.0 / sqrt((double)p->shape[4])), tiles);
+  /* Several waves: causal tasks differ in length, and a multiprocessor
+   * whose blocks finish early takes the next ones. */
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(env, "attention", kernel, THREADS, bytes, tasks, 8, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(
+      kernel, grid, THREADS, bytes, (mb_gpu_stream_t)env->stream, call->in[0],
+      call->in[1], call->in[2], call->out[0], bh, (size_t)p->shape[1], sq, skv,
+      d, (p->flags & MB_PARAM_CAUSAL) != 0, (p->flags & MB_PARAM_BSHD) != 0,
+      (float)(1.0 / sqrt((double)p->shape[4])), tiles);
   return mb__gpu_launched(env, "attention");
 }
 

@@ -37,13 +37,20 @@ __global__ void __launch_bounds__(MB_GPU_ELT_BLOCK)
     ((unsigned char *)dst)[b] = ((const unsigned char *)src)[b];
 }
 
+/* One wave of what the device holds: every thread loops, so more blocks
+ * would only queue behind the first. */
 template <class W>
-void launch(const mb_gpu_env_t *env, const void *src, void *dst, size_t bytes) {
+mb_status_t launch(const mb_gpu_env_t *env, const void *src, void *dst,
+                   size_t bytes) {
   const size_t items = (bytes / sizeof(W) + UNROLL - 1) / UNROLL;
-  MB_GPU_LAUNCH(copy_kernel<W>,
-                mb_gpu_grid(items ? items : 1, MB_GPU_ELT_BLOCK, env->sm_count),
-                MB_GPU_ELT_BLOCK, 0, (mb_gpu_stream_t)env->stream, src, dst,
-                bytes);
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(env, "copy", copy_kernel<W>, MB_GPU_ELT_BLOCK, 0,
+                  (items + MB_GPU_ELT_BLOCK - 1) / MB_GPU_ELT_BLOCK, 1, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(copy_kernel<W>, grid, MB_GPU_ELT_BLOCK, 0,
+                (mb_gpu_stream_t)env->stream, src, dst, bytes);
+  return mb__gpu_launched(env, "copy");
 }
 
 size_t copy_bytes(const mb_gpu_env_t *env, const mb_op_params_t *p) {
@@ -60,12 +67,10 @@ extern "C" mb_status_t mb__gpu_copy_run(void *kstate,
   const void *src = call->in[0];
   void *dst = call->out[0];
   if (mb_gpu_aligned(src, 16) && mb_gpu_aligned(dst, 16))
-    launch<mb_gpu_raw<16>>(env, src, dst, bytes);
-  else if (mb_gpu_aligned(src, 4) && mb_gpu_aligned(dst, 4))
-    launch<uint32_t>(env, src, dst, bytes);
-  else
-    launch<unsigned char>(env, src, dst, bytes);
-  return mb__gpu_launched(env, "copy");
+    return launch<mb_gpu_raw<16>>(env, src, dst, bytes);
+  if (mb_gpu_aligned(src, 4) && mb_gpu_aligned(dst, 4))
+    return launch<uint32_t>(env, src, dst, bytes);
+  return launch<unsigned char>(env, src, dst, bytes);
 }
 
 extern "C" mb_status_t mb__gpu_copy_memcpy_run(void *kstate,

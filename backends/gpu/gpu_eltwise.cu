@@ -95,19 +95,20 @@ mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
       mb_gpu_aligned(x, (size_t)V * mb_gpu_dt_size(DX)) &&
       (NIN == 1 || mb_gpu_aligned(y, (size_t)V * mb_gpu_dt_size(DY))) &&
       mb_gpu_aligned(z, (size_t)V * mb_gpu_dt_size(DZ));
-  if (vec) {
-    const size_t items = (n / V + UNROLL - 1) / UNROLL;
-    MB_GPU_LAUNCH(
-        (eltwise_kernel<DX, DY, DZ, NIN, V, F>),
-        mb_gpu_grid(items ? items : 1, MB_GPU_ELT_BLOCK, env->sm_count),
-        MB_GPU_ELT_BLOCK, 0, stream, x, y, z, n, f);
-  } else {
-    MB_GPU_LAUNCH(
-        (eltwise_kernel<DX, DY, DZ, NIN, 1, F>),
-        mb_gpu_grid((n + UNROLL - 1) / UNROLL, MB_GPU_ELT_BLOCK, env->sm_count),
-        MB_GPU_ELT_BLOCK, 0, stream, x, y, z, n, f);
-  }
-  return mb__gpu_launched(env, what);
+  /* One wave of what the device holds: every thread loops. */
+  const size_t items =
+      vec ? (n / V + UNROLL - 1) / UNROLL : (n + UNROLL - 1) / UNROLL;
+  const size_t need = (items + MB_GPU_ELT_BLOCK - 1) / MB_GPU_ELT_BLOCK;
+  auto go = [&](auto kernel) {
+    unsigned grid = 0;
+    const mb_status_t st =
+        mb_gpu_grid(env, what, kernel, MB_GPU_ELT_BLOCK, 0, need, 1, &grid);
+    if (st != MB_OK) return st;
+    MB_GPU_LAUNCH(kernel, grid, MB_GPU_ELT_BLOCK, 0, stream, x, y, z, n, f);
+    return mb__gpu_launched(env, what);
+  };
+  return vec ? go(eltwise_kernel<DX, DY, DZ, NIN, V, F>)
+             : go(eltwise_kernel<DX, DY, DZ, NIN, 1, F>);
 }
 
 /* activation A on one dtype. */

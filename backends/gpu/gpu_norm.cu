@@ -6,50 +6,54 @@
  * W and Bias ignored with MB_PARAM_NO_WEIGHT.
  *
  * A row belongs to a warp slice (short rows) or a block (long rows) and is
- * read once into registers (gpu_eltwise.cuh, mb_gpu_row): the mean, the sum
- * of squared deviations around it and the output are passes over the
- * registers, each a per-thread f32 sum and a shuffle/block reduction; the
- * same f32 steps as backends/cpu/cpu_norm_c.c, one rounding to Y. Rows
- * whose length is a multiple of the 16-byte vector, with aligned operands,
- * move in 16-byte vectors; others element by element. */
-#include "gpu_eltwise.cuh"
+ * read once into registers, and for the longest rows shared memory
+ * (gpu_rows.cuh): the mean, the sum of squared deviations around it and
+ * the output are passes over what is kept, each a per-thread f32 sum and a
+ * shuffle/block reduction; the same f32 steps as
+ * backends/cpu/cpu_norm_c.c, one rounding to Y. Rows whose length is a
+ * multiple of the 16-byte vector, with aligned operands, move in 16-byte
+ * vectors; others element by element. */
+#include "gpu_rows.cuh"
 
 namespace {
 
-/* Rows [0, m) of n elements; g threads per row (blockDim.x when BLOCK);
- * scap vectors per row in dynamic shared memory (BLOCK only). */
+/* The rows of rs as mb_gpu_rows_launch planned them (a warp slice or, with
+ * BLOCK, the block a row); W and Bias unread unless affine. */
 template <mb_dtype_t D, int V, bool BLOCK, bool RMS>
 __global__ void __launch_bounds__(BLOCK ? 1024 : MB_GPU_ROW_BLOCK)
-    norm_kernel(const void *__restrict__ x, const void *__restrict__ w,
-                const void *__restrict__ b, void *__restrict__ y, size_t m,
-                size_t n, unsigned g, size_t scap, int affine, float eps) {
-  MB_GPU_DYN_SMEM(float, row_smem);
+    norm_kernel(mb_gpu_rows_t rs, const void *__restrict__ x,
+                const void *__restrict__ w, const void *__restrict__ b,
+                void *__restrict__ y, int affine, float eps) {
+  typedef mb_gpu_vec_t<D, V> vec_t;
+  MB_GPU_DYN_SMEM(mb_gpu_raw<16>, row_smem);
   __shared__ float scratch[32];
-  const size_t nvec = n / V, rows_per_block = blockDim.x / g;
-  const unsigned t = threadIdx.x % g;
-  const size_t blocks = (m + rows_per_block - 1) / rows_per_block;
+  const unsigned g = BLOCK ? blockDim.x : rs.g;
+  const unsigned t = BLOCK ? threadIdx.x : threadIdx.x % g;
+  const unsigned nvec = (unsigned)(rs.n / V);
+  const size_t per = blockDim.x / g, blocks = (rs.m + per - 1) / per;
+  mb_gpu_row<D, V, BLOCK> r;
+  r.sm = (vec_t *)row_smem;
+  r.scap = BLOCK ? rs.scap : 0;
+  /* The whole block loops in step, so every lane reaches every shuffle and
+   * barrier; a group past the last row takes part with an empty row. */
   for (size_t rb = blockIdx.x; rb < blocks; rb += gridDim.x) {
-    const size_t row = rb * rows_per_block + threadIdx.x / g;
-    /* Groups past the last row still take part in the reductions, with
-     * nothing to add. */
-    const size_t nv = row < m ? nvec : 0;
-    const size_t base = row * n;
-    mb_gpu_row<D, V> r;
-    r.sm = row_smem;
-    r.scap = BLOCK ? scap : 0;
-    r.load(x, base, nv, t, g);
+    const size_t row = rb * per + threadIdx.x / g;
+    const unsigned nv = row < rs.m ? nvec : 0;
+    const size_t at = (row < rs.m ? row : 0) * nvec;
+    const vec_t *xr = (const vec_t *)x + at;
+    vec_t *yr = (vec_t *)y + at;
+    r.load(xr, nv, t, g);
     float mean = 0.0f;
     if (!RMS) {
       float sum = 0.0f;
-      r.template each<false>(x, base, nv, t, g,
-                             [&](float(&v)[V], size_t, bool) {
+      r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
-                               for (int e = 0; e < V; ++e) sum += v[e];
-                             });
-      mean = mb_gpu_group_sum<BLOCK>(sum, g, scratch) / (float)n;
+        for (int e = 0; e < V; ++e) sum += v[e];
+      });
+      mean = mb_gpu_group_sum<BLOCK>(sum, g, scratch) / (float)rs.n;
     }
     float sq = 0.0f;
-    r.template each<false>(x, base, nv, t, g, [&](float(&v)[V], size_t, bool) {
+    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const float d = v[e] - mean;
@@ -57,30 +61,28 @@ __global__ void __launch_bounds__(BLOCK ? 1024 : MB_GPU_ROW_BLOCK)
       }
     });
     const float rstd =
-        1.0f / sqrtf(mb_gpu_group_sum<BLOCK>(sq, g, scratch) / (float)n + eps);
-    r.template each<false>(x, base, nv, t, g,
-                           [&](float(&v)[V], size_t k, bool) {
-                             float o[V];
-                             if (affine) {
-                               float wv[V], bv[V];
-                               mb_gpu_load_vec<D, V>(w, k * V, wv);
-                               if (RMS) {
+        1.0f /
+        sqrtf(mb_gpu_group_sum<BLOCK>(sq, g, scratch) / (float)rs.n + eps);
+    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned k) {
+      float o[V];
+      if (affine) {
+        float wv[V], bv[V];
+        mb_gpu_load_vec<D, V>(w, (size_t)k * V, wv);
+        if (RMS) {
 #pragma unroll
-                                 for (int e = 0; e < V; ++e)
-                                   o[e] = v[e] * rstd * wv[e];
-                               } else {
-                                 mb_gpu_load_vec<D, V>(b, k * V, bv);
+          for (int e = 0; e < V; ++e) o[e] = v[e] * rstd * wv[e];
+        } else {
+          mb_gpu_load_vec<D, V>(b, (size_t)k * V, bv);
 #pragma unroll
-                                 for (int e = 0; e < V; ++e)
-                                   o[e] = (v[e] - mean) * rstd * wv[e] + bv[e];
-                               }
-                             } else {
+          for (int e = 0; e < V; ++e)
+            o[e] = (v[e] - mean) * rstd * wv[e] + bv[e];
+        }
+      } else {
 #pragma unroll
-                               for (int e = 0; e < V; ++e)
-                                 o[e] = (v[e] - mean) * rstd;
-                             }
-                             mb_gpu_store_vec<D, V>(y, base + k * V, o);
-                           });
+        for (int e = 0; e < V; ++e) o[e] = (v[e] - mean) * rstd;
+      }
+      mb_gpu_st_once(yr + k, mb_gpu_pack<D, V>(o));
+    });
   }
 }
 
@@ -100,19 +102,13 @@ mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call) {
   const int vec = n % VW == 0 && mb_gpu_aligned(x, 16) &&
                   mb_gpu_aligned(y, 16) && (!w || mb_gpu_aligned(w, 16)) &&
                   (!b || mb_gpu_aligned(b, 16));
-  const mb_gpu_row_plan_t pl =
-      mb_gpu_row_plan(env, m, n, vec ? VW : 1, 32 * sizeof(float));
-  if (vec && pl.block_mode)
-    return mb_gpu_row_launch(env, &pl, what, norm_kernel<D, VW, true, RMS>, x,
-                             w, b, y, m, n, pl.group, pl.scap, affine, eps);
   if (vec)
-    return mb_gpu_row_launch(env, &pl, what, norm_kernel<D, VW, false, RMS>, x,
-                             w, b, y, m, n, pl.group, pl.scap, affine, eps);
-  if (pl.block_mode)
-    return mb_gpu_row_launch(env, &pl, what, norm_kernel<D, 1, true, RMS>, x, w,
-                             b, y, m, n, pl.group, pl.scap, affine, eps);
-  return mb_gpu_row_launch(env, &pl, what, norm_kernel<D, 1, false, RMS>, x, w,
-                           b, y, m, n, pl.group, pl.scap, affine, eps);
+    return mb_gpu_rows_launch<D, VW>(
+        env, what, m, n, norm_kernel<D, VW, false, RMS>,
+        norm_kernel<D, VW, true, RMS>, x, w, b, y, affine, eps);
+  return mb_gpu_rows_launch<D, 1>(
+      env, what, m, n, norm_kernel<D, 1, false, RMS>,
+      norm_kernel<D, 1, true, RMS>, x, w, b, y, affine, eps);
 }
 
 template <bool RMS>

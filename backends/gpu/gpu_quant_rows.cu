@@ -37,13 +37,19 @@ int pow2_ceil(int64_t v) {
   return p;
 }
 
-/* Blocks for a grid-stride loop over `items` blocks' worth of work: at most
- * `waves` full-occupancy waves (2048 threads a multiprocessor). */
-unsigned grid_for(int64_t items, int threads, int sm_count, int waves) {
-  const int64_t cap =
-      (int64_t)(sm_count > 0 ? sm_count : 1) * (2048 / threads) * waves;
-  const int64_t g = items < cap ? items : cap;
-  return (unsigned)(g > 0 ? g : 1);
+/* Enqueues kernel(a) on a grid-stride grid over `items` blocks' worth of
+ * work (mb_gpu_grid: `waves` waves of what the device holds). */
+template <class K, class A>
+mb_status_t launch_grid(const mb_gpu_env_t *env, const char *what, K kernel,
+                        int threads, int64_t items, unsigned waves,
+                        const A &a) {
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(env, what, kernel, (unsigned)threads, 0,
+                  (size_t)(items > 0 ? items : 0), waves, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(kernel, grid, threads, 0, (mb_gpu_stream_t)env->stream, a);
+  return mb__gpu_launched(env, what);
 }
 
 /* ---- blocks -------------------------------------------------------------- */
@@ -188,11 +194,8 @@ mb_status_t launch_blocks_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p,
   a.lanes = c.lanes;
   a.cpl = c.cpl;
   a.qmax = p->qmax;
-  const unsigned grid = grid_for(ceil_div(a.nseg, c.threads / c.lanes),
-                                 c.threads, env->sm_count, 4);
-  MB_GPU_LAUNCH((blocks_kernel<DX, DQ, VEC>), grid, c.threads, 0,
-                (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, "quantize (blocks)");
+  return launch_grid(env, "quantize (blocks)", blocks_kernel<DX, DQ, VEC>,
+                     c.threads, ceil_div(a.nseg, c.threads / c.lanes), 4, a);
 }
 
 /* ---- flat ---------------------------------------------------------------- */
@@ -273,12 +276,9 @@ mb_status_t launch_flat_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p,
   const int64_t n = p->rows * p->cols;
   flat_args a = {p->x, p->q,           p->grid, n, sp ? 0 : p->gr * p->gc,
                  sp,   p->static_scale};
-  const unsigned grid =
-      grid_for(ceil_div(ceil_div(n / VEC, UNROLL), MB_GQ_BLOCK), MB_GQ_BLOCK,
-               env->sm_count, 2);
-  MB_GPU_LAUNCH((flat_kernel<DX, DQ, VEC>), grid, MB_GQ_BLOCK, 0,
-                (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, "quantize (flat)");
+  return launch_grid(env, "quantize (flat)", flat_kernel<DX, DQ, VEC>,
+                     MB_GQ_BLOCK,
+                     ceil_div(ceil_div(n / VEC, UNROLL), MB_GQ_BLOCK), 2, a);
 }
 
 /* ---- amax_all ------------------------------------------------------------ */
@@ -321,12 +321,16 @@ template <mb_dtype_t DX, int VEC>
 mb_status_t launch_amax_all_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   const int64_t n = p->rows * p->cols;
   /* One wave: a block's partial maximum costs an atomic. */
-  const unsigned grid =
-      grid_for(ceil_div(ceil_div(n / VEC, 4) + 1, MB_GQ_BLOCK), MB_GQ_BLOCK,
-               env->sm_count, 1);
-  MB_GPU_LAUNCH((amax_all_kernel<DX, VEC>), grid, MB_GQ_BLOCK, 0,
-                (mb_gpu_stream_t)env->stream, p->x, n, (unsigned int *)p->grid);
-  return mb__gpu_launched(env, "quantize (absmax)");
+  auto kernel = amax_all_kernel<DX, VEC>;
+  const char *what = "quantize (absmax)";
+  unsigned grid = 0;
+  const mb_status_t st = mb_gpu_grid(
+      env, what, kernel, MB_GQ_BLOCK, 0,
+      (size_t)ceil_div(ceil_div(n / VEC, 4) + 1, MB_GQ_BLOCK), 1, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream,
+                p->x, n, (unsigned int *)p->grid);
+  return mb__gpu_launched(env, what);
 }
 
 /* ---- amax_strips ----------------------------------------------------------
@@ -414,11 +418,8 @@ mb_status_t launch_strips_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   a.transpose = p->transpose;
   a.ncv = a.xc / VEC;
   a.items = ceil_div(a.xr, STRIP) * a.ncv;
-  const unsigned grid =
-      grid_for(ceil_div(a.items, MB_GQ_BLOCK), MB_GQ_BLOCK, env->sm_count, 4);
-  MB_GPU_LAUNCH((strips_kernel<DX, VEC>), grid, MB_GQ_BLOCK, 0,
-                (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, "quantize (absmax strips)");
+  return launch_grid(env, "quantize (absmax strips)", strips_kernel<DX, VEC>,
+                     MB_GQ_BLOCK, ceil_div(a.items, MB_GQ_BLOCK), 4, a);
 }
 
 /* ---- apply --------------------------------------------------------------- */
@@ -474,10 +475,8 @@ mb_status_t launch_apply_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   a.x = p->x;
   a.q = p->q;
   a.r = mb_gq_rows_plan(p->grid, p->rows, p->cols, p->bm, p->bn, VEC);
-  const unsigned grid = grid_for(a.r.nrg, MB_GQ_BLOCK, env->sm_count, 4);
-  MB_GPU_LAUNCH((apply_kernel<DX, DQ, VEC>), grid, MB_GQ_BLOCK, 0,
-                (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, "quantize (apply scales)");
+  return launch_grid(env, "quantize (apply scales)", apply_kernel<DX, DQ, VEC>,
+                     MB_GQ_BLOCK, a.r.nrg, 4, a);
 }
 
 /* ---- grid ---------------------------------------------------------------- */
@@ -620,36 +619,34 @@ mb_status_t mb_gq_launch_strips(const mb_gpu_env_t *env,
 
 mb_status_t mb_gq_launch_grid(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   const int64_t n = p->gr * p->gc;
-  const unsigned grid =
-      grid_for(ceil_div(n, MB_GQ_BLOCK), MB_GQ_BLOCK, env->sm_count, 1);
+  const char *what = "quantize (scales)";
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(env, what, grid_kernel, MB_GQ_BLOCK, 0,
+                  (size_t)ceil_div(n, MB_GQ_BLOCK), 1, &grid);
+  if (st != MB_OK) return st;
   MB_GPU_LAUNCH(grid_kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream,
                 p->grid, n, p->qmax, p->is_static, p->static_scale);
-  return mb__gpu_launched(env, "quantize (scales)");
+  return mb__gpu_launched(env, what);
 }
 
 mb_status_t mb_gq_launch_i4_pairs(const mb_gpu_env_t *env,
                                   const mb_gq_plan_t *p) {
   const pairs_args a = {p->x,  (uint8_t *)p->q, p->grid, p->rows,     p->cols,
                         p->bm, p->bn,           p->gc,   p->transpose};
-  const int64_t bytes = (p->rows * p->cols + 1) / 2;
-  const unsigned grid =
-      grid_for(ceil_div(bytes, MB_GQ_BLOCK), MB_GQ_BLOCK, env->sm_count, 4);
-  const mb_gpu_stream_t stream = (mb_gpu_stream_t)env->stream;
+  const int64_t items = ceil_div((p->rows * p->cols + 1) / 2, MB_GQ_BLOCK);
+  const char *what = "quantize (i4 pairs)";
   switch (p->xdt) {
     case MB_DTYPE_F32:
-      MB_GPU_LAUNCH((i4_pairs_kernel<MB_DTYPE_F32>), grid, MB_GQ_BLOCK, 0,
-                    stream, a);
-      break;
+      return launch_grid(env, what, i4_pairs_kernel<MB_DTYPE_F32>, MB_GQ_BLOCK,
+                         items, 4, a);
     case MB_DTYPE_BF16:
-      MB_GPU_LAUNCH((i4_pairs_kernel<MB_DTYPE_BF16>), grid, MB_GQ_BLOCK, 0,
-                    stream, a);
-      break;
+      return launch_grid(env, what, i4_pairs_kernel<MB_DTYPE_BF16>, MB_GQ_BLOCK,
+                         items, 4, a);
     case MB_DTYPE_F16:
-      MB_GPU_LAUNCH((i4_pairs_kernel<MB_DTYPE_F16>), grid, MB_GQ_BLOCK, 0,
-                    stream, a);
-      break;
+      return launch_grid(env, what, i4_pairs_kernel<MB_DTYPE_F16>, MB_GQ_BLOCK,
+                         items, 4, a);
     default:
       return MB_ERR_UNSUPPORTED;
   }
-  return mb__gpu_launched(env, "quantize (i4 pairs)");
 }

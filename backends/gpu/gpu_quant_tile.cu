@@ -316,26 +316,18 @@ mb_status_t launch_t(const mb_gpu_env_t *env, const mb_gq_plan_t *p,
   a.transpose = p->transpose;
   a.mode = (int)mode;
   a.qmax = p->qmax;
-  if (t->smem > 48 * 1024) {
-    void (*const kernel)(tile_args) = tile_kernel<DX, DQ>;
-    const mb_gpu_error_t e = mb_gpu_func_set_max_smem(kernel, (int)t->smem);
-    if (e != mb_gpu_success) {
-      (void)mb_gpu_get_last_error(); /* not sticky: clear it */
-      env->host->set_error("%s: quantize: %zu bytes of shared memory: %s",
-                           env->backend, t->smem, mb_gpu_error_string(e));
-      return MB_ERR_BACKEND;
-    }
-  }
-  /* Blocks resident a multiprocessor (2048 threads, ~228 KiB), twice. */
-  int64_t per_sm = (int64_t)(228 * 1024) / (int64_t)(t->smem + 1024);
-  if (per_sm > 2048 / MB_GQ_BLOCK) per_sm = 2048 / MB_GQ_BLOCK;
-  if (per_sm < 1) per_sm = 1;
-  const int64_t cap =
-      (int64_t)(env->sm_count > 0 ? env->sm_count : 1) * per_sm * 2;
-  const unsigned grid = (unsigned)(a.ntiles < cap ? a.ntiles : cap);
-  MB_GPU_LAUNCH((tile_kernel<DX, DQ>), grid, MB_GQ_BLOCK, t->smem,
+  void (*const kernel)(tile_args) = tile_kernel<DX, DQ>;
+  const char *what = "quantize (tile)";
+  /* Two waves of what the device holds (its shared memory, mostly). */
+  unsigned grid = 0;
+  mb_status_t st;
+  if ((st = mb_gpu_allow_smem(env, what, kernel, t->smem)) != MB_OK ||
+      (st = mb_gpu_grid(env, what, kernel, MB_GQ_BLOCK, t->smem,
+                        (size_t)a.ntiles, 2, &grid)) != MB_OK)
+    return st;
+  MB_GPU_LAUNCH(kernel, grid, MB_GQ_BLOCK, t->smem,
                 (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, "quantize (tile)");
+  return mb__gpu_launched(env, what);
 }
 
 }  // namespace

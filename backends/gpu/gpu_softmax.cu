@@ -2,57 +2,61 @@
  * (lib/ops/softmax.c): Y = exp(X - max) / sum exp(X - max), in f32.
  *
  * A row belongs to a warp slice (short rows) or a block (long rows) and is
- * read once into registers and, for long rows, shared memory
- * (gpu_eltwise.cuh, mb_gpu_row). Three passes over the cached row, as
- * backends/cpu/cpu_softmax_c.c: the max; exp(x - max), kept in place of x,
- * and its sum; the output exp(x - max) * (1 / sum), rounded once. Rows of a
- * whole number of 16-byte vectors with aligned operands move in vectors,
- * others element by element. */
-#include "gpu_eltwise.cuh"
+ * read once into registers, and for the longest rows shared memory
+ * (gpu_rows.cuh). Three passes over the kept row, as
+ * backends/cpu/cpu_softmax_c.c: the max; the sum of exp(x - max); the
+ * output exp(x - max) * (1 / sum), rounded once. The row is kept as it was
+ * loaded (16-bit data packed), not as exp(x - max) in f32, so the last
+ * pass computes the exponentials again: the same f32 values, for half the
+ * registers. Rows of a whole number of 16-byte vectors with aligned
+ * operands move in vectors, others element by element. */
+#include "gpu_rows.cuh"
 
 namespace {
 
+/* The rows of rs as mb_gpu_rows_launch planned them (a warp slice or, with
+ * BLOCK, the block a row). */
 template <mb_dtype_t D, int V, bool BLOCK>
 __global__ void __launch_bounds__(BLOCK ? 1024 : MB_GPU_ROW_BLOCK)
-    softmax_kernel(const void *__restrict__ x, void *__restrict__ y, size_t m,
-                   size_t n, unsigned g, size_t scap) {
-  MB_GPU_DYN_SMEM(float, row_smem);
+    softmax_kernel(mb_gpu_rows_t rs, const void *__restrict__ x,
+                   void *__restrict__ y) {
+  typedef mb_gpu_vec_t<D, V> vec_t;
+  MB_GPU_DYN_SMEM(mb_gpu_raw<16>, row_smem);
   __shared__ float scratch[32];
-  const size_t nvec = n / V, rows_per_block = blockDim.x / g;
-  const unsigned t = threadIdx.x % g;
-  const size_t blocks = (m + rows_per_block - 1) / rows_per_block;
+  const unsigned g = BLOCK ? blockDim.x : rs.g;
+  const unsigned t = BLOCK ? threadIdx.x : threadIdx.x % g;
+  const unsigned nvec = (unsigned)(rs.n / V);
+  const size_t per = blockDim.x / g, blocks = (rs.m + per - 1) / per;
+  mb_gpu_row<D, V, BLOCK> r;
+  r.sm = (vec_t *)row_smem;
+  r.scap = BLOCK ? rs.scap : 0;
+  /* The whole block loops in step (every lane reaches every shuffle and
+   * barrier); a group past the last row takes part with an empty row. */
   for (size_t rb = blockIdx.x; rb < blocks; rb += gridDim.x) {
-    const size_t row = rb * rows_per_block + threadIdx.x / g;
-    /* Groups past the last row still take part in the reductions. */
-    const size_t nv = row < m ? nvec : 0;
-    const size_t base = row * n;
-    mb_gpu_row<D, V> r;
-    r.sm = row_smem;
-    r.scap = BLOCK ? scap : 0;
-    r.load(x, base, nv, t, g);
+    const size_t row = rb * per + threadIdx.x / g;
+    const unsigned nv = row < rs.m ? nvec : 0;
+    const size_t at = (row < rs.m ? row : 0) * nvec;
+    const vec_t *xr = (const vec_t *)x + at;
+    vec_t *yr = (vec_t *)y + at;
+    r.load(xr, nv, t, g);
     float mx = -INFINITY;
-    r.template each<false>(x, base, nv, t, g, [&](float(&v)[V], size_t, bool) {
+    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
       for (int e = 0; e < V; ++e) mx = fmaxf(mx, v[e]);
     });
     mx = mb_gpu_group_max<BLOCK>(mx, g, scratch);
     float sum = 0.0f;
-    r.template each<true>(x, base, nv, t, g, [&](float(&v)[V], size_t, bool) {
+    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        v[e] = expf(v[e] - mx);
-        sum += v[e];
-      }
+      for (int e = 0; e < V; ++e) sum += expf(v[e] - mx);
     });
     const float inv = 1.0f / mb_gpu_group_sum<BLOCK>(sum, g, scratch);
-    r.template each<false>(x, base, nv, t, g,
-                           [&](float(&v)[V], size_t k, bool cached) {
-                             float o[V];
+    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned k) {
+      float o[V];
 #pragma unroll
-                             for (int e = 0; e < V; ++e)
-                               o[e] = (cached ? v[e] : expf(v[e] - mx)) * inv;
-                             mb_gpu_store_vec<D, V>(y, base + k * V, o);
-                           });
+      for (int e = 0; e < V; ++e) o[e] = expf(v[e] - mx) * inv;
+      mb_gpu_st_once(yr + k, mb_gpu_pack<D, V>(o));
+    });
   }
 }
 
@@ -64,19 +68,13 @@ mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call) {
   const void *x = call->in[0];
   void *y = call->out[0];
   const int vec = n % VW == 0 && mb_gpu_aligned(x, 16) && mb_gpu_aligned(y, 16);
-  const mb_gpu_row_plan_t pl =
-      mb_gpu_row_plan(env, m, n, vec ? VW : 1, 32 * sizeof(float));
-  if (vec && pl.block_mode)
-    return mb_gpu_row_launch(env, &pl, "softmax", softmax_kernel<D, VW, true>,
-                             x, y, m, n, pl.group, pl.scap);
   if (vec)
-    return mb_gpu_row_launch(env, &pl, "softmax", softmax_kernel<D, VW, false>,
-                             x, y, m, n, pl.group, pl.scap);
-  if (pl.block_mode)
-    return mb_gpu_row_launch(env, &pl, "softmax", softmax_kernel<D, 1, true>, x,
-                             y, m, n, pl.group, pl.scap);
-  return mb_gpu_row_launch(env, &pl, "softmax", softmax_kernel<D, 1, false>, x,
-                           y, m, n, pl.group, pl.scap);
+    return mb_gpu_rows_launch<D, VW>(env, "softmax", m, n,
+                                     softmax_kernel<D, VW, false>,
+                                     softmax_kernel<D, VW, true>, x, y);
+  return mb_gpu_rows_launch<D, 1>(env, "softmax", m, n,
+                                  softmax_kernel<D, 1, false>,
+                                  softmax_kernel<D, 1, true>, x, y);
 }
 
 }  // namespace
