@@ -264,8 +264,8 @@ void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
   mb__result_problem_id(r, problem, sizeof problem);
   /* A cold sample flushed by reading is another measurement than one
    * flushed by writing. */
-  const int read = r->info.cache == MB_CACHE_COLD &&
-                   r->info.flush == MB_FLUSH_READ;
+  const int read =
+      r->info.cache == MB_CACHE_COLD && r->info.flush == MB_FLUSH_READ;
   snprintf(buf, cap, "%s/%s:%u/%s/%s%s", problem, r->backend,
            r->info.device_index, *r->impl ? r->impl : "-",
            mb_cache_policy_name(r->info.cache), read ? "-read" : "");

@@ -450,8 +450,8 @@ static mb_status_t read_timing(const cJSON *root, mb_result_t *r) {
                  "timing.criterion")) != MB_OK ||
       /* absent in files written before there was a choice: write */
       (st = read_value(o, "timing", "flush", K_STR, OPT, &flush)) != MB_OK ||
-      (flush && (st = wrap(mb_flush_from_name(flush, &how),
-                           "timing.flush")) != MB_OK))
+      (flush &&
+       (st = wrap(mb_flush_from_name(flush, &how), "timing.flush")) != MB_OK))
     return st;
   if (how == MB_FLUSH_READ) r->timing.flags |= MB_BENCH_FLUSH_READ;
   r->info.flush = how;

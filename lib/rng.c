@@ -83,8 +83,8 @@ static void fill_parallel(void *dst, mb_dtype_t dtype, size_t count,
     const size_t lo = (size_t)t * per < count ? (size_t)t * per : count;
     const size_t hi = lo + per < count && t + 1 < n ? lo + per : count;
     parts[t] = (fill_part_t){dst, dtype, fill, lo, hi};
-    started[t] = t > 0 && pthread_create(&tid[t], NULL, fill_range,
-                                         &parts[t]) == 0;
+    started[t] =
+        t > 0 && pthread_create(&tid[t], NULL, fill_range, &parts[t]) == 0;
   }
   for (unsigned t = 0; t < n; t++)
     if (!started[t]) fill_range(&parts[t]);

@@ -215,7 +215,8 @@ static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
  * flushed another way. */
 static int read_flush_missing(const mb__run_t *r, mb_result_t *res) {
   const mb__backend_t *b = r->dev->backend;
-  if (r->spec.cache != MB_CACHE_COLD || !(r->spec.flags & MB_BENCH_FLUSH_READ) ||
+  if (r->spec.cache != MB_CACHE_COLD ||
+      !(r->spec.flags & MB_BENCH_FLUSH_READ) ||
       MB__VT_HAS(b->vt, flush_cache_with))
     return 0;
   char why[200];

@@ -42,8 +42,9 @@ static mb_status_t time_runs(mb__run_t *r, uint32_t batch, double *ns) {
   if (st != MB_OK || !isnan(*ns)) return st;
   snprintf(r->drop_reason, sizeof r->drop_reason, "%s", mb_error_last());
   if (++r->dropped >= MB__MAX_DROPPED)
-    return mb__fail(MB_ERR_BACKEND, "%u samples dropped by the device's timer: %s",
-                    r->dropped, r->drop_reason);
+    return mb__fail(MB_ERR_BACKEND,
+                    "%u samples dropped by the device's timer: %s", r->dropped,
+                    r->drop_reason);
   return MB_OK;
 }
 
@@ -237,6 +238,7 @@ mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res) {
   if (st == MB_OK)
     st = mb__stats_compute(res->samples, res->num_samples, &res->stats);
   if (st == MB_OK) st = mb__result_set_aggregate(res);
-  if (st == MB_OK && r->spec.cache == MB_CACHE_COLD) warn_cold(r, res, res->stats.batch);
+  if (st == MB_OK && r->spec.cache == MB_CACHE_COLD)
+    warn_cold(r, res, res->stats.batch);
   return st;
 }

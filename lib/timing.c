@@ -15,8 +15,7 @@ mb_status_t mb__timing_begin(mb__timing_t *t, const mb_device_t *dev,
   *t = (mb__timing_t){dev->backend, dev->index, run, kstate, call, NULL};
   if (!has_timing(t->b->vt)) return MB_OK;
   mb_error_clear();
-  return t->b->vt->timing_begin(t->b->state, t->dev, run, kstate, call,
-                                &t->bt);
+  return t->b->vt->timing_begin(t->b->state, t->dev, run, kstate, call, &t->bt);
 }
 
 mb_status_t mb__timing_batch(mb__timing_t *t, uint32_t batch, double *ns) {

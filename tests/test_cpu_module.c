@@ -612,12 +612,19 @@ static void test_time_batch(void **state) {
   const mb_kernel_call_t call = {sizeof call, &p, ins, 2, outs, 1, 0};
   void *ks = NULL;
   assert_int_equal(k->prepare(fx->state, &call, &ks), MB_OK);
-  double one = 0.0, many = 0.0;
-  assert_int_equal(fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &one),
-                   MB_OK);
+  /* The fastest of a few single runs: on a busy machine any one of them
+   * may be preempted for longer than 50 runs take, which says nothing
+   * about the timer (a preempted batch only makes `many` larger). */
+  double one = INFINITY, many = 0.0;
+  for (int i = 0; i < 5; i++) {
+    double t = 0.0;
+    assert_int_equal(
+        fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &t), MB_OK);
+    assert_true(t > 0.0);
+    if (t < one) one = t;
+  }
   assert_int_equal(
       fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 50, &many), MB_OK);
-  assert_true(one > 0.0);
   assert_true(many > one);
   assert_int_equal(
       fx->vt->time_batch(fx->state, 0, failing_run, ks, &call, 3, &one),

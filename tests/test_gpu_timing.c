@@ -69,8 +69,7 @@ static void expect_ok(const mb_result_t *r) {
 }
 
 /* The note `key` (NULL when absent); *value its number. */
-static const char *note(const mb_result_t *r, const char *key,
-                        double *value) {
+static const char *note(const mb_result_t *r, const char *key, double *value) {
   for (size_t i = 0; i < mb_result_note_count(r); i++) {
     const char *k, *text;
     double v;
@@ -93,8 +92,7 @@ static void test_multi_launch_runs_do_not_stall(void **state) {
   mb_context_t *ctx = emu_context("MB_GPUEMU_QUEUE_DEPTH", "64");
   const char *op = NULL;
   mb_op_params_t p = MB_OP_PARAMS_INIT;
-  assert_int_equal(mb_model_resolve("transformer_block", NULL, &op, &p),
-                   MB_OK);
+  assert_int_equal(mb_model_resolve("transformer_block", NULL, &op, &p), MB_OK);
   p.ndim = 3;
   p.shape[0] = 2, p.shape[1] = 64, p.shape[2] = 1;
   p.recipe = MB_RECIPE_INT8WO;
@@ -237,8 +235,7 @@ static void test_read_flush(void **state) {
   mb_context_destroy(ctx);
 
   char dir[1024];
-  snprintf(dir, sizeof dir, "%s/working",
-           test_env_dir("MB_TEST_FIXTURE_DIR"));
+  snprintf(dir, sizeof dir, "%s/working", test_env_dir("MB_TEST_FIXTURE_DIR"));
   ctx = test_context(dir);
   s.backend = "wrong";
   s.impl = "ok";

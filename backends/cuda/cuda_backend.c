@@ -73,10 +73,10 @@ static void read_loading_mode(mb_cuda_state_t *c) {
   if (get_mode(&mode) != CUDA_SUCCESS) return;
   const size_t n = strlen(c->module_loading);
   snprintf(c->module_loading + n, sizeof c->module_loading - n,
-           "; the driver loads %s", mode == CU_MODULE_EAGER_LOADING
-                                        ? "eagerly"
-                                        : "lazily (the runtime started "
-                                          "before the module could ask)");
+           "; the driver loads %s",
+           mode == CU_MODULE_EAGER_LOADING ? "eagerly"
+                                           : "lazily (the runtime started "
+                                             "before the module could ask)");
 }
 
 /* ---- devices ------------------------------------------------------------- */
@@ -94,9 +94,9 @@ static mb_status_t cuda_probe(mb_gpuh_state_t *st, mb_gpuh_device_t *base) {
   mb_cuda_device_t *d = cdev_of(base);
   const int ordinal = base->ordinal;
   struct cudaDeviceProp prop;
-  mb_status_t s = mb__cuda_check(cuda_of(st),
-                                 cudaGetDeviceProperties(&prop, ordinal),
-                                 "device properties");
+  mb_status_t s =
+      mb__cuda_check(cuda_of(st), cudaGetDeviceProperties(&prop, ordinal),
+                     "device properties");
   if (s != MB_OK) return s;
   snprintf(base->name, sizeof base->name, "%s", prop.name);
   d->cc_major = prop.major;

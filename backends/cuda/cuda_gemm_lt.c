@@ -134,10 +134,10 @@ static mb_status_t dalloc(lt_kernel_t *k, size_t bytes, void **p,
 
 static mb_status_t download(lt_kernel_t *k, void *host, const void *dev,
                             size_t bytes) {
-  mb_status_t s = ck(
-      k,
-      cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, k->d->base.stream),
-      "cublaslt gemm: copy an operand to the host");
+  mb_status_t s = ck(k,
+                     cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost,
+                                     k->d->base.stream),
+                     "cublaslt gemm: copy an operand to the host");
   if (s == MB_OK)
     s = ck(k, cudaStreamSynchronize(k->d->base.stream),
            "cublaslt gemm: copy an operand to the host");
@@ -146,10 +146,10 @@ static mb_status_t download(lt_kernel_t *k, void *host, const void *dev,
 
 static mb_status_t upload(lt_kernel_t *k, void *dev, const void *host,
                           size_t bytes) {
-  mb_status_t s = ck(
-      k,
-      cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, k->d->base.stream),
-      "cublaslt gemm: copy a re-laid-out operand to the device");
+  mb_status_t s = ck(k,
+                     cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice,
+                                     k->d->base.stream),
+                     "cublaslt gemm: copy a re-laid-out operand to the device");
   if (s == MB_OK)
     s = ck(k, cudaStreamSynchronize(k->d->base.stream),
            "cublaslt gemm: copy a re-laid-out operand to the device");
@@ -531,8 +531,8 @@ static mb_status_t tune_candidates(lt_kernel_t *k,
                                    const cublasLtMatmulHeuristicResult_t *res,
                                    int nres, const void *pa, const void *pb,
                                    void *pd) {
-  const mb_kernel_call_t none = {sizeof none, &k->p,     NULL, 0,
-                                 NULL,        0,         (uint32_t)0};
+  const mb_kernel_call_t none = {sizeof none, &k->p, NULL,       0,
+                                 NULL,        0,     (uint32_t)0};
   int best = -1;
   double best_ns = 0;
   char last[512] = "none fits the workspace";
@@ -668,7 +668,8 @@ void mb__cuda_lt_release(void *kstate) {
   if (!k) return;
   if (k->d) {
     cudaSetDevice(k->d->base.ordinal);
-    cudaStreamSynchronize(k->d->base.stream); /* nothing queued still uses them */
+    cudaStreamSynchronize(
+        k->d->base.stream); /* nothing queued still uses them */
   }
   if (k->lc) cublasLtMatrixLayoutDestroy(k->lc);
   if (k->lb) cublasLtMatrixLayoutDestroy(k->lb);
@@ -777,8 +778,7 @@ uint32_t mb__cuda_lt_notes(void *kstate, mb_kernel_note_t *out, uint32_t max) {
   n[c++] = (mb_kernel_note_t){"compute_type", k->plan.compute_name, 0};
   if (k->plan.variant == MB_LT_FP8 || k->plan.variant == MB_LT_QI) {
     n[c++] = (mb_kernel_note_t){"scale_mode", k->plan.scale_mode, 0};
-    n[c++] =
-        (mb_kernel_note_t){"fast_accum", NULL, (double)k->plan.fast_accum};
+    n[c++] = (mb_kernel_note_t){"fast_accum", NULL, (double)k->plan.fast_accum};
   }
   if (k->plan.variant == MB_LT_QI)
     n[c++] = (mb_kernel_note_t){"quantize", k->quantize_note, 0};

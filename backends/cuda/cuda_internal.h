@@ -28,8 +28,8 @@ typedef struct mb_cuda_tuned {
   cublasLtMatmulAlgo_t algo;
   size_t workspace;
   int algo_id;
-  int candidates; /* algorithms the heuristic offered and we timed */
-  double best_ms; /* the chosen one's median */
+  int candidates;    /* algorithms the heuristic offered and we timed */
+  double best_ms;    /* the chosen one's median */
   char timings[400]; /* every candidate's median, as the note shows it */
 } mb_cuda_tuned_t;
 
@@ -38,7 +38,7 @@ typedef struct mb_cuda_nvml mb_cuda_nvml_t; /* cuda_nvml.c */
 typedef struct mb_cuda_device {
   mb_gpuh_device_t base; /* first: the host layer's record */
   int cc_major, cc_minor;
-  char arch[16];          /* "sm_90" */
+  char arch[16]; /* "sm_90" */
   size_t l2_bytes;
   double sm_clock_hz;  /* peak (device attribute) */
   double mem_clock_hz; /* peak */

@@ -74,8 +74,8 @@ static int from_table(mb_cuda_device_t *d) {
   const double gib = (double)d->base.memory_bytes / (1024.0 * 1024.0 * 1024.0);
   for (size_t i = 0; i < sizeof k_table / sizeof k_table[0]; i++) {
     const peak_row_t *r = &k_table[i];
-    if (!strstr(d->base.name, r->name) || (r->sms && r->sms != d->base.sm_count) ||
-        gib < r->min_mem_gib)
+    if (!strstr(d->base.name, r->name) ||
+        (r->sms && r->sms != d->base.sm_count) || gib < r->min_mem_gib)
       continue;
     set_peaks(d, r->bf16, r->fp8, r->int8, r->tf32, r->fp32);
     d->base.mem_bw = r->bw;

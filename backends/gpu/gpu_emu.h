@@ -6,8 +6,9 @@
  *
  * A launch runs on the calling thread, its blocks one after another: at
  * once on an idle stream, later when it waited in a stream's queue or was
- * captured into a graph (gpu_emu_rt.h); the threads of a block are fibers (stacks of their own), switched
- * only where a GPU thread would wait: __syncthreads and warp shuffles. So:
+ * captured into a graph (gpu_emu_rt.h); the threads of a block are fibers
+ * (stacks of their own), switched only where a GPU thread would wait:
+ * __syncthreads and warp shuffles. So:
  *  - a barrier is a real one: every thread of the block that has not
  *    returned must reach the same __syncthreads (file and line), or the
  *    launch fails saying where the threads wait; a returned thread no longer
@@ -173,8 +174,8 @@ mb_gpu_error_t mb_emu_occupancy(int *blocks, void (*fn)(void), int threads,
 template <class F>
 inline mb_gpu_error_t mb_gpu_occupancy(int *blocks, F fn, int threads,
                                        size_t smem) {
-  return mb_emu_occupancy(blocks, reinterpret_cast<void (*)(void)>(fn),
-                          threads, smem);
+  return mb_emu_occupancy(blocks, reinterpret_cast<void (*)(void)>(fn), threads,
+                          smem);
 }
 
 /* ---- launches --------------------------------------------------------------
@@ -194,8 +195,8 @@ extern void *mb_emu_dyn_smem;
  * mb_emu_run) and drop(closure) frees it when no queue or graph holds it. */
 void mb_emu_submit(const char *name, void (*kernel)(void), dim3 grid,
                    dim3 block, size_t smem, mb_gpu_stream_t stream,
-                   void (*run)(const char *, void (*)(void), dim3, dim3,
-                               size_t, void *),
+                   void (*run)(const char *, void (*)(void), dim3, dim3, size_t,
+                               void *),
                    void *closure, void (*drop)(void *));
 
 /* The arguments are converted to the kernel's parameters once, at the
@@ -210,8 +211,8 @@ struct mb_emu_closure {
     auto *c = static_cast<const mb_emu_closure *>(self);
     std::apply(c->kernel, c->params);
   }
-  static void run(const char *name, void (*kernel)(void), dim3 grid,
-                  dim3 block, size_t smem, void *self) {
+  static void run(const char *name, void (*kernel)(void), dim3 grid, dim3 block,
+                  size_t smem, void *self) {
     mb_emu_run(name, kernel, grid, block, smem, body, self);
   }
   static void drop(void *self) { delete static_cast<mb_emu_closure *>(self); }
@@ -223,7 +224,8 @@ void mb_emu_launch(const char *name, void (*kernel)(P...), dim3 grid,
                    A &&...args) {
   static_assert(sizeof...(P) == sizeof...(A), "a kernel's argument count");
   using C = mb_emu_closure<P...>;
-  C *c = new C{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
+  C *c =
+      new C{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
   mb_emu_submit(name, reinterpret_cast<void (*)(void)>(kernel), grid, block,
                 smem, stream, &C::run, c, &C::drop);
 }

@@ -66,8 +66,7 @@ mb_gpu_error_t mb_emu_host_free(void *p);
 mb_gpu_error_t mb_emu_stream_create(mb_gpu_stream_t *s);
 mb_gpu_error_t mb_emu_stream_destroy(mb_gpu_stream_t s);
 mb_gpu_error_t mb_emu_stream_sync(mb_gpu_stream_t s);
-mb_gpu_error_t mb_emu_memset_async(void *p, int v, size_t n,
-                                   mb_gpu_stream_t s);
+mb_gpu_error_t mb_emu_memset_async(void *p, int v, size_t n, mb_gpu_stream_t s);
 mb_gpu_error_t mb_emu_memcpy_async(void *dst, const void *src, size_t n,
                                    mb_gpu_stream_t s);
 

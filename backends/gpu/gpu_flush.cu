@@ -29,19 +29,16 @@ __global__ void flush_read_kernel(const uint4 *__restrict__ buf, size_t n,
 
 }  // namespace
 
-extern "C" mb_gpu_error_t mb__gpu_flush_read(mb_gpu_stream_t s,
-                                             const void *buf, size_t bytes,
-                                             uint32_t *sink, int sm_count) {
-  int per_sm = 0;
-  mb_gpu_error_t e =
-      mb_gpu_occupancy(&per_sm, flush_read_kernel, (int)FLUSH_THREADS, 0);
-  if (e != mb_gpu_success) return e;
+extern "C" mb_status_t mb__gpu_flush_read(const mb_gpu_env_t *env,
+                                          const void *buf, size_t bytes,
+                                          uint32_t *sink) {
   const size_t n = bytes / sizeof(uint4);
-  size_t blocks = (size_t)(sm_count > 0 ? sm_count : 1) *
-                  (size_t)(per_sm > 0 ? per_sm : 1);
-  const size_t need = (n + FLUSH_THREADS - 1) / FLUSH_THREADS;
-  if (blocks > need) blocks = need ? need : 1;
-  MB_GPU_LAUNCH(flush_read_kernel, (unsigned)blocks, FLUSH_THREADS, 0, s,
-                (const uint4 *)buf, n, sink);
-  return mb_gpu_get_last_error();
+  unsigned grid = 1;
+  const mb_status_t st =
+      mb_gpu_grid(env, "read flush", flush_read_kernel, FLUSH_THREADS, 0,
+                  (n + FLUSH_THREADS - 1) / FLUSH_THREADS, 1, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(flush_read_kernel, grid, FLUSH_THREADS, 0,
+                (mb_gpu_stream_t)env->stream, (const uint4 *)buf, n, sink);
+  return mb__gpu_launched(env, "read flush");
 }

@@ -204,8 +204,7 @@ static double hip_peak_flops(const mb_gpuh_device_t *d, mb_dtype_t dtype) {
 
 static double hip_peak_for(const mb_gpuh_device_t *d, const char *op,
                            const mb_op_params_t *params) {
-  return mb__hip_peak_for((const mb_hip_device_t *)(const void *)d, op,
-                          params);
+  return mb__hip_peak_for((const mb_hip_device_t *)(const void *)d, op, params);
 }
 
 static const mb_gpuh_vendor_t hip_vendor = {

@@ -33,7 +33,8 @@
 #define LT_TUNE_SAMPLES 5u
 /* Work per tuning sample: far above a launch's few microseconds. */
 #define LT_TUNE_MIN_NS 2e4
-#define LT_SLOW_NS 250e6 /* a slower single run is sampled once, not 5 times */
+#define LT_SLOW_NS 250e6 /* a slower single run is sampled once, not 5 times \
+                          */
 #define LT_TUNE_CACHE 32
 
 /* ---- the vendor's declarations (hipblaslt.h, hipblas-common.h) ----------- */
@@ -242,8 +243,8 @@ static const char *lt_status_name(lt_status_t s) {
 static mb_status_t lt_check(mb_hip_state_t *st, lt_status_t s,
                             const char *what) {
   if (s == LT_STATUS_SUCCESS) return MB_OK;
-  snprintf(st->base.last_error, sizeof st->base.last_error, "hip: hipblaslt: %s: %s",
-           what, lt_status_name(s));
+  snprintf(st->base.last_error, sizeof st->base.last_error,
+           "hip: hipblaslt: %s: %s", what, lt_status_name(s));
   st->base.host.set_error("%s", st->base.last_error);
   if (s == LT_STATUS_NOT_SUPPORTED || s == LT_STATUS_ARCH_MISMATCH)
     return MB_ERR_UNSUPPORTED;
@@ -271,8 +272,8 @@ size_t mb__hip_blaslt_workspace_bytes(const mb_hip_device_t *d) {
 
 static mb_status_t ensure_handle(mb_hip_state_t *st, mb_hip_device_t *d) {
   if (d->blaslt_handle) return MB_OK;
-  mb_status_t s =
-      mb__hip_check(st, hipSetDevice(d->base.ordinal), "hipblaslt: set the device");
+  mb_status_t s = mb__hip_check(st, hipSetDevice(d->base.ordinal),
+                                "hipblaslt: set the device");
   void *h = NULL, *ws = NULL;
   const size_t bytes = mb__hip_blaslt_workspace_bytes(d);
   /* A hipBLASLt that cannot make a handle here has, in practice, no code
@@ -326,8 +327,8 @@ mb_status_t mb__hip_blaslt_supports(void *bstate, uint32_t dev,
     snprintf(buf, sizeof bufs[0], "hipblaslt: no HIP device %u", dev);
   } else {
     mb_hip_gemm_plan_t pl;
-    s = mb__hip_plan_blaslt(mb__hip_device(st, dev), params, st->blaslt->version, &pl,
-                            buf, sizeof bufs[0]);
+    s = mb__hip_plan_blaslt(mb__hip_device(st, dev), params,
+                            st->blaslt->version, &pl, buf, sizeof bufs[0]);
   }
   if (s != MB_OK && why) *why = buf;
   return s;
@@ -346,7 +347,7 @@ typedef struct lt_kernel {
   lt_algo_t algo;
   size_t ws;
   int algo_index, offered, tried, cache_hit;
-  double best_ms; /* NAN: one algorithm offered, not timed */
+  double best_ms;    /* NAN: one algorithm offered, not timed */
   char timings[400]; /* every candidate's median */
   union {
     float f;
@@ -509,9 +510,9 @@ static mb_status_t tune_candidates(lt_kernel_t *k, const lt_heur_t *res,
       continue;
     lt_candidate_t c = {k, &res[i].algo, call, pd};
     double ns = 0;
-    const mb_status_t s = mb__gpuh_time_median(
-        &k->st->base, &k->d->base, run_candidate, &c, call, LT_TUNE_SAMPLES,
-        LT_TUNE_MIN_NS, LT_SLOW_NS, &ns);
+    const mb_status_t s =
+        mb__gpuh_time_median(&k->st->base, &k->d->base, run_candidate, &c, call,
+                             LT_TUNE_SAMPLES, LT_TUNE_MIN_NS, LT_SLOW_NS, &ns);
     if (s != MB_OK) {
       snprintf(last, sizeof last, "%s", k->st->base.last_error);
       note_candidate(k, i, 0, 0);
@@ -522,11 +523,10 @@ static mb_status_t tune_candidates(lt_kernel_t *k, const lt_heur_t *res,
     if (best < 0 || ns < best_ns) best = i, best_ns = ns;
   }
   if (best < 0)
-    return lt_decline(k->st,
-                      "%s offered %d algorithms for %s (%s) but none ran (%s)",
-                      k->st->blaslt->version_text, nres, k->plan.math,
-                      mb__hip_compute_name(MB_HIP_LIB_BLASLT, k->plan.compute),
-                      last);
+    return lt_decline(
+        k->st, "%s offered %d algorithms for %s (%s) but none ran (%s)",
+        k->st->blaslt->version_text, nres, k->plan.math,
+        mb__hip_compute_name(MB_HIP_LIB_BLASLT, k->plan.compute), last);
   k->algo = res[best].algo;
   k->ws = res[best].workspace_size;
   k->best_ms = best_ns * 1e-6;
@@ -693,7 +693,7 @@ mb_status_t mb__hip_blaslt_prepare(void *bstate, const mb_kernel_call_t *call,
   *kstate = NULL;
   if (!st->blaslt) {
     st->base.host.set_error("hip: hipblaslt: hipBLASLt not loaded: %s",
-                       st->blaslt_why);
+                            st->blaslt_why);
     return MB_ERR_UNSUPPORTED;
   }
   if (!call || !call->params || call->num_in < 4 || call->num_out < 1) {

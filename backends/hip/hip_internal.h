@@ -5,9 +5,9 @@
  *
  * One mb_hip_device_t per visible GPU, created at init: the host layer's
  * record (stream, events, flags, flush buffers, the shared kernels' env),
- * then the vendor libraries' handles (made on first use) and the peaks. The vendor GEMM libraries (hipBLASLt, rocBLAS)
- * and rocm-smi are dlopen'ed once per backend instance: the module loads
- * and runs without any of them. */
+ * then the vendor libraries' handles (made on first use) and the peaks. The
+ * vendor GEMM libraries (hipBLASLt, rocBLAS) and rocm-smi are dlopen'ed once
+ * per backend instance: the module loads and runs without any of them. */
 #ifndef MB_HIP_INTERNAL_H
 #define MB_HIP_INTERNAL_H
 

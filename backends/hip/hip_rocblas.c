@@ -173,8 +173,8 @@ static const char *rb_status_name(rb_status_t s) {
 static mb_status_t rb_check(mb_hip_state_t *st, rb_status_t s,
                             const char *what) {
   if (s == RB_STATUS_SUCCESS) return MB_OK;
-  snprintf(st->base.last_error, sizeof st->base.last_error, "hip: rocblas: %s: %s",
-           what, rb_status_name(s));
+  snprintf(st->base.last_error, sizeof st->base.last_error,
+           "hip: rocblas: %s: %s", what, rb_status_name(s));
   st->base.host.set_error("%s", st->base.last_error);
   if (s == RB_STATUS_NOT_IMPLEMENTED || s == RB_STATUS_ARCH_MISMATCH ||
       s == RB_STATUS_EXCLUDED_FROM_BUILD)
@@ -187,20 +187,22 @@ static mb_status_t rb_check(mb_hip_state_t *st, rb_status_t s,
 static mb_status_t ensure_handle(mb_hip_state_t *st, mb_hip_device_t *d) {
   if (d->rocblas_handle) return MB_OK;
   void *h = NULL;
-  mb_status_t s =
-      mb__hip_check(st, hipSetDevice(d->base.ordinal), "rocblas: set the device");
+  mb_status_t s = mb__hip_check(st, hipSetDevice(d->base.ordinal),
+                                "rocblas: set the device");
   /* A rocBLAS that cannot make a handle here has, in practice, no code for
    * this GPU: the request is declined, not failed. */
   rb_status_t rs = RB_STATUS_SUCCESS;
   if (s == MB_OK && (rs = st->rocblas->create(&h)) != RB_STATUS_SUCCESS) {
-    st->base.host.set_error("hip: rocblas: %s cannot make a handle on %s (%s): %s",
-                       st->rocblas->version_text, d->base.name, d->arch_base,
-                       rb_status_name(rs));
+    st->base.host.set_error(
+        "hip: rocblas: %s cannot make a handle on %s (%s): %s",
+        st->rocblas->version_text, d->base.name, d->arch_base,
+        rb_status_name(rs));
     return MB_ERR_UNSUPPORTED;
   }
   /* Every call of this handle goes to the device stream. */
   if (s == MB_OK)
-    s = rb_check(st, st->rocblas->set_stream(h, d->base.stream), "set the stream");
+    s = rb_check(st, st->rocblas->set_stream(h, d->base.stream),
+                 "set the stream");
   if (s != MB_OK) {
     if (h) st->rocblas->destroy(h);
     return s;
@@ -298,7 +300,8 @@ mb_status_t mb__hip_rocblas_prepare(void *bstate, const mb_kernel_call_t *call,
   mb_hip_state_t *st = bstate;
   *kstate = NULL;
   if (!st->rocblas) {
-    st->base.host.set_error("hip: rocblas: rocBLAS not loaded: %s", st->rocblas_why);
+    st->base.host.set_error("hip: rocblas: rocBLAS not loaded: %s",
+                            st->rocblas_why);
     return MB_ERR_UNSUPPORTED;
   }
   if (!call || !call->params || call->num_in < 2 || call->num_out < 1) {

@@ -52,10 +52,7 @@ MB_API mb_status_t mb_criterion_from_name(const char *name,
  * MB_FLUSH_WRITE writes a buffer the size of the last-level cache
  * (nvbench's memset; the default), MB_FLUSH_READ reads twice that size, so
  * no dirty lines are left to be written back during the sample. */
-typedef enum mb_flush {
-  MB_FLUSH_WRITE = 0,
-  MB_FLUSH_READ = 1
-} mb_flush_t;
+typedef enum mb_flush { MB_FLUSH_WRITE = 0, MB_FLUSH_READ = 1 } mb_flush_t;
 
 /* "write", "read". Static; "?" when out of range. */
 MB_API const char *mb_flush_name(mb_flush_t f);

@@ -431,7 +431,8 @@ mb_gpu_error_t mb_emu_occupancy(int *blocks, void (*fn)(void), int threads,
   unsigned n = MB_EMU_SM_THREADS / (unsigned)threads;
   if (n > MB_EMU_SM_BLOCKS) n = MB_EMU_SM_BLOCKS;
   const size_t per_block = smem + 1024u;
-  if (MB_EMU_SM_SMEM / per_block < n) n = (unsigned)(MB_EMU_SM_SMEM / per_block);
+  if (MB_EMU_SM_SMEM / per_block < n)
+    n = (unsigned)(MB_EMU_SM_SMEM / per_block);
   *blocks = (int)n;
   return mb_gpu_success;
 }

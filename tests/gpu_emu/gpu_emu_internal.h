@@ -7,9 +7,9 @@
 
 /* The emulated runtime's error codes (0 is mb_gpu_success). */
 enum {
-  MB_EMU_ERR_CONFIG = 1,    /* a launch CUDA would refuse */
-  MB_EMU_ERR_VALUE = 2,     /* an invalid argument */
-  MB_EMU_ERR_FAULT = 3,     /* a kernel broke the execution model */
+  MB_EMU_ERR_CONFIG = 1, /* a launch CUDA would refuse */
+  MB_EMU_ERR_VALUE = 2,  /* an invalid argument */
+  MB_EMU_ERR_FAULT = 3,  /* a kernel broke the execution model */
   /* MB_EMU_ERR_MEMORY = 4: gpu_emu_rt.h */
   MB_EMU_ERR_CAPTURE = 5,   /* not allowed while a stream captures, or a
                                capture that was invalidated */

@@ -223,8 +223,8 @@ mb_gpu_error_t invalid(const char *what) {
 
 void mb_emu_submit(const char *name, void (*kernel)(void), dim3 grid,
                    dim3 block, size_t smem, mb_gpu_stream_t queue,
-                   void (*run)(const char *, void (*)(void), dim3, dim3,
-                               size_t, void *),
+                   void (*run)(const char *, void (*)(void), dim3, dim3, size_t,
+                               void *),
                    void *closure, void (*drop)(void *)) {
   auto k = std::make_shared<kernel_op>();
   k->name = name;

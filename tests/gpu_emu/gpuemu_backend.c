@@ -47,8 +47,9 @@ static void emu_version(mb_gpuh_state_t *st, char *buf, size_t cap) {
 static const mb_gpuh_vendor_t emu_vendor = {
     .name = MB_EMU_NAME,
     .device_word = "emulated GPU",
-    .timer_note = "the emulator's device clock advances by its own "
-                  "execution time: its speed, not a GPU's",
+    .timer_note =
+        "the emulator's device clock advances by its own "
+        "execution time: its speed, not a GPU's",
     .state_size = sizeof(mb_gpuh_state_t),
     .device_size = sizeof(mb_gpuh_device_t),
     .probe = emu_probe,

@@ -219,11 +219,9 @@ void test_stream_waits_behind_the_blocking_kernel(void **state) {
   assert_int_equal(mb_gpu_event_create(&b), mb_gpu_success);
   volatile int32_t flags[2] = {0, 0};
   unsigned out[32] = {0};
-  assert_int_equal(mb_emu_block(s, &flags[0], &flags[1], 30.0),
-                   mb_gpu_success);
+  assert_int_equal(mb_emu_block(s, &flags[0], &flags[1], 30.0), mb_gpu_success);
   assert_int_equal(mb_gpu_event_record(a, s), mb_gpu_success);
-  for (int i = 0; i < 3; i++)
-    MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
+  for (int i = 0; i < 3; i++) MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
   assert_int_equal(mb_gpu_event_record(b, s), mb_gpu_success);
   assert_int_equal(out[0], 0u); /* still queued */
   float ms = 0;
@@ -250,8 +248,7 @@ void test_full_queue_times_the_blocking_kernel_out(void **state) {
   unsetenv("MB_GPUEMU_QUEUE_DEPTH");
   volatile int32_t flags[2] = {0, 0};
   unsigned out[32] = {0};
-  assert_int_equal(mb_emu_block(s, &flags[0], &flags[1], 30.0),
-                   mb_gpu_success);
+  assert_int_equal(mb_emu_block(s, &flags[0], &flags[1], 30.0), mb_gpu_success);
   for (int i = 0; i < 7; i++) MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);
   assert_int_equal(flags[1], 0); /* 8 entries: still fits */
   MB_GPU_LAUNCH(bump_kernel, 1, 32, 0, s, out);

@@ -54,9 +54,9 @@ static unsigned g_timed; /* candidates timed */
 
 mb_status_t mb__gpuh_time_median(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                                  mb_kernel_run_fn run, void *kstate,
-                                 const mb_kernel_call_t *call,
-                                 uint32_t samples, double min_ns,
-                                 double slow_ns, double *median_ns) {
+                                 const mb_kernel_call_t *call, uint32_t samples,
+                                 double min_ns, double slow_ns,
+                                 double *median_ns) {
   (void)st, (void)d, (void)samples, (void)min_ns, (void)slow_ns;
   const mb_status_t s = run(kstate, call);
   /* Candidate i takes 1000 - i ns: the last one offered is the fastest. */

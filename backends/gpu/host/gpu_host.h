@@ -168,9 +168,9 @@ void mb__gpuh_timing_end(mb_gpuh_timing_t *t);
  * slower than slow_ns is sampled once. */
 mb_status_t mb__gpuh_time_median(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                                  mb_kernel_run_fn run, void *kstate,
-                                 const mb_kernel_call_t *call,
-                                 uint32_t samples, double min_ns,
-                                 double slow_ns, double *median_ns);
+                                 const mb_kernel_call_t *call, uint32_t samples,
+                                 double min_ns, double slow_ns,
+                                 double *median_ns);
 
 /* ---- device code the host layer launches (in backends/gpu/) ------------
  */
@@ -182,9 +182,10 @@ mb_gpu_error_t mb__gpu_launch_block(mb_gpu_stream_t s, volatile int32_t *flag,
                                     double timeout_s);
 /* mb_gpu_success when this build has code for the current device. */
 mb_gpu_error_t mb__gpu_probe_code(void);
-/* Reads `bytes` of buf (gpu_flush.cu). */
-mb_gpu_error_t mb__gpu_flush_read(mb_gpu_stream_t s, const void *buf,
-                                  size_t bytes, uint32_t *sink, int sm_count);
+/* Reads `bytes` of buf on the env's stream (gpu_flush.cu); an error is
+ * set through the env's host. */
+mb_status_t mb__gpu_flush_read(const mb_gpu_env_t *env, const void *buf,
+                               size_t bytes, uint32_t *sink);
 
 /* ---- the vtable ----------------------------------------------------------
  * Every hook a GPU backend's vtable takes from the host layer; the vendor
@@ -196,8 +197,7 @@ uint32_t mb__gpuh_device_count(void *state, const char **why_none);
 mb_status_t mb__gpuh_device_info(void *state, uint32_t dev,
                                  mb_device_info_t *out);
 double mb__gpuh_peak_flops(void *state, uint32_t dev, mb_dtype_t dtype);
-mb_status_t mb__gpuh_alloc(void *state, uint32_t dev, size_t bytes,
-                           void **ptr);
+mb_status_t mb__gpuh_alloc(void *state, uint32_t dev, size_t bytes, void **ptr);
 void mb__gpuh_free(void *state, uint32_t dev, void *ptr);
 mb_status_t mb__gpuh_copy_to_device(void *state, uint32_t dev, void *dst,
                                     const void *src, size_t bytes);
@@ -226,22 +226,21 @@ uint32_t mb__gpuh_vt_timing_notes(void *timing, mb_kernel_note_t *out,
                                   uint32_t max);
 void mb__gpuh_vt_timing_end(void *timing);
 
-#define MB_GPUH_VTABLE_HOOKS                          \
-  .abi_version = MB_BACKEND_ABI_VERSION,              \
-  .struct_size = sizeof(mb_backend_vtable_t),         \
-  .fini = mb__gpuh_fini, .version = mb__gpuh_version, \
-  .device_count = mb__gpuh_device_count,              \
-  .device_info = mb__gpuh_device_info,                \
-  .peak_flops = mb__gpuh_peak_flops, .alloc = mb__gpuh_alloc, \
-  .free = mb__gpuh_free, .copy_to_device = mb__gpuh_copy_to_device, \
-  .copy_to_host = mb__gpuh_copy_to_host, .sync = mb__gpuh_sync, \
+#define MB_GPUH_VTABLE_HOOKS                                              \
+  .abi_version = MB_BACKEND_ABI_VERSION,                                  \
+  .struct_size = sizeof(mb_backend_vtable_t), .fini = mb__gpuh_fini,      \
+  .version = mb__gpuh_version, .device_count = mb__gpuh_device_count,     \
+  .device_info = mb__gpuh_device_info, .peak_flops = mb__gpuh_peak_flops, \
+  .alloc = mb__gpuh_alloc, .free = mb__gpuh_free,                         \
+  .copy_to_device = mb__gpuh_copy_to_device,                              \
+  .copy_to_host = mb__gpuh_copy_to_host, .sync = mb__gpuh_sync,           \
   .flush_cache = mb__gpuh_flush_cache, .time_batch = mb__gpuh_time_batch, \
-  .telemetry = mb__gpuh_telemetry, .peak_for = mb__gpuh_peak_for, \
+  .telemetry = mb__gpuh_telemetry, .peak_for = mb__gpuh_peak_for,         \
   .timer_info = mb__gpuh_timer_info, .environment = mb__gpuh_environment, \
-  .timing_begin = mb__gpuh_vt_timing_begin, \
-  .timing_batch = mb__gpuh_vt_timing_batch, \
-  .timing_notes = mb__gpuh_vt_timing_notes, \
-  .timing_end = mb__gpuh_vt_timing_end, \
+  .timing_begin = mb__gpuh_vt_timing_begin,                               \
+  .timing_batch = mb__gpuh_vt_timing_batch,                               \
+  .timing_notes = mb__gpuh_vt_timing_notes,                               \
+  .timing_end = mb__gpuh_vt_timing_end,                                   \
   .flush_cache_with = mb__gpuh_flush_cache_with
 
 #ifdef __cplusplus

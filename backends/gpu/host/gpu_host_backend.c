@@ -60,8 +60,8 @@ static void probe_code(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
 
 static mb_status_t device_init(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
   const mb_gpuh_vendor_t *v = st->vendor;
-  mb_status_t s = mb__gpuh_check(st, mb_gpu_set_device(d->ordinal),
-                                 "set device");
+  mb_status_t s =
+      mb__gpuh_check(st, mb_gpu_set_device(d->ordinal), "set device");
   if (s != MB_OK || (s = v->probe(st, d)) != MB_OK) return s;
   probe_code(st, d);
   if ((s = mb__gpuh_check(st, mb_gpu_stream_create(&d->stream), "stream")) !=
@@ -135,8 +135,8 @@ static void init_devices(mb_gpuh_state_t *st, int n) {
     d->ordinal = i;
     if (device_init(st, d) == MB_OK) {
       st->num_devices++;
-      MB_GPUH_LOG(st, MB_LOG_DEBUG, "%s: device %d: %s, %d SMs, %s", v->name,
-                  i, d->name, d->sm_count, d->peak_source);
+      MB_GPUH_LOG(st, MB_LOG_DEBUG, "%s: device %d: %s, %d SMs, %s", v->name, i,
+                  d->name, d->sm_count, d->peak_source);
       if (!d->own_code)
         MB_GPUH_LOG(st, MB_LOG_WARN, "%s: %s", v->name, d->why_no_code);
       continue;
@@ -224,8 +224,7 @@ double mb__gpuh_peak_for(void *state, uint32_t dev, const char *op,
   return st->vendor->peak_for(device_at(st, dev), op, params);
 }
 
-mb_status_t mb__gpuh_telemetry(void *state, uint32_t dev,
-                               mb_telemetry_t *out) {
+mb_status_t mb__gpuh_telemetry(void *state, uint32_t dev, mb_telemetry_t *out) {
   mb_gpuh_state_t *st = state;
   mb_gpuh_device_t *d = mb__gpuh_device(st, dev);
   if (!d) return MB_ERR_NOT_FOUND;
@@ -279,11 +278,10 @@ static mb_status_t copy(mb_gpuh_state_t *st, uint32_t dev, void *dst,
   mb_gpuh_device_t *d = use_device(st, dev);
   if (!d) return MB_ERR_NOT_FOUND;
   if (!bytes) return MB_OK;
-  mb_status_t s = mb__gpuh_check(
-      st, mb_gpu_copy_async(dst, src, bytes, d->stream), "copy");
-  return s == MB_OK
-             ? mb__gpuh_check(st, mb_gpu_stream_sync(d->stream), "copy")
-             : s;
+  mb_status_t s =
+      mb__gpuh_check(st, mb_gpu_copy_async(dst, src, bytes, d->stream), "copy");
+  return s == MB_OK ? mb__gpuh_check(st, mb_gpu_stream_sync(d->stream), "copy")
+                    : s;
 }
 
 mb_status_t mb__gpuh_copy_to_device(void *state, uint32_t dev, void *dst,
@@ -333,17 +331,15 @@ mb_status_t mb__gpuh_flush(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                           "read-flush buffer")) != MB_OK ||
         (s = flush_buffer(st, (void **)&d->flush_sink, sizeof(uint32_t),
                           "read-flush sink")) != MB_OK ||
-        (s = mb__gpuh_check(st,
-                            mb__gpu_flush_read(d->stream, d->flush_read,
-                                               2 * d->llc_bytes, d->flush_sink,
-                                               d->sm_count),
-                            "read flush")) != MB_OK)
+        (s = mb__gpu_flush_read(&d->env, d->flush_read, 2 * d->llc_bytes,
+                                d->flush_sink)) != MB_OK)
       return s;
   } else {
-    if ((s = flush_buffer(st, &d->flush_write, d->llc_bytes,
-                          "flush buffer")) != MB_OK ||
+    if ((s = flush_buffer(st, &d->flush_write, d->llc_bytes, "flush buffer")) !=
+            MB_OK ||
         (s = mb__gpuh_check(
-             st, mb_gpu_memset_async(d->flush_write, 0, d->llc_bytes, d->stream),
+             st,
+             mb_gpu_memset_async(d->flush_write, 0, d->llc_bytes, d->stream),
              "flush")) != MB_OK)
       return s;
   }

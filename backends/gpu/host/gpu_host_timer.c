@@ -39,7 +39,7 @@ struct mb_gpuh_timing {
   void *kstate;
   const mb_kernel_call_t *call;
   long launches; /* per run; -1 not counted yet, -2 unknown (no capture) */
-  char no_capture[256]; /* why a run could not be captured */
+  char no_capture[256];     /* why a run could not be captured */
   mb_gpu_graph_exec_t exec; /* a graph of exec_batch runs, uploaded */
   uint32_t exec_batch;
   uint32_t graphs;  /* graphs instantiated */
@@ -59,9 +59,9 @@ mb_status_t mb__gpuh_timer_init(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
           MB_OK ||
       (s = mb__gpuh_check(st, mb_gpu_event_create(&d->stop), "event")) !=
           MB_OK ||
-      (s = mb__gpuh_check(
-           st, mb_gpu_host_alloc_mapped(&flags, 2 * sizeof(int32_t)),
-           "host-mapped flags")) != MB_OK)
+      (s = mb__gpuh_check(st,
+                          mb_gpu_host_alloc_mapped(&flags, 2 * sizeof(int32_t)),
+                          "host-mapped flags")) != MB_OK)
     return s;
   d->flags_host = flags;
   d->flags_host[0] = 1;
@@ -120,11 +120,11 @@ static mb_status_t timed(mb_gpuh_timing_t *t, mb_gpu_graph_exec_t exec,
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   mb_status_t s = MB_OK;
   if (d->own_code)
-    s = mb__gpuh_check(st,
-                       mb__gpu_launch_block(d->stream, d->flags_dev,
-                                            d->flags_dev + 1,
-                                            MB_GPUH_BLOCK_TIMEOUT_S),
-                       "blocking kernel");
+    s = mb__gpuh_check(
+        st,
+        mb__gpu_launch_block(d->stream, d->flags_dev, d->flags_dev + 1,
+                             MB_GPUH_BLOCK_TIMEOUT_S),
+        "blocking kernel");
   if (s == MB_OK)
     s = mb__gpuh_check(st, mb_gpu_event_record(d->start, d->stream), "event");
   if (s == MB_OK) s = enqueue(t, exec, runs);
@@ -223,8 +223,8 @@ static int ensure_graph(mb_gpuh_timing_t *t, uint32_t batch,
     *status = mb__gpuh_check(t->st, mb_gpu_graph_upload(x, t->d->stream),
                              "graph upload");
   if (*status == MB_OK)
-    *status = mb__gpuh_check(t->st, mb_gpu_stream_sync(t->d->stream),
-                             "graph upload");
+    *status =
+        mb__gpuh_check(t->st, mb_gpu_stream_sync(t->d->stream), "graph upload");
   if (*status != MB_OK) {
     if (x) mb_gpu_graph_exec_destroy(x);
     return 0;
@@ -301,8 +301,8 @@ mb_status_t mb__gpuh_timing_batch(mb_gpuh_timing_t *t, uint32_t batch,
   t->last_batch = batch;
   const long per_run = t->launches > 0 ? t->launches : 1;
   if (t->launches == 0 ||
-      (t->launches > 0 && (uint64_t)batch * (uint64_t)per_run <=
-                              (uint64_t)MB_GPUH_MAX_QUEUED)) {
+      (t->launches > 0 &&
+       (uint64_t)batch * (uint64_t)per_run <= (uint64_t)MB_GPUH_MAX_QUEUED)) {
     t->last = M_PLAIN;
     return timed(t, NULL, batch, ns);
   }
@@ -385,9 +385,9 @@ static int cmp_double(const void *a, const void *b) {
 
 mb_status_t mb__gpuh_time_median(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                                  mb_kernel_run_fn run, void *kstate,
-                                 const mb_kernel_call_t *call,
-                                 uint32_t samples, double min_ns,
-                                 double slow_ns, double *median_ns) {
+                                 const mb_kernel_call_t *call, uint32_t samples,
+                                 double min_ns, double slow_ns,
+                                 double *median_ns) {
   double v[64];
   if (samples == 0 || samples > 64) samples = 64;
   mb_gpuh_timing_t *t = NULL;

@@ -175,10 +175,8 @@ typedef struct mb_backend_vtable {
   mb_status_t (*timing_begin)(void *state, uint32_t dev, mb_kernel_run_fn run,
                               void *kstate, const mb_kernel_call_t *call,
                               void **timing);
-  mb_status_t (*timing_batch)(void *timing, uint32_t batch,
-                              double *elapsed_ns);
-  uint32_t (*timing_notes)(void *timing, mb_kernel_note_t *out,
-                           uint32_t max);
+  mb_status_t (*timing_batch)(void *timing, uint32_t batch, double *elapsed_ns);
+  uint32_t (*timing_notes)(void *timing, mb_kernel_note_t *out, uint32_t max);
   void (*timing_end)(void *timing);
   /* Optional: flush_cache by the method asked for (bench.h, mb_flush_t).
    * Without it flush_cache is the backend's only flush, MB_FLUSH_WRITE. */
