@@ -24,6 +24,8 @@
 #include "microbench.h"
 
 static mb_context_t *g_ctx;
+/* CUDA_MODULE_LOADING as the test was started (NULL: unset). */
+static const char *g_loading_before;
 
 static mb_backend_info_t cuda_info(void) {
   for (size_t i = 0; i < mb_backend_count(g_ctx); i++) {
@@ -47,6 +49,11 @@ static void test_loads_and_explains(void **state) {
   assert_non_null(strstr(b.version, "cuBLASLt"));
   if (b.device_count == 0)
     assert_non_null(strstr(b.reason, "no CUDA device: "));
+  /* Starting the backend asked the runtime for eager module loading
+   * before its first call, unless the environment had chosen already. */
+  const char *loading = getenv("CUDA_MODULE_LOADING");
+  assert_non_null(loading);
+  assert_string_equal(loading, g_loading_before ? g_loading_before : "EAGER");
 }
 
 static int dtype_ok(const mb_op_t *op, mb_dtype_t d) {
@@ -326,6 +333,7 @@ static void test_device_info(void **state) {
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "static";
   const char *dir = getenv("MB_TEST_MODULE_DIR");
+  g_loading_before = getenv("CUDA_MODULE_LOADING");
   mb_context_options_t o = MB_CONTEXT_OPTIONS_INIT;
   o.backend_path = dir;
   if (dir && *dir) o.flags = MB_CONTEXT_NO_DEFAULT_BACKENDS;
