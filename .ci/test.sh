@@ -25,10 +25,12 @@ else
 fi
 
 # The plain build compiles the HIP kernels for every offload target the
-# compiler accepts (backends/hip/CMakeLists.txt); the sanitizer build, whose
-# device code is the same, for gfx90a alone.
+# compiler accepts (MB_HIP_ARCHITECTURES=all; the default is four,
+# backends/hip/CMakeLists.txt), so a kernel that breaks on one of them fails
+# here; the sanitizer build, whose device code is the same, for gfx90a
+# alone.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMB_WERROR=ON \
-  -DMB_WITH_CUDA="$cuda" -DMB_WITH_HIP="$hip"
+  -DMB_WITH_CUDA="$cuda" -DMB_WITH_HIP="$hip" -DMB_HIP_ARCHITECTURES=all
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure)
 

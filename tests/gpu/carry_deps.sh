@@ -142,6 +142,10 @@ if [ ! -f "$mb_deps/usr/bin/pkg-config" ]; then
   return 1
 fi
 mb_deps=$(cd "$mb_deps" && pwd -P)
+# In case the trip lost the files' modes.
+if [ ! -x "$mb_deps/usr/bin/pkgconf" ] || [ ! -x "$mb_deps/usr/bin/pkg-config" ]; then
+  chmod 0755 "$mb_deps/usr/bin/pkgconf" "$mb_deps/usr/bin/pkg-config"
+fi
 export PKG_CONFIG="$mb_deps/usr/bin/pkg-config"
 export PKG_CONFIG_LIBDIR="$mb_deps/usr/lib/x86_64-linux-gnu/pkgconfig"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
