@@ -29,9 +29,9 @@ typedef struct mb__tolerance {
 #define MB__P_EPS 128u
 #define MB__P_CAUSAL 256u
 #define MB__P_TF32 512u
-#define MB__P_TRANS_AB 1024u /* gemm: MB_PARAM_TRANS_A / MB_PARAM_TRANS_B */
-#define MB__P_BSHD 2048u     /* attention: MB_PARAM_BSHD */
-#define MB__P_RECIPE 4096u   /* composites: the recipe */
+#define MB__P_TRANS_AB 1024u   /* gemm: MB_PARAM_TRANS_A / MB_PARAM_TRANS_B */
+#define MB__P_BSHD 2048u       /* attention: MB_PARAM_BSHD */
+#define MB__P_RECIPE 4096u     /* composites: the recipe */
 #define MB__P_FAST_ACCUM 8192u /* gemm: MB_PARAM_FAST_ACCUM */
 
 struct mb__graph;

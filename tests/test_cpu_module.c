@@ -618,8 +618,8 @@ static void test_time_batch(void **state) {
   double one = INFINITY, many = 0.0;
   for (int i = 0; i < 5; i++) {
     double t = 0.0;
-    assert_int_equal(
-        fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &t), MB_OK);
+    assert_int_equal(fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &t),
+                     MB_OK);
     assert_true(t > 0.0);
     if (t < one) one = t;
   }

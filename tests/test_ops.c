@@ -501,16 +501,15 @@ static void test_fast_accum_tolerance(void **state) {
   p.flags = MB_PARAM_FAST_ACCUM;
   assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
   /* sqrt(4096) x 2^-14 of the scale on top of f32's */
-  assert_true(fabs(mb__op_gemm.tolerance(&p, 0).rel - plain - 0x1p-8) <
-              1e-15);
+  assert_true(fabs(mb__op_gemm.tolerance(&p, 0).rel - plain - 0x1p-8) < 1e-15);
   assert_int_equal(mb__verify(&mb__op_gemm, &p, host, outs, 7, &fast), MB_OK);
   assert_true(fast.pass);
-  printf("# fast-accumulation model: max error %.3f of the tolerance (%.0f "
-         "of f32's)\n",
-         fast.max_err_ratio, f32.max_err_ratio);
+  printf(
+      "# fast-accumulation model: max error %.3f of the tolerance (%.0f "
+      "of f32's)\n",
+      fast.max_err_ratio, f32.max_err_ratio);
   for (int i = 0; i < M * N; i++) d[i] *= 1.5f;
-  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, outs, 7, &wrong),
-                   MB_OK);
+  assert_int_equal(mb__verify(&mb__op_gemm, &p, host, outs, 7, &wrong), MB_OK);
   assert_false(wrong.pass);
   free(a);
   free(b);

@@ -8,9 +8,9 @@
  *
  * Variants (lib/ops/gemm.c): f32, bf16, f16 x the same (trans_a, trans_b;
  * not tf32: this kernel has no tf32 mode); fp8 x fp8, e4m3 and e5m2 in any
- * mix, with every scaling (not fast_accum: no fp8 accumulator); i8 x i8, exact to i32 or rescaled; f32, bf16,
- * f16 x i4 weights with group scales; out f32, bf16, f16 (i32 for exact
- * i8). */
+ * mix, with every scaling (not fast_accum: no fp8 accumulator); i8 x i8, exact
+ * to i32 or rescaled; f32, bf16, f16 x i4 weights with group scales; out f32,
+ * bf16, f16 (i32 for exact i8). */
 #include "gpu_gemm.cuh"
 
 namespace {

@@ -33,8 +33,9 @@
 #define LT_TUNE_SAMPLES 5u
 /* Work per tuning sample: far above a launch's few microseconds. */
 #define LT_TUNE_MIN_NS 2e4
-#define LT_SLOW_NS 250e6 /* a slower single run is sampled once, not 5 times \
-                          */
+#define LT_SLOW_NS                                          \
+  250e6 /* a slower single run is sampled once, not 5 times \
+         */
 #define LT_TUNE_CACHE 32
 
 /* ---- the vendor's declarations (hipblaslt.h, hipblas-common.h) ----------- */

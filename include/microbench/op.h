@@ -106,13 +106,13 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
 #define MB_PARAM_BSHD                                                     \
   256u /* attention: Q, K, V, O are stored [B, S, H, D] (a linear layer's \
           output viewed as heads) instead of [B, H, S, D] */
-#define MB_PARAM_FAST_ACCUM                                              \
-  512u /* gemm, fp8 A and B (or quantize-inputs to fp8): the kernel may   \
-          accumulate in the tensor cores' reduced precision without       \
-          promoting partial sums to f32 (cuBLASLt's FAST_ACCUM, torch's   \
-          use_fast_accum); the tolerance allows for it and the result     \
-          says "fast-accum". Other inputs: an input error. A real fp8     \
-          GEMM without the mode runs in f32 and notes "not applied"; an   \
+#define MB_PARAM_FAST_ACCUM                                             \
+  512u /* gemm, fp8 A and B (or quantize-inputs to fp8): the kernel may \
+          accumulate in the tensor cores' reduced precision without     \
+          promoting partial sums to f32 (cuBLASLt's FAST_ACCUM, torch's \
+          use_fast_accum); the tolerance allows for it and the result   \
+          says "fast-accum". Other inputs: an input error. A real fp8   \
+          GEMM without the mode runs in f32 and notes "not applied"; an \
           emulated one declines it (docs/gpu.md). */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
