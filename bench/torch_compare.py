@@ -53,10 +53,10 @@ class NA(Exception):
 
 # ---- reading our results ----------------------------------------------------
 
-def load_results(paths):
-    """Every result of the given files, in order: a document's "results",
-    or a stream's result lines (its header and a cut last line skipped)."""
-    out = []
+def read_docs(paths):
+    """(results, headers): every result, and each file's document minus its
+    results (meta, devices), from documents or .jsonl streams."""
+    results, headers = [], []
     for path in paths:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -65,17 +65,22 @@ def load_results(paths):
         except ValueError:
             doc = None
         if isinstance(doc, dict) and "results" in doc:
-            out.extend(doc["results"])
+            results.extend(doc["results"])
+            headers.append({k: v for k, v in doc.items() if k != "results"})
             continue
         for line in text.splitlines():
             try:
                 obj = json.loads(line)
             except ValueError:
-                continue  # a line cut short by a killed run
-            if isinstance(obj, dict) and "id" in obj and "results" not in obj \
-                    and "schema" not in obj:
-                out.append(obj)
-    return out
+                continue  # a line a killed run left half written
+            if not isinstance(obj, dict):
+                continue
+            if "schema" in obj and "results" not in obj and "id" not in obj:
+                headers.append(obj)
+            elif "id" in obj:
+                results.append(obj)
+    return results, headers
+
 
 
 def load_l2(paths):
@@ -760,7 +765,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     start = time.monotonic()
     try:
-        results = load_results(args.results)
+        results, _ = read_docs(args.results)
     except (OSError, UnicodeDecodeError) as ex:
         print(f"torch_compare: {ex}", file=sys.stderr)
         return 2

@@ -212,19 +212,12 @@ static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
 /* Everything after the kernel is chosen. Failures become the result's
  * status; nothing here is an input error. */
 /* A read flush asked of a backend that only writes: skipped, not silently
- * flushed another way. */
+ * flushed another way (mb__timing_flush's reason). */
 static int read_flush_missing(const mb__run_t *r, mb_result_t *res) {
-  const mb__backend_t *b = r->dev->backend;
-  if (r->spec.cache != MB_CACHE_COLD ||
-      !(r->spec.flags & MB_BENCH_FLUSH_READ) ||
-      MB__VT_HAS(b->vt, flush_cache_with))
+  if (r->spec.cache != MB_CACHE_COLD || !(r->spec.flags & MB_BENCH_FLUSH_READ))
     return 0;
-  char why[200];
-  snprintf(why, sizeof why,
-           "backend %s has no read-only cache flush (it flushes by writing: "
-           "flush write)",
-           b->name);
-  mb__result_set_status(res, MB_RESULT_SKIPPED, why);
+  if (mb__timing_flush_check(r->dev, MB_FLUSH_READ) == MB_OK) return 0;
+  mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
   return 1;
 }
 

@@ -43,13 +43,21 @@ void mb__timing_end(mb__timing_t *t) {
   t->bt = NULL;
 }
 
+mb_status_t mb__timing_flush_check(const mb_device_t *dev, mb_flush_t how) {
+  if (how != MB_FLUSH_READ || MB__VT_HAS(dev->backend->vt, flush_cache_with))
+    return MB_OK;
+  return mb__fail(MB_ERR_UNSUPPORTED,
+                  "backend %s has no read-only cache flush (it flushes by "
+                  "writing: flush write)",
+                  dev->backend->name);
+}
+
 mb_status_t mb__timing_flush(const mb_device_t *dev, mb_flush_t how) {
   const mb__backend_t *b = dev->backend;
   mb_error_clear();
+  const mb_status_t st = mb__timing_flush_check(dev, how);
+  if (st != MB_OK) return st;
   if (how == MB_FLUSH_READ)
-    return MB__VT_HAS(b->vt, flush_cache_with)
-               ? b->vt->flush_cache_with(b->state, dev->index, how)
-               : mb__fail(MB_ERR_UNSUPPORTED,
-                          "backend %s has no read-only cache flush", b->name);
+    return b->vt->flush_cache_with(b->state, dev->index, how);
   return b->vt->flush_cache ? b->vt->flush_cache(b->state, dev->index) : MB_OK;
 }

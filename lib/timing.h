@@ -26,9 +26,13 @@ mb_status_t mb__timing_begin(mb__timing_t *t, const mb_device_t *dev,
 mb_status_t mb__timing_batch(mb__timing_t *t, uint32_t batch, double *ns);
 /* The backend's facts about how it timed, as notes of res. */
 mb_status_t mb__timing_notes(mb__timing_t *t, mb_result_t *res);
+/* MB_OK when the device's backend can flush that way (every backend can
+ * write, or has nothing to flush; reading needs flush_cache_with), else
+ * MB_ERR_UNSUPPORTED with the reason. */
+mb_status_t mb__timing_flush_check(const mb_device_t *dev, mb_flush_t how);
 /* Evicts the device's caches before a cold sample, outside it: by the
- * backend's read flush for MB_FLUSH_READ (callers check it has one), else
- * its flush (write); nothing when it has none. */
+ * backend's read flush for MB_FLUSH_READ, else its flush (write); nothing
+ * when it has none. MB_ERR_UNSUPPORTED when it cannot flush that way. */
 mb_status_t mb__timing_flush(const mb_device_t *dev, mb_flush_t how);
 /* Idempotent; a zeroed timing is ended already. */
 void mb__timing_end(mb__timing_t *t);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "microbench.h"
+#include "test_util.h"
 
 static mb_context_t *g_ctx;
 /* CUDA_MODULE_LOADING as the test was started (NULL: unset). */
@@ -131,25 +132,6 @@ static mb_result_t *run(const char *op, mb_op_params_t *p,
   return r;
 }
 
-static mb_op_params_t shape2(mb_dtype_t dt, int64_t m, int64_t n) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 2;
-  p.shape[0] = m;
-  p.shape[1] = n;
-  p.dtype = dt;
-  return p;
-}
-
-static mb_op_params_t shape3(mb_dtype_t dt, int64_t m, int64_t k, int64_t n) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 3;
-  p.shape[0] = m;
-  p.shape[1] = k;
-  p.shape[2] = n;
-  p.dtype = dt;
-  return p;
-}
-
 static void expect_ok(const mb_result_t *r, mb_result_info_t *info,
                       mb_stats_t *st) {
   mb_correctness_t c = MB_CORRECTNESS_INIT;
@@ -181,7 +163,7 @@ static const char *note_text(const mb_result_t *r, const char *key,
  * events, per-sample telemetry, a sane fraction of the peak. */
 static void test_gemm_bf16(void **state) {
   (void)state;
-  mb_op_params_t p = shape3(MB_DTYPE_BF16, 4096, 4096, 4096);
+  mb_op_params_t p = test_shape3(MB_DTYPE_BF16, 4096, 4096, 4096);
   mb_result_t *r = run("gemm", &p, MB_CACHE_COLD);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   mb_stats_t st = MB_STATS_INIT;
@@ -214,7 +196,7 @@ static void test_gemm_bf16(void **state) {
 
 static void test_tf32_is_marked(void **state) {
   (void)state;
-  mb_op_params_t p = shape3(MB_DTYPE_F32, 1024, 1024, 1024);
+  mb_op_params_t p = test_shape3(MB_DTYPE_F32, 1024, 1024, 1024);
   p.flags = MB_PARAM_TF32;
   mb_result_t *r = run("gemm", &p, MB_CACHE_HOT);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
@@ -234,7 +216,7 @@ static void test_fp8_fast_accum(void **state) {
   (void)state;
   double tflops[2] = {0, 0};
   for (int fast = 0; fast < 2; fast++) {
-    mb_op_params_t p = shape3(MB_DTYPE_F8E4M3, 4096, 4096, 4096);
+    mb_op_params_t p = test_shape3(MB_DTYPE_F8E4M3, 4096, 4096, 4096);
     p.scale_a.mode = p.scale_b.mode = MB_SCALE_TENSOR;
     p.flags = fast ? MB_PARAM_FAST_ACCUM : 0;
     mb_result_t *r = run("gemm", &p, MB_CACHE_HOT);
@@ -266,7 +248,7 @@ static void test_fp8_fast_accum(void **state) {
 /* The flush is real: a copy that fits in L2 is slower cold than hot. */
 static void test_cold_is_slower_than_hot(void **state) {
   (void)state;
-  mb_op_params_t p = shape2(MB_DTYPE_F32, 1024, 1024); /* 4 MiB each way */
+  mb_op_params_t p = test_shape2(MB_DTYPE_F32, 1024, 1024); /* 4 MiB each way */
   mb_result_t *cold = run("copy", &p, MB_CACHE_COLD);
   mb_result_t *hot = run("copy", &p, MB_CACHE_HOT);
   mb_result_info_t i1 = MB_RESULT_INFO_INIT, i2 = MB_RESULT_INFO_INIT;
@@ -283,7 +265,7 @@ static void test_cold_is_slower_than_hot(void **state) {
 
 static void test_rotate_exceeds_l2(void **state) {
   (void)state;
-  mb_op_params_t p = shape2(MB_DTYPE_BF16, 1024, 1024);
+  mb_op_params_t p = test_shape2(MB_DTYPE_BF16, 1024, 1024);
   mb_result_t *r = run("add", &p, MB_CACHE_ROTATE);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   mb_stats_t st = MB_STATS_INIT;
@@ -303,7 +285,7 @@ static void test_rotate_exceeds_l2(void **state) {
 
 static void test_out_of_memory_is_a_failed_result(void **state) {
   (void)state;
-  mb_op_params_t p = shape2(MB_DTYPE_F32, 1 << 20, 1 << 20); /* 4 TiB */
+  mb_op_params_t p = test_shape2(MB_DTYPE_F32, 1 << 20, 1 << 20); /* 4 TiB */
   mb_result_t *r = run("copy", &p, MB_CACHE_HOT);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   mb_result_info(r, &info);

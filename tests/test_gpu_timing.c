@@ -31,15 +31,6 @@ static mb_context_t *emu_context(const char *var, const char *value) {
   return ctx;
 }
 
-static mb_op_params_t shape2(int64_t m, int64_t n, mb_dtype_t dt) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 2;
-  p.shape[0] = m;
-  p.shape[1] = n;
-  p.dtype = dt;
-  return p;
-}
-
 /* Exactly `samples` samples of `batch` runs (0: automatic). */
 static mb_result_t *run(mb_context_t *ctx, const char *op,
                         const mb_op_params_t *p, mb_cache_policy_t cache,
@@ -112,7 +103,7 @@ static void test_multi_launch_runs_do_not_stall(void **state) {
 static void test_timed_out_samples_are_dropped(void **state) {
   (void)state;
   mb_context_t *ctx = emu_context("MB_GPUEMU_QUEUE_DEPTH", "4");
-  const mb_op_params_t p = shape2(8, 64, MB_DTYPE_F32);
+  const mb_op_params_t p = test_shape2(MB_DTYPE_F32, 8, 64);
   mb_result_t *r = run(ctx, "add", &p, MB_CACHE_HOT, 5, 16);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   assert_int_equal(mb_result_info(r, &info), MB_OK);
@@ -131,7 +122,7 @@ static void test_timed_out_samples_are_dropped(void **state) {
 static void test_capture_failure_falls_back_to_chunks(void **state) {
   (void)state;
   mb_context_t *ctx = emu_context("MB_GPUEMU_CAPTURE", "fail");
-  const mb_op_params_t p = shape2(8, 64, MB_DTYPE_F32);
+  const mb_op_params_t p = test_shape2(MB_DTYPE_F32, 8, 64);
   mb_result_t *r = run(ctx, "add", &p, MB_CACHE_HOT, 5, 40);
   expect_ok(r);
   assert_contains(note(r, "timing", NULL), "chunks of 1 run");
@@ -145,7 +136,7 @@ static void test_capture_failure_falls_back_to_chunks(void **state) {
 static void test_graph_built_once(void **state) {
   (void)state;
   mb_context_t *ctx = emu_context(NULL, NULL);
-  const mb_op_params_t p = shape2(8, 64, MB_DTYPE_BF16);
+  const mb_op_params_t p = test_shape2(MB_DTYPE_BF16, 8, 64);
   mb_result_t *r = run(ctx, "add", &p, MB_CACHE_HOT, 20, 64);
   expect_ok(r);
   double graphs = 0;
@@ -186,10 +177,8 @@ static void test_every_path_times_the_runs_exactly(void **state) {
     unsetenv("MB_GPUEMU_CAPTURE");
     /* add: one launch a run; gemm_fp8_rowwise: three (quantize A,
      * quantize B, the GEMM). */
-    const mb_op_params_t add = shape2(8, 64, MB_DTYPE_F32);
-    mb_op_params_t qi = MB_OP_PARAMS_INIT;
-    qi.ndim = 3;
-    qi.shape[0] = 16, qi.shape[1] = 32, qi.shape[2] = 16;
+    const mb_op_params_t add = test_shape2(MB_DTYPE_F32, 8, 64);
+    const mb_op_params_t qi = test_shape3(MB_DTYPE_NONE, 16, 32, 16);
     const struct {
       const char *op;
       const mb_op_params_t *p;
@@ -216,7 +205,7 @@ static void test_every_path_times_the_runs_exactly(void **state) {
 static void test_read_flush(void **state) {
   (void)state;
   mb_context_t *ctx = emu_context(NULL, NULL);
-  const mb_op_params_t p = shape2(8, 64, MB_DTYPE_F32);
+  const mb_op_params_t p = test_shape2(MB_DTYPE_F32, 8, 64);
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = "copy";
   s.params = &p;

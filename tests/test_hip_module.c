@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "microbench.h"
+#include "test_util.h"
 
 static mb_context_t *g_ctx;
 
@@ -181,25 +182,6 @@ static mb_result_t *run_impl(const char *op, mb_op_params_t *p,
   return r;
 }
 
-static mb_op_params_t shape2(mb_dtype_t dt, int64_t m, int64_t n) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 2;
-  p.shape[0] = m;
-  p.shape[1] = n;
-  p.dtype = dt;
-  return p;
-}
-
-static mb_op_params_t shape3(mb_dtype_t dt, int64_t m, int64_t k, int64_t n) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 3;
-  p.shape[0] = m;
-  p.shape[1] = k;
-  p.shape[2] = n;
-  p.dtype = dt;
-  return p;
-}
-
 /* A request for the missing device is a skip with the reason, not a crash
  * and not an input error — for every GEMM implementation by name too. */
 static void test_no_device_is_a_skip(void **state) {
@@ -207,7 +189,7 @@ static void test_no_device_is_a_skip(void **state) {
   if (hip_info().device_count) skip();
   static const char *const impls[] = {NULL, "hipblaslt", "rocblas", "native"};
   for (size_t i = 0; i < 4; i++) {
-    mb_op_params_t p = shape3(MB_DTYPE_BF16, 64, 64, 64);
+    mb_op_params_t p = test_shape3(MB_DTYPE_BF16, 64, 64, 64);
     mb_result_t *r = run_impl("gemm", &p, impls[i], MB_CACHE_HOT);
     mb_result_info_t info = MB_RESULT_INFO_INIT;
     mb_result_info(r, &info);
@@ -256,7 +238,7 @@ static void test_gemm_bf16_every_impl(void **state) {
                {"rocblas", "rocBLAS not loaded"},
                {"native", NULL}};
   for (size_t i = 0; i < 3; i++) {
-    mb_op_params_t p = shape3(MB_DTYPE_BF16, 2048, 2048, 2048);
+    mb_op_params_t p = test_shape3(MB_DTYPE_BF16, 2048, 2048, 2048);
     mb_result_t *r = run_impl("gemm", &p, impls[i].impl, MB_CACHE_COLD);
     mb_result_info_t info = MB_RESULT_INFO_INIT;
     mb_stats_t st = MB_STATS_INIT;
@@ -290,7 +272,7 @@ static void test_gemm_bf16_every_impl(void **state) {
  * cold than hot. */
 static void test_cold_is_slower_than_hot(void **state) {
   (void)state;
-  mb_op_params_t p = shape2(MB_DTYPE_F32, 512, 1024); /* 2 MiB each way */
+  mb_op_params_t p = test_shape2(MB_DTYPE_F32, 512, 1024); /* 2 MiB each way */
   mb_result_t *cold = run_impl("copy", &p, NULL, MB_CACHE_COLD);
   mb_result_t *hot = run_impl("copy", &p, NULL, MB_CACHE_HOT);
   mb_result_info_t i1 = MB_RESULT_INFO_INIT, i2 = MB_RESULT_INFO_INIT;
@@ -307,7 +289,7 @@ static void test_cold_is_slower_than_hot(void **state) {
 
 static void test_rotate_exceeds_the_cache(void **state) {
   (void)state;
-  mb_op_params_t p = shape2(MB_DTYPE_BF16, 1024, 1024);
+  mb_op_params_t p = test_shape2(MB_DTYPE_BF16, 1024, 1024);
   mb_result_t *r = run_impl("add", &p, NULL, MB_CACHE_ROTATE);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   mb_stats_t st = MB_STATS_INIT;
@@ -326,7 +308,7 @@ static void test_rotate_exceeds_the_cache(void **state) {
 
 static void test_out_of_memory_is_a_failed_result(void **state) {
   (void)state;
-  mb_op_params_t p = shape2(MB_DTYPE_F32, 1 << 20, 1 << 20); /* 4 TiB */
+  mb_op_params_t p = test_shape2(MB_DTYPE_F32, 1 << 20, 1 << 20); /* 4 TiB */
   mb_result_t *r = run_impl("copy", &p, NULL, MB_CACHE_HOT);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   mb_result_info(r, &info);

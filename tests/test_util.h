@@ -31,6 +31,25 @@ static inline mb_context_t *test_context(const char *path) {
   return ctx;
 }
 
+/* An op's params with a 2-D (M x N) or 3-D (M x K x N) shape and the
+ * input dtype; MB_DTYPE_NONE leaves the op's default. */
+static inline mb_op_params_t test_shape2(mb_dtype_t dt, int64_t m, int64_t n) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 2;
+  p.shape[0] = m;
+  p.shape[1] = n;
+  p.dtype = dt;
+  return p;
+}
+
+static inline mb_op_params_t test_shape3(mb_dtype_t dt, int64_t m, int64_t k,
+                                         int64_t n) {
+  mb_op_params_t p = test_shape2(dt, m, k);
+  p.ndim = 3;
+  p.shape[2] = n;
+  return p;
+}
+
 static inline void assert_contains(const char *hay, const char *needle) {
   if (!strstr(hay, needle))
     fail_msg("\"%s\" does not contain \"%s\"", hay, needle);

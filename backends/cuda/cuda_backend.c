@@ -107,10 +107,8 @@ static mb_status_t cuda_probe(mb_gpuh_state_t *st, mb_gpuh_device_t *base) {
   base->memory_bytes = prop.totalGlobalMem;
   base->smem_optin =
       (size_t)attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
-  d->l2_bytes = (size_t)attr(cudaDevAttrL2CacheSize, ordinal);
-  base->llc_bytes = d->l2_bytes; /* L2 is the last level */
-  d->sm_clock_hz = attr(cudaDevAttrClockRate, ordinal) * 1e3;
-  base->clock_hz = d->sm_clock_hz;
+  base->llc_bytes = (size_t)attr(cudaDevAttrL2CacheSize, ordinal); /* L2 */
+  base->clock_hz = attr(cudaDevAttrClockRate, ordinal) * 1e3;      /* peak */
   d->mem_clock_hz = attr(cudaDevAttrMemoryClockRate, ordinal) * 1e3;
   d->bus_width_bits = attr(cudaDevAttrGlobalMemoryBusWidth, ordinal);
   mb__cuda_peaks(d);

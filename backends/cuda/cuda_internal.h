@@ -38,9 +38,7 @@ typedef struct mb_cuda_nvml mb_cuda_nvml_t; /* cuda_nvml.c */
 typedef struct mb_cuda_device {
   mb_gpuh_device_t base; /* first: the host layer's record */
   int cc_major, cc_minor;
-  char arch[16]; /* "sm_90" */
-  size_t l2_bytes;
-  double sm_clock_hz;  /* peak (device attribute) */
+  char arch[16];       /* "sm_90" */
   double mem_clock_hz; /* peak */
   int bus_width_bits;
   double peak[MB_DTYPE_COUNT]; /* dense tensor-core peak by input */

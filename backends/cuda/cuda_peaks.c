@@ -91,7 +91,7 @@ static void estimate(mb_cuda_device_t *d) {
   const arch_rate_t *a = &k_rates[0];
   for (size_t i = 0; i < sizeof k_rates / sizeof k_rates[0]; i++)
     if (k_rates[i].cc <= cc) a = &k_rates[i];
-  const double per_clock = (double)d->base.sm_count * d->sm_clock_hz;
+  const double per_clock = (double)d->base.sm_count * d->base.clock_hz;
   set_peaks(d, a->bf16 * per_clock, a->fp8 * per_clock, a->int8 * per_clock,
             a->tf32 * per_clock, a->fp32 * per_clock);
   d->base.mem_bw = d->mem_clock_hz * 2.0 * d->bus_width_bits / 8.0;
@@ -99,7 +99,7 @@ static void estimate(mb_cuda_device_t *d) {
            "estimated (GPU not in the table): %d SMs x %.0f MHz x the "
            "sm_%d rate per SM (bf16 %.0f FLOP/clk); bandwidth from memory "
            "clock x bus width",
-           d->base.sm_count, d->sm_clock_hz * 1e-6, a->cc, a->bf16);
+           d->base.sm_count, d->base.clock_hz * 1e-6, a->cc, a->bf16);
 }
 
 void mb__cuda_peaks(mb_cuda_device_t *d) {

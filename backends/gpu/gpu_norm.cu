@@ -24,66 +24,52 @@ __global__ void __launch_bounds__(BLOCK ? 1024 : MB_GPU_ROW_BLOCK)
     norm_kernel(mb_gpu_rows_t rs, const void *__restrict__ x,
                 const void *__restrict__ w, const void *__restrict__ b,
                 void *__restrict__ y, int affine, float eps) {
-  typedef mb_gpu_vec_t<D, V> vec_t;
   MB_GPU_DYN_SMEM(mb_gpu_raw<16>, row_smem);
-  __shared__ float scratch[32];
-  const unsigned g = BLOCK ? blockDim.x : rs.g;
-  const unsigned t = BLOCK ? threadIdx.x : threadIdx.x % g;
-  const unsigned nvec = (unsigned)(rs.n / V);
-  const size_t per = blockDim.x / g, blocks = (rs.m + per - 1) / per;
-  mb_gpu_row<D, V, BLOCK> r;
-  r.sm = (vec_t *)row_smem;
-  r.scap = BLOCK ? rs.scap : 0;
-  /* The whole block loops in step, so every lane reaches every shuffle and
-   * barrier; a group past the last row takes part with an empty row. */
-  for (size_t rb = blockIdx.x; rb < blocks; rb += gridDim.x) {
-    const size_t row = rb * per + threadIdx.x / g;
-    const unsigned nv = row < rs.m ? nvec : 0;
-    const size_t at = (row < rs.m ? row : 0) * nvec;
-    const vec_t *xr = (const vec_t *)x + at;
-    vec_t *yr = (vec_t *)y + at;
-    r.load(xr, nv, t, g);
-    float mean = 0.0f;
-    if (!RMS) {
-      float sum = 0.0f;
-      r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
+  mb_gpu_rows_walk<D, V, BLOCK>(
+      rs, x, y, row_smem,
+      [&](const auto &r, const auto *xr, auto *yr, unsigned nv, unsigned t,
+          unsigned g, float *scratch) {
+        float mean = 0.0f;
+        if (!RMS) {
+          float sum = 0.0f;
+          r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
-        for (int e = 0; e < V; ++e) sum += v[e];
-      });
-      mean = mb_gpu_group_sum<BLOCK>(sum, g, scratch) / (float)rs.n;
-    }
-    float sq = 0.0f;
-    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const float d = v[e] - mean;
-        sq += d * d;
-      }
-    });
-    const float rstd =
-        1.0f /
-        sqrtf(mb_gpu_group_sum<BLOCK>(sq, g, scratch) / (float)rs.n + eps);
-    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned k) {
-      float o[V];
-      if (affine) {
-        float wv[V], bv[V];
-        mb_gpu_load_vec<D, V>(w, (size_t)k * V, wv);
-        if (RMS) {
-#pragma unroll
-          for (int e = 0; e < V; ++e) o[e] = v[e] * rstd * wv[e];
-        } else {
-          mb_gpu_load_vec<D, V>(b, (size_t)k * V, bv);
-#pragma unroll
-          for (int e = 0; e < V; ++e)
-            o[e] = (v[e] - mean) * rstd * wv[e] + bv[e];
+            for (int e = 0; e < V; ++e) sum += v[e];
+          });
+          mean = mb_gpu_group_sum<BLOCK>(sum, g, scratch) / (float)rs.n;
         }
-      } else {
+        float sq = 0.0f;
+        r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
-        for (int e = 0; e < V; ++e) o[e] = (v[e] - mean) * rstd;
-      }
-      mb_gpu_st_once(yr + k, mb_gpu_pack<D, V>(o));
-    });
-  }
+          for (int e = 0; e < V; ++e) {
+            const float d = v[e] - mean;
+            sq += d * d;
+          }
+        });
+        const float rstd =
+            1.0f /
+            sqrtf(mb_gpu_group_sum<BLOCK>(sq, g, scratch) / (float)rs.n + eps);
+        r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned k) {
+          float o[V];
+          if (affine) {
+            float wv[V], bv[V];
+            mb_gpu_load_vec<D, V>(w, (size_t)k * V, wv);
+            if (RMS) {
+#pragma unroll
+              for (int e = 0; e < V; ++e) o[e] = v[e] * rstd * wv[e];
+            } else {
+              mb_gpu_load_vec<D, V>(b, (size_t)k * V, bv);
+#pragma unroll
+              for (int e = 0; e < V; ++e)
+                o[e] = (v[e] - mean) * rstd * wv[e] + bv[e];
+            }
+          } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e) o[e] = (v[e] - mean) * rstd;
+          }
+          mb_gpu_st_once(yr + k, mb_gpu_pack<D, V>(o));
+        });
+      });
 }
 
 template <mb_dtype_t D, bool RMS>

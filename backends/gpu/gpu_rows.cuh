@@ -119,6 +119,37 @@ struct mb_gpu_row {
   }
 };
 
+/* The row kernels' walk: each group of threads takes its rows of rs in
+ * turn, loads its part (r.load), then f(r, xr, yr, nv, t, g, scratch) does
+ * the op's passes — xr/yr the row in and out, nv its vectors (0 for a group
+ * past the last row, which still takes part: the whole block loops in step,
+ * so every lane reaches every shuffle and barrier), t the thread's index in
+ * its group of g, scratch the group reductions' (mb_gpu_group_sum/_max).
+ * smem is the launch's dynamic shared memory. */
+template <mb_dtype_t D, int V, bool BLOCK, class F>
+__device__ __forceinline__ void mb_gpu_rows_walk(const mb_gpu_rows_t &rs,
+                                                 const void *x, void *y,
+                                                 mb_gpu_raw<16> *smem, F &&f) {
+  typedef mb_gpu_vec_t<D, V> vec_t;
+  __shared__ float scratch[32];
+  const unsigned g = BLOCK ? blockDim.x : rs.g;
+  const unsigned t = BLOCK ? threadIdx.x : threadIdx.x % g;
+  const unsigned nvec = (unsigned)(rs.n / V);
+  const size_t per = blockDim.x / g, blocks = (rs.m + per - 1) / per;
+  mb_gpu_row<D, V, BLOCK> r;
+  r.sm = (vec_t *)smem;
+  r.scap = BLOCK ? rs.scap : 0;
+  for (size_t rb = blockIdx.x; rb < blocks; rb += gridDim.x) {
+    const size_t row = rb * per + threadIdx.x / g;
+    const unsigned nv = row < rs.m ? nvec : 0;
+    const size_t at = (row < rs.m ? row : 0) * nvec;
+    const vec_t *xr = (const vec_t *)x + at;
+    vec_t *yr = (vec_t *)y + at;
+    r.load(xr, nv, t, g);
+    f(r, xr, yr, nv, t, g, scratch);
+  }
+}
+
 /* Sum / max over a group of g threads: a warp slice of g lanes (BLOCK
  * false; g a power of two, the lanes consecutive) or the whole block. */
 template <bool BLOCK>

@@ -20,44 +20,30 @@ template <mb_dtype_t D, int V, bool BLOCK>
 __global__ void __launch_bounds__(BLOCK ? 1024 : MB_GPU_ROW_BLOCK)
     softmax_kernel(mb_gpu_rows_t rs, const void *__restrict__ x,
                    void *__restrict__ y) {
-  typedef mb_gpu_vec_t<D, V> vec_t;
   MB_GPU_DYN_SMEM(mb_gpu_raw<16>, row_smem);
-  __shared__ float scratch[32];
-  const unsigned g = BLOCK ? blockDim.x : rs.g;
-  const unsigned t = BLOCK ? threadIdx.x : threadIdx.x % g;
-  const unsigned nvec = (unsigned)(rs.n / V);
-  const size_t per = blockDim.x / g, blocks = (rs.m + per - 1) / per;
-  mb_gpu_row<D, V, BLOCK> r;
-  r.sm = (vec_t *)row_smem;
-  r.scap = BLOCK ? rs.scap : 0;
-  /* The whole block loops in step (every lane reaches every shuffle and
-   * barrier); a group past the last row takes part with an empty row. */
-  for (size_t rb = blockIdx.x; rb < blocks; rb += gridDim.x) {
-    const size_t row = rb * per + threadIdx.x / g;
-    const unsigned nv = row < rs.m ? nvec : 0;
-    const size_t at = (row < rs.m ? row : 0) * nvec;
-    const vec_t *xr = (const vec_t *)x + at;
-    vec_t *yr = (vec_t *)y + at;
-    r.load(xr, nv, t, g);
-    float mx = -INFINITY;
-    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
+  mb_gpu_rows_walk<D, V, BLOCK>(
+      rs, x, y, row_smem,
+      [&](const auto &r, const auto *xr, auto *yr, unsigned nv, unsigned t,
+          unsigned g, float *scratch) {
+        float mx = -INFINITY;
+        r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
-      for (int e = 0; e < V; ++e) mx = fmaxf(mx, v[e]);
-    });
-    mx = mb_gpu_group_max<BLOCK>(mx, g, scratch);
-    float sum = 0.0f;
-    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
+          for (int e = 0; e < V; ++e) mx = fmaxf(mx, v[e]);
+        });
+        mx = mb_gpu_group_max<BLOCK>(mx, g, scratch);
+        float sum = 0.0f;
+        r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned) {
 #pragma unroll
-      for (int e = 0; e < V; ++e) sum += expf(v[e] - mx);
-    });
-    const float inv = 1.0f / mb_gpu_group_sum<BLOCK>(sum, g, scratch);
-    r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned k) {
-      float o[V];
+          for (int e = 0; e < V; ++e) sum += expf(v[e] - mx);
+        });
+        const float inv = 1.0f / mb_gpu_group_sum<BLOCK>(sum, g, scratch);
+        r.each(xr, nv, t, g, [&](const float(&v)[V], unsigned k) {
+          float o[V];
 #pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = expf(v[e] - mx) * inv;
-      mb_gpu_st_once(yr + k, mb_gpu_pack<D, V>(o));
-    });
-  }
+          for (int e = 0; e < V; ++e) o[e] = expf(v[e] - mx) * inv;
+          mb_gpu_st_once(yr + k, mb_gpu_pack<D, V>(o));
+        });
+      });
 }
 
 template <mb_dtype_t D>

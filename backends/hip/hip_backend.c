@@ -62,8 +62,7 @@ static mb_status_t hip_probe(mb_gpuh_state_t *st, mb_gpuh_device_t *base) {
   base->memory_bytes = prop.totalGlobalMem;
   base->smem_optin = prop.sharedMemPerBlock;
   d->l2_bytes = prop.l2CacheSize > 0 ? (size_t)prop.l2CacheSize : 0;
-  d->sclk_hz = prop.clockRate * 1e3;
-  base->clock_hz = d->sclk_hz;
+  base->clock_hz = prop.clockRate * 1e3; /* peak engine clock */
   d->mclk_hz = prop.memoryClockRate * 1e3;
   d->bus_width_bits = prop.memoryBusWidth;
   mb__hip_peaks(d); /* base.llc_bytes, base.mem_bw too */

@@ -28,7 +28,6 @@ typedef struct mb_hip_device {
                          level: L2, or the Infinity Cache (MI300X: 256 MiB)
                          from the peak table, what flush and rotate must
                          exceed */
-  double sclk_hz;     /* peak engine clock (device property) */
   double mclk_hz;     /* peak memory clock */
   int bus_width_bits;
   double peak[MB_DTYPE_COUNT]; /* dense matrix-core peak by input dtype
@@ -78,8 +77,8 @@ static inline mb_hip_device_t *mb__hip_device(mb_hip_state_t *st,
 /* ---- peaks (hip_peaks.c) ------------------------------------------------- */
 /* Fills peak[], peak_vec_f32, peak_xf32, base.mem_bw, base.llc_bytes,
  * fp8_fnuz, estimated and peak_source from base.name, arch_base,
- * base.sm_count (compute units), sclk_hz, mclk_hz, bus_width_bits,
- * base.memory_bytes and l2_bytes. Pure host code. */
+ * base.sm_count (compute units), base.clock_hz (peak engine clock), mclk_hz,
+ * bus_width_bits, base.memory_bytes and l2_bytes. Pure host code. */
 void mb__hip_peaks(mb_hip_device_t *d);
 /* The peak of the math `op` runs with `p` on this device. */
 double mb__hip_peak_for(const mb_hip_device_t *d, const char *op,

@@ -207,7 +207,7 @@ static int from_table(mb_hip_device_t *d) {
 static void estimate(mb_hip_device_t *d) {
   const arch_rate_t *a = rate_for(d->arch_base);
   const arch_rate_t *r = a ? a : &k_conservative;
-  const double per_clock = (double)d->base.sm_count * d->sclk_hz;
+  const double per_clock = (double)d->base.sm_count * d->base.clock_hz;
   set_peaks(d, r->bf16 * per_clock, r->f16 * per_clock, r->fp8 * per_clock,
             r->int8 * per_clock, r->xf32 * per_clock, r->fp32 * per_clock,
             r->vec32 * per_clock);
@@ -223,7 +223,7 @@ static void estimate(mb_hip_device_t *d) {
   snprintf(d->peak_source, sizeof d->peak_source,
            "estimated (GPU not in the table): %d CUs x %.0f MHz x %s "
            "(bf16 %.0f FLOP/clk/CU); bandwidth: mclk x 2 x bus width",
-           d->base.sm_count, d->sclk_hz * 1e-6, rate, r->bf16);
+           d->base.sm_count, d->base.clock_hz * 1e-6, rate, r->bf16);
 }
 
 /* gfx94x's matrix cores take the FNUZ fp8 encodings; gfx950 and RDNA 4

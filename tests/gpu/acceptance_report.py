@@ -21,6 +21,12 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
+# One reader of result files for both scripts: bench/torch_compare.py's
+# (it imports torch only when it measures).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "bench"))
+from torch_compare import read_docs  # noqa: E402
+
 # Ops whose figure is FLOP/s against the compute peak; the rest move bytes
 # and are held against the memory bandwidth.
 COMPUTE_OPS = {"gemm", "linear", "linear_training", "ln_linear",
@@ -43,35 +49,6 @@ def slug(name):
 
 
 # ---- inputs -----------------------------------------------------------------
-
-def read_docs(paths):
-    """(results, headers): every result, and each file's document minus its
-    results (meta, devices), from documents or .jsonl streams."""
-    results, headers = [], []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
-        if isinstance(doc, dict) and "results" in doc:
-            results.extend(doc["results"])
-            headers.append({k: v for k, v in doc.items() if k != "results"})
-            continue
-        for line in text.splitlines():
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue  # a line a killed run left half written
-            if not isinstance(obj, dict):
-                continue
-            if "schema" in obj and "results" not in obj and "id" not in obj:
-                headers.append(obj)
-            elif "id" in obj:
-                results.append(obj)
-    return results, headers
-
 
 def read_facts(path):
     """key: value lines; a key may repeat (a list)."""

@@ -21,7 +21,7 @@ static mb_hip_device_t dev(const char *name, const char *arch, int cus,
   snprintf(d.arch_base, sizeof d.arch_base, "%s", arch);
   snprintf(d.arch, sizeof d.arch, "%s:sramecc+:xnack-", arch);
   d.base.sm_count = cus;
-  d.sclk_hz = sclk_mhz * 1e6;
+  d.base.clock_hz = sclk_mhz * 1e6;
   d.mclk_hz = mclk_mhz * 1e6;
   d.bus_width_bits = bus;
   d.base.memory_bytes = mem;

@@ -299,10 +299,9 @@ mb_status_t mb__gpuh_timing_batch(mb_gpuh_timing_t *t, uint32_t batch,
   if (s != MB_OK) return s;
   if (t->launches == -1) count_launches(t);
   t->last_batch = batch;
-  const long per_run = t->launches > 0 ? t->launches : 1;
-  if (t->launches == 0 ||
-      (t->launches > 0 &&
-       (uint64_t)batch * (uint64_t)per_run <= (uint64_t)MB_GPUH_MAX_QUEUED)) {
+  /* Runs that launch nothing on the stream (host-only work) always fit. */
+  if (t->launches >= 0 &&
+      (uint64_t)batch * (uint64_t)t->launches <= MB_GPUH_MAX_QUEUED) {
     t->last = M_PLAIN;
     return timed(t, NULL, batch, ns);
   }
