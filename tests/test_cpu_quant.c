@@ -12,7 +12,7 @@
 #include "../backends/common/mb_cvt.h"
 #include "dtype_internal.h"
 #include "microbench/sys/backend.h"
-#include "op_internal.h"
+#include "ops/op_internal.h"
 #include "test_util.h"
 
 /* ---- the module, loaded as the library would ----------------------------- */

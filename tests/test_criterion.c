@@ -3,7 +3,7 @@
  * backend (tests/data/), and the criterion names. */
 #include <math.h>
 
-#include "criterion.h"
+#include "measure/criterion.h"
 #include "test_util.h"
 
 /* ---- streams ------------------------------------------------------------- */

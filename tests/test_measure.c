@@ -10,8 +10,8 @@
 
 #include "test_util.h"
 
-#include "runmed.h"
-#include "runner_internal.h"
+#include "measure/runmed.h"
+#include "measure/runner_internal.h"
 
 static mb_context_t *g_ctx;
 

@@ -4,7 +4,7 @@
  * wrong GEMM caught, an unsupported recipe skipped with its reason. */
 #include <math.h>
 
-#include "graph.h"
+#include "models/graph.h"
 #include "rng.h"
 #include "test_util.h"
 

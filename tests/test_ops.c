@@ -4,8 +4,8 @@
 #include <time.h>
 
 #include "test_util.h"
-#include "op_internal.h"
-#include "verify.h"
+#include "ops/op_internal.h"
+#include "ops/verify.h"
 
 static mb_op_params_t gemm_params(int64_t m, int64_t k, int64_t n) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;

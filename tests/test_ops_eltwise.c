@@ -6,8 +6,8 @@
 
 #include "test_util.h"
 #include "dtype_internal.h"
-#include "op_internal.h"
-#include "verify.h"
+#include "ops/op_internal.h"
+#include "ops/verify.h"
 
 static const double k_u32 = 0x1p-24;
 

@@ -6,8 +6,8 @@
 
 #include "test_util.h"
 
-#include "result.h"
-#include "stats.h"
+#include "results/result.h"
+#include "measure/stats.h"
 
 static mb_context_t *g_ctx;
 

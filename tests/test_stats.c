@@ -9,8 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "criterion.h"
-#include "stats.h"
+#include "measure/criterion.h"
+#include "measure/stats.h"
 
 #define EPS 1e-12
 

@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "test_util.h"
-#include "graph.h"
+#include "models/model_ops.h"
 
 #define SEQ 16
 #define HEADS 8

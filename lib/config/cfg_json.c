@@ -6,8 +6,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "../error.h"
-#include "cfg_tree.h"
+#include "error.h"
+#include "config/cfg_tree.h"
 
 static int line_of(const char *text, const char *at) {
   int line = 1;

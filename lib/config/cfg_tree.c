@@ -1,13 +1,13 @@
 /* The config tree: construction, look-up, and the file front door. */
-#include "cfg_tree.h"
+#include "config/cfg_tree.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../internal.h"
+#include "error.h"
+#include "internal.h"
 
 mb_cfg_node_t *mb__cfg_new(mb_cfg_kind_t kind, int line, const char *text) {
   mb_cfg_node_t *n = calloc(1, sizeof *n);

@@ -9,8 +9,8 @@
 
 #include <yaml.h>
 
-#include "../error.h"
-#include "cfg_tree.h"
+#include "error.h"
+#include "config/cfg_tree.h"
 
 typedef struct reader {
   yaml_parser_t parser;

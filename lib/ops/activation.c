@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "dtype_internal.h"
-#include "eltwise.h"
+#include "ops/eltwise.h"
 
 /* The functions in double, written without cancellation (gelu as
  * x * sigmoid / x * erfc / 2) so the reference is exact to ~1e-16 of |x|. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "dtype_internal.h"
-#include "op_internal.h"
+#include "ops/op_internal.h"
 
 static const mb_dtype_t k_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16,
                                       MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};

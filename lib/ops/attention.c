@@ -25,7 +25,7 @@
 #include <stdlib.h>
 
 #include "dtype_internal.h"
-#include "eltwise.h"
+#include "ops/eltwise.h"
 
 enum { AB, AH, ASQ, ASKV, AD };
 enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_O };

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "dtype_internal.h"
-#include "eltwise.h"
+#include "ops/eltwise.h"
 
 static const mb_dtype_t k_dtypes[] = {
     MB_DTYPE_F32,    MB_DTYPE_BF16, MB_DTYPE_F16, MB_DTYPE_F8E4M3,

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "op_internal.h"
+#include "ops/op_internal.h"
 
 #define MB__ELT_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

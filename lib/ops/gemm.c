@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "dtype_internal.h"
-#include "op_internal.h"
+#include "ops/op_internal.h"
 #include "rng.h"
 
 enum { GM, GK, GN };

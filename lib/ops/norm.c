@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "dtype_internal.h"
-#include "eltwise.h"
+#include "ops/eltwise.h"
 
 enum { ROLE_X, ROLE_W, ROLE_BIAS };
 

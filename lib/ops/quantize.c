@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "dtype_internal.h"
-#include "op_internal.h"
+#include "ops/op_internal.h"
 #include "rng.h"
 
 static const mb_dtype_t k_hp[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "dtype_internal.h"
-#include "eltwise.h"
+#include "ops/eltwise.h"
 
 static mb_status_t softmax_resolve(mb_op_params_t *p) {
   mb_status_t st = mb__elt_resolve_dtypes(&mb__op_softmax, p, mb__elt_float,

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "foreign.h"
+#include "plan/foreign.h"
 
 static mb_status_t no_memory(void) {
   return mb__fail(MB_ERR_NO_MEMORY, "out of memory reading a config");

@@ -4,7 +4,7 @@
 #ifndef MB_LIB_PLAN_FOREIGN_H
 #define MB_LIB_PLAN_FOREIGN_H
 
-#include "plan_build.h"
+#include "plan/plan_build.h"
 
 /* Records `key` -> `value` in *ignored (an object, created on first use;
  * the caller owns it) and notes once per key "FILE: `KEY` WHY". */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "models.h"
+#include "plan/models.h"
 
 /* The library's NOT_FOUND message (it lists the valid names), placed. */
 static mb_status_t placed(const mb__pb_t *pb, const mb_cfg_node_t *at,

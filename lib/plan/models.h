@@ -5,7 +5,7 @@
 #ifndef MB_LIB_PLAN_MODELS_H
 #define MB_LIB_PLAN_MODELS_H
 
-#include "plan_build.h"
+#include "plan/plan_build.h"
 
 /* Checks a name; an unknown one is an error (at `at`/`path`) that lists
  * the valid names. */

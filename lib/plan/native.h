@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "microbench/preset.h"
-#include "plan_build.h"
+#include "plan/plan_build.h"
 
 /* More entries than this from one file is almost surely a typo in a sweep
  * (and would take days to run). */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models.h"
-#include "native.h"
+#include "plan/models.h"
+#include "plan/native.h"
 
 mb_status_t mb__native_wrap(const mb__pb_t *pb, const mb_cfg_node_t *n,
                             const char *path, mb_status_t st) {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "native.h"
+#include "plan/native.h"
 
 /* ---- shapes and presets ------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan_build.h"
+#include "plan/plan_build.h"
 
 mb_status_t mb__pb_error(const mb__pb_t *pb, const mb_cfg_node_t *at,
                          const char *path, const char *fmt, ...) {

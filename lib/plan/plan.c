@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan_build.h"
+#include "plan/plan_build.h"
 #include "rng.h"
-#include "result.h"
+#include "results/result.h"
 
 typedef struct plan_entry {
   mb_plan_entry_t pub; /* strings point at the copies below */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "foreign.h"
+#include "plan/foreign.h"
 
 #define PATH_CAP 512
 #define NAME_CAP 1024

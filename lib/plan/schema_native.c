@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models.h"
-#include "native.h"
+#include "plan/models.h"
+#include "plan/native.h"
 
 /* The swept fields (native_fields.c) and the shapes and presets
  * (native_shapes.c) are read in files of their own; native.h holds what

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "foreign.h"
+#include "plan/foreign.h"
 #include "microbench/preset.h"
-#include "models.h"
+#include "plan/models.h"
 
 #define PATH_CAP 512
 #define NAME_CAP 1024

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 
 static const char *const k_columns[] = {"id",
                                         "name",

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 
 /* "<path>l" when path ends in ".json", else "<path>.jsonl". */
 static char *lines_path(const char *path) {

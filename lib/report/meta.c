@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "report/report.h"
 
 static void add_host(cJSON *meta) {
   cJSON *host = cJSON_AddObjectToObject(meta, "host");

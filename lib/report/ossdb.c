@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 
 /* The shape preset's name, else the dims joined by '-' ("1024-1024-1024"). */
 static void model_name(const mb_result_t *r, char *buf, size_t cap) {

@@ -1,5 +1,5 @@
 /* Opening, feeding and closing a report; the formats are in their files. */
-#include "report.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdlib.h>

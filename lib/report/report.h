@@ -6,7 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-#include "result.h"
+#include "results/result.h"
 
 typedef struct mb__writer {
   mb_status_t (*begin)(mb_report_t *rep);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "results_internal.h"
+#include "results/results_internal.h"
 
 struct mb_comparison {
   mb_compare_row_t *rows; /* row ids are owned (copied) */

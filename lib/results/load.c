@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_exact.h"
-#include "results_internal.h"
+#include "results/json_exact.h"
+#include "results/results_internal.h"
 
 /* ---- small readers shared by the results files ------------------------- */
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_exact.h"
-#include "results_internal.h"
+#include "results/json_exact.h"
+#include "results/results_internal.h"
 
 /* meta.host is {"hostname": ...} as written by lib/report/meta.c; a plain
  * string is accepted too. NULL when the meta has none (a merged file). */

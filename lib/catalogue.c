@@ -1,0 +1,66 @@
+/* The op catalogue: every op the library knows — the primitives (ops/) and
+ * the models (models/) — as one constant table, looked up by name or alias
+ * and iterated by cursor. It sits above both folders so neither names the
+ * other. */
+#include <stdio.h>
+#include <string.h>
+
+#include "models/model_ops.h"
+#include "ops/alias.h"
+#include "ops/op_internal.h"
+
+/* Sorted by name; `mbench list ops` prints this order. */
+static const mb_op_t *const k_ops[] = {
+    &mb__op_activation, &mb__op_add,        &mb__op_attention,
+    &mb__op_copy,       &mb__op_dequantize, &mb__op_gemm,
+    &mb__op_layernorm,  &mb__op_linear,     &mb__op_linear_training,
+    &mb__op_ln_linear,  &mb__op_quantize,   &mb__op_rmsnorm,
+    &mb__op_silu_mul,   &mb__op_softmax,    &mb__op_transformer_block,
+};
+#define MB__NUM_OPS (sizeof k_ops / sizeof k_ops[0])
+
+static void list_ops(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < MB__NUM_OPS && len < cap; i++) {
+    int n =
+        snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", k_ops[i]->name);
+    if (n < 0) break;
+    len += (size_t)n;
+  }
+}
+
+const mb_op_t *mb_op_find(const char *name) {
+  char valid[512];
+  if (!name) {
+    mb__fail(MB_ERR_INVALID_ARG, "mb_op_find: name is NULL");
+    return NULL;
+  }
+  const mb__alias_t *alias = mb__alias_find(name);
+  if (alias) name = alias->op;
+  for (size_t i = 0; i < MB__NUM_OPS; i++)
+    if (strcmp(k_ops[i]->name, name) == 0) return k_ops[i];
+  list_ops(valid, sizeof valid);
+  mb__fail(MB_ERR_NOT_FOUND,
+           "unknown op \"%s\"; valid ops: %s (and aliases: mbench list ops)",
+           name, valid);
+  return NULL;
+}
+
+mb_status_t mb_op_apply_alias(const char *name, mb_op_params_t *params) {
+  if (!mb_op_find(name)) return MB_ERR_NOT_FOUND;
+  const mb__alias_t *alias = mb__alias_find(name);
+  if (alias && alias->preset && params) alias->preset(params);
+  return MB_OK;
+}
+
+int mb_op_is_composite(const mb_op_t *op) {
+  return op && op->compose;
+}
+
+const mb_op_t *mb_op_next(const mb_op_t *prev) {
+  if (!prev) return k_ops[0];
+  for (size_t i = 0; i + 1 < MB__NUM_OPS; i++)
+    if (k_ops[i] == prev) return k_ops[i + 1];
+  return NULL;
+}

@@ -1,0 +1,432 @@
+/* One benchmark: set up seeded inputs, run once and check against the
+ * reference, warm up, sample until the criterion holds, summarise.
+ * Whether it ran (status) is kept apart from what it measured. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "measure/runner_internal.h"
+#include "models/model_ops.h"
+#include "ops/verify.h"
+
+/* ---- set-up and tear-down ------------------------------------------------ */
+
+/* Integers fill their range; floats normal(0, 1); the op may choose
+ * otherwise (positive scales, norm weights around 1). */
+static void default_fill(mb_dtype_t dt, mb_fill_t *fill) {
+  if (!mb_dtype_is_float(dt)) {
+    double m = dt == MB_DTYPE_I32 ? 1e6 : mb_dtype_max(dt);
+    fill->kind = MB_FILL_UNIFORM;
+    fill->a = -m - 1.0;
+    fill->b = m + 1.0;
+  }
+}
+
+/* Inputs get seeded values (same bytes on every backend); outputs that the
+ * kernel does not read get NaN (0 for integers), so an element the kernel
+ * never writes fails the check. Then the op may derive inputs from others
+ * (quantized operands from a normal matrix) before anything is copied. */
+static mb_status_t setup_operands(mb__run_t *r) {
+  const mb_op_t *op = r->op;
+  r->num_operands = op->num_inputs + op->num_outputs;
+  for (uint32_t role = 0; role < r->num_operands; role++) {
+    mb_dtype_t dt;
+    uint32_t nd;
+    int64_t shape[MB_MAX_DIMS];
+    op->operand(&r->params, role, &dt, &nd, shape);
+    mb_status_t st = mb_tensor_create(r->dev, dt, nd, shape, &r->tensors[role]);
+    if (st != MB_OK) return st;
+    size_t bytes = mb_tensor_nbytes(r->tensors[role]);
+    r->host[role] = calloc(1, bytes ? bytes : 1);
+    if (!r->host[role])
+      return mb__fail(MB_ERR_NO_MEMORY,
+                      "out of host memory: %zu bytes for operand %u", bytes,
+                      role);
+    mb_fill_t fill = MB_FILL_INIT;
+    default_fill(dt, &fill);
+    if (op->fill) op->fill(&r->params, role, &fill);
+    fill.seed = mb__rng_u64(r->spec.seed, role);
+    int is_output = role >= op->num_inputs;
+    if (is_output &&
+        !(role == op->num_inputs && op->reads_output(&r->params))) {
+      fill.kind = MB_FILL_CONSTANT;
+      fill.a = NAN;
+    }
+    st = mb_fill_host(r->host[role], dt, mb_tensor_numel(r->tensors[role]),
+                      &fill);
+    if (st != MB_OK) return st;
+    r->ptrs[role] = mb_tensor_data(r->tensors[role]);
+  }
+  if (op->post_fill) {
+    mb_status_t st =
+        op->post_fill(&r->params, r->host, mb__rng_u64(r->spec.seed, 1000));
+    if (st != MB_OK) return st;
+  }
+  for (uint32_t role = 0; role < r->num_operands; role++) {
+    mb_status_t st = mb_tensor_copy_from_host(
+        r->tensors[role], r->host[role], mb_tensor_nbytes(r->tensors[role]));
+    if (st != MB_OK) return st;
+  }
+  r->call = (mb_kernel_call_t){
+      sizeof r->call,           &r->params,      r->ptrs,      op->num_inputs,
+      r->ptrs + op->num_inputs, op->num_outputs, r->dev->index};
+  r->args = (mb_kernel_args_t){sizeof r->args, op,
+                               &r->params,     r->tensors,
+                               op->num_inputs, r->tensors + op->num_inputs,
+                               op->num_outputs};
+  return MB_OK;
+}
+
+mb_status_t mb__run_prepare(mb__run_t *r, const mb_kernel_call_t *call,
+                            const mb_kernel_args_t *args, void **kstate) {
+  mb_error_clear();
+  if (r->kernel.composite)
+    return mb__composite_prepare(r->ctx, r->dev, r->op, call, kstate);
+  if (r->kernel.bk && r->kernel.bk->prepare)
+    return r->kernel.bk->prepare(r->dev->backend->state, call, kstate);
+  if (r->kernel.uk && r->kernel.uk->desc.setup)
+    return r->kernel.uk->desc.setup(r->kernel.uk->desc.user, args);
+  return MB_OK;
+}
+
+mb_status_t mb__run_once(mb__run_t *r, void *kstate,
+                         const mb_kernel_call_t *call,
+                         const mb_kernel_args_t *args) {
+  if (r->kernel.composite) return mb__composite_run(kstate, call);
+  if (r->kernel.bk) return r->kernel.bk->run(kstate, call);
+  return r->kernel.uk->desc.run(r->kernel.uk->desc.user, args);
+}
+
+void mb__run_release(mb__run_t *r, void *kstate, const mb_kernel_args_t *args) {
+  if (r->kernel.composite)
+    mb__composite_release(kstate);
+  else if (r->kernel.bk && r->kernel.bk->release)
+    r->kernel.bk->release(kstate);
+  else if (r->kernel.uk && r->kernel.uk->desc.teardown)
+    r->kernel.uk->desc.teardown(r->kernel.uk->desc.user, args);
+}
+
+static mb_status_t prepare_kernel(mb__run_t *r) {
+  mb_status_t st = mb__run_prepare(r, &r->call, &r->args, &r->kstate);
+  r->prepared = st == MB_OK;
+  return st;
+}
+
+static void teardown(mb__run_t *r) {
+  mb__run_teardown_copies(r);
+  if (r->prepared) mb__run_release(r, r->kstate, &r->args);
+  for (uint32_t i = 0; i < r->num_operands; i++) {
+    mb_tensor_destroy(r->tensors[i]);
+    free(r->host[i]);
+  }
+}
+
+/* The kernel's notes (algorithm, workspace, math mode, the autotuner's
+ * candidates) into the result; a kernel with more is cut. */
+#define MB__MAX_KERNEL_NOTES 32
+static void record_notes(const mb__run_t *r, mb_result_t *res) {
+  const mb_backend_kernel_t *k = r->kernel.bk;
+  if (!k ||
+      k->struct_size < offsetof(mb_backend_kernel_t, notes) + sizeof k->notes ||
+      !k->notes)
+    return;
+  mb_kernel_note_t notes[MB__MAX_KERNEL_NOTES];
+  uint32_t n = k->notes(r->kstate, notes, MB__MAX_KERNEL_NOTES);
+  for (uint32_t i = 0; i < n && i < MB__MAX_KERNEL_NOTES; i++)
+    mb__result_add_note(res, notes[i].key, notes[i].text, notes[i].value);
+}
+
+/* ---- phases ----------------------------------------------------------------
+ */
+
+static mb_status_t check_correctness(mb__run_t *r, mb_result_t *res) {
+  const mb__backend_t *b = r->dev->backend;
+  const uint32_t nin = r->op->num_inputs, nout = r->op->num_outputs;
+  void *got[MB__MAX_OPERANDS] = {0};
+  mb_error_clear();
+  mb_status_t st = mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
+  if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
+  if (r->kernel.composite)
+    return st != MB_OK
+               ? st
+               : mb__composite_check(r->kstate, r->spec.seed ^ 0x5eedull,
+                                     &res->corr, res);
+  for (uint32_t o = 0; o < nout && st == MB_OK; o++) {
+    size_t bytes = mb_tensor_nbytes(r->tensors[nin + o]);
+    if (!(got[o] = malloc(bytes ? bytes : 1)))
+      st = mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
+    else
+      st = mb_tensor_copy_to_host(r->tensors[nin + o], got[o], bytes);
+  }
+  if (st == MB_OK)
+    st = mb__verify(r->op, &r->params, (const void *const *)r->host,
+                    (const void *const *)got, r->spec.seed ^ 0x5eedull,
+                    &res->corr);
+  for (uint32_t o = 0; o < nout; o++) free(got[o]);
+  if (st == MB_OK && r->op->compose) {
+    /* A backend's fused kernel for a composite: the op's reference is the
+     * high-precision model, so the check is the recipe's accuracy floor. */
+    mb_accuracy_t acc;
+    mb__accuracy_from(&res->corr, (mb_recipe_t)r->params.recipe, &acc);
+    mb__result_set_accuracy(res, &acc);
+    res->corr.pass = acc.pass;
+  }
+  return st;
+}
+
+static void derive(const mb__run_t *r, mb_result_t *res) {
+  mb_derived_t *d = &res->derived;
+  double median_ns = res->stats.median;
+  d->flop = r->op->flop(&r->params);
+  d->bytes = r->op->bytes(&r->params);
+  d->intensity = d->bytes > 0 ? d->flop / d->bytes : 0;
+  d->tflops = median_ns > 0 ? d->flop / median_ns / 1e3 : 0;
+  d->gbps = median_ns > 0 ? d->bytes / median_ns : 0;
+  const mb__backend_t *b = r->dev->backend;
+  d->peak_flops =
+      r->kernel.composite ? mb__composite_peak(r->kstate)
+      : MB__VT_HAS(b->vt, peak_for)
+          ? b->vt->peak_for(b->state, r->dev->index, r->op->name, &r->params)
+          : mb_device_peak_flops(r->dev, r->params.dtype);
+  d->pct_peak =
+      d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
+}
+
+/* A composite's extras: its working set, what its shape means, each step
+ * and phase timed alone (the composite's own samples time the whole). */
+static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
+  mb_status_t st = MB_OK;
+  if (r->op->shape_note)
+    st = mb__result_add_note(res, "shape_note", r->op->shape_note, 0.0);
+  if (!r->kernel.composite || st != MB_OK) return st;
+  st = mb__result_add_note(res, "working_set_bytes", NULL,
+                           mb__composite_working_set(r->kstate));
+  uint32_t samples = r->spec.min_samples < 5 ? 5 : r->spec.min_samples;
+  if (st == MB_OK)
+    st = mb__composite_time(r->kstate, r->spec.cache, samples, res);
+  return st;
+}
+
+/* Everything after the kernel is chosen. Failures become the result's
+ * status; nothing here is an input error. */
+/* A read flush asked of a backend that only writes: skipped, not silently
+ * flushed another way (mb__timing_flush's reason). */
+static int read_flush_missing(const mb__run_t *r, mb_result_t *res) {
+  if (r->spec.cache != MB_CACHE_COLD || !(r->spec.flags & MB_BENCH_FLUSH_READ))
+    return 0;
+  if (mb__timing_flush_check(r->dev, MB_FLUSH_READ) == MB_OK) return 0;
+  mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
+  return 1;
+}
+
+static void execute_phases(mb__run_t *r, mb_result_t *res) {
+  if (read_flush_missing(r, res)) return;
+  mb_status_t st = setup_operands(r);
+  if (st != MB_OK) goto failed;
+  st = prepare_kernel(r);
+  if (st == MB_ERR_UNSUPPORTED) {
+    mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
+    return;
+  }
+  if (st != MB_OK) goto failed;
+  record_notes(r, res);
+  if (r->kernel.composite)
+    res->info.emulated = mb__composite_emulated(r->kstate);
+  if ((st = check_correctness(r, res)) != MB_OK) goto failed;
+  if (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT)) {
+    char why[256];
+    snprintf(why, sizeof why,
+             "wrong result: error %.3g x the tolerance (max abs error %.3g)",
+             res->corr.max_err_ratio, res->corr.max_abs_err);
+    mb__result_set_status(res, MB_RESULT_FAILED, why);
+    return;
+  }
+  if (r->spec.cache == MB_CACHE_ROTATE &&
+      (st = mb__run_setup_rotation(r, res)) != MB_OK)
+    goto failed;
+  const mb__backend_t *b = r->dev->backend;
+  if (MB__VT_HAS(b->vt, timer_info))
+    mb__result_set_timer(res, b->vt->timer_info(b->state, r->dev->index));
+  if ((st = mb__run_measure(r, res)) != MB_OK) goto failed;
+  derive(r, res);
+  if ((st = describe_composite(r, res)) != MB_OK) goto failed;
+  return;
+failed:
+  mb__result_set_status(res, MB_RESULT_FAILED,
+                        *mb_error_last() ? mb_error_last() : mb_status_str(st));
+}
+
+static void execute(mb__run_t *r, mb_result_t *res) {
+  /* Peak memory: what this benchmark's tensors add to what was live. */
+  const double live = r->dev->mem_live;
+  r->dev->mem_peak = live;
+  execute_phases(r, res);
+  res->info.peak_memory_bytes = r->dev->mem_peak - live;
+}
+
+/* ---- the public entry -----------------------------------------------------
+ */
+
+static mb_status_t check_spec(const mb_bench_spec_t *s) {
+  if (s->cache != MB_CACHE_COLD && s->cache != MB_CACHE_HOT &&
+      s->cache != MB_CACHE_ROTATE)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "cache policy %d; valid: cold, hot, rotate", (int)s->cache);
+  if (s->criterion != MB_CRITERION_STDREL &&
+      s->criterion != MB_CRITERION_FIXED &&
+      s->criterion != MB_CRITERION_ENTROPY)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "criterion %d; valid: stdrel, fixed, entropy",
+                    (int)s->criterion);
+  if (s->criterion == MB_CRITERION_FIXED && s->samples == 0)
+    return mb__fail(MB_ERR_INVALID_ARG, "samples: fixed criterion needs >= 1");
+  if (s->min_samples == 0)
+    return mb__fail(MB_ERR_INVALID_ARG, "min_samples must be >= 1");
+  if (!(s->max_noise > 0) || !(s->min_time_s >= 0) || !(s->timeout_s > 0) ||
+      !(s->warmup_s >= 0))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "timing: need max_noise > 0, min_time_s >= 0, timeout_s > "
+                    "0, warmup_s >= 0 (got %g, %g, %g, %g)",
+                    s->max_noise, s->min_time_s, s->timeout_s, s->warmup_s);
+  return MB_OK;
+}
+
+/* The first GPU device if any, else the first device. */
+static mb_device_t *best_device(mb_context_t *ctx) {
+  size_t n = mb_device_count(ctx);
+  for (size_t i = 0; i < n; i++)
+    if (ctx->devices[i].info.kind == MB_DEVICE_GPU) return &ctx->devices[i];
+  return n ? &ctx->devices[0] : NULL;
+}
+
+/* A composite's result says which model, recipe and mode it measured
+ * (a plan may set them again, the same). */
+static mb_status_t label_model(const mb__run_t *r, mb_result_t *res) {
+  char model[64];
+  mb__model_label(r->op, &r->params, model, sizeof model);
+  mb__result_plan_t facts = {
+      "",    mb_recipe_name((mb_recipe_t)r->params.recipe),
+      model, r->op == &mb__op_linear_training ? "training" : "inference",
+      "",    NULL};
+  return mb__result_set_plan(res, &facts);
+}
+
+/* Everything before running: the spec checked, the op resolved, the device
+ * found and a result with the identity made. An input error returns non-OK
+ * and no result; a known backend without a device gives a skipped result
+ * and r->dev NULL. */
+static mb_status_t resolve(mb_context_t *ctx, const mb_bench_spec_t *spec,
+                           const char *fn, mb__run_t *r, mb_result_t **res) {
+  if (!ctx || !spec || !res)
+    return mb__fail(MB_ERR_INVALID_ARG, "%s: NULL argument", fn);
+  *res = NULL;
+  if (spec->struct_size != sizeof *spec)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: spec.struct_size %u, expected %zu (use "
+                    "MB_BENCH_SPEC_INIT)",
+                    fn, spec->struct_size, sizeof *spec);
+  *r = (mb__run_t){.ctx = ctx, .spec = *spec};
+  if (!(r->op = mb_op_find(spec->op))) return MB_ERR_NOT_FOUND;
+  mb_op_params_t defaults = MB_OP_PARAMS_INIT;
+  r->params = spec->params ? *spec->params : defaults;
+  mb_op_apply_alias(spec->op, &r->params);
+  mb_status_t st = mb_op_resolve(r->op, &r->params);
+  if (st != MB_OK || (st = check_spec(spec)) != MB_OK) return st;
+  if (spec->backend) {
+    st = mb_device_find(ctx, spec->backend, spec->device, &r->dev);
+    if (st == MB_ERR_NOT_FOUND) return st; /* unknown backend: input error */
+  } else if (!(r->dev = best_device(ctx))) {
+    mb__fail(MB_ERR_NO_DEVICE, "no device: %s",
+             ctx->num_backends ? "no backend has a device"
+                               : "no backend module found");
+  }
+  *res = mb__result_new(r->op->name, r->op->shape_syntax, &r->params, spec,
+                        r->dev);
+  if (!*res) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a result");
+  if (r->op->compose && (st = label_model(r, *res)) != MB_OK) {
+    mb_result_destroy(*res);
+    *res = NULL;
+    return st;
+  }
+  if (!r->dev) /* a known backend without a usable device */
+    mb__result_set_status(*res, MB_RESULT_SKIPPED, mb_error_last());
+  return MB_OK;
+}
+
+/* A backend's (or the program's) kernel for the op; for a composite
+ * without a fused kernel, or asked for by name, the core's graph. */
+static mb_status_t choose_kernel(mb_context_t *ctx, mb__run_t *r,
+                                 const char *impl, char *why, size_t cap) {
+  const int graph = impl && !strcmp(impl, MB__COMPOSITE_IMPL);
+  mb_status_t st = MB_ERR_UNSUPPORTED;
+  if (!graph)
+    st = mb__kernel_select(ctx, r->op, &r->params, r->dev, impl, &r->kernel,
+                           why, cap);
+  if (r->op->compose && (graph || (!impl && st == MB_ERR_UNSUPPORTED))) {
+    r->kernel = (mb__kernel_t){MB__COMPOSITE_IMPL, NULL, NULL, 1};
+    return MB_OK;
+  }
+  if (graph)
+    return mb__fail(MB_ERR_NOT_FOUND,
+                    "implementation \"graph\" runs composite ops (models); "
+                    "%s is a primitive",
+                    r->op->name);
+  return st;
+}
+
+mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
+                         mb_result_t **out) {
+  mb__run_t r;
+  mb_result_t *res;
+  mb_status_t st = resolve(ctx, spec, "mb_bench_run", &r, &res);
+  if (st != MB_OK || !r.dev) {
+    if (out) *out = res;
+    return st;
+  }
+  if (mb__interrupted(ctx)) {
+    mb__result_set_status(res, MB_RESULT_FAILED, "interrupted");
+    *out = res;
+    return MB_OK;
+  }
+  char why[1024];
+  st = choose_kernel(ctx, &r, spec->impl, why, sizeof why);
+  if (st == MB_ERR_NOT_FOUND) {
+    mb_result_destroy(res);
+    return st;
+  }
+  if (st != MB_OK) {
+    mb__result_set_status(res, MB_RESULT_SKIPPED, why);
+  } else {
+    mb__result_set_impl(res, r.kernel.name);
+    res->info.emulated =
+        r.kernel.bk &&
+        r.kernel.bk->struct_size >= sizeof(mb_backend_kernel_t) &&
+        (r.kernel.bk->flags & MB_KERNEL_EMULATED);
+    execute(&r, res);
+    teardown(&r);
+  }
+  *out = res;
+  return MB_OK;
+}
+
+mb_status_t mb_bench_result_without_run(mb_context_t *ctx,
+                                        const mb_bench_spec_t *spec,
+                                        mb_result_status_t status,
+                                        const char *reason, mb_result_t **out) {
+  if (status != MB_RESULT_SKIPPED && status != MB_RESULT_FAILED)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_bench_result_without_run: status %d; valid: skipped, "
+                    "failed",
+                    (int)status);
+  mb__run_t r;
+  mb_result_t *res;
+  mb_status_t st = resolve(ctx, spec, "mb_bench_result_without_run", &r, &res);
+  if (st != MB_OK) return st;
+  if (spec->impl) mb__result_set_impl(res, spec->impl);
+  mb__result_set_status(res, status, reason ? reason : "");
+  *out = res;
+  return MB_OK;
+}

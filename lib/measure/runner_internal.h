@@ -1,0 +1,94 @@
+/* Internal: one benchmark run in progress, shared by the runner's files:
+ * runner.c (set-up, the check, the public entries), runner_rotate.c (cache
+ * rotation copies) and runner_sample.c (warm-up, batch, sampling). */
+#ifndef MB_LIB_RUNNER_INTERNAL_H
+#define MB_LIB_RUNNER_INTERNAL_H
+
+#include "models/composite.h"
+#include "ops/kernel.h"
+#include "results/result.h"
+#include "measure/timing.h"
+
+#define MB__MAX_OPERANDS 16 /* a transformer block has 10 */
+
+/* Copies 1..num_copies-1 of every operand for MB_CACHE_ROTATE (copy 0 is
+ * the run's own), each prepared on its own. */
+typedef struct mb__copy {
+  mb_tensor_t *tensors[MB__MAX_OPERANDS];
+  void *ptrs[MB__MAX_OPERANDS];
+  mb_kernel_call_t call;
+  mb_kernel_args_t args;
+  void *kstate;
+  int prepared;
+} mb__copy_t;
+
+typedef struct mb__run {
+  mb_context_t *ctx;
+  const mb_op_t *op;
+  mb_op_params_t params;
+  mb_bench_spec_t spec;
+  mb_device_t *dev;
+  mb__kernel_t kernel;
+  uint32_t num_operands;
+  void *host[MB__MAX_OPERANDS];
+  mb_tensor_t *tensors[MB__MAX_OPERANDS];
+  void *ptrs[MB__MAX_OPERANDS];
+  mb_kernel_call_t call;
+  mb_kernel_args_t args; /* for user kernels */
+  void *kstate;
+  int prepared;
+  mb__copy_t *copies; /* cycled run by run */
+  uint32_t num_copies, next_copy;
+  mb__timing_t timing; /* while sampling */
+  uint32_t dropped;    /* samples the device's timer invalidated */
+  char drop_reason[256];
+} mb__run_t;
+
+/* A user kernel behind the backend's kernel-call interface. */
+static inline mb_status_t mb__user_kernel_run(void *kstate,
+                                              const mb_kernel_call_t *call) {
+  const mb__run_t *r = kstate;
+  (void)call;
+  return r->kernel.uk->desc.run(r->kernel.uk->desc.user, &r->args);
+}
+
+static inline mb_kernel_run_fn mb__run_kernel_fn(const mb__run_t *r) {
+  return r->kernel.bk          ? r->kernel.bk->run
+         : r->kernel.composite ? mb__composite_run
+                               : mb__user_kernel_run;
+}
+
+static inline void *mb__run_kernel_state(mb__run_t *r) {
+  return r->kernel.uk ? (void *)r : r->kstate;
+}
+
+/* The chosen kernel's life cycle on one set of operands (the run's own or
+ * a rotate copy's): prepare, one run, release — whichever kind it is. */
+mb_status_t mb__run_prepare(mb__run_t *r, const mb_kernel_call_t *call,
+                            const mb_kernel_args_t *args, void **kstate);
+mb_status_t mb__run_once(mb__run_t *r, void *kstate,
+                         const mb_kernel_call_t *call,
+                         const mb_kernel_args_t *args);
+void mb__run_release(mb__run_t *r, void *kstate, const mb_kernel_args_t *args);
+
+/* runner_rotate.c */
+/* Copies so that the bytes touched between two uses of one copy exceed
+ * MB__ROTATE_CACHE_FACTOR x the cache: (N - 1) x per_copy > factor x cache,
+ * i.e. N = floor(factor x cache / per_copy) + 2, capped by
+ * MB__ROTATE_MAX_BYTES of operands and MB__ROTATE_MAX_COPIES; >= 2. Why 3x:
+ * last-level caches are not LRU (adaptive insertion, non-inclusive victim
+ * caches), so a footprint of 1.0-1.5x the L3 still hit partly on Zen 4
+ * (docs/results/harness.md); from ~3x on rotate read like cold. */
+#define MB__ROTATE_CACHE_FACTOR 3.0
+#define MB__ROTATE_MAX_BYTES (4.0 * 1024 * 1024 * 1024)
+#define MB__ROTATE_MAX_COPIES 4096u
+uint32_t mb__rotate_copies(double cache, double per_copy);
+mb_status_t mb__run_setup_rotation(mb__run_t *r, mb_result_t *res);
+void mb__run_teardown_copies(mb__run_t *r);
+
+/* runner_sample.c: warm-up, batch size, every repetition's samples and
+ * the statistics into res (derived figures are the caller's).
+ * MB_ERR_INTERRUPTED when the context's interrupt flag stopped it. */
+mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res);
+
+#endif

@@ -1,0 +1,399 @@
+/* The "graph" implementation of composite ops (composite.h): a composite's
+ * graph run step by step with the backend's own primitive kernels on
+ * device buffers, checked step by step, and timed step by step. */
+#include "models/composite.h"
+#include "measure/timing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/graph.h"
+#include "measure/stats.h"
+#include "ops/verify.h"
+
+typedef struct mb__cstep {
+  mb__kernel_t kernel;
+  void *kstate;
+  int prepared;
+  void *ptrs[8];
+  mb_kernel_call_t call;
+} mb__cstep_t;
+
+typedef struct mb__composite {
+  mb_device_t *dev;
+  const mb_op_t *op;
+  mb_op_params_t params;
+  mb__graph_t g;
+  mb_tensor_t *owned[MB__GRAPH_MAX_BUFS]; /* intermediates */
+  void *ptr[MB__GRAPH_MAX_BUFS];          /* every buffer's device address */
+  mb__cstep_t steps[MB__GRAPH_MAX_STEPS];
+} mb__composite_t;
+
+static const mb__backend_t *backend(const mb__composite_t *c) {
+  return c->dev->backend;
+}
+
+static mb_status_t run_step(mb__composite_t *c, uint32_t i) {
+  mb__cstep_t *s = &c->steps[i];
+  return s->kernel.bk->run(s->kstate, &s->call);
+}
+
+/* A kernel for every step, or MB_ERR_UNSUPPORTED naming the step. */
+static mb_status_t choose_kernels(mb__composite_t *c, mb_context_t *ctx) {
+  char why[768];
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    const mb__gstep_t *gs = &c->g.steps[i];
+    mb_status_t st = mb__kernel_select_backend(
+        ctx, gs->op, &gs->params, c->dev, &c->steps[i].kernel, why, sizeof why);
+    if (st != MB_OK)
+      return mb__fail(MB_ERR_UNSUPPORTED,
+                      "%s under %s: step %u \"%s\" (%s %s -> %s) has no "
+                      "kernel: %s",
+                      c->op->name,
+                      mb_recipe_name((mb_recipe_t)c->params.recipe), i + 1,
+                      gs->label, gs->op->name, mb_dtype_name(gs->params.dtype),
+                      mb_dtype_name(gs->params.dtype_out), why);
+  }
+  return MB_OK;
+}
+
+/* Intermediates on the device; the unit scales get their 1. */
+static mb_status_t allocate(mb__composite_t *c, const mb_kernel_call_t *call) {
+  const uint32_t nin = c->op->num_inputs;
+  for (uint32_t b = 0; b < c->g.num_bufs; b++) {
+    const mb__gbuf_t *gb = &c->g.bufs[b];
+    if (gb->operand >= 0) {
+      c->ptr[b] = (uint32_t)gb->operand < nin ? call->in[gb->operand]
+                                              : call->out[gb->operand - nin];
+      continue;
+    }
+    mb_status_t st =
+        mb_tensor_create(c->dev, gb->dtype, gb->ndim, gb->shape, &c->owned[b]);
+    if (st != MB_OK) {
+      mb__error_prefix("%s: intermediate \"%s\"", c->op->name, gb->name);
+      return st;
+    }
+    c->ptr[b] = mb_tensor_data(c->owned[b]);
+    if (!isnan(gb->value)) {
+      const float v = (float)gb->value;
+      st = mb_tensor_copy_from_host(c->owned[b], &v, sizeof v);
+      if (st != MB_OK) return st;
+    }
+  }
+  return MB_OK;
+}
+
+static mb_status_t prepare_steps(mb__composite_t *c) {
+  const mb__backend_t *b = backend(c);
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    const mb__gstep_t *gs = &c->g.steps[i];
+    mb__cstep_t *s = &c->steps[i];
+    const uint32_t nin = gs->op->num_inputs, nout = gs->op->num_outputs;
+    for (uint32_t r = 0; r < nin + nout; r++) s->ptrs[r] = c->ptr[gs->arg[r]];
+    s->call = (mb_kernel_call_t){sizeof s->call, &gs->params, s->ptrs,      nin,
+                                 s->ptrs + nin,  nout,        c->dev->index};
+    mb_status_t st = MB_OK;
+    mb_error_clear();
+    if (s->kernel.bk->prepare)
+      st = s->kernel.bk->prepare(b->state, &s->call, &s->kstate);
+    if (st != MB_OK) {
+      mb__error_prefix("%s: step %u \"%s\"", c->op->name, i + 1, gs->label);
+      return st;
+    }
+    s->prepared = 1;
+  }
+  /* Weight quantization, once and untimed (inference recipes). */
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    if (c->g.steps[i].phase != MB_PHASE_SETUP) continue;
+    mb_status_t st = run_step(c, i);
+    if (st != MB_OK) return st;
+  }
+  return b->vt->sync(b->state, c->dev->index);
+}
+
+mb_status_t mb__composite_prepare(mb_context_t *ctx, mb_device_t *dev,
+                                  const mb_op_t *op,
+                                  const mb_kernel_call_t *call, void **state) {
+  mb__composite_t *c = calloc(1, sizeof *c);
+  if (!c) return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory", op->name);
+  c->dev = dev;
+  c->op = op;
+  c->params = *call->params;
+  op->compose(&c->params, &c->g);
+  mb_status_t st = c->g.status;
+  if (st == MB_OK) st = choose_kernels(c, ctx);
+  if (st == MB_OK) st = allocate(c, call);
+  if (st == MB_OK) st = prepare_steps(c);
+  if (st != MB_OK) {
+    mb__composite_release(c);
+    return st;
+  }
+  *state = c;
+  return MB_OK;
+}
+
+mb_status_t mb__composite_run(void *state, const mb_kernel_call_t *call) {
+  mb__composite_t *c = state;
+  (void)call; /* the steps hold their own calls */
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    if (c->g.steps[i].phase == MB_PHASE_SETUP) continue;
+    mb_status_t st = run_step(c, i);
+    if (st != MB_OK) {
+      mb__error_prefix("%s: step %u \"%s\"", c->op->name, i + 1,
+                       c->g.steps[i].label);
+      return st;
+    }
+  }
+  return MB_OK;
+}
+
+void mb__composite_release(void *state) {
+  mb__composite_t *c = state;
+  if (!c) return;
+  for (uint32_t i = 0; i < c->g.num_steps; i++)
+    if (c->steps[i].prepared && c->steps[i].kernel.bk->release)
+      c->steps[i].kernel.bk->release(c->steps[i].kstate);
+  for (uint32_t b = 0; b < MB__GRAPH_MAX_BUFS; b++)
+    mb_tensor_destroy(c->owned[b]);
+  free(c);
+}
+
+int mb__composite_emulated(const void *state) {
+  const mb__composite_t *c = state;
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    const mb_backend_kernel_t *k = c->steps[i].kernel.bk;
+    if (k->struct_size >= sizeof *k && (k->flags & MB_KERNEL_EMULATED))
+      return 1;
+  }
+  return 0;
+}
+
+double mb__composite_peak(const void *state) {
+  const mb__composite_t *c = state;
+  const mb__backend_t *b = backend(c);
+  const mb__gstep_t *top = NULL;
+  double most = -1;
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    const mb__gstep_t *gs = &c->g.steps[i];
+    double f = gs->op->flop(&gs->params);
+    if (gs->phase != MB_PHASE_SETUP && f > most) most = f, top = gs;
+  }
+  if (!top) return 0.0;
+  return MB__VT_HAS(b->vt, peak_for)
+             ? b->vt->peak_for(b->state, c->dev->index, top->op->name,
+                               &top->params)
+             : mb_device_peak_flops(c->dev, top->params.dtype);
+}
+
+double mb__composite_working_set(const void *state) {
+  const mb__composite_t *c = state;
+  int used[MB__GRAPH_MAX_BUFS] = {0};
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    const mb__gstep_t *gs = &c->g.steps[i];
+    if (gs->phase == MB_PHASE_SETUP) continue;
+    for (uint32_t r = 0; r < gs->op->num_inputs + gs->op->num_outputs; r++)
+      used[gs->arg[r]] = 1;
+  }
+  double bytes = 0;
+  for (uint32_t b = 0; b < c->g.num_bufs; b++)
+    if (used[b])
+      bytes += (double)mb_dtype_bytes(c->g.bufs[b].dtype, c->g.bufs[b].numel);
+  return bytes;
+}
+
+/* ---- the check --------------------------------------------------------- */
+
+static void free_host(void **host, uint32_t n) {
+  for (uint32_t b = 0; b < n; b++) free(host[b]);
+}
+
+/* Every buffer as the device left it. */
+static mb_status_t copy_back(const mb__composite_t *c, void **host) {
+  const mb__backend_t *b = backend(c);
+  for (uint32_t i = 0; i < c->g.num_bufs; i++) {
+    const mb__gbuf_t *gb = &c->g.bufs[i];
+    size_t bytes = mb_dtype_bytes(gb->dtype, gb->numel);
+    if (!(host[i] = calloc(1, bytes ? bytes : 1)))
+      return mb__fail(MB_ERR_NO_MEMORY, "%s: out of host memory for the check",
+                      c->op->name);
+    mb_status_t st =
+        b->vt->copy_to_host(b->state, c->dev->index, host[i], c->ptr[i], bytes);
+    if (st != MB_OK) return st;
+  }
+  return MB_OK;
+}
+
+static void fold(mb_correctness_t *acc, const mb_correctness_t *s) {
+  acc->pass &= s->pass;
+  if (s->max_abs_err > acc->max_abs_err) acc->max_abs_err = s->max_abs_err;
+  if (s->max_rel_err > acc->max_rel_err) acc->max_rel_err = s->max_rel_err;
+  if (s->max_err_ratio > acc->max_err_ratio)
+    acc->max_err_ratio = s->max_err_ratio;
+  if (s->sqnr_db < acc->sqnr_db) acc->sqnr_db = s->sqnr_db;
+  if (s->tolerance > acc->tolerance) acc->tolerance = s->tolerance;
+  acc->elements_checked += s->elements_checked;
+  acc->elements_total += s->elements_total;
+}
+
+static mb_status_t check_steps(const mb__composite_t *c, void **host,
+                               uint64_t seed, mb_correctness_t *corr,
+                               mb_result_t *res) {
+  *corr = (mb_correctness_t)MB_CORRECTNESS_INIT;
+  corr->checked = 1;
+  corr->pass = 1;
+  corr->sqnr_db = INFINITY;
+  double worst = -1;
+  const char *worst_label = "";
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    const mb__gstep_t *gs = &c->g.steps[i];
+    const uint32_t n = gs->op->num_inputs + gs->op->num_outputs;
+    const void *ops[8];
+    for (uint32_t r = 0; r < n; r++) ops[r] = host[gs->arg[r]];
+    mb_correctness_t s = MB_CORRECTNESS_INIT;
+    mb_status_t st = mb__verify(gs->op, &gs->params, ops,
+                                ops + gs->op->num_inputs, seed + i, &s);
+    if (st != MB_OK) {
+      mb__error_prefix("%s: checking step %u \"%s\"", c->op->name, i + 1,
+                       gs->label);
+      return st;
+    }
+    if (s.max_err_ratio > worst || isnan(s.max_err_ratio))
+      worst = s.max_err_ratio, worst_label = gs->label;
+    fold(corr, &s);
+  }
+  return mb__result_add_note(res, "worst_step", worst_label, 0.0);
+}
+
+void mb__accuracy_from(const mb_correctness_t *hp, mb_recipe_t recipe,
+                       mb_accuracy_t *acc) {
+  *acc = (mb_accuracy_t)MB_ACCURACY_INIT;
+  acc->checked = hp->checked;
+  acc->sqnr_db = hp->sqnr_db;
+  /* sqnr = 10 log10(sum ref^2 / sum err^2), so the relative Frobenius
+   * error ||err|| / ||ref|| is 10^(-sqnr / 20). */
+  acc->rel_err = pow(10.0, -hp->sqnr_db / 20.0);
+  acc->max_abs_err = hp->max_abs_err;
+  acc->max_rel_err = hp->max_rel_err;
+  acc->min_sqnr_db = mb_recipe_min_sqnr_db(recipe);
+  acc->pass = hp->checked && hp->sqnr_db >= acc->min_sqnr_db;
+  acc->elements_checked = hp->elements_checked;
+}
+
+/* The outputs against the model in double with no quantization. */
+static mb_status_t check_accuracy(const mb__composite_t *c, void **host,
+                                  uint64_t seed, mb_accuracy_t *acc) {
+  mb_correctness_t hp = MB_CORRECTNESS_INIT;
+  mb_status_t st =
+      mb__verify(c->op, &c->params, (const void *const *)host,
+                 (const void *const *)host + c->op->num_inputs, seed, &hp);
+  if (st != MB_OK) return st;
+  mb__accuracy_from(&hp, (mb_recipe_t)c->params.recipe, acc);
+  return MB_OK;
+}
+
+mb_status_t mb__composite_check(void *state, uint64_t seed,
+                                mb_correctness_t *corr, mb_result_t *res) {
+  mb__composite_t *c = state;
+  void *host[MB__GRAPH_MAX_BUFS] = {0};
+  mb_status_t st = copy_back(c, host);
+  if (st == MB_OK) st = check_steps(c, host, seed, corr, res);
+  mb_accuracy_t acc;
+  if (st == MB_OK) st = check_accuracy(c, host, seed ^ 0xacc, &acc);
+  if (st == MB_OK) {
+    mb__result_set_accuracy(res, &acc);
+    corr->pass &= acc.pass; /* fast but wrong must show */
+  }
+  free_host(host, c->g.num_bufs);
+  return st;
+}
+
+/* ---- the breakdown ------------------------------------------------------ */
+
+/* What one timed sample runs: one step (step >= 0) or a phase's steps. */
+typedef struct subset {
+  mb__composite_t *c;
+  int step;
+  mb_phase_t phase;
+} subset_t;
+
+static mb_status_t run_subset(void *kstate, const mb_kernel_call_t *call) {
+  const subset_t *s = kstate;
+  (void)call;
+  if (s->step >= 0) return run_step(s->c, (uint32_t)s->step);
+  for (uint32_t i = 0; i < s->c->g.num_steps; i++) {
+    if (s->c->g.steps[i].phase != s->phase) continue;
+    mb_status_t st = run_step(s->c, i);
+    if (st != MB_OK) return st;
+  }
+  return MB_OK;
+}
+
+/* Median ns per run of `sub`, `samples` samples after one warm-up run;
+ * samples the device's timer dropped are left out. */
+static mb_status_t time_subset(mb__composite_t *c, subset_t *sub,
+                               mb_cache_policy_t cache, mb_flush_t how,
+                               uint32_t samples, double *median) {
+  const uint32_t dev = c->dev->index;
+  mb_kernel_call_t none = {sizeof none, &c->params, NULL, 0, NULL, 0, dev};
+  mb__timing_t t;
+  double ns = NAN;
+  mb_status_t st = mb__timing_begin(&t, c->dev, run_subset, sub, &none);
+  if (st == MB_OK) st = mb__timing_batch(&t, 1, &ns);
+  uint32_t batch = 1;
+  if (cache != MB_CACHE_COLD && ns > 0 && ns < MB__TARGET_SAMPLE_NS)
+    batch = (uint32_t)ceil(MB__TARGET_SAMPLE_NS / ns);
+  double *v = st == MB_OK ? malloc(samples * sizeof *v) : NULL;
+  if (st == MB_OK && !v)
+    st = mb__fail(MB_ERR_NO_MEMORY, "out of memory for step samples");
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < samples && st == MB_OK; i++) {
+    if (cache == MB_CACHE_COLD) st = mb__timing_flush(c->dev, how);
+    if (st == MB_OK) st = mb__timing_batch(&t, batch, &ns);
+    if (st == MB_OK && !isnan(ns)) v[n++] = ns / batch;
+  }
+  mb__timing_end(&t);
+  if (st == MB_OK && n == 0)
+    st = mb__fail(MB_ERR_BACKEND, "every sample of a step was dropped: %s",
+                  mb_error_last());
+  mb_stats_t s = MB_STATS_INIT;
+  if (st == MB_OK) st = mb__stats_compute(v, n, &s);
+  free(v);
+  *median = s.median;
+  return st;
+}
+
+mb_status_t mb__composite_time(void *state, mb_cache_policy_t cache,
+                               uint32_t samples, mb_result_t *res) {
+  mb__composite_t *c = state;
+  int has_phase[2] = {0, 0};
+  for (uint32_t i = 0; i < c->g.num_steps; i++) {
+    const mb__gstep_t *gs = &c->g.steps[i];
+    mb_step_time_t t = MB_STEP_TIME_INIT;
+    t.label = gs->label;
+    t.op = gs->op->name;
+    t.impl = c->steps[i].kernel.name;
+    t.phase = gs->phase;
+    t.flop = gs->op->flop(&gs->params);
+    t.bytes = gs->op->bytes(&gs->params);
+    if (gs->phase != MB_PHASE_SETUP) {
+      has_phase[gs->phase] = 1;
+      subset_t sub = {c, (int)i, gs->phase};
+      mb_status_t st =
+          time_subset(c, &sub, cache, res->info.flush, samples, &t.median_ns);
+      if (st != MB_OK) return st;
+    }
+    mb_status_t st = mb__result_add_step(res, &t);
+    if (st != MB_OK) return st;
+  }
+  for (int p = 0; p < 2; p++) {
+    if (!has_phase[p]) continue;
+    subset_t sub = {c, -1, (mb_phase_t)p};
+    double ns;
+    mb_status_t st = time_subset(c, &sub, cache, res->info.flush, samples, &ns);
+    if (st != MB_OK) return st;
+    mb__result_set_phase(res, (mb_phase_t)p, ns);
+  }
+  return MB_OK;
+}

@@ -1,0 +1,251 @@
+/* The kernel registry: user kernels registered in the context, plus the
+ * constant kernel tables of loaded backends. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/kernel.h"
+
+static int valid_impl_name(const char *s) {
+  if (!s || !*s) return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+      return 0;
+  return 1;
+}
+
+mb_status_t mb_kernel_register(mb_context_t *ctx, const mb_kernel_desc_t *d) {
+  if (!ctx || !d)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_kernel_register: NULL argument");
+  if (d->struct_size != sizeof *d)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_kernel_register: struct_size %u, expected %zu (use "
+                    "MB_KERNEL_DESC_INIT)",
+                    d->struct_size, sizeof *d);
+  const mb_op_t *op = mb_op_find(d->op);
+  if (!op) {
+    mb__error_prefix("mb_kernel_register");
+    return MB_ERR_NOT_FOUND;
+  }
+  if (!valid_impl_name(d->name))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_kernel_register: name \"%s\" must match [a-z0-9_]+",
+                    d->name ? d->name : "(null)");
+  if (!d->backend || !*d->backend)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_kernel_register: backend is empty");
+  if (!d->run)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_kernel_register: run is NULL");
+  if (mb_dtype_bits(d->dtype) == 0)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_kernel_register: dtype must be set (got %s)",
+                    mb_dtype_name(d->dtype));
+  for (size_t i = 0; i < ctx->num_user_kernels; i++) {
+    const mb__user_kernel_t *u = &ctx->user_kernels[i];
+    if (strcmp(u->op, op->name) == 0 && strcmp(u->name, d->name) == 0 &&
+        strcmp(u->backend, d->backend) == 0 && u->desc.dtype == d->dtype &&
+        u->desc.dtype_out == d->dtype_out)
+      return mb__fail(MB_ERR_INVALID_ARG,
+                      "mb_kernel_register: %s kernel \"%s\" for %s on %s is "
+                      "already registered",
+                      op->name, d->name, mb_dtype_name(d->dtype), d->backend);
+  }
+  mb__user_kernel_t *grown =
+      realloc(ctx->user_kernels, (ctx->num_user_kernels + 1) * sizeof *grown);
+  if (!grown)
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_kernel_register: out of memory");
+  ctx->user_kernels = grown;
+  mb__user_kernel_t *u = &grown[ctx->num_user_kernels];
+  u->desc = *d;
+  u->op = mb__strdup(op->name);
+  u->name = mb__strdup(d->name);
+  u->backend = mb__strdup(d->backend);
+  if (!u->op || !u->name || !u->backend) {
+    free(u->op);
+    free(u->name);
+    free(u->backend);
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_kernel_register: out of memory");
+  }
+  u->desc.op = u->op;
+  u->desc.name = u->name;
+  u->desc.backend = u->backend;
+  ctx->num_user_kernels++;
+  return MB_OK;
+}
+
+size_t mb_kernel_count(const mb_context_t *ctx) {
+  if (!ctx) return 0;
+  size_t n = ctx->num_user_kernels;
+  for (size_t i = 0; i < ctx->num_backends; i++)
+    if (ctx->backends[i].vt) n += ctx->backends[i].vt->num_kernels;
+  return n;
+}
+
+mb_status_t mb_kernel_info(const mb_context_t *ctx, size_t index,
+                           mb_kernel_info_t *out) {
+  if (!ctx || !out)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_kernel_info: NULL argument");
+  mb_kernel_info_t info = MB_KERNEL_INFO_INIT;
+  if (index < ctx->num_user_kernels) {
+    const mb__user_kernel_t *u = &ctx->user_kernels[index];
+    info.op = u->op;
+    info.name = u->name;
+    info.backend = u->backend;
+    info.dtype = u->desc.dtype;
+    info.dtype_out = u->desc.dtype_out;
+    info.user = 1;
+  } else {
+    size_t k = index - ctx->num_user_kernels;
+    const mb__backend_t *b = NULL;
+    for (size_t i = 0; i < ctx->num_backends; i++) {
+      const mb_backend_vtable_t *vt = ctx->backends[i].vt;
+      if (!vt) continue;
+      if (k < vt->num_kernels) {
+        b = &ctx->backends[i];
+        break;
+      }
+      k -= vt->num_kernels;
+    }
+    if (!b)
+      return mb__fail(MB_ERR_INVALID_ARG,
+                      "mb_kernel_info: index %zu out of range", index);
+    const mb_backend_kernel_t *bk = &b->vt->kernels[k];
+    info.op = bk->op;
+    info.name = bk->name;
+    info.backend = b->name;
+    info.dtype = bk->dtype;
+    info.dtype_out = bk->dtype_out;
+  }
+  size_t n = out->struct_size && out->struct_size < sizeof info
+                 ? out->struct_size
+                 : sizeof info;
+  memcpy(out, &info, n);
+  out->struct_size = (uint32_t)n;
+  return MB_OK;
+}
+
+static int dtype_matches(mb_dtype_t want, mb_dtype_t have) {
+  return want == MB_DTYPE_NONE || want == have;
+}
+
+static int backend_kernel_matches(const mb_backend_kernel_t *k,
+                                  const mb_op_t *op, const mb_op_params_t *p) {
+  return strcmp(k->op, op->name) == 0 && dtype_matches(k->dtype, p->dtype) &&
+         dtype_matches(k->dtype_b, p->dtype_b) &&
+         dtype_matches(k->dtype_out, p->dtype_out) &&
+         dtype_matches(k->dtype_acc, p->dtype_acc);
+}
+
+static int user_kernel_matches(const mb__user_kernel_t *u, const mb_op_t *op,
+                               const mb_op_params_t *p, const char *backend) {
+  return strcmp(u->op, op->name) == 0 && strcmp(u->backend, backend) == 0 &&
+         u->desc.dtype == p->dtype &&
+         dtype_matches(u->desc.dtype_out, p->dtype_out);
+}
+
+/* A kernel slot that takes any dtype reads "*". */
+static const char *slot(mb_dtype_t d) {
+  return d == MB_DTYPE_NONE ? "*" : mb_dtype_name(d);
+}
+
+/* Appends "name(dtype->out)" for every kernel of `op` on the backend. */
+static void describe_kernels(const mb_context_t *ctx, const mb_op_t *op,
+                             const mb__backend_t *b, char *buf, size_t cap) {
+  size_t len = strlen(buf);
+  for (size_t i = 0; i < ctx->num_user_kernels && len < cap; i++) {
+    const mb__user_kernel_t *u = &ctx->user_kernels[i];
+    if (strcmp(u->op, op->name) != 0 || strcmp(u->backend, b->name) != 0)
+      continue;
+    int n = snprintf(buf + len, cap - len, " %s(%s)", u->name,
+                     mb_dtype_name(u->desc.dtype));
+    if (n > 0) len += (size_t)n;
+  }
+  for (size_t i = 0; i < b->vt->num_kernels && len < cap; i++) {
+    const mb_backend_kernel_t *k = &b->vt->kernels[i];
+    if (strcmp(k->op, op->name) != 0) continue;
+    int n = snprintf(buf + len, cap - len, " %s(%s->%s)", k->name,
+                     slot(k->dtype), slot(k->dtype_out));
+    if (n > 0) len += (size_t)n;
+  }
+}
+
+static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
+                                 const mb_op_params_t *p,
+                                 const mb_device_t *dev, const char *impl,
+                                 int users, mb__kernel_t *out, char *why,
+                                 size_t why_cap) {
+  const mb__backend_t *b = dev->backend;
+  int impl_exists = 0;
+  /* Every distinct reason a matching kernel gave, so a skip explains
+   * itself ("tf32: ..." rather than only the last kernel's reason). */
+  const char *refusals[4];
+  size_t num_refusals = 0;
+  why[0] = '\0';
+  for (size_t i = 0; users && i < ctx->num_user_kernels; i++) {
+    const mb__user_kernel_t *u = &ctx->user_kernels[i];
+    if (impl && strcmp(u->name, impl) == 0 && strcmp(u->op, op->name) == 0)
+      impl_exists = 1;
+    if ((impl && strcmp(u->name, impl) != 0) ||
+        !user_kernel_matches(u, op, p, b->name))
+      continue;
+    *out = (mb__kernel_t){u->name, NULL, u, 0};
+    return MB_OK;
+  }
+  for (size_t i = 0; i < b->vt->num_kernels; i++) {
+    const mb_backend_kernel_t *k = &b->vt->kernels[i];
+    if (impl && strcmp(k->name, impl) == 0 && strcmp(k->op, op->name) == 0)
+      impl_exists = 1;
+    if ((impl && strcmp(k->name, impl) != 0) ||
+        !backend_kernel_matches(k, op, p))
+      continue;
+    const char *no = NULL;
+    if (k->supports && k->supports(b->state, dev->index, p, &no) != MB_OK) {
+      no = no ? no : "refused by the backend";
+      int seen = 0;
+      for (size_t j = 0; j < num_refusals; j++)
+        seen |= strcmp(refusals[j], no) == 0;
+      if (!seen && num_refusals < 4) refusals[num_refusals++] = no;
+      continue;
+    }
+    *out = (mb__kernel_t){k->name, k, NULL, 0};
+    return MB_OK;
+  }
+  if (impl && !impl_exists) {
+    describe_kernels(ctx, op, b, why, why_cap);
+    return mb__fail(MB_ERR_NOT_FOUND,
+                    "unknown implementation \"%s\" for %s on %s; available:%s",
+                    impl, op->name, b->name, *why ? why : " none");
+  }
+  int n = snprintf(why, why_cap, "no %s kernel on %s for %s x %s -> %s%s%s%s",
+                   op->name, b->name, mb_dtype_name(p->dtype),
+                   mb_dtype_name(p->dtype_b), mb_dtype_name(p->dtype_out),
+                   impl ? " named " : "", impl ? impl : "",
+                   num_refusals ? " (" : "; available:");
+  if (n > 0 && (size_t)n < why_cap) {
+    size_t len = (size_t)n;
+    for (size_t j = 0; j < num_refusals && len < why_cap; j++) {
+      n = snprintf(why + len, why_cap - len, "%s%s", j ? "; " : "",
+                   refusals[j]);
+      if (n > 0) len += (size_t)n;
+    }
+    if (num_refusals && len + 1 < why_cap)
+      snprintf(why + len, why_cap - len, ")");
+    else if (!num_refusals)
+      describe_kernels(ctx, op, b, why, why_cap);
+  }
+  return MB_ERR_UNSUPPORTED;
+}
+
+mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
+                              const mb_op_params_t *p, const mb_device_t *dev,
+                              const char *impl, mb__kernel_t *out, char *why,
+                              size_t why_cap) {
+  return select_kernel(ctx, op, p, dev, impl, 1, out, why, why_cap);
+}
+
+mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
+                                      const mb_op_t *op,
+                                      const mb_op_params_t *p,
+                                      const mb_device_t *dev, mb__kernel_t *out,
+                                      char *why, size_t why_cap) {
+  return select_kernel(ctx, op, p, dev, NULL, 0, out, why, why_cap);
+}

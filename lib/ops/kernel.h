@@ -1,0 +1,31 @@
+/* Internal: choosing the kernel that runs a benchmark. */
+#ifndef MB_LIB_KERNEL_H
+#define MB_LIB_KERNEL_H
+
+#include "ops/op_internal.h"
+
+typedef struct mb__kernel {
+  const char *name;
+  const mb_backend_kernel_t *bk; /* a backend's kernel, or */
+  const mb__user_kernel_t *uk;   /* a user kernel, or */
+  int composite; /* the core running a composite op's graph (composite.c) */
+} mb__kernel_t;
+
+/* Finds the kernel for (op, resolved params) on `dev`: `impl` if given, else
+ * a user kernel, else the backend's first match. MB_ERR_NOT_FOUND: `impl`
+ * names no kernel of this op on this backend (an input error).
+ * MB_ERR_UNSUPPORTED: nothing can run it; `why` says what exists. */
+mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
+                              const mb_op_params_t *p, const mb_device_t *dev,
+                              const char *impl, mb__kernel_t *out, char *why,
+                              size_t why_cap);
+
+/* The backend's own first kernel that runs (op, params) on `dev`, user
+ * kernels not considered (a composite's steps run backend kernels). */
+mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
+                                      const mb_op_t *op,
+                                      const mb_op_params_t *p,
+                                      const mb_device_t *dev, mb__kernel_t *out,
+                                      char *why, size_t why_cap);
+
+#endif

@@ -1,0 +1,109 @@
+#include "ops/verify.h"
+
+#include <math.h>
+
+#include "dtype_internal.h"
+#include "rng.h"
+
+/* Smallest normal exponent of each float format (subnormal spacing below). */
+static int min_exponent(mb_dtype_t dt) {
+  switch (dt) {
+    case MB_DTYPE_F16:
+      return -14;
+    case MB_DTYPE_F8E4M3:
+      return -6;
+    case MB_DTYPE_F8E5M2:
+      return -14;
+    default:
+      return -126; /* f32, bf16 */
+  }
+}
+
+/* Spacing of `dt` at |x|: 2^(e - (p - 1)), e = max(exponent of x, emin);
+ * 1 for integers. */
+double mb__ulp(mb_dtype_t dt, double x) {
+  if (!mb_dtype_is_float(dt)) return 1.0;
+  double u = mb_dtype_unit_roundoff(dt); /* 2^-p */
+  int e = min_exponent(dt);
+  if (x != 0 && isfinite(x)) {
+    int ex;
+    frexp(fabs(x), &ex); /* |x| = m 2^ex, m in [0.5, 1) */
+    if (ex - 1 > e) e = ex - 1;
+  }
+  return ldexp(2.0 * u, e);
+}
+
+typedef struct err_acc {
+  double max_abs, max_rel, max_ratio, sig, noise;
+  int nonfinite;
+} err_acc_t;
+
+static void check_one(const mb_op_t *op, const void *ref, uint32_t out,
+                      const void *got_base, mb_dtype_t dt, mb__tolerance_t tol,
+                      size_t idx, err_acc_t *e) {
+  double want, scale;
+  op->ref_element(ref, out, idx, &want, &scale);
+  double got = mb__load(got_base, dt, idx);
+  double err = fabs(got - want);
+  if (!isfinite(got) && isfinite(want)) e->nonfinite = 1;
+  if (err > e->max_abs || isnan(err)) e->max_abs = err;
+  if (want != 0 && err / fabs(want) > e->max_rel) e->max_rel = err / fabs(want);
+  /* A zero allowance (exact integer results) allows exactly zero error. */
+  double allowed = tol.ulps * mb__ulp(dt, want) + tol.rel * scale;
+  double ratio = allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0.0);
+  if (ratio > e->max_ratio || isnan(ratio)) e->max_ratio = ratio;
+  e->sig += want * want;
+  e->noise += err * err;
+}
+
+mb_status_t mb__verify(const mb_op_t *op, const mb_op_params_t *p,
+                       const void *const *host, const void *const *outs,
+                       uint64_t seed, mb_correctness_t *c) {
+  void *ref = NULL;
+  mb_status_t st = op->ref_prepare(p, host, &ref);
+  if (st != MB_OK) return st;
+  err_acc_t e = {0, 0, 0, 0, 0, 0};
+  uint64_t checked = 0, total_all = 0;
+  double max_tol = 0;
+  for (uint32_t out = 0; out < op->num_outputs; out++) {
+    uint32_t role = op->num_inputs + out;
+    mb_dtype_t dt;
+    uint32_t nd;
+    int64_t shape[MB_MAX_DIMS];
+    op->operand(p, role, &dt, &nd, shape);
+    size_t total = mb__operand_numel(op, p, role);
+    mb__tolerance_t tol = op->tolerance(p, out);
+    if (tol.rel > max_tol) max_tol = tol.rel;
+    total_all += total;
+    if ((double)total * op->ref_cost(p) <= (double)MB__VERIFY_FULL_WORK ||
+        total <= MB__VERIFY_SAMPLES) {
+      for (size_t i = 0; i < total; i++)
+        check_one(op, ref, out, outs[out], dt, tol, i, &e);
+      checked += total;
+    } else {
+      /* The corners catch edge-handling bugs uniform sampling may miss. */
+      check_one(op, ref, out, outs[out], dt, tol, 0, &e);
+      check_one(op, ref, out, outs[out], dt, tol, total - 1, &e);
+      for (uint32_t s = 0; s < MB__VERIFY_SAMPLES; s++) {
+        const uint64_t rnd = mb__rng_u64(seed + out, s);
+        /* An op whose reference costs more for some elements than others
+         * (a transformer block computes whole sequences) picks where. */
+        size_t idx = op->ref_sample ? op->ref_sample(p, out, rnd) % total
+                                    : (size_t)(rnd % total);
+        check_one(op, ref, out, outs[out], dt, tol, idx, &e);
+      }
+      checked += MB__VERIFY_SAMPLES + 2;
+    }
+  }
+  op->ref_release(ref);
+  c->checked = 1;
+  c->max_abs_err = e.max_abs;
+  c->max_rel_err = e.max_rel;
+  c->max_err_ratio = e.max_ratio;
+  c->sqnr_db = e.noise > 0 ? 10.0 * log10(e.sig / e.noise) : INFINITY;
+  c->tolerance = max_tol;
+  c->elements_checked = checked;
+  c->elements_total = total_all;
+  c->pass = !e.nonfinite && e.max_ratio <= 1.0;
+  return MB_OK;
+}
