@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "plan/foreign.h"
+#include "plan/jax_benches.h"
 
 #define PATH_CAP 512
 #define NAME_CAP 1024
@@ -29,144 +30,8 @@ static const char *const k_xla_only[] = {"trace_dir", "xlml_metrics_dir",
 static const char *const k_range_keys[] = {"start", "end", "multiplier",
                                            "increase_by", NULL};
 
-/* How a benchmark's parameters make our shape. */
-typedef enum dims {
-  DIMS_MKN,     /* m, k, n -> [M, K, N] */
-  DIMS_MN,      /* m, n -> [M, N] */
-  DIMS_ELEMENTS /* num_elements -> [1, num_elements] */
-} dims_t;
-
-#define P_DTYPE 1u /* takes `dtype` */
-#define P_SCALE 2u /* takes `scale` (static scaling) */
-
-typedef struct jax_bench {
-  const char *name; /* the suite's benchmark_name */
-  const char *op;   /* our op or alias */
-  dims_t dims;
-  unsigned takes;     /* P_* */
-  int dtype_required; /* the suite's function has no default for it */
-  /* Set before the alias's presets (which fill only what is unset):
-   * the suite's own defaults where they differ from the alias's. */
-  mb_dtype_t dtype, dtype_out;
-  uint32_t flags; /* MB_PARAM_* */
-  /* swiglu_fwd splits its one [m, n] input into gate and up halves: our
-   * silu_mul of [m, n/2] reads and writes the same bytes. */
-  int split_n;
-} jax_bench_t;
-
-#define NO MB_DTYPE_NONE
-static const jax_bench_t k_benches[] = {
-    {"gemm", "gemm_fp8", DIMS_MKN, 0, 0, NO, NO, 0, 0},
-    {"gemm_simple", "gemm_simple", DIMS_MKN, 0, 0, NO, NO, 0, 0},
-    {"gemm_accum", "gemm_accum", DIMS_MKN, 0, 0, NO, NO, 0, 0},
-    {"gemm_fp8_rowwise", "gemm_fp8_rowwise", DIMS_MKN, 0, 0, NO, NO, 0, 0},
-    /* The suite's default input is float8_e4m3fn (our alias's is bf16). */
-    {"gemm_multiple_run", "gemm_multiple_run", DIMS_MKN, P_DTYPE, 0,
-     MB_DTYPE_F8E4M3, NO, 0, 0},
-    {"gemm_fp8_b128_fp32", "gemm_fp8_b128", DIMS_MKN, 0, 0, NO, MB_DTYPE_F32, 0,
-     0},
-    {"quantization", "quantization", DIMS_MN, 0, 0, NO, NO, 0, 0},
-    {"transpose_quantization", "transpose_quantization", DIMS_MN, 0, 0, NO, NO,
-     0, 0},
-    {"quantization_static_scaling", "quantization", DIMS_MN, P_SCALE, 0, NO, NO,
-     MB_PARAM_STATIC, 0},
-    {"transpose_quantization_static_scaling", "transpose_quantization", DIMS_MN,
-     P_SCALE, 0, NO, NO, MB_PARAM_STATIC, 0},
-    {"add", "add", DIMS_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 0},
-    {"rmsnorm_fwd", "rmsnorm", DIMS_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 0},
-    {"swiglu_fwd", "silu_mul", DIMS_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 1},
-    {"inference_add", "add", DIMS_MN, P_DTYPE, 1, NO, NO, 0, 0},
-    {"inference_rmsnorm", "rmsnorm", DIMS_MN, P_DTYPE, 1, NO, NO, 0, 0},
-    {"inference_silu_mul", "silu_mul", DIMS_MN, P_DTYPE, 1, NO, NO, 0, 0},
-    {"inference_sigmoid", "sigmoid", DIMS_MN, P_DTYPE, 1, NO, NO, 0, 0},
-    {"single_device_hbm_copy", "copy", DIMS_ELEMENTS, P_DTYPE, 1, NO, NO, 0, 0},
-};
-#undef NO
-#define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
-
-/* The suite's dtype names (run_benchmark.py's dtype_mapping, plus int8). */
-static const struct jax_dtype {
-  const char *name;
-  mb_dtype_t dtype;
-} k_dtypes[] = {
-    {"bfloat16", MB_DTYPE_BF16}, {"float32", MB_DTYPE_F32},
-    {"float16", MB_DTYPE_F16},   {"float8", MB_DTYPE_F8E4M3},
-    {"int8", MB_DTYPE_I8},       {"int32", MB_DTYPE_I32},
-};
-#define DTYPES_VALID "bfloat16, float32, float16, float8, int8, int32"
-
 static mb_status_t no_memory(void) {
   return mb__fail(MB_ERR_NO_MEMORY, "out of memory reading a config");
-}
-
-/* ---- the benchmark table --------------------------------------------------
- */
-
-static const jax_bench_t *bench_find(const char *name) {
-  for (size_t i = 0; i < NUM_BENCHES; i++)
-    if (!strcmp(k_benches[i].name, name)) return &k_benches[i];
-  return NULL;
-}
-
-static mb_status_t bench_lookup(mb__pb_t *pb, const mb_cfg_node_t *n,
-                                const char *path, const char *name,
-                                const jax_bench_t **out) {
-  if ((*out = bench_find(name))) return MB_OK;
-  char valid[1024] = "";
-  size_t len = 0;
-  for (size_t i = 0; i < NUM_BENCHES && len < sizeof valid; i++) {
-    int w = snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
-                     k_benches[i].name);
-    if (w > 0) len += (size_t)w;
-  }
-  return mb__pb_error(pb, n, path,
-                      "benchmark_name \"%s\" is not available in "
-                      "libmicrobench; available: %s",
-                      name, valid);
-}
-
-/* The parameter names benchmark `b` takes, NULL-terminated. */
-static void bench_params(const jax_bench_t *b, const char *names[8]) {
-  size_t n = 0;
-  if (b->dims == DIMS_ELEMENTS) {
-    names[n++] = "num_elements";
-  } else {
-    names[n++] = "m";
-    if (b->dims == DIMS_MKN) names[n++] = "k";
-    names[n++] = "n";
-  }
-  if (b->takes & P_DTYPE) names[n++] = "dtype";
-  if (b->takes & P_SCALE) names[n++] = "scale";
-  names[n++] = "num_runs";
-  names[n] = NULL;
-}
-
-static void join_names(char *buf, size_t cap, const char *const *names) {
-  size_t len = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; names[i] && len < cap; i++) {
-    int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", names[i]);
-    if (w > 0) len += (size_t)w;
-  }
-}
-
-static mb_status_t check_param(mb__pb_t *pb, const jax_bench_t *b,
-                               const mb_cfg_node_t *at, const char *path,
-                               const char *key, const char *written) {
-  const char *names[8];
-  bench_params(b, names);
-  for (size_t i = 0; names[i]; i++)
-    if (!strcmp(names[i], key)) return MB_OK;
-  char valid[256];
-  join_names(valid, sizeof valid, names);
-  if (strcmp(key, written))
-    return mb__pb_error(pb, at, path,
-                        "unknown parameter \"%s\" (from \"%s\") for %s; "
-                        "valid: %s",
-                        key, written, b->name, valid);
-  return mb__pb_error(pb, at, path,
-                      "unknown parameter \"%s\" for %s; valid: %s", key,
-                      b->name, valid);
 }
 
 /* ---- sweeps ---------------------------------------------------------------
@@ -277,7 +142,7 @@ static void strip_suffix(char *key, size_t cap, const char *written) {
 }
 
 /* The column for key i of sweep map `sweep`. */
-static mb_status_t read_column(mb__pb_t *pb, const jax_bench_t *b,
+static mb_status_t read_column(mb__pb_t *pb, const mb__jax_bench_t *b,
                                const mb_cfg_node_t *sweep, const char *path,
                                size_t i, column_t *c) {
   const mb_cfg_node_t *v = sweep->items[i];
@@ -285,7 +150,7 @@ static mb_status_t read_column(mb__pb_t *pb, const jax_bench_t *b,
   c->written = sweep->keys[i];
   strip_suffix(c->key, sizeof c->key, c->written);
   mb__path_key(here, sizeof here, path, c->written);
-  mb_status_t st = check_param(pb, b, v, here, c->key, c->written);
+  mb_status_t st = mb__jax_check_param(pb, b, v, here, c->key, c->written);
   if (st != MB_OK) return st;
   if (!(c->values = mb__cfg_new(MB_CFG_LIST, v->line, NULL)))
     return no_memory();
@@ -305,7 +170,7 @@ static mb_status_t read_column(mb__pb_t *pb, const jax_bench_t *b,
 
 /* What a benchmark block gives each of its entries. */
 typedef struct block {
-  const jax_bench_t *bench;
+  const mb__jax_bench_t *bench;
   const char *name;
   const mb_cfg_node_t *num_runs; /* NULL: none at this level */
   char csv[4096];                /* "" none */
@@ -376,10 +241,10 @@ static mb_status_t read_dim(mb__pb_t *pb, const combo_t *c, const char *key,
 static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c,
                               const block_t *blk, mb_op_params_t *p, char *text,
                               size_t cap) {
-  const jax_bench_t *b = blk->bench;
+  const mb__jax_bench_t *b = blk->bench;
   int64_t d[3];
   mb_status_t st = MB_OK;
-  if (b->dims == DIMS_ELEMENTS) {
+  if (b->dims == MB__JAX_ELEMENTS) {
     st = read_dim(pb, c, "num_elements", &d[0], "num_elements", blk);
     if (st != MB_OK) return st;
     p->ndim = 2;
@@ -388,7 +253,7 @@ static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c,
     snprintf(text, cap, "%" PRId64, d[0]);
     return MB_OK;
   }
-  if (b->dims == DIMS_MKN) {
+  if (b->dims == MB__JAX_MKN) {
     static const char *const mkn[] = {"m", "k", "n"};
     for (size_t i = 0; i < 3 && st == MB_OK; i++)
       st = read_dim(pb, c, mkn[i], &d[i], "m, k and n", blk);
@@ -420,29 +285,27 @@ static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c,
 static mb_status_t read_dtype(mb__pb_t *pb, const combo_t *c,
                               const block_t *blk, mb_op_params_t *p,
                               const char **written) {
-  const jax_bench_t *b = blk->bench;
+  const mb__jax_bench_t *b = blk->bench;
   size_t i = combo_find(c, "dtype");
   p->dtype = b->dtype;
   *written = NULL;
   if (i == c->map->count) {
     if (!b->dtype_required) return MB_OK;
     return mb__pb_error(pb, c->map, c->path,
-                        "%s needs dtype; valid: " DTYPES_VALID, b->name);
+                        "%s needs dtype; valid: " MB__JAX_DTYPES_VALID,
+                        b->name);
   }
   char here[PATH_CAP];
   mb__path_key(here, sizeof here, c->path, c->written[i]);
   const mb_cfg_node_t *n = c->map->items[i];
   mb_status_t st = mb__pb_string(pb, n, here, written);
   if (st != MB_OK) return st;
-  for (size_t k = 0; k < sizeof k_dtypes / sizeof *k_dtypes; k++)
-    if (!strcmp(k_dtypes[k].name, *written)) {
-      p->dtype = k_dtypes[k].dtype;
-      return MB_OK;
-    }
+  if (mb__jax_dtype_find(*written, &p->dtype)) return MB_OK;
   if (!strcmp(*written, "float4"))
-    return mb__pb_error(pb, n, here,
-                        "float4 is not supported; valid: " DTYPES_VALID);
-  return mb__pb_error(pb, n, here, "unknown dtype \"%s\"; valid: " DTYPES_VALID,
+    return mb__pb_error(
+        pb, n, here, "float4 is not supported; valid: " MB__JAX_DTYPES_VALID);
+  return mb__pb_error(pb, n, here,
+                      "unknown dtype \"%s\"; valid: " MB__JAX_DTYPES_VALID,
                       *written);
 }
 
@@ -481,14 +344,15 @@ static mb_status_t read_runs(mb__pb_t *pb, const combo_t *c, const block_t *blk,
 }
 
 static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
-  const jax_bench_t *b = blk->bench;
+  const mb__jax_bench_t *b = blk->bench;
   mb__plan_item_t it = MB__PLAN_ITEM_INIT;
   char dims[96], name[NAME_CAP];
   const char *dtype;
   mb_status_t st = resolve_same_as(pb, c);
   if (st == MB_OK) st = read_shape(pb, c, blk, &it.params, dims, sizeof dims);
   if (st == MB_OK) st = read_dtype(pb, c, blk, &it.params, &dtype);
-  if (st == MB_OK && (b->takes & P_SCALE)) st = read_scale(pb, c, &it.params);
+  if (st == MB_OK && (b->takes & MB__JAX_SCALE))
+    st = read_scale(pb, c, &it.params);
   if (st == MB_OK) st = read_runs(pb, c, blk, &it.spec);
   if (st != MB_OK) return st;
   it.params.dtype_out = b->dtype_out;
@@ -524,8 +388,8 @@ static mb_status_t add_params(mb__pb_t *pb, const block_t *blk,
   for (size_t i = 0; i < item->count; i++) {
     char here[PATH_CAP];
     mb__path_key(here, sizeof here, path, item->keys[i]);
-    mb_status_t st = check_param(pb, blk->bench, item->items[i], here,
-                                 item->keys[i], item->keys[i]);
+    mb_status_t st = mb__jax_check_param(pb, blk->bench, item->items[i], here,
+                                         item->keys[i], item->keys[i]);
     if (st != MB_OK) return st;
   }
   combo_t c = {clone(item), (const char *const *)item->keys, path};
@@ -651,7 +515,7 @@ static mb_status_t read_block(mb__pb_t *pb, const mb_cfg_node_t *bench,
   if (!n) return mb__pb_error(pb, bench, bpath, "`benchmark_name` is missing");
   mb__path_key(here, sizeof here, bpath, "benchmark_name");
   if ((st = mb__pb_string(pb, n, here, &blk->name)) != MB_OK ||
-      (st = bench_lookup(pb, n, here, blk->name, &blk->bench)) != MB_OK)
+      (st = mb__jax_bench_lookup(pb, n, here, blk->name, &blk->bench)) != MB_OK)
     return st;
   if ((blk->num_runs = mb__cfg_get(bench, "num_runs"))) {
     int64_t runs;

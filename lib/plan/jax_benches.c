@@ -1,0 +1,126 @@
+/* The JAX suite's benchmarks as our ops: one row per benchmark_name
+ * (jax_benches.h), the dtype names, and the errors that list the valid
+ * choices. */
+#include <stdio.h>
+#include <string.h>
+
+#include "plan/jax_benches.h"
+
+#define NO MB_DTYPE_NONE
+static const mb__jax_bench_t k_benches[] = {
+    {"gemm", "gemm_fp8", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    {"gemm_simple", "gemm_simple", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    {"gemm_accum", "gemm_accum", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    {"gemm_fp8_rowwise", "gemm_fp8_rowwise", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    /* The suite's default input is float8_e4m3fn (our alias's is bf16). */
+    {"gemm_multiple_run", "gemm_multiple_run", MB__JAX_MKN, MB__JAX_DTYPE, 0,
+     MB_DTYPE_F8E4M3, NO, 0, 0},
+    {"gemm_fp8_b128_fp32", "gemm_fp8_b128", MB__JAX_MKN, 0, 0, NO, MB_DTYPE_F32,
+     0, 0},
+    {"quantization", "quantization", MB__JAX_MN, 0, 0, NO, NO, 0, 0},
+    {"transpose_quantization", "transpose_quantization", MB__JAX_MN, 0, 0, NO,
+     NO, 0, 0},
+    {"quantization_static_scaling", "quantization", MB__JAX_MN, MB__JAX_SCALE,
+     0, NO, NO, MB_PARAM_STATIC, 0},
+    {"transpose_quantization_static_scaling", "transpose_quantization",
+     MB__JAX_MN, MB__JAX_SCALE, 0, NO, NO, MB_PARAM_STATIC, 0},
+    {"add", "add", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 0},
+    {"rmsnorm_fwd", "rmsnorm", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 0},
+    {"swiglu_fwd", "silu_mul", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 1},
+    {"inference_add", "add", MB__JAX_MN, MB__JAX_DTYPE, 1, NO, NO, 0, 0},
+    {"inference_rmsnorm", "rmsnorm", MB__JAX_MN, MB__JAX_DTYPE, 1, NO, NO, 0,
+     0},
+    {"inference_silu_mul", "silu_mul", MB__JAX_MN, MB__JAX_DTYPE, 1, NO, NO, 0,
+     0},
+    {"inference_sigmoid", "sigmoid", MB__JAX_MN, MB__JAX_DTYPE, 1, NO, NO, 0,
+     0},
+    {"single_device_hbm_copy", "copy", MB__JAX_ELEMENTS, MB__JAX_DTYPE, 1, NO,
+     NO, 0, 0},
+};
+#undef NO
+#define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
+
+static const struct jax_dtype {
+  const char *name;
+  mb_dtype_t dtype;
+} k_dtypes[] = {
+    {"bfloat16", MB_DTYPE_BF16}, {"float32", MB_DTYPE_F32},
+    {"float16", MB_DTYPE_F16},   {"float8", MB_DTYPE_F8E4M3},
+    {"int8", MB_DTYPE_I8},       {"int32", MB_DTYPE_I32},
+};
+
+int mb__jax_dtype_find(const char *name, mb_dtype_t *out) {
+  for (size_t k = 0; k < sizeof k_dtypes / sizeof *k_dtypes; k++)
+    if (!strcmp(k_dtypes[k].name, name)) {
+      *out = k_dtypes[k].dtype;
+      return 1;
+    }
+  return 0;
+}
+
+static const mb__jax_bench_t *bench_find(const char *name) {
+  for (size_t i = 0; i < NUM_BENCHES; i++)
+    if (!strcmp(k_benches[i].name, name)) return &k_benches[i];
+  return NULL;
+}
+
+mb_status_t mb__jax_bench_lookup(mb__pb_t *pb, const mb_cfg_node_t *n,
+                                 const char *path, const char *name,
+                                 const mb__jax_bench_t **out) {
+  if ((*out = bench_find(name))) return MB_OK;
+  char valid[1024] = "";
+  size_t len = 0;
+  for (size_t i = 0; i < NUM_BENCHES && len < sizeof valid; i++) {
+    int w = snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
+                     k_benches[i].name);
+    if (w > 0) len += (size_t)w;
+  }
+  return mb__pb_error(pb, n, path,
+                      "benchmark_name \"%s\" is not available in "
+                      "libmicrobench; available: %s",
+                      name, valid);
+}
+
+/* The parameter names benchmark `b` takes, NULL-terminated. */
+static void bench_params(const mb__jax_bench_t *b, const char *names[8]) {
+  size_t n = 0;
+  if (b->dims == MB__JAX_ELEMENTS) {
+    names[n++] = "num_elements";
+  } else {
+    names[n++] = "m";
+    if (b->dims == MB__JAX_MKN) names[n++] = "k";
+    names[n++] = "n";
+  }
+  if (b->takes & MB__JAX_DTYPE) names[n++] = "dtype";
+  if (b->takes & MB__JAX_SCALE) names[n++] = "scale";
+  names[n++] = "num_runs";
+  names[n] = NULL;
+}
+
+static void join_names(char *buf, size_t cap, const char *const *names) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; names[i] && len < cap; i++) {
+    int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", names[i]);
+    if (w > 0) len += (size_t)w;
+  }
+}
+
+mb_status_t mb__jax_check_param(mb__pb_t *pb, const mb__jax_bench_t *b,
+                                const mb_cfg_node_t *at, const char *path,
+                                const char *key, const char *written) {
+  const char *names[8];
+  bench_params(b, names);
+  for (size_t i = 0; names[i]; i++)
+    if (!strcmp(names[i], key)) return MB_OK;
+  char valid[256];
+  join_names(valid, sizeof valid, names);
+  if (strcmp(key, written))
+    return mb__pb_error(pb, at, path,
+                        "unknown parameter \"%s\" (from \"%s\") for %s; "
+                        "valid: %s",
+                        key, written, b->name, valid);
+  return mb__pb_error(pb, at, path,
+                      "unknown parameter \"%s\" for %s; valid: %s", key,
+                      b->name, valid);
+}

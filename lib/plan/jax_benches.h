@@ -1,0 +1,50 @@
+/* Internal: the JAX suite's benchmarks as our ops (jax_benches.c) — one
+ * table mapping each benchmark_name to an op or alias, the parameters it
+ * takes and the suite's defaults — read by the schema (schema_jax.c). */
+#ifndef MB_LIB_PLAN_JAX_BENCHES_H
+#define MB_LIB_PLAN_JAX_BENCHES_H
+
+#include "plan/plan_build.h"
+
+/* How a benchmark's parameters make our shape. */
+typedef enum mb__jax_dims {
+  MB__JAX_MKN,     /* m, k, n -> [M, K, N] */
+  MB__JAX_MN,      /* m, n -> [M, N] */
+  MB__JAX_ELEMENTS /* num_elements -> [1, num_elements] */
+} mb__jax_dims_t;
+
+#define MB__JAX_DTYPE 1u /* takes `dtype` */
+#define MB__JAX_SCALE 2u /* takes `scale` (static scaling) */
+
+typedef struct mb__jax_bench {
+  const char *name; /* the suite's benchmark_name */
+  const char *op;   /* our op or alias */
+  mb__jax_dims_t dims;
+  unsigned takes;     /* P_* */
+  int dtype_required; /* the suite's function has no default for it */
+  /* Set before the alias's presets (which fill only what is unset):
+   * the suite's own defaults where they differ from the alias's. */
+  mb_dtype_t dtype, dtype_out;
+  uint32_t flags; /* MB_PARAM_* */
+  /* swiglu_fwd splits its one [m, n] input into gate and up halves: our
+   * silu_mul of [m, n/2] reads and writes the same bytes. */
+  int split_n;
+} mb__jax_bench_t;
+
+/* The suite's dtype names (run_benchmark.py's dtype_mapping, plus int8). */
+#define MB__JAX_DTYPES_VALID "bfloat16, float32, float16, float8, int8, int32"
+/* 1 and *out set when `name` is one of them. */
+int mb__jax_dtype_find(const char *name, mb_dtype_t *out);
+
+/* The benchmark named `name`, or an error at n/path listing the valid
+ * names. */
+mb_status_t mb__jax_bench_lookup(mb__pb_t *pb, const mb_cfg_node_t *n,
+                                 const char *path, const char *name,
+                                 const mb__jax_bench_t **out);
+/* MB_OK when benchmark b takes parameter `key` (written as `written`, which
+ * may carry a suffix), else an error at at/path listing what b takes. */
+mb_status_t mb__jax_check_param(mb__pb_t *pb, const mb__jax_bench_t *b,
+                                const mb_cfg_node_t *at, const char *path,
+                                const char *key, const char *written);
+
+#endif
