@@ -130,12 +130,9 @@ MB_CPU_CLONES static void silu_mul_slice(const act_c_t *k, void *z,
 static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
                            act_fn fn, void **kstate) {
   const mb_op_params_t *p = call->params;
-  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
-      p->dtype != MB_DTYPE_F16) {
-    MB_CPU_ERROR(st, "cpu/c: %s on %s is not implemented",
-                 fn ? "activation" : "silu_mul", st->host.dtype_name(p->dtype));
-    return MB_ERR_UNSUPPORTED;
-  }
+  const mb_status_t status =
+      mb__cpu_float_dtype(st, fn ? "activation" : "silu_mul", p->dtype);
+  if (status != MB_OK) return status;
   act_c_t *k = malloc(sizeof *k);
   if (!k) {
     MB_CPU_ERROR(st, "cpu/c: %s: out of memory",

@@ -47,14 +47,6 @@ static void add_bf16(void *z, const void *x, const void *y, size_t lo,
                  (const uint16_t *)y + lo, hi - lo);
 }
 
-static unsigned threads_in_team(void) {
-#ifdef _OPENMP
-  return (unsigned)omp_get_num_threads();
-#else
-  return 1;
-#endif
-}
-
 /* Signatures offered in the kernel table: all operands of one dtype. */
 static const struct {
   mb_dtype_t dtype;
@@ -100,7 +92,7 @@ mb_status_t mb__cpu_add_c_run(void *kstate, const mb_kernel_call_t *call) {
    * vectorise and matches the allocator's first-touch split. */
 #pragma omp parallel num_threads(k->threads) if (n >= PARALLEL_MIN)
   {
-    const unsigned nt = threads_in_team(), t = mb__cpu_thread_id();
+    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
     k->slice(z, x, y, n * t / nt, n * (t + 1) / nt);
   }
   return MB_OK;

@@ -18,7 +18,9 @@ mb_status_t mb__cpu_add_onednn_prepare(void *bstate,
 
   const int64_t m = p->shape[0], n = p->shape[1];
   mb_cpu_onednn_operands_t ops = {
-      .arg = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST}};
+      .n = 3,
+      .arg = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST},
+      .operand = {0, 1, MB_CPU_ONEDNN_OUT(0)}};
   status = mb__cpu_onednn_md_2d(st, what, &ops.md[0], m, n, p->dtype);
   if (status == MB_OK)
     status = mb__cpu_onednn_md_2d(st, what, &ops.md[1], m, n, p->dtype_b);
@@ -29,17 +31,8 @@ mb_status_t mb__cpu_add_onednn_prepare(void *bstate,
   dnnl_binary_desc_t desc;
   const dnnl_status_t s = dnnl_binary_desc_init(
       &desc, dnnl_binary_add, &ops.md[0], &ops.md[1], &ops.md[2]);
-  if (s != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: binary descriptor: %s", what,
-                 dnnl_status2str(s));
-    return MB_ERR_UNSUPPORTED;
-  }
-  dnnl_primitive_attr_t attr = NULL;
-  if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: cannot create attributes", what);
-    return MB_ERR_NO_MEMORY;
-  }
-  status = mb__cpu_onednn_create(st, what, &desc, attr, &ops, call, kstate);
-  dnnl_primitive_attr_destroy(attr);
-  return status;
+  status = mb__cpu_onednn_desc(st, what, "binary", s);
+  if (status != MB_OK) return status;
+  /* No attributes of its own: the defaults (attr NULL) suffice. */
+  return mb__cpu_onednn_create(st, what, &desc, NULL, &ops, call, kstate);
 }

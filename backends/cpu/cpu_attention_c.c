@@ -225,12 +225,8 @@ mb_status_t mb__cpu_attention_c_prepare(void *bstate,
                                         void **kstate) {
   mb_cpu_state_t *st = bstate;
   const mb_op_params_t *p = call->params;
-  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
-      p->dtype != MB_DTYPE_F16) {
-    MB_CPU_ERROR(st, "cpu/c: attention on %s is not implemented",
-                 st->host.dtype_name(p->dtype));
-    return MB_ERR_UNSUPPORTED;
-  }
+  const mb_status_t status = mb__cpu_float_dtype(st, "attention", p->dtype);
+  if (status != MB_OK) return status;
   attention_c_t *k = malloc(sizeof *k);
   const int64_t dp = (p->shape[4] + VEC - 1) / VEC * VEC;
   const size_t per_thread = tile_floats(dp);

@@ -6,13 +6,45 @@
 
 #include "cpu_internal.h"
 
-/* Threads in the current OpenMP team (1 outside one or without OpenMP). */
-static inline unsigned mb__cpu_team_size(void) {
-#ifdef _OPENMP
-  return (unsigned)omp_get_num_threads();
-#else
-  return 1;
-#endif
+/* The portable float kernels (activation, silu_mul, layernorm, rmsnorm,
+ * softmax, attention) compute in f32 and read and write their data through
+ * mb__cpu_load_f32 / mb__cpu_store_f32, which take f32, bf16 and f16: MB_OK
+ * for those, else MB_ERR_UNSUPPORTED with a message naming `op`. */
+static inline mb_status_t mb__cpu_float_dtype(mb_cpu_state_t *st,
+                                              const char *op,
+                                              mb_dtype_t dtype) {
+  if (dtype == MB_DTYPE_F32 || dtype == MB_DTYPE_BF16 || dtype == MB_DTYPE_F16)
+    return MB_OK;
+  MB_CPU_ERROR(st, "cpu/c: %s on %s is not implemented", op,
+               st->host.dtype_name(dtype));
+  return MB_ERR_UNSUPPORTED;
+}
+
+/* ---- row-wise kernels (softmax, layernorm, rmsnorm) -----------------------
+ * Each row of N is computed whole, in f32, by one thread: `rows` computes
+ * rows [r0, r1) of Y = f(X) for its kernel state `k`, with `buf` the
+ * thread's N floats for a row that is not f32. */
+typedef void (*mb_cpu_rows_fn)(const void *k, void *y, const void *x,
+                               int64_t r0, int64_t r1, float *buf);
+
+/* Below this many elements a parallel region costs more than the work. */
+enum { MB_CPU_ROWS_PARALLEL_MIN = 1 << 15 };
+
+/* Runs `rows` over the M x N operands in[0] -> out[0] of `call`, the rows
+ * split contiguously across the pinned threads (the allocator's first-touch
+ * split), thread t with floats [t N, (t + 1) N) of `rowbuf`. */
+static inline void mb__cpu_run_rows(mb_cpu_rows_fn rows, const void *k,
+                                    unsigned threads, int64_t m, int64_t n,
+                                    float *rowbuf,
+                                    const mb_kernel_call_t *call) {
+  (void)threads; /* only the pragma uses it: unused without OpenMP */
+  const void *x = call->in[0];
+  void *y = call->out[0];
+#pragma omp parallel num_threads(threads) if (m * n >= MB_CPU_ROWS_PARALLEL_MIN)
+  {
+    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
+    rows(k, y, x, m * t / nt, m * (t + 1) / nt, rowbuf + (size_t)t * (size_t)n);
+  }
 }
 
 /* Declares prefix_prepare, prefix_run and prefix_release. */
@@ -34,21 +66,16 @@ MB__CPU_ELT_DECLARE(mb__cpu_copy_c);
 MB__CPU_ELT_DECLARE(mb__cpu_add_lowp_c);
 
 #ifdef MB_HAVE_ONEDNN
-/* oneDNN (cpu_eltwise_onednn.c): one primitive each, with any number of
- * operands (the shared cpu_onednn.c kernel takes exactly three), so they
- * share their own run and release. */
+/* oneDNN (cpu_eltwise_onednn.c): one primitive each over the shared kernel
+ * (cpu_onednn.c), which runs and releases activation and softmax; layer
+ * norm wraps it, for its f32 scale and shift. */
 mb_status_t mb__cpu_activation_onednn_prepare(void *bstate,
                                               const mb_kernel_call_t *call,
                                               void **kstate);
 mb_status_t mb__cpu_softmax_onednn_prepare(void *bstate,
                                            const mb_kernel_call_t *call,
                                            void **kstate);
-mb_status_t mb__cpu_layernorm_onednn_prepare(void *bstate,
-                                             const mb_kernel_call_t *call,
-                                             void **kstate);
-mb_status_t mb__cpu_eltwise_onednn_run(void *kstate,
-                                       const mb_kernel_call_t *call);
-void mb__cpu_eltwise_onednn_release(void *kstate);
+MB__CPU_ELT_DECLARE(mb__cpu_layernorm_onednn);
 #endif
 
 #endif

@@ -77,39 +77,50 @@ static const float *block_bf16(const void *m, size_t ld, size_t r0, size_t c0,
   return buf;
 }
 
-/* Transposed storage: logical (r, c) is stored at [c * ld + r]. Eight
- * stored rows at a time are read along their length (contiguous) and
- * written as eight adjacent columns of buf, so neither side strides one
- * element per cache line. */
-static const float *block_f32_t(const void *m, size_t ld, size_t r0, size_t c0,
-                                size_t rows, size_t cols, float *buf,
-                                size_t *ld_out) {
-  const float *src = (const float *)m + c0 * ld + r0;
+/* Element i of a stored operand, as f32: all that the transposed gathers
+ * of the two dtypes do differently. */
+typedef float (*load_fn)(const void *src, size_t i);
+
+static inline float load_f32(const void *src, size_t i) {
+  return ((const float *)src)[i];
+}
+
+static inline float load_bf16(const void *src, size_t i) {
+  return mb__cvt_bf16_to_f32(((const uint16_t *)src)[i]);
+}
+
+/* Transposed storage: logical (r, c) is stored at [c * ld + r], `src`
+ * points at (r0, c0). Eight stored rows at a time are read along their
+ * length (contiguous) and written as eight adjacent columns of buf, so
+ * neither side strides one element per cache line. Always inlined, before
+ * the early optimisations, so each caller compiles with its `load` to the
+ * same loop nest as when the two were written out (objdump-identical). */
+__attribute__((always_inline)) static inline const float *gather_t(
+    load_fn load, const void *src, size_t ld, size_t rows, size_t cols,
+    float *buf, size_t *ld_out) {
   size_t j = 0;
   for (; j + 8 <= cols; j += 8)
     for (size_t i = 0; i < rows; ++i)
       for (size_t jj = 0; jj < 8; ++jj)
-        buf[i * cols + j + jj] = src[(j + jj) * ld + i];
+        buf[i * cols + j + jj] = load(src, (j + jj) * ld + i);
   for (; j < cols; ++j)
-    for (size_t i = 0; i < rows; ++i) buf[i * cols + j] = src[j * ld + i];
+    for (size_t i = 0; i < rows; ++i) buf[i * cols + j] = load(src, j * ld + i);
   *ld_out = cols;
   return buf;
+}
+
+static const float *block_f32_t(const void *m, size_t ld, size_t r0, size_t c0,
+                                size_t rows, size_t cols, float *buf,
+                                size_t *ld_out) {
+  return gather_t(load_f32, (const float *)m + c0 * ld + r0, ld, rows, cols,
+                  buf, ld_out);
 }
 
 static const float *block_bf16_t(const void *m, size_t ld, size_t r0, size_t c0,
                                  size_t rows, size_t cols, float *buf,
                                  size_t *ld_out) {
-  const uint16_t *src = (const uint16_t *)m + c0 * ld + r0;
-  size_t j = 0;
-  for (; j + 8 <= cols; j += 8)
-    for (size_t i = 0; i < rows; ++i)
-      for (size_t jj = 0; jj < 8; ++jj)
-        buf[i * cols + j + jj] = mb__cvt_bf16_to_f32(src[(j + jj) * ld + i]);
-  for (; j < cols; ++j)
-    for (size_t i = 0; i < rows; ++i)
-      buf[i * cols + j] = mb__cvt_bf16_to_f32(src[j * ld + i]);
-  *ld_out = cols;
-  return buf;
+  return gather_t(load_bf16, (const uint16_t *)m + c0 * ld + r0, ld, rows, cols,
+                  buf, ld_out);
 }
 
 /* beta == 0 must not read D: it may hold anything, NaN included (BLAS). */

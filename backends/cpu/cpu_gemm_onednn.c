@@ -49,7 +49,9 @@ mb_status_t mb__cpu_gemm_onednn_prepare(void *bstate,
 
   const int64_t m = p->shape[0], k = p->shape[1], n = p->shape[2];
   mb_cpu_onednn_operands_t ops = {
-      .arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}};
+      .n = 3,
+      .arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+      .operand = {0, 1, MB_CPU_ONEDNN_OUT(0)}};
   status =
       mb__cpu_onednn_md_2d_stored(st, what, &ops.md[0], m, k, p->dtype, ta);
   if (status == MB_OK)
@@ -60,13 +62,10 @@ mb_status_t mb__cpu_gemm_onednn_prepare(void *bstate,
   if (status != MB_OK) return status;
 
   dnnl_matmul_desc_t desc;
-  dnnl_status_t s =
+  const dnnl_status_t s =
       dnnl_matmul_desc_init(&desc, &ops.md[0], &ops.md[1], NULL, &ops.md[2]);
-  if (s != dnnl_success) {
-    MB_CPU_ERROR(st, "cpu/onednn: %s: matmul descriptor: %s", what,
-                 dnnl_status2str(s));
-    return MB_ERR_UNSUPPORTED;
-  }
+  status = mb__cpu_onednn_desc(st, what, "matmul", s);
+  if (status != MB_OK) return status;
   dnnl_primitive_attr_t attr = NULL;
   if (dnnl_primitive_attr_create(&attr) != dnnl_success) {
     MB_CPU_ERROR(st, "cpu/onednn: %s: cannot create attributes", what);

@@ -116,6 +116,15 @@ static inline unsigned mb__cpu_thread_id(void) {
 #endif
 }
 
+/* Threads in the current OpenMP team (1 outside one or without OpenMP). */
+static inline unsigned mb__cpu_team_size(void) {
+#ifdef _OPENMP
+  return (unsigned)omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
 static inline double mb__cpu_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -12,8 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-enum { PARALLEL_MIN = 1 << 15 };
-
 typedef struct norm_c {
   int64_t m, n;
   unsigned threads;
@@ -39,8 +37,9 @@ static inline float sum_sq_dev(const float *restrict x, size_t n, float mean) {
   return s;
 }
 
-MB_CPU_CLONES static void norm_rows(const norm_c_t *k, void *y, const void *x,
+MB_CPU_CLONES static void norm_rows(const void *kstate, void *y, const void *x,
                                     int64_t r0, int64_t r1, float *buf) {
+  const norm_c_t *k = kstate;
   const size_t n = (size_t)k->n;
   for (int64_t r = r0; r < r1; ++r) {
     const size_t off = (size_t)r * n;
@@ -69,12 +68,8 @@ static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
                            int rms, void **kstate) {
   const mb_op_params_t *p = call->params;
   const char *what = rms ? "rmsnorm" : "layernorm";
-  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
-      p->dtype != MB_DTYPE_F16) {
-    MB_CPU_ERROR(st, "cpu/c: %s on %s is not implemented", what,
-                 st->host.dtype_name(p->dtype));
-    return MB_ERR_UNSUPPORTED;
-  }
+  const mb_status_t status = mb__cpu_float_dtype(st, what, p->dtype);
+  if (status != MB_OK) return status;
   norm_c_t *k = calloc(1, sizeof *k);
   const size_t n = (size_t)p->shape[1];
   if (k) {
@@ -115,15 +110,7 @@ mb_status_t mb__cpu_layernorm_c_run(void *kstate,
     mb__cpu_load_f32(k->w, call->in[1], k->dtype, 0, (size_t)k->n);
     if (!k->rms) mb__cpu_load_f32(k->b, call->in[2], k->dtype, 0, (size_t)k->n);
   }
-  const void *x = call->in[0];
-  void *y = call->out[0];
-  const int64_t m = k->m;
-#pragma omp parallel num_threads(k->threads) if (m * k->n >= PARALLEL_MIN)
-  {
-    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
-    norm_rows(k, y, x, m * t / nt, m * (t + 1) / nt,
-              k->rowbuf + (size_t)t * (size_t)k->n);
-  }
+  mb__cpu_run_rows(norm_rows, k, k->threads, k->m, k->n, k->rowbuf, call);
   return MB_OK;
 }
 

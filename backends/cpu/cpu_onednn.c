@@ -10,10 +10,12 @@ typedef struct onednn_kernel {
   mb_cpu_state_t *st;
   char what[48];
   dnnl_primitive_t prim;
-  dnnl_memory_t mem[3];  /* in[0], in[1], out[0] */
-  void *bound[3];        /* the buffer each memory object points at now */
+  int nmem;
+  dnnl_memory_t mem[MB_CPU_ONEDNN_MAX_OPERANDS];
+  int operand[MB_CPU_ONEDNN_MAX_OPERANDS]; /* the call's operand each wraps */
+  void *bound[MB_CPU_ONEDNN_MAX_OPERANDS]; /* the buffer it points at now */
   dnnl_memory_t scratch; /* NULL when the primitive needs none */
-  dnnl_exec_arg_t args[4];
+  dnnl_exec_arg_t args[MB_CPU_ONEDNN_MAX_OPERANDS + 1]; /* + scratchpad */
   int nargs;
 } onednn_kernel_t;
 
@@ -60,6 +62,14 @@ mb_status_t mb__cpu_onednn_check(mb_cpu_state_t *st, const char *what) {
   return MB_ERR_UNSUPPORTED;
 }
 
+mb_status_t mb__cpu_onednn_desc(mb_cpu_state_t *st, const char *what,
+                                const char *kind, dnnl_status_t s) {
+  if (s == dnnl_success) return MB_OK;
+  MB_CPU_ERROR(st, "cpu/onednn: %s: %s descriptor: %s", what, kind,
+               dnnl_status2str(s));
+  return MB_ERR_UNSUPPORTED;
+}
+
 mb_status_t mb__cpu_onednn_md_2d(mb_cpu_state_t *st, const char *what,
                                  dnnl_memory_desc_t *md, int64_t rows,
                                  int64_t cols, mb_dtype_t dtype) {
@@ -86,14 +96,15 @@ mb_status_t mb__cpu_onednn_md_2d_stored(mb_cpu_state_t *st, const char *what,
   return MB_ERR_UNSUPPORTED;
 }
 
+/* The call's buffer for operand i (mb_cpu_onednn_operands_t). */
 static void *operand_ptr(const mb_kernel_call_t *call, int i) {
-  return i < 2 ? call->in[i] : call->out[0];
+  return i >= 0 ? call->in[i] : call->out[-1 - i];
 }
 
 void mb__cpu_onednn_release(void *kstate) {
   onednn_kernel_t *k = kstate;
   if (!k) return;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < k->nmem; ++i)
     if (k->mem[i]) dnnl_memory_destroy(k->mem[i]);
   if (k->scratch) dnnl_memory_destroy(k->scratch);
   if (k->prim) dnnl_primitive_destroy(k->prim);
@@ -153,11 +164,15 @@ static mb_status_t build_with(mb_cpu_state_t *st, const char *what,
   return MB_OK;
 }
 
-mb_status_t mb__cpu_onednn_build(mb_cpu_state_t *st, const char *what,
-                                 const_dnnl_op_desc_t op_desc,
-                                 dnnl_primitive_attr_t attr,
-                                 dnnl_primitive_t *prim,
-                                 dnnl_memory_t *scratch) {
+/* Creates the primitive for `op_desc` (and its scratchpad memory, ours in
+ * "user" mode so nothing is allocated inside the timed execute; NULL when it
+ * needs none). `attr` is borrowed and may be NULL (defaults). Logs the
+ * implementation oneDNN picked (a warning for a slow "ref" one).
+ * MB_ERR_UNSUPPORTED when oneDNN has no implementation for it. */
+static mb_status_t build(mb_cpu_state_t *st, const char *what,
+                         const_dnnl_op_desc_t op_desc,
+                         dnnl_primitive_attr_t attr, dnnl_primitive_t *prim,
+                         dnnl_memory_t *scratch) {
   if (attr) return build_with(st, what, op_desc, attr, prim, scratch);
   dnnl_primitive_attr_t own = NULL;
   if (dnnl_primitive_attr_create(&own) != dnnl_success) {
@@ -181,10 +196,11 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
   }
   k->st = st;
   snprintf(k->what, sizeof k->what, "%s", what);
-  mb_status_t status =
-      mb__cpu_onednn_build(st, what, op_desc, attr, &k->prim, &k->scratch);
-  for (int i = 0; i < 3 && status == MB_OK; ++i) {
-    k->bound[i] = operand_ptr(call, i);
+  mb_status_t status = build(st, what, op_desc, attr, &k->prim, &k->scratch);
+  k->nmem = ops->n; /* release() skips the memory objects not made */
+  for (int i = 0; i < ops->n && status == MB_OK; ++i) {
+    k->operand[i] = ops->operand[i];
+    k->bound[i] = operand_ptr(call, ops->operand[i]);
     const dnnl_status_t s =
         dnnl_memory_create(&k->mem[i], &ops->md[i], st->engine, k->bound[i]);
     if (s != dnnl_success) {
@@ -204,9 +220,10 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
   return MB_OK;
 }
 
-mb_status_t mb__cpu_onednn_execute(mb_cpu_state_t *st, const char *what,
-                                   dnnl_primitive_t prim, int nargs,
-                                   const dnnl_exec_arg_t *args) {
+/* Executes on the backend's stream and waits: the timed part of a kernel. */
+static mb_status_t execute(mb_cpu_state_t *st, const char *what,
+                           dnnl_primitive_t prim, int nargs,
+                           const dnnl_exec_arg_t *args) {
   dnnl_status_t s = dnnl_primitive_execute(prim, st->stream, nargs, args);
   if (s == dnnl_success) s = dnnl_stream_wait(st->stream);
   if (s != dnnl_success) {
@@ -222,8 +239,8 @@ mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
   mb_cpu_state_t *st = k->st;
   /* Re-pointing a memory object at another buffer is cheap on CPU, so a
    * caller rotating through operand copies needs no new primitive. */
-  for (int i = 0; i < 3; ++i) {
-    void *p = operand_ptr(call, i);
+  for (int i = 0; i < k->nmem; ++i) {
+    void *p = operand_ptr(call, k->operand[i]);
     if (p == k->bound[i]) continue;
     const dnnl_status_t s = dnnl_memory_set_data_handle(k->mem[i], p);
     if (s != dnnl_success) {
@@ -233,5 +250,5 @@ mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
     }
     k->bound[i] = p;
   }
-  return mb__cpu_onednn_execute(st, k->what, k->prim, k->nargs, k->args);
+  return execute(st, k->what, k->prim, k->nargs, k->args);
 }

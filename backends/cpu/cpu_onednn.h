@@ -1,7 +1,8 @@
 /* CPU backend — what the oneDNN kernels share: building a primitive over the
- * caller's buffers, and running it. A oneDNN kernel is one primitive with
- * three operands (two inputs, one output); gemm and add differ only in the
- * operation descriptor and attributes they build. */
+ * caller's buffers, and running it. A oneDNN kernel is one primitive over
+ * up to MB_CPU_ONEDNN_MAX_OPERANDS of the call's operands; gemm, add,
+ * activation, softmax and layer norm differ only in the operation
+ * descriptor, attributes and operands they build. */
 #ifndef MB_CPU_ONEDNN_H
 #define MB_CPU_ONEDNN_H
 
@@ -11,15 +12,32 @@
 
 #include <dnnl_debug.h> /* dnnl_status2str() for messages */
 
-/* Which execution argument each operand is: in[0], in[1], out[0]. */
+/* Layer norm's four (source, scale, shift, destination) are the most. */
+enum { MB_CPU_ONEDNN_MAX_OPERANDS = 4 };
+
+/* The primitive's operands: the i-th of n is execution argument arg[i]
+ * (DNNL_ARG_SRC, ...), described by md[i], over the call's input
+ * in[operand[i]], or its output out[j] for operand[i] MB_CPU_ONEDNN_OUT(j)
+ * (outputs are named apart: how many inputs precede them varies, gemm has
+ * its scale operands). */
+#define MB_CPU_ONEDNN_OUT(j) (-1 - (j))
 typedef struct mb_cpu_onednn_operands {
-  int arg[3]; /* DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST */
-  dnnl_memory_desc_t md[3];
+  int n;
+  int arg[MB_CPU_ONEDNN_MAX_OPERANDS];
+  int operand[MB_CPU_ONEDNN_MAX_OPERANDS];
+  dnnl_memory_desc_t md[MB_CPU_ONEDNN_MAX_OPERANDS];
 } mb_cpu_onednn_operands_t;
 
 /* MB_OK, or MB_ERR_UNSUPPORTED (with an error message) when oneDNN is not
  * usable in this process. */
 mb_status_t mb__cpu_onednn_check(mb_cpu_state_t *st, const char *what);
+
+/* MB_OK when oneDNN initialised the operation descriptor (`s`, what its
+ * dnnl_*_desc_init returned), else MB_ERR_UNSUPPORTED with a message naming
+ * the `kind` of descriptor ("matmul"): oneDNN refuses shapes, dtypes and
+ * flags it has no primitive for at this step already. */
+mb_status_t mb__cpu_onednn_desc(mb_cpu_state_t *st, const char *what,
+                                const char *kind, dnnl_status_t s);
 
 /* A row-major rows × cols matrix of `dtype`. */
 mb_status_t mb__cpu_onednn_md_2d(mb_cpu_state_t *st, const char *what,
@@ -34,26 +52,12 @@ mb_status_t mb__cpu_onednn_md_2d_stored(mb_cpu_state_t *st, const char *what,
                                         int64_t cols, mb_dtype_t dtype,
                                         int transposed);
 
-/* Creates the primitive for `op_desc` (and its scratchpad memory, ours in
- * "user" mode so nothing is allocated inside the timed execute; NULL when it
- * needs none). `attr` is borrowed and may be NULL (defaults). Logs the
- * implementation oneDNN picked (a warning for a slow "ref" one).
- * MB_ERR_UNSUPPORTED when oneDNN has no implementation for it. */
-mb_status_t mb__cpu_onednn_build(mb_cpu_state_t *st, const char *what,
-                                 const_dnnl_op_desc_t op_desc,
-                                 dnnl_primitive_attr_t attr,
-                                 dnnl_primitive_t *prim,
-                                 dnnl_memory_t *scratch);
-
-/* Executes on the backend's stream and waits: the timed part of a kernel. */
-mb_status_t mb__cpu_onednn_execute(mb_cpu_state_t *st, const char *what,
-                                   dnnl_primitive_t prim, int nargs,
-                                   const dnnl_exec_arg_t *args);
-
-/* Builds the primitive for `op_desc` with `attr` (borrowed; scratchpad mode
- * is set here), wraps the call's buffers, and returns the kernel state.
- * MB_ERR_UNSUPPORTED when oneDNN has no implementation for it. `what` names
- * the kernel in messages, e.g. "gemm bf16". */
+/* Builds the primitive for `op_desc` with `attr` (borrowed, or NULL for the
+ * defaults; scratchpad mode is set here either way), wraps the call's
+ * operands `ops`, and returns the kernel state, which mb__cpu_onednn_run
+ * and mb__cpu_onednn_release (cpu_internal.h) take. MB_ERR_UNSUPPORTED when
+ * oneDNN has no implementation for it. `what` names the kernel in messages,
+ * e.g. "gemm bf16". */
 mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
                                   const_dnnl_op_desc_t op_desc,
                                   dnnl_primitive_attr_t attr,

@@ -29,14 +29,6 @@ static int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
 }
 
-static int64_t team_size(void) {
-#ifdef _OPENMP
-  return omp_get_num_threads();
-#else
-  return 1;
-#endif
-}
-
 /* Which block scales apply to a row: srow(r) = grid + r / bm * gc, block
  * columns of width bn. A static scale is the one-block view of a single
  * float. */
@@ -193,7 +185,7 @@ static void run_two_pass(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
     for (int64_t g = 0; g < q->gr * q->gc; ++g)
       atomic_store_explicit(&q->amax[g], 0u, memory_order_relaxed);
     /* A contiguous share of X's rows: few block-row changes, few flushes. */
-    const int64_t nt = team_size(), t = mb__cpu_thread_id();
+    const int64_t nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
     const int64_t r0 = xrows * t / nt, r1 = xrows * (t + 1) / nt;
     uint32_t *loc = q->local + (size_t)t * q->local_each;
     for (int64_t i = r0; i < r1;) {

@@ -9,8 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-enum { PARALLEL_MIN = 1 << 15 };
-
 typedef struct softmax_c {
   int64_t m, n;
   unsigned threads;
@@ -31,9 +29,10 @@ static inline float row_max(const float *restrict x, size_t n) {
   return m;
 }
 
-MB_CPU_CLONES static void softmax_rows(const softmax_c_t *k, void *y,
+MB_CPU_CLONES static void softmax_rows(const void *kstate, void *y,
                                        const void *x, int64_t r0, int64_t r1,
                                        float *buf) {
+  const softmax_c_t *k = kstate;
   const size_t n = (size_t)k->n;
   for (int64_t r = r0; r < r1; ++r) {
     const size_t off = (size_t)r * n;
@@ -56,12 +55,8 @@ mb_status_t mb__cpu_softmax_c_prepare(void *bstate,
                                       void **kstate) {
   mb_cpu_state_t *st = bstate;
   const mb_op_params_t *p = call->params;
-  if (p->dtype != MB_DTYPE_F32 && p->dtype != MB_DTYPE_BF16 &&
-      p->dtype != MB_DTYPE_F16) {
-    MB_CPU_ERROR(st, "cpu/c: softmax on %s is not implemented",
-                 st->host.dtype_name(p->dtype));
-    return MB_ERR_UNSUPPORTED;
-  }
+  const mb_status_t status = mb__cpu_float_dtype(st, "softmax", p->dtype);
+  if (status != MB_OK) return status;
   softmax_c_t *k = malloc(sizeof *k);
   float *buf = malloc((size_t)st->threads * (size_t)p->shape[1] * sizeof *buf);
   if (!k || !buf) {
@@ -77,15 +72,7 @@ mb_status_t mb__cpu_softmax_c_prepare(void *bstate,
 
 mb_status_t mb__cpu_softmax_c_run(void *kstate, const mb_kernel_call_t *call) {
   const softmax_c_t *k = kstate;
-  const void *x = call->in[0];
-  void *y = call->out[0];
-  const int64_t m = k->m;
-#pragma omp parallel num_threads(k->threads) if (m * k->n >= PARALLEL_MIN)
-  {
-    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
-    softmax_rows(k, y, x, m * t / nt, m * (t + 1) / nt,
-                 k->rowbuf + (size_t)t * (size_t)k->n);
-  }
+  mb__cpu_run_rows(softmax_rows, k, k->threads, k->m, k->n, k->rowbuf, call);
   return MB_OK;
 }
 
