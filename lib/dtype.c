@@ -413,53 +413,35 @@ double mb__round(double v, mb_dtype_t dtype, unsigned flags) {
 typedef void (*convert_fn)(void *dst, const void *src, size_t n,
                            unsigned flags);
 
-static void f32_to_bf16_n(void *dst, const void *src, size_t n,
-                          unsigned flags) {
-  unsigned char *d = dst;
-  const unsigned char *s = src;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, s + 4 * i, 4);
-    uint16_t h = bf16_from_f32_bits(u, flags);
-    memcpy(d + 2 * i, &h, 2);
+/* f32 <-> a 16-bit float, element by element: the loops differ only in
+ * the conversion of one element, so one body each way. */
+#define MB__NARROW_N(name, from_f32_bits)                                  \
+  static void name(void *dst, const void *src, size_t n, unsigned flags) { \
+    unsigned char *d = dst;                                                \
+    const unsigned char *s = src;                                          \
+    for (size_t i = 0; i < n; i++) {                                       \
+      uint32_t u;                                                          \
+      memcpy(&u, s + 4 * i, 4);                                            \
+      uint16_t h = from_f32_bits(u, flags);                                \
+      memcpy(d + 2 * i, &h, 2);                                            \
+    }                                                                      \
   }
-}
-
-static void bf16_to_f32_n(void *dst, const void *src, size_t n,
-                          unsigned flags) {
-  (void)flags;
-  unsigned char *d = dst;
-  const unsigned char *s = src;
-  for (size_t i = 0; i < n; i++) {
-    uint16_t h;
-    memcpy(&h, s + 2 * i, 2);
-    uint32_t u = f32_bits_from_bf16(h);
-    memcpy(d + 4 * i, &u, 4);
+#define MB__WIDEN_N(name, to_f32_bits)                                     \
+  static void name(void *dst, const void *src, size_t n, unsigned flags) { \
+    (void)flags;                                                           \
+    unsigned char *d = dst;                                                \
+    const unsigned char *s = src;                                          \
+    for (size_t i = 0; i < n; i++) {                                       \
+      uint16_t h;                                                          \
+      memcpy(&h, s + 2 * i, 2);                                            \
+      uint32_t u = to_f32_bits(h);                                         \
+      memcpy(d + 4 * i, &u, 4);                                            \
+    }                                                                      \
   }
-}
-
-static void f32_to_f16_n(void *dst, const void *src, size_t n, unsigned flags) {
-  unsigned char *d = dst;
-  const unsigned char *s = src;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, s + 4 * i, 4);
-    uint16_t h = f16_from_f32_bits(u, flags);
-    memcpy(d + 2 * i, &h, 2);
-  }
-}
-
-static void f16_to_f32_n(void *dst, const void *src, size_t n, unsigned flags) {
-  (void)flags;
-  unsigned char *d = dst;
-  const unsigned char *s = src;
-  for (size_t i = 0; i < n; i++) {
-    uint16_t h;
-    memcpy(&h, s + 2 * i, 2);
-    uint32_t u = f32_bits_from_f16(h);
-    memcpy(d + 4 * i, &u, 4);
-  }
-}
+MB__NARROW_N(f32_to_bf16_n, bf16_from_f32_bits)
+MB__WIDEN_N(bf16_to_f32_n, f32_bits_from_bf16)
+MB__NARROW_N(f32_to_f16_n, f16_from_f32_bits)
+MB__WIDEN_N(f16_to_f32_n, f32_bits_from_f16)
 
 static const struct {
   mb_dtype_t dst, src;

@@ -195,15 +195,13 @@ static mb__tolerance_t silu_mul_tolerance(const mb_op_params_t *p,
                            SILU_MUL_ERR * mb_dtype_unit_roundoff(p->dtype_acc)};
 }
 
-static const char *const k_dims[] = {"M", "N"};
-static const char *const k_act_operands[] = {"X", "Y"};
 static const char *const k_silu_operands[] = {"X", "Y", "Z"};
 
 const mb_op_t mb__op_activation = {
     .name = "activation",
     .summary = "Y = act(X), element-wise (X, Y: MxN)",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .params_doc =
         "activation: relu|gelu_tanh|gelu_erf|silu|sigmoid|leakyrelu|"
         "relu6|hardswish (relu); act_alpha: leakyrelu slope (0.01)",
@@ -211,7 +209,7 @@ const mb_op_t mb__op_activation = {
     .rank = 2,
     .num_inputs = 1,
     .num_outputs = 1,
-    .operand_names = k_act_operands,
+    .operand_names = mb__operands_xy,
     .dtypes = mb__elt_float,
     .num_dtypes = MB__ELT_COUNT(mb__elt_float),
     .resolve = activation_resolve,
@@ -230,7 +228,7 @@ const mb_op_t mb__op_silu_mul = {
     .name = "silu_mul",
     .summary = "Z = silu(X) * Y, element-wise (SwiGLU's gate; X, Y, Z: MxN)",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .params_doc = "",
     .rank = 2,
     .num_inputs = 2,

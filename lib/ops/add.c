@@ -96,14 +96,13 @@ static mb__tolerance_t add_tolerance(const mb_op_params_t *p, uint32_t out) {
   return (mb__tolerance_t){0.5, mb_dtype_unit_roundoff(p->dtype_acc)};
 }
 
-static const char *const k_dims[] = {"M", "N"};
 static const char *const k_operands[] = {"X", "Y", "Z"};
 
 const mb_op_t mb__op_add = {
     .name = "add",
     .summary = "Z = X + Y, element-wise (X, Y, Z: MxN); fp8 in -> bf16 out",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .params_doc = "out: f32|bf16|f16",
     .rank = 2,
     .num_inputs = 2,

@@ -64,19 +64,16 @@ static mb__tolerance_t copy_tolerance(const mb_op_params_t *p, uint32_t out) {
   return (mb__tolerance_t){0.0, 0.0};
 }
 
-static const char *const k_dims[] = {"M", "N"};
-static const char *const k_operands[] = {"X", "Y"};
-
 const mb_op_t mb__op_copy = {
     .name = "copy",
     .summary = "Y = X (MxN, any dtype): memory bandwidth",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .params_doc = "",
     .rank = 2,
     .num_inputs = 1,
     .num_outputs = 1,
-    .operand_names = k_operands,
+    .operand_names = mb__operands_xy,
     .dtypes = k_dtypes,
     .num_dtypes = MB__ELT_COUNT(k_dtypes),
     .resolve = copy_resolve,

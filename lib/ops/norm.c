@@ -189,7 +189,6 @@ static mb__tolerance_t norm_tolerance(const mb_op_params_t *p, uint32_t out) {
                                     mb_dtype_unit_roundoff(p->dtype_acc)};
 }
 
-static const char *const k_dims[] = {"M", "N"};
 static const char *const k_ln_operands[] = {"X", "W", "Bias", "Y"};
 static const char *const k_rms_operands[] = {"X", "W", "Y"};
 
@@ -199,7 +198,7 @@ const mb_op_t mb__op_layernorm = {
         "Y = (X - mean) / sqrt(var + eps) * W + Bias over the last "
         "dim (X, Y: MxN; W, Bias: N)",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .params_doc = "eps (1e-5); no-weight: no W, Bias",
     .param_mask = MB__P_EPS,
     .rank = 2,
@@ -227,7 +226,7 @@ const mb_op_t mb__op_rmsnorm = {
         "Y = X / sqrt(mean(X^2) + eps) * W over the last dim (X, Y: "
         "MxN; W: N)",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .params_doc = "eps (1e-5); no-weight: no W",
     .param_mask = MB__P_EPS,
     .rank = 2,

@@ -180,7 +180,6 @@ static mb__tolerance_t quantize_tolerance(const mb_op_params_t *p,
   return (mb__tolerance_t){out == 0 ? 0.5 * (1.0 + 0x1p-10) : 0.5, 0.0};
 }
 
-static const char *const k_dims[] = {"M", "N"};
 static const char *const k_q_operands[] = {"X", "Q", "scales"};
 
 const mb_op_t mb__op_quantize = {
@@ -189,7 +188,7 @@ const mb_op_t mb__op_quantize = {
         "Q = round_sat(X / s), s = absmax/qmax per block (or static); "
         "outputs Q and the scales",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .param_mask = MB__P_SCALE_A | MB__P_TRANSPOSE | MB__P_STATIC,
     .params_doc =
         "out: f8e4m3|f8e5m2|i8|i4; granularity (scale_a): "
@@ -327,7 +326,7 @@ const mb_op_t mb__op_dequantize = {
     .name = "dequantize",
     .summary = "X = Q s, one scale per block (the inverse of quantize)",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .param_mask = MB__P_SCALE_A,
     .params_doc =
         "dtype (Q): f8e4m3|f8e5m2|i8|i4; out: f32|bf16|f16; "

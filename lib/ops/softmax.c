@@ -106,19 +106,16 @@ static mb__tolerance_t softmax_tolerance(const mb_op_params_t *p,
                                     mb_dtype_unit_roundoff(p->dtype_acc)};
 }
 
-static const char *const k_dims[] = {"M", "N"};
-static const char *const k_operands[] = {"X", "Y"};
-
 const mb_op_t mb__op_softmax = {
     .name = "softmax",
     .summary = "Y = softmax(X) over the last dim, max-subtracted (X, Y: MxN)",
     .shape_syntax = "MxN",
-    .dim_names = k_dims,
+    .dim_names = mb__dims_mn,
     .params_doc = "",
     .rank = 2,
     .num_inputs = 1,
     .num_outputs = 1,
-    .operand_names = k_operands,
+    .operand_names = mb__operands_xy,
     .dtypes = mb__elt_float,
     .num_dtypes = MB__ELT_COUNT(mb__elt_float),
     .resolve = softmax_resolve,
