@@ -50,8 +50,15 @@ const mb_op_t *mb_op_find(const char *name) {
 mb_status_t mb_op_apply_alias(const char *name, mb_op_params_t *params) {
   if (!mb_op_find(name)) return MB_ERR_NOT_FOUND;
   const mb__alias_t *alias = mb__alias_find(name);
-  if (alias && alias->preset && params) alias->preset(params);
-  return MB_OK;
+  if (!alias || !alias->preset || !params) return MB_OK;
+  /* The presets write today's params; an older caller gets its prefix. */
+  mb_op_params_t full = MB_OP_PARAMS_INIT;
+  mb_status_t st =
+      mb__struct_in(MB__STRUCT_OP_PARAMS, "mb_op_apply_alias", params, &full);
+  if (st != MB_OK) return st;
+  alias->preset(&full);
+  return mb__struct_out(MB__STRUCT_OP_PARAMS, "mb_op_apply_alias", &full,
+                        params);
 }
 
 int mb_op_is_composite(const mb_op_t *op) {

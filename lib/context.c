@@ -60,21 +60,33 @@ static void host_set_error(const char *fmt, ...) {
   va_end(ap);
 }
 
+/* A kernel's refusal, formatted into the context's buffer: the library
+ * calls a backend from one thread at a time per context, and the kernel
+ * selection copies the text as soon as supports() returns, so one buffer
+ * per context is enough and no backend needs storage of its own. Formatted
+ * aside first: an argument may be the buffer's previous text. */
+static const char *host_reason(void *host, const char *fmt, ...) {
+  mb_context_t *ctx = host;
+  char text[sizeof ctx->reason];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  memcpy(ctx->reason, text, sizeof text);
+  return ctx->reason;
+}
+
 mb_status_t mb_context_create(mb_context_t **out,
                               const mb_context_options_t *opts) {
   mb_context_options_t defaults = MB_CONTEXT_OPTIONS_INIT;
   if (!out)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_context_create: out is NULL");
   *out = NULL;
-  if (!opts) opts = &defaults;
-  if (opts->struct_size < sizeof(uint32_t) * 2 ||
-      opts->struct_size > sizeof(mb_context_options_t))
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_context_create: options.struct_size %u is not one this "
-                    "library knows (use MB_CONTEXT_OPTIONS_INIT)",
-                    opts->struct_size);
-  /* Copy what the caller's (possibly older, smaller) struct has. */
-  memcpy(&defaults, opts, opts->struct_size);
+  mb_status_t st;
+  if (opts &&
+      (st = mb__struct_in(MB__STRUCT_CONTEXT_OPTIONS, "mb_context_create", opts,
+                          &defaults)) != MB_OK)
+    return st;
   if (defaults.log_level > MB_LOG_DEBUG)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_context_create: log_level %d; valid: 0 (error) .. 3 "
@@ -98,6 +110,7 @@ mb_status_t mb_context_create(mb_context_t **out,
       .convert = mb_convert,
       .dtype_bytes = mb_dtype_bytes,
       .dtype_name = mb_dtype_name,
+      .reason = host_reason,
   };
   mb__loader_scan(ctx, defaults.backend_path, defaults.flags);
   *out = ctx;

@@ -26,12 +26,7 @@ mb_status_t mb_backend_info(const mb_context_t *ctx, size_t index,
   info.loaded = b->vt != NULL && b->usable;
   info.reason = b->reason;
   info.device_count = b->usable ? b->num_devices : 0;
-  size_t n = out->struct_size && out->struct_size < sizeof info
-                 ? out->struct_size
-                 : sizeof info;
-  memcpy(out, &info, n);
-  out->struct_size = (uint32_t)n;
-  return MB_OK;
+  return mb__struct_out(MB__STRUCT_BACKEND_INFO, "mb_backend_info", &info, out);
 }
 
 size_t mb_device_count(const mb_context_t *ctx) {
@@ -97,12 +92,8 @@ mb_status_t mb_device_find(const mb_context_t *ctx, const char *backend,
 mb_status_t mb_device_info(const mb_device_t *dev, mb_device_info_t *out) {
   if (!dev || !out)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_device_info: NULL argument");
-  size_t n = out->struct_size && out->struct_size < sizeof dev->info
-                 ? out->struct_size
-                 : sizeof dev->info;
-  memcpy(out, &dev->info, n);
-  out->struct_size = (uint32_t)n;
-  return MB_OK;
+  return mb__struct_out(MB__STRUCT_DEVICE_INFO, "mb_device_info", &dev->info,
+                        out);
 }
 
 double mb_device_peak_flops(const mb_device_t *dev, mb_dtype_t dtype) {

@@ -22,12 +22,10 @@ typedef struct mb__backend {
   uint32_t first_device, num_devices; /* slice of ctx->devices */
 } mb__backend_t;
 
-/* An optional vtable member the module knows of and sets (modules built
- * against an older, shorter vtable do not have the appended ones). */
-#define MB__VT_HAS(vt, member)                                         \
-  ((vt)->struct_size >=                                                \
-       offsetof(mb_backend_vtable_t, member) + sizeof((vt)->member) && \
-   (vt)->member != NULL)
+/* An optional vtable hook the module sets. b->vt is the loader's full-size
+ * copy (versioned.c's rule), so a hook appended after the module's ABI
+ * version reads NULL here and never past the module's table. */
+#define MB__VT_HAS(vt, member) ((vt)->member != NULL)
 
 /* Most facts a backend's environment hook may give (more are cut). */
 #define MB__MAX_FACTS 64
@@ -74,6 +72,9 @@ struct mb_context {
   size_t num_user_kernels;
 
   const volatile sig_atomic_t *interrupt; /* mb_context_set_interrupt */
+
+  /* The host table's reason(): a backend's last formatted refusal. */
+  char reason[512];
 };
 
 /* 1 when the caller's interrupt flag is raised. */
@@ -102,6 +103,82 @@ void mb__loader_say(const mb_context_t *ctx, const char *fmt, ...)
     MB__FMT(2, 3);
 /* Instantiates every loaded backend and builds the device list (idempotent). */
 mb_status_t mb__devices_init(mb_context_t *ctx);
+
+/* versioned.c: the one rule for every struct that carries struct_size
+ * (docs/architecture.md, "Public API conventions"). A struct's first
+ * version ends with the member named here; members were only appended
+ * since. X(id, type, the struct_size member, last member of the first
+ * version, what to tell a caller whose struct is not one of ours). */
+#define MB__VERSIONED_STRUCTS(X)                                               \
+  /* inputs: read with mb__struct_in */                                        \
+  X(CONTEXT_OPTIONS, mb_context_options_t, struct_size, flags,                 \
+    "use MB_CONTEXT_OPTIONS_INIT")                                             \
+  X(OP_PARAMS, mb_op_params_t, struct_size, flags, "use MB_OP_PARAMS_INIT")    \
+  X(KERNEL_DESC, mb_kernel_desc_t, struct_size, user,                          \
+    "use MB_KERNEL_DESC_INIT")                                                 \
+  X(PRESET_PARAMS, mb_preset_params_t, struct_size, num_m_values,              \
+    "use MB_PRESET_PARAMS_INIT")                                               \
+  X(REPORT_OPTIONS, mb_report_options_t, struct_size, argv,                    \
+    "use MB_REPORT_OPTIONS_INIT")                                              \
+  X(PLAN_OPTIONS, mb_plan_options_t, struct_size, max_flop,                    \
+    "use MB_PLAN_OPTIONS_INIT")                                                \
+  X(COMPARE_OPTIONS, mb_compare_options_t, struct_size, match_problem,         \
+    "use MB_COMPARE_OPTIONS_INIT")                                             \
+  X(BENCH_SPEC, mb_bench_spec_t, struct_size, flags, "use MB_BENCH_SPEC_INIT") \
+  X(FILL, mb_fill_t, struct_size, b, "use MB_FILL_INIT")                       \
+  /* outputs: written with mb__struct_out */                                   \
+  X(BACKEND_INFO, mb_backend_info_t, struct_size, device_count,                \
+    "use MB_BACKEND_INFO_INIT")                                                \
+  X(DEVICE_INFO, mb_device_info_t, struct_size, peak_source,                   \
+    "use MB_DEVICE_INFO_INIT")                                                 \
+  X(CALIBRATION, mb_calibration_t, struct_size, flush_note,                    \
+    "use MB_CALIBRATION_INIT")                                                 \
+  X(KERNEL_INFO, mb_kernel_info_t, struct_size, user,                          \
+    "use MB_KERNEL_INFO_INIT")                                                 \
+  X(RESULT_INFO, mb_result_info_t, struct_size, seed,                          \
+    "use MB_RESULT_INFO_INIT")                                                 \
+  X(CORRECTNESS, mb_correctness_t, struct_size, elements_total,                \
+    "use MB_CORRECTNESS_INIT")                                                 \
+  X(STATS, mb_stats_t, struct_size, stop_reason, "use MB_STATS_INIT")          \
+  X(DERIVED, mb_derived_t, struct_size, pct_peak, "use MB_DERIVED_INIT")       \
+  X(AGGREGATE, mb_aggregate_t, struct_size, max, "use MB_AGGREGATE_INIT")      \
+  X(STEP_TIME, mb_step_time_t, struct_size, bytes, "use MB_STEP_TIME_INIT")    \
+  X(ACCURACY, mb_accuracy_t, struct_size, elements_checked,                    \
+    "use MB_ACCURACY_INIT")                                                    \
+  X(COMPARE_ROW, mb_compare_row_t, struct_size, verdict,                       \
+    "use MB_COMPARE_ROW_INIT")                                                 \
+  X(PLAN_ENTRY, mb_plan_entry_t, struct_size, baseline,                        \
+    "use MB_PLAN_ENTRY_INIT")                                                  \
+  /* a backend module's tables (ABI version 1), read with mb__struct_in */     \
+  X(BACKEND_VTABLE, mb_backend_vtable_t, struct_size, num_kernels,             \
+    "see microbench/sys/backend.h")                                            \
+  X(BACKEND_KERNEL, mb_backend_kernel_t, struct_size, release,                 \
+    "see microbench/sys/backend.h")
+
+typedef enum mb__struct_id {
+#define MB__STRUCT_ID(id, type, size_member, v1_last, hint) MB__STRUCT_##id,
+  MB__VERSIONED_STRUCTS(MB__STRUCT_ID)
+#undef MB__STRUCT_ID
+      MB__STRUCT_COUNT
+} mb__struct_id_t;
+
+/* An input struct from a caller (or a module): `given`, of the caller's
+ * struct_size, is read into *full, which holds this library's defaults
+ * (the *_INIT) and is sizeof the current struct. An older, smaller struct
+ * is accepted: what it lacks keeps the defaults. Smaller than the first
+ * version, or larger than this library's struct (a newer header: fields it
+ * cannot honour), is MB_ERR_INVALID_ARG naming `fn`, the struct, the size
+ * and the sizes this library reads. full->struct_size becomes sizeof. */
+mb_status_t mb__struct_in(mb__struct_id_t id, const char *fn, const void *given,
+                          void *full);
+/* An output struct: copies at most the caller's struct_size bytes of
+ * `ours` (sizeof the current struct) to `out` and sets out->struct_size to
+ * the bytes written. A caller's struct newer than ours gets ours and keeps
+ * its tail; smaller than the first version is MB_ERR_INVALID_ARG. */
+mb_status_t mb__struct_out(mb__struct_id_t id, const char *fn, const void *ours,
+                           void *out);
+/* The bytes of struct `id`'s first version (tests, the loader's reasons). */
+size_t mb__struct_first_size(mb__struct_id_t id);
 
 /* loader.c */
 void mb__loader_scan(mb_context_t *ctx, const char *option_path,

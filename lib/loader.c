@@ -68,6 +68,55 @@ static const char *missing_hook(const mb_backend_vtable_t *vt) {
   return NULL;
 }
 
+/* The core's copy of a module's tables at this library's size, kernels
+ * beside the vtable (one block, freed at unload). A module built against an
+ * older backend.h has a shorter vtable and shorter kernel entries (the
+ * array's stride is its own sizeof): versioned.c's rule copies what it has
+ * and leaves every hook appended since NULL, so the rest of the core reads
+ * members plainly and never past the module's table. */
+typedef struct mb__tables {
+  mb_backend_vtable_t vt;
+  mb_backend_kernel_t kernels[];
+} mb__tables_t;
+
+static mb_status_t copy_tables(const mb_backend_vtable_t *given,
+                               const mb_backend_vtable_t **out) {
+  mb_backend_vtable_t vt = {0};
+  mb_status_t st =
+      mb__struct_in(MB__STRUCT_BACKEND_VTABLE, "vtable", given, &vt);
+  if (st != MB_OK) return st;
+  const size_t n = vt.num_kernels;
+  if (n && !vt.kernels)
+    return mb__fail(MB_ERR_INVALID_ARG, "vtable: %zu kernels at NULL", n);
+  /* Every entry is the module's one mb_backend_kernel_t: the first's
+   * struct_size is the stride. */
+  uint32_t stride = 0;
+  if (n) memcpy(&stride, vt.kernels, sizeof stride);
+  mb__tables_t *t = calloc(1, sizeof *t + n * sizeof t->kernels[0]);
+  if (!t) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for the vtable");
+  t->vt = vt;
+  for (size_t i = 0; i < n && st == MB_OK; i++) {
+    const char *k = (const char *)vt.kernels + i * stride;
+    uint32_t size;
+    char what[32];
+    memcpy(&size, k, sizeof size);
+    snprintf(what, sizeof what, "kernels[%zu]", i);
+    st = size != stride ? mb__fail(MB_ERR_INVALID_ARG,
+                                   "%s: struct_size %u, kernels[0]'s %u (one "
+                                   "array, one struct size)",
+                                   what, size, stride)
+                        : mb__struct_in(MB__STRUCT_BACKEND_KERNEL, what, k,
+                                        &t->kernels[i]);
+  }
+  if (st != MB_OK) {
+    free(t);
+    return st;
+  }
+  t->vt.kernels = t->kernels;
+  *out = &t->vt;
+  return MB_OK;
+}
+
 static const mb__backend_t *find_loaded(const mb_context_t *ctx,
                                         const char *name) {
   for (size_t i = 0; i < ctx->num_backends; i++)
@@ -109,17 +158,16 @@ static void load_module(mb_context_t *ctx, const char *file,
                MB_BACKEND_ENTRY_SYMBOL);
   } else {
     mb_error_clear();
-    const mb_backend_vtable_t *vt = entry(&ctx->host);
+    const mb_backend_vtable_t *given = entry(&ctx->host), *vt = NULL;
     const char *hook = NULL;
-    if (!vt) {
+    if (!given) {
       set_reason(b, "entry point refused to load: %s",
                  *mb_error_last() ? mb_error_last() : "no reason given");
-    } else if (vt->abi_version != MB_BACKEND_ABI_VERSION) {
+    } else if (given->abi_version != MB_BACKEND_ABI_VERSION) {
       set_reason(b, "ABI version mismatch: module speaks %u, library speaks %u",
-                 vt->abi_version, MB_BACKEND_ABI_VERSION);
-    } else if (vt->struct_size < sizeof(mb_backend_vtable_t)) {
-      set_reason(b, "vtable too small (%u bytes, need %zu)", vt->struct_size,
-                 sizeof(mb_backend_vtable_t));
+                 given->abi_version, MB_BACKEND_ABI_VERSION);
+    } else if (copy_tables(given, &vt) != MB_OK) {
+      set_reason(b, "%s", mb_error_last());
     } else if (!vt->name || !*vt->name) {
       set_reason(b, "vtable has no name");
     } else if ((hook = missing_hook(vt)) != NULL) {
@@ -135,6 +183,7 @@ static void load_module(mb_context_t *ctx, const char *file,
       mb__loader_say(ctx, "%s: loaded backend \"%s\"", path, vt->name);
       return;
     }
+    free((void *)vt); /* the copy_tables block; NULL when none was made */
   }
   mb__loader_say(ctx, "%s: %s", path, b->reason);
   dlclose(dl);
@@ -223,6 +272,7 @@ void mb__loader_unload(mb_context_t *ctx) {
     mb__backend_t *b = &ctx->backends[i];
     if (b->state && b->vt->fini) b->vt->fini(b->state);
     if (b->dl) dlclose(b->dl);
+    free((void *)b->vt); /* copy_tables' block */
     free(b->name);
     free(b->path);
     free(b->reason);

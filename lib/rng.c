@@ -7,6 +7,7 @@
 
 #include "dtype_internal.h"
 #include "error.h"
+#include "internal.h"
 
 uint64_t mb__rng_u64(uint64_t seed, uint64_t counter) {
   uint64_t z = seed * 0x9E3779B97F4A7C15ull + counter * 0xD1B54A32D192ED03ull +
@@ -94,8 +95,11 @@ static void fill_parallel(void *dst, mb_dtype_t dtype, size_t count,
 
 mb_status_t mb_fill_host(void *dst, mb_dtype_t dtype, size_t count,
                          const mb_fill_t *fill) {
-  mb_fill_t defaults = MB_FILL_INIT;
-  if (!fill) fill = &defaults;
+  mb_fill_t full = MB_FILL_INIT;
+  if (fill &&
+      mb__struct_in(MB__STRUCT_FILL, "mb_fill_host", fill, &full) != MB_OK)
+    return MB_ERR_INVALID_ARG;
+  fill = &full;
   if (!dst && count)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_fill_host: dst is NULL");
   if (mb_dtype_bits(dtype) == 0)

@@ -59,7 +59,8 @@ static int setup(void **state) {
                              host_set_error,
                              mb_convert,
                              mb_dtype_bytes,
-                             mb_dtype_name};
+                             mb_dtype_name,
+                             NULL /* reason: the cpu kernels' are static */};
   fx->vt = sym ? entry(&fx->host) : NULL;
   if (!fx->vt || fx->vt->init(&fx->host, &fx->state) != MB_OK) {
     fprintf(stderr, "cpu module: %s\n", g_error);

@@ -104,23 +104,19 @@ static const char *lt_version(char *buf, size_t cap) {
 mb_status_t mb__cuda_lt_supports(void *bstate, uint32_t dev,
                                  const mb_op_params_t *params,
                                  const char **why) {
-  /* Reasons with numbers in them live here until the library has read
-   * them (it keeps only the last refusal of one selection). */
-  static _Thread_local char bufs[4][320];
-  static _Thread_local unsigned next;
   mb_cuda_state_t *st = bstate;
-  const char *reason = NULL;
-  mb_status_t s = MB_ERR_UNSUPPORTED;
   if (!st || !params || dev >= st->base.num_devices) {
-    reason = "cublaslt: no such CUDA device";
-  } else {
-    char *buf = bufs[next++ % 4];
-    mb_lt_plan_t pl;
-    s = mb__cuda_lt_plan(mb__cuda_device(st, dev), params, &pl, buf,
-                         sizeof bufs[0]);
-    reason = buf;
+    if (why) *why = "cublaslt: no such CUDA device";
+    return MB_ERR_UNSUPPORTED;
   }
-  if (s != MB_OK && why) *why = reason;
+  /* The plan's reason has numbers in it: the library keeps the text
+   * (host.reason), this hook only formats it. */
+  char buf[320];
+  mb_lt_plan_t pl;
+  mb_status_t s =
+      mb__cuda_lt_plan(mb__cuda_device(st, dev), params, &pl, buf, sizeof buf);
+  if (s != MB_OK && why)
+    *why = st->base.host.reason(st->base.host.host, "%s", buf);
   return s;
 }
 

@@ -313,25 +313,26 @@ void mb__hip_blaslt_device_fini(mb_hip_state_t *st, mb_hip_device_t *d) {
 mb_status_t mb__hip_blaslt_supports(void *bstate, uint32_t dev,
                                     const mb_op_params_t *params,
                                     const char **why) {
-  /* Reasons live here until the library has read them (it keeps only the
-   * last refusal of one selection). */
-  static _Thread_local char bufs[4][512];
-  static _Thread_local unsigned next;
   mb_hip_state_t *st = bstate;
-  char *buf = bufs[next++ % 4];
-  mb_status_t s = MB_ERR_UNSUPPORTED;
   if (!st || !params) {
-    snprintf(buf, sizeof bufs[0], "hipblaslt: no backend state");
-  } else if (!st->blaslt) {
-    snprintf(buf, sizeof bufs[0], "hipBLASLt not loaded: %s", st->blaslt_why);
+    if (why) *why = "hipblaslt: no backend state";
+    return MB_ERR_UNSUPPORTED;
+  }
+  /* Reasons with names and numbers in them: the library keeps the text
+   * (host.reason), this hook only formats it. */
+  char buf[512];
+  mb_status_t s = MB_ERR_UNSUPPORTED;
+  if (!st->blaslt) {
+    snprintf(buf, sizeof buf, "hipBLASLt not loaded: %s", st->blaslt_why);
   } else if (dev >= st->base.num_devices) {
-    snprintf(buf, sizeof bufs[0], "hipblaslt: no HIP device %u", dev);
+    snprintf(buf, sizeof buf, "hipblaslt: no HIP device %u", dev);
   } else {
     mb_hip_gemm_plan_t pl;
     s = mb__hip_plan_blaslt(mb__hip_device(st, dev), params,
-                            st->blaslt->version, &pl, buf, sizeof bufs[0]);
+                            st->blaslt->version, &pl, buf, sizeof buf);
   }
-  if (s != MB_OK && why) *why = buf;
+  if (s != MB_OK && why)
+    *why = st->base.host.reason(st->base.host.host, "%s", buf);
   return s;
 }
 

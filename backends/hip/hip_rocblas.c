@@ -224,24 +224,25 @@ void mb__hip_rocblas_device_fini(mb_hip_state_t *st, mb_hip_device_t *d) {
 mb_status_t mb__hip_rocblas_supports(void *bstate, uint32_t dev,
                                      const mb_op_params_t *params,
                                      const char **why) {
-  /* Reasons live here until the library has read them. */
-  static _Thread_local char bufs[4][512];
-  static _Thread_local unsigned next;
   mb_hip_state_t *st = bstate;
-  char *buf = bufs[next++ % 4];
-  mb_status_t s = MB_ERR_UNSUPPORTED;
   if (!st || !params) {
-    snprintf(buf, sizeof bufs[0], "rocblas: no backend state");
-  } else if (!st->rocblas) {
-    snprintf(buf, sizeof bufs[0], "rocBLAS not loaded: %s", st->rocblas_why);
+    if (why) *why = "rocblas: no backend state";
+    return MB_ERR_UNSUPPORTED;
+  }
+  /* As hipBLASLt's: formatted here, kept by the library (host.reason). */
+  char buf[512];
+  mb_status_t s = MB_ERR_UNSUPPORTED;
+  if (!st->rocblas) {
+    snprintf(buf, sizeof buf, "rocBLAS not loaded: %s", st->rocblas_why);
   } else if (dev >= st->base.num_devices) {
-    snprintf(buf, sizeof bufs[0], "rocblas: no HIP device %u", dev);
+    snprintf(buf, sizeof buf, "rocblas: no HIP device %u", dev);
   } else {
     mb_hip_gemm_plan_t pl;
     s = mb__hip_plan_rocblas(mb__hip_device(st, dev), params, &pl, buf,
-                             sizeof bufs[0]);
+                             sizeof buf);
   }
-  if (s != MB_OK && why) *why = buf;
+  if (s != MB_OK && why)
+    *why = st->base.host.reason(st->base.host.host, "%s", buf);
   return s;
 }
 

@@ -75,15 +75,18 @@ typedef struct mb_bench_spec {
   mb_cache_policy_t cache;  /* default COLD */
   mb_criterion_t criterion; /* default STDREL */
   uint32_t min_samples;     /* stdrel: at least this many (10) */
-  uint32_t samples;         /* fixed: exactly this many (0 with STDREL) */
-  double min_time_s;        /* stdrel: at least this much measured time (0.5) */
-  double max_noise;         /* stdrel: stop below this relative stdev (0.005) */
-  double timeout_s;         /* wall-clock limit for sampling (15) */
-  double warmup_s;          /* warm up at least this long (0.025) ... */
-  uint32_t warmup_runs;     /* ... and at least this many runs (1) */
-  uint32_t batch;           /* runs per sample; 0: automatic (hot only) */
-  uint64_t seed;            /* input generator seed */
-  uint32_t flags;           /* MB_BENCH_* */
+  /* Exactly this many samples (0: the criterion decides). Given with the
+   * default criterion STDREL it makes the criterion FIXED, as the CLI's
+   * --samples N and Python's samples=N; ENTROPY ignores it. */
+  uint32_t samples;
+  double min_time_s;    /* stdrel: at least this much measured time (0.5) */
+  double max_noise;     /* stdrel: stop below this relative stdev (0.005) */
+  double timeout_s;     /* wall-clock limit for sampling (15) */
+  double warmup_s;      /* warm up at least this long (0.025) ... */
+  uint32_t warmup_runs; /* ... and at least this many runs (1) */
+  uint32_t batch;       /* runs per sample; 0: automatic (hot only) */
+  uint64_t seed;        /* input generator seed */
+  uint32_t flags;       /* MB_BENCH_* */
   /* Sample this many times over, each repetition until its own criterion
    * holds (after one warm-up); the result keeps every sample, a summary per
    * repetition and aggregates over their medians (1). */

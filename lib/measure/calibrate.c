@@ -92,19 +92,18 @@ static void flush_check(mb_device_t *dev) {
 }
 
 mb_status_t mb_device_calibration(mb_device_t *dev, mb_calibration_t *out) {
-  if (!dev || !out || out->struct_size < sizeof *out)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_device_calibration: NULL or old struct (use "
-                    "MB_CALIBRATION_INIT)");
+  if (!dev)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_device_calibration: NULL device");
   mb_status_t st = mb__device_timer(dev);
   if (st != MB_OK) return st;
   if (!dev->cal_flush_done) {
     dev->cal_flush_done = 1; /* also guards against re-entry */
     flush_check(dev);
   }
-  *out = dev->cal;
-  if (!out->flush_note) out->flush_note = "";
-  return MB_OK;
+  mb_calibration_t cal = dev->cal;
+  if (!cal.flush_note) cal.flush_note = "";
+  return mb__struct_out(MB__STRUCT_CALIBRATION, "mb_device_calibration", &cal,
+                        out);
 }
 
 /* ---- environment facts --------------------------------------------------- */

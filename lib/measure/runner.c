@@ -128,11 +128,8 @@ static void teardown(mb__run_t *r) {
  * candidates) into the result; a kernel with more is cut. */
 #define MB__MAX_KERNEL_NOTES 32
 static void record_notes(const mb__run_t *r, mb_result_t *res) {
-  const mb_backend_kernel_t *k = r->kernel.bk;
-  if (!k ||
-      k->struct_size < offsetof(mb_backend_kernel_t, notes) + sizeof k->notes ||
-      !k->notes)
-    return;
+  const mb_backend_kernel_t *k = r->kernel.bk; /* the loader's full copy */
+  if (!k || !k->notes) return;
   mb_kernel_note_t notes[MB__MAX_KERNEL_NOTES];
   uint32_t n = k->notes(r->kstate, notes, MB__MAX_KERNEL_NOTES);
   for (uint32_t i = 0; i < n && i < MB__MAX_KERNEL_NOTES; i++)
@@ -294,6 +291,15 @@ static mb_status_t check_spec(const mb_bench_spec_t *s) {
   return MB_OK;
 }
 
+/* `samples` alone asks for exactly that many, as `mbench run --samples N`,
+ * Python's samples=N and a config's `samples:` do: with the default
+ * criterion (stdrel, which has no use for it) it means fixed. Entropy
+ * keeps its own rule. */
+static void samples_mean_fixed(mb_bench_spec_t *s) {
+  if (s->samples && s->criterion == MB_CRITERION_STDREL)
+    s->criterion = MB_CRITERION_FIXED;
+}
+
 /* The first GPU device if any, else the first device. */
 static mb_device_t *best_device(mb_context_t *ctx) {
   size_t n = mb_device_count(ctx);
@@ -323,17 +329,20 @@ static mb_status_t resolve(mb_context_t *ctx, const mb_bench_spec_t *spec,
   if (!ctx || !spec || !res)
     return mb__fail(MB_ERR_INVALID_ARG, "%s: NULL argument", fn);
   *res = NULL;
-  if (spec->struct_size != sizeof *spec)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "%s: spec.struct_size %u, expected %zu (use "
-                    "MB_BENCH_SPEC_INIT)",
-                    fn, spec->struct_size, sizeof *spec);
-  *r = (mb__run_t){.ctx = ctx, .spec = *spec};
+  /* The caller's spec and params (older, shorter structs included) at
+   * today's size; everything below reads these copies. */
+  *r = (mb__run_t){
+      .ctx = ctx, .spec = MB_BENCH_SPEC_INIT, .params = MB_OP_PARAMS_INIT};
+  mb_status_t st = mb__struct_in(MB__STRUCT_BENCH_SPEC, fn, spec, &r->spec);
+  if (st == MB_OK && spec->params)
+    st = mb__struct_in(MB__STRUCT_OP_PARAMS, fn, spec->params, &r->params);
+  if (st != MB_OK) return st;
+  spec = &r->spec;
+  r->spec.params = &r->params;
+  samples_mean_fixed(&r->spec);
   if (!(r->op = mb_op_find(spec->op))) return MB_ERR_NOT_FOUND;
-  mb_op_params_t defaults = MB_OP_PARAMS_INIT;
-  r->params = spec->params ? *spec->params : defaults;
   mb_op_apply_alias(spec->op, &r->params);
-  mb_status_t st = mb_op_resolve(r->op, &r->params);
+  st = mb_op_resolve(r->op, &r->params);
   if (st != MB_OK || (st = check_spec(spec)) != MB_OK) return st;
   if (spec->backend) {
     st = mb_device_find(ctx, spec->backend, spec->device, &r->dev);
@@ -392,7 +401,7 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
     return MB_OK;
   }
   char why[1024];
-  st = choose_kernel(ctx, &r, spec->impl, why, sizeof why);
+  st = choose_kernel(ctx, &r, r.spec.impl, why, sizeof why);
   if (st == MB_ERR_NOT_FOUND) {
     mb_result_destroy(res);
     return st;
@@ -402,9 +411,7 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
   } else {
     mb__result_set_impl(res, r.kernel.name);
     res->info.emulated =
-        r.kernel.bk &&
-        r.kernel.bk->struct_size >= sizeof(mb_backend_kernel_t) &&
-        (r.kernel.bk->flags & MB_KERNEL_EMULATED);
+        r.kernel.bk && (r.kernel.bk->flags & MB_KERNEL_EMULATED);
     execute(&r, res);
     teardown(&r);
   }
@@ -425,7 +432,7 @@ mb_status_t mb_bench_result_without_run(mb_context_t *ctx,
   mb_result_t *res;
   mb_status_t st = resolve(ctx, spec, "mb_bench_result_without_run", &r, &res);
   if (st != MB_OK) return st;
-  if (spec->impl) mb__result_set_impl(res, spec->impl);
+  if (r.spec.impl) mb__result_set_impl(res, r.spec.impl);
   mb__result_set_status(res, status, reason ? reason : "");
   *out = res;
   return MB_OK;

@@ -14,14 +14,15 @@ static int valid_impl_name(const char *s) {
   return 1;
 }
 
-mb_status_t mb_kernel_register(mb_context_t *ctx, const mb_kernel_desc_t *d) {
-  if (!ctx || !d)
+mb_status_t mb_kernel_register(mb_context_t *ctx,
+                               const mb_kernel_desc_t *given) {
+  if (!ctx || !given)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_kernel_register: NULL argument");
-  if (d->struct_size != sizeof *d)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_kernel_register: struct_size %u, expected %zu (use "
-                    "MB_KERNEL_DESC_INIT)",
-                    d->struct_size, sizeof *d);
+  mb_kernel_desc_t desc = MB_KERNEL_DESC_INIT;
+  mb_status_t st =
+      mb__struct_in(MB__STRUCT_KERNEL_DESC, "mb_kernel_register", given, &desc);
+  if (st != MB_OK) return st;
+  const mb_kernel_desc_t *d = &desc;
   const mb_op_t *op = mb_op_find(d->op);
   if (!op) {
     mb__error_prefix("mb_kernel_register");
@@ -115,12 +116,7 @@ mb_status_t mb_kernel_info(const mb_context_t *ctx, size_t index,
     info.dtype = bk->dtype;
     info.dtype_out = bk->dtype_out;
   }
-  size_t n = out->struct_size && out->struct_size < sizeof info
-                 ? out->struct_size
-                 : sizeof info;
-  memcpy(out, &info, n);
-  out->struct_size = (uint32_t)n;
-  return MB_OK;
+  return mb__struct_out(MB__STRUCT_KERNEL_INFO, "mb_kernel_info", &info, out);
 }
 
 static int dtype_matches(mb_dtype_t want, mb_dtype_t have) {
@@ -176,8 +172,10 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
   const mb__backend_t *b = dev->backend;
   int impl_exists = 0;
   /* Every distinct reason a matching kernel gave, so a skip explains
-   * itself ("tf32: ..." rather than only the last kernel's reason). */
-  const char *refusals[4];
+   * itself ("tf32: ..." rather than only the last kernel's reason), copied
+   * as each supports() returns: a formatted one lives in the context's
+   * host.reason buffer only until the next refusal. */
+  char refusals[4][sizeof ctx->reason];
   size_t num_refusals = 0;
   why[0] = '\0';
   for (size_t i = 0; users && i < ctx->num_user_kernels; i++) {
@@ -203,7 +201,8 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
       int seen = 0;
       for (size_t j = 0; j < num_refusals; j++)
         seen |= strcmp(refusals[j], no) == 0;
-      if (!seen && num_refusals < 4) refusals[num_refusals++] = no;
+      if (!seen && num_refusals < 4)
+        snprintf(refusals[num_refusals++], sizeof refusals[0], "%s", no);
       continue;
     }
     *out = (mb__kernel_t){k->name, k, NULL, 0};

@@ -182,13 +182,13 @@ mb_status_t mb_preset_shapes(const char *name, const mb_preset_params_t *params,
                              mb_shape_list_t **out) {
   if (!out) return mb__fail(MB_ERR_INVALID_ARG, "mb_preset_shapes: NULL out");
   *out = NULL;
-  mb_preset_params_t defaults = MB_PRESET_PARAMS_INIT;
-  const mb_preset_params_t *pp = params ? params : &defaults;
-  if (pp->struct_size != sizeof *pp)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_preset_shapes: params.struct_size %u, expected %zu "
-                    "(use MB_PRESET_PARAMS_INIT)",
-                    pp->struct_size, sizeof *pp);
+  mb_preset_params_t full = MB_PRESET_PARAMS_INIT;
+  const mb_preset_params_t *pp = &full;
+  mb_status_t st;
+  if (params &&
+      (st = mb__struct_in(MB__STRUCT_PRESET_PARAMS, "mb_preset_shapes", params,
+                          &full)) != MB_OK)
+    return st;
   const preset_t *p = NULL;
   for (size_t i = 0; i < NUM_PRESETS && !p; i++)
     if (name && !strcmp(name, k_presets[i].name)) p = &k_presets[i];
@@ -221,11 +221,10 @@ mb_status_t mb_preset_shapes(const char *name, const mb_preset_params_t *params,
                       p->name, (long long)pp->m_values[i]);
   mb_shape_list_t *l = calloc(1, sizeof *l);
   if (!l) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for shapes");
-  mb_status_t st =
-      p->gen == GEN_LAYERS
-          ? gen_layers(l, p, pp->num_m_values ? pp->m_values : k_default_m,
-                       pp->num_m_values ? pp->num_m_values : 2)
-          : gen_powers(l, p, lo, hi);
+  st = p->gen == GEN_LAYERS
+           ? gen_layers(l, p, pp->num_m_values ? pp->m_values : k_default_m,
+                        pp->num_m_values ? pp->num_m_values : 2)
+           : gen_powers(l, p, lo, hi);
   if (st != MB_OK) {
     mb_shape_list_destroy(l);
     return st;

@@ -65,16 +65,16 @@ static void free_report(mb_report_t *rep) {
   free(rep);
 }
 
-mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *opts,
+mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *given,
                            mb_report_t **out) {
-  if (!ctx || !opts || !out)
+  if (!ctx || !given || !out)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_report_open: NULL argument");
   *out = NULL;
-  if (opts->struct_size != sizeof *opts)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_report_open: struct_size %u, expected %zu (use "
-                    "MB_REPORT_OPTIONS_INIT)",
-                    opts->struct_size, sizeof *opts);
+  mb_report_options_t full = MB_REPORT_OPTIONS_INIT;
+  const mb_report_options_t *opts = &full;
+  mb_status_t st =
+      mb__struct_in(MB__STRUCT_REPORT_OPTIONS, "mb_report_open", given, &full);
+  if (st != MB_OK) return st;
   const mb__writer_t *writer = NULL;
   for (size_t i = 0; i < NUM_FORMATS; i++)
     if (k_formats[i].format == opts->format) writer = k_formats[i].writer;
@@ -88,7 +88,6 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *opts,
   rep->format = opts->format;
   rep->writer = writer;
   rep->out = opts->stream ? opts->stream : stdout;
-  mb_status_t st = MB_OK;
   if (writer->document) {
     /* Written whole at close; a file gets its JSON-lines stream now. */
     if (!(rep->head = header(ctx, opts)))

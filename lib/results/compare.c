@@ -191,11 +191,6 @@ static mb_status_t build_rows(mb_comparison_t *c, const mb_results_t *base,
 }
 
 static mb_status_t check_options(const mb_compare_options_t *o) {
-  if (o->struct_size != sizeof *o)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_results_compare: options.struct_size %u, expected %zu "
-                    "(use MB_COMPARE_OPTIONS_INIT)",
-                    o->struct_size, sizeof *o);
   if (!isfinite(o->threshold_pct) || o->threshold_pct < 0)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_results_compare: threshold_pct %g; expected a "
@@ -213,12 +208,16 @@ mb_status_t mb_results_compare(const mb_results_t *base,
                                const mb_results_t *new_set,
                                const mb_compare_options_t *opts,
                                mb_comparison_t **out) {
-  static const mb_compare_options_t k_defaults = MB_COMPARE_OPTIONS_INIT;
   if (!base || !new_set || !out)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_results_compare: NULL argument");
   *out = NULL;
-  const mb_compare_options_t *o = opts ? opts : &k_defaults;
-  mb_status_t st = check_options(o);
+  mb_compare_options_t full = MB_COMPARE_OPTIONS_INIT;
+  const mb_compare_options_t *o = &full;
+  mb_status_t st = MB_OK;
+  if (opts)
+    st = mb__struct_in(MB__STRUCT_COMPARE_OPTIONS, "mb_results_compare", opts,
+                       &full);
+  if (st == MB_OK) st = check_options(o);
   if (st != MB_OK) return st;
   const char *field = o->match_problem ? "problem" : "id";
   keyed_t *kb = NULL, *kn = NULL;
@@ -264,13 +263,8 @@ mb_status_t mb_comparison_row(const mb_comparison_t *cmp, size_t index,
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_comparison_row: index %zu, the comparison has %zu rows",
                     index, cmp->count);
-  /* At most the caller's struct_size (0: all), as the other getters. */
-  size_t n = out->struct_size && out->struct_size < sizeof *out
-                 ? out->struct_size
-                 : sizeof *out;
-  memcpy(out, &cmp->rows[index], n);
-  out->struct_size = (uint32_t)n;
-  return MB_OK;
+  return mb__struct_out(MB__STRUCT_COMPARE_ROW, "mb_comparison_row",
+                        &cmp->rows[index], out);
 }
 
 size_t mb_comparison_regressions(const mb_comparison_t *cmp) {

@@ -59,18 +59,15 @@ size_t mb_result_step_count(const mb_result_t *r) {
 
 mb_status_t mb_result_step(const mb_result_t *r, size_t index,
                            mb_step_time_t *out) {
-  if (!r || !out || out->struct_size < sizeof *out)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_result_step: NULL or old struct (use "
-                    "MB_STEP_TIME_INIT)");
+  if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_step: NULL result");
   if (index >= r->num_steps)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_result_step: index %zu of %zu steps", index,
                     r->num_steps);
   const struct mb__step *s = &r->steps[index];
-  *out = (mb_step_time_t){sizeof *out, s->label,     s->op,   s->impl,
-                          s->phase,    s->median_ns, s->flop, s->bytes};
-  return MB_OK;
+  const mb_step_time_t step = {sizeof step, s->label,     s->op,   s->impl,
+                               s->phase,    s->median_ns, s->flop, s->bytes};
+  return mb__struct_out(MB__STRUCT_STEP_TIME, "mb_result_step", &step, out);
 }
 
 double mb_result_phase_ns(const mb_result_t *r, mb_phase_t phase) {
@@ -80,10 +77,8 @@ double mb_result_phase_ns(const mb_result_t *r, mb_phase_t phase) {
 }
 
 mb_status_t mb_result_accuracy(const mb_result_t *r, mb_accuracy_t *out) {
-  if (!r || !out || out->struct_size < sizeof *out)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_result_accuracy: NULL or old struct (use "
-                    "MB_ACCURACY_INIT)");
-  *out = r->accuracy;
-  return MB_OK;
+  if (!r)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_result_accuracy: NULL result");
+  return mb__struct_out(MB__STRUCT_ACCURACY, "mb_result_accuracy", &r->accuracy,
+                        out);
 }

@@ -117,13 +117,11 @@ mb_status_t mb__result_set_aggregate(mb_result_t *r) {
 }
 
 mb_status_t mb_result_aggregate(const mb_result_t *r, mb_aggregate_t *out) {
-  if (!r || !out || out->struct_size < sizeof *out)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_result_aggregate: NULL or old struct (use "
-                    "MB_AGGREGATE_INIT)");
-  if (r->agg.count) {
-    *out = r->agg;
-    return MB_OK;
-  }
-  return compute_aggregate(r, out);
+  if (!r)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_result_aggregate: NULL result");
+  mb_aggregate_t a = r->agg;
+  mb_status_t st = a.count ? MB_OK : compute_aggregate(r, &a);
+  return st != MB_OK ? st
+                     : mb__struct_out(MB__STRUCT_AGGREGATE,
+                                      "mb_result_aggregate", &a, out);
 }

@@ -6,9 +6,18 @@
  * libmicrobench) and gets back a constant vtable. Loading only registers the
  * backend; init() is called on first use.
  *
- * Compatibility: the vtable and host table only grow by appending members;
- * `struct_size` says how much of it the other side knows. A module whose
- * abi_version differs from MB_BACKEND_ABI_VERSION is refused with a reason.
+ * Compatibility: the vtable, its kernel entries and the host table only
+ * grow by appending members (each table marks where its appended members
+ * start); `struct_size` says how much of it the side that filled it knows.
+ * The library takes a module built against any earlier header of this ABI
+ * version: it reads a vtable and kernel entries from their first version's
+ * size (through `num_kernels` and `release`) up to its own, and a hook the
+ * module's header did not have yet counts as NULL. Smaller than the first
+ * version, larger than the library's (a module built against a newer
+ * header), kernel entries of different sizes, or an abi_version other than
+ * MB_BACKEND_ABI_VERSION: the module is refused with a reason naming the
+ * struct and the sizes. The module may refuse a host table older than its
+ * own header the same way (mb__backend_host_ok does for the modules here).
  * A NULL optional hook means "not supported".
  *
  * Threading: the library calls a backend from one thread at a time per
@@ -50,6 +59,16 @@ typedef struct mb_host_api {
                          mb_dtype_t src_dtype, size_t count, unsigned flags);
   size_t (*dtype_bytes)(mb_dtype_t dtype, size_t count);
   const char *(*dtype_name)(mb_dtype_t dtype);
+
+  /* ---- appended; check struct_size before use -------------------------- */
+  /* Formats a kernel's refusal for supports()' *why into storage the
+   * library owns (the context's, one per context), so a backend needs no
+   * buffer of its own. The text stays until the next reason() call on this
+   * host; the library copies it as soon as supports() returns. */
+  /* (clang-format would glue the attribute to the ")".) */
+  /* clang-format off */
+  const char *(*reason)(void *host, const char *fmt, ...) MB__PRINTF(2, 3);
+  /* clang-format on */
 } mb_host_api_t;
 
 /* One kernel invocation. Pointers are device addresses, in the op's operand
@@ -84,7 +103,8 @@ typedef struct mb_backend_kernel {
   const char *name; /* implementation: "onednn", "c", "cublaslt" */
   mb_dtype_t dtype, dtype_b, dtype_out, dtype_acc;
   /* Optional: MB_OK if it can run these params on this device, else
-   * MB_ERR_UNSUPPORTED with *why set (static string or backend-owned). */
+   * MB_ERR_UNSUPPORTED with *why set: a static string, one the backend
+   * state owns, or host->reason()'s (a formatted one). */
   mb_status_t (*supports)(void *bstate, uint32_t dev,
                           const mb_op_params_t *params, const char **why);
   /* Untimed: build plans/primitives. *kstate is passed to run/release. */
@@ -92,6 +112,8 @@ typedef struct mb_backend_kernel {
                          void **kstate);
   mb_kernel_run_fn run;
   void (*release)(void *kstate);
+
+  /* ---- appended: absent (0, NULL) in an older module's entries --------- */
   uint32_t flags; /* MB_KERNEL_* */
   /* Optional: after prepare, writes up to `max` notes and returns how many
    * there are. Strings are owned by kstate. */
@@ -144,7 +166,7 @@ typedef struct mb_backend_vtable {
   const mb_backend_kernel_t *kernels;
   size_t num_kernels;
 
-  /* ---- appended; check struct_size before use -------------------------- */
+  /* ---- appended: the library treats them as NULL in an older module ---- */
   /* Optional: the device's clocks, power, temperature and throttling now;
    * called right after each sample (untimed). Unreadable fields NAN. */
   mb_status_t (*telemetry)(void *state, uint32_t dev, mb_telemetry_t *out);
