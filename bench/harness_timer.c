@@ -55,7 +55,7 @@ static double at(const double *sorted, size_t n, double q) {
 }
 
 /* The smallest nonzero step between distinct readings: the resolution the
- * deltas show (as lib/calibrate.c judges it). */
+ * deltas show (as lib/measure/timer.c judges it). */
 static double step(const double *sorted, size_t n) {
   double s = 1e300;
   for (size_t i = 0; i < n; i++) {

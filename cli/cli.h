@@ -4,6 +4,7 @@
 
 #include <microbench.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Exit codes: the contract scripts rely on. */
 enum {
@@ -25,8 +26,11 @@ typedef struct cli_opts {
   double min_time, max_noise, timeout, warmup, alpha, beta;
   double static_scale, act_alpha, eps;
   int strict, help, verbose;
-  int quantize_inputs, transpose, causal, no_affine, tf32, fast_accum;
-  int trans_a, trans_b, bshd;
+  /* Each op flag's option (MB_PARAM_FLAG_LIST): flag_<NAME>, 1 when
+   * given. */
+#define CLI_FLAG_FIELD(NAME, ...) int flag_##NAME;
+  MB_PARAM_FLAG_LIST(CLI_FLAG_FIELD)
+#undef CLI_FLAG_FIELD
   const char *config, *filter; /* run --config */
   double max_flop;
   int dry_run;
@@ -62,6 +66,19 @@ int cli_parse(const char *cmd, int argc, char **argv, int first,
               const opt_def_t *defs, size_t num_defs, cli_opts_t *opts,
               const char **words, size_t max_words, size_t *num_words);
 void cli_print_options(const opt_def_t *defs, size_t num_defs);
+/* A command's options, and what its --help says before listing them. */
+typedef struct cli_command {
+  const char *name; /* "run": what its messages start with */
+  const opt_def_t *defs;
+  size_t num_defs;
+  const char *usage; /* up to and including "options:\n" */
+} cli_command_t;
+/* cli_parse with the command's options, then --help: its usage and
+ * options. 0: go on; 1: the help was printed (exit 0); -1: an error,
+ * reported. */
+int cli_parse_command(const cli_command_t *c, int argc, char **argv, int first,
+                      cli_opts_t *opts, const char **words, size_t max_words,
+                      size_t *num_words);
 /* "fatal" helpers */
 int cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -70,17 +87,24 @@ int cli_context(const char *cmd, int verbose, mb_context_t **ctx);
 
 /* The defaults every command starts from. */
 void cli_init_opts(cli_opts_t *o);
+
+/* run_common.c: what the commands that run benchmarks (run, the suite,
+ * run --config) share. */
 /* The timing, cache, backend and impl options into a spec. */
 int cli_apply_common(const char *cmd, const cli_opts_t *o,
                      mb_bench_spec_t *spec);
 /* Only the timing options that were given (criterion, samples,
  * min-samples, min-time, max-noise, timeout, warmup, warmup-runs,
- * repetitions) over spec's own: with --config they override every entry's
- * timing. Returns nonzero (reported) when they do not make sense. */
+ * repetitions) over spec's own; *fields says which spec fields they set
+ * (MB_TIMING_*: with --config, the plan's timing override). Returns
+ * nonzero (reported) when they do not make sense. */
 int cli_apply_timing(const char *cmd, const cli_opts_t *o,
-                     mb_bench_spec_t *spec);
-/* 1 when any timing option was given. */
-int cli_timing_given(const cli_opts_t *o);
+                     mb_bench_spec_t *spec, uint32_t *fields);
+/* --child-index into *index; 1 when set, 0 when not, -1 on a bad value. */
+int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
+                    size_t *index);
+/* The exit status after a command's last benchmark. */
+int cli_exit_status(int worst, int interrupted, size_t done, size_t total);
 
 /* sinks.c: where results go — the chosen format to -o FILE or stdout,
  * plus the table on stdout whenever stdout is not already taken. */
@@ -109,23 +133,11 @@ mb_status_t cli_bench_runner(void *user, mb_context_t *ctx, size_t index,
 /* In the child: runs spec and prints its result as one JSON line. */
 int cli_child_report(const char *cmd, mb_context_t *ctx,
                      const mb_bench_spec_t *spec);
-/* --child-index into *index; 1 when set, 0 when not, -1 on a bad value. */
-int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
-                    size_t *index);
 
 /* interrupt.c: Ctrl-C stops after the benchmark in progress (which is
  * dropped) with every finished result written. */
 void cli_interrupt_install(mb_context_t *ctx);
 int cli_interrupted(void);
-
-/* What cli_run_one did. */
-enum { RUN_OK = 0, RUN_FAILED = 1, RUN_INPUT_ERROR = -1, RUN_INTERRUPTED = -2 };
-/* Runs spec (benchmark `index` of the command's list) into the sinks. */
-int cli_run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
-                const cli_runner_t *runner, size_t index,
-                const mb_bench_spec_t *spec);
-/* The exit status after a command's last benchmark. */
-int cli_exit_status(int worst, int interrupted, size_t done, size_t total);
 
 /* cmd_plan.c: mbench run --config FILE (o holds the parsed options). */
 int cli_run_config(const cli_opts_t *o, int argc, char **argv);

@@ -24,6 +24,17 @@ static const opt_def_t k_compare_opts[] = {
 };
 #define NUM_COMPARE_OPTS (sizeof k_compare_opts / sizeof k_compare_opts[0])
 
+static const cli_command_t k_compare_command = {
+    "compare", k_compare_opts, NUM_COMPARE_OPTS,
+    "usage: mbench compare BASE NEW [options]\n\n"
+    "Compares two result files (JSON documents or .jsonl streams) result\n"
+    "by result: the ratio of the medians, judged against both runs' noise\n"
+    "and the threshold (docs/measurement.md). Verdicts: SAME, FASTER,\n"
+    "SLOWER, NOISY, FAILED, SKIPPED, MISSING (base only), NEW (new "
+    "only).\n\n"
+    "exit status: 0 no regression, 1 a result is SLOWER or FAILED,\n"
+    "2 usage or input error.\n\noptions:\n"};
+
 typedef enum out_format { OUT_TABLE, OUT_MD, OUT_JSON } out_format_t;
 
 static const struct {
@@ -205,22 +216,9 @@ static int parse_request(int argc, char **argv, request_t *req) {
   cli_init_opts(&o);
   o.threshold = 5.0;
   o.by = NULL;
-  if (cli_parse("compare", argc, argv, 2, k_compare_opts, NUM_COMPARE_OPTS, &o,
-                words, 2, &nwords) != 0)
-    return EXIT_USAGE;
-  if (o.help) {
-    printf(
-        "usage: mbench compare BASE NEW [options]\n\n"
-        "Compares two result files (JSON documents or .jsonl streams) result\n"
-        "by result: the ratio of the medians, judged against both runs' noise\n"
-        "and the threshold (docs/measurement.md). Verdicts: SAME, FASTER,\n"
-        "SLOWER, NOISY, FAILED, SKIPPED, MISSING (base only), NEW (new "
-        "only).\n\n"
-        "exit status: 0 no regression, 1 a result is SLOWER or FAILED,\n"
-        "2 usage or input error.\n\noptions:\n");
-    cli_print_options(k_compare_opts, NUM_COMPARE_OPTS);
-    return -1;
-  }
+  const int parsed = cli_parse_command(&k_compare_command, argc, argv, 2, &o,
+                                       words, 2, &nwords);
+  if (parsed != 0) return parsed < 0 ? EXIT_USAGE : -1;
   if (nwords != 2)
     return cli_error("compare",
                      "needs two result files, BASE and NEW (got %zu); see "

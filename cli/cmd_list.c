@@ -116,26 +116,38 @@ static int list_devices(mb_context_t *ctx) {
   return EXIT_OK;
 }
 
-/* Each preset with its default expansion: count and every shape. */
+/* A catalogue of names (presets, models): each name, its summary, then
+ * what `details` prints about it. */
+static void list_named(size_t count,
+                       const char *(*name_at)(size_t, const char **),
+                       void (*details)(const char *name)) {
+  for (size_t i = 0; i < count; i++) {
+    const char *summary, *name = name_at(i, &summary);
+    printf("%s\n    %s\n", name, summary);
+    details(name);
+  }
+}
+
+/* A preset's default expansion: count and every shape. */
+static void preset_shapes(const char *name) {
+  mb_shape_list_t *l;
+  if (mb_preset_shapes(name, NULL, &l) != MB_OK) return; /* custom */
+  size_t n = mb_shape_list_count(l);
+  printf("    %zu shapes [M, K, N]:", n);
+  for (size_t j = 0; j < n; j++) {
+    const char *sn;
+    int64_t mkn[3];
+    mb_shape_list_get(l, j, &sn, mkn);
+    printf("%s %s (%lld, %lld, %lld)", j % 3 ? "," : "\n     ", sn,
+           (long long)mkn[0], (long long)mkn[1], (long long)mkn[2]);
+  }
+  printf("\n");
+  mb_shape_list_destroy(l);
+}
+
 static int list_presets(mb_context_t *ctx) {
   (void)ctx;
-  for (size_t i = 0; i < mb_preset_count(); i++) {
-    const char *summary, *name = mb_preset_name(i, &summary);
-    printf("%s\n    %s\n", name, summary);
-    mb_shape_list_t *l;
-    if (mb_preset_shapes(name, NULL, &l) != MB_OK) continue; /* custom */
-    size_t n = mb_shape_list_count(l);
-    printf("    %zu shapes [M, K, N]:", n);
-    for (size_t j = 0; j < n; j++) {
-      const char *sn;
-      int64_t mkn[3];
-      mb_shape_list_get(l, j, &sn, mkn);
-      printf("%s %s (%lld, %lld, %lld)", j % 3 ? "," : "\n     ", sn,
-             (long long)mkn[0], (long long)mkn[1], (long long)mkn[2]);
-    }
-    printf("\n");
-    mb_shape_list_destroy(l);
-  }
+  list_named(mb_preset_count(), mb_preset_name, preset_shapes);
   return EXIT_OK;
 }
 
@@ -155,20 +167,22 @@ static int list_recipes(mb_context_t *ctx) {
   return EXIT_OK;
 }
 
-/* torchao's model types: the composite op each runs in each mode it has
- * (a mode without a graph is left out). */
+/* A model type's modes: the composite op it runs in each mode it has (a
+ * mode without a graph is left out). */
+static void model_modes(const char *name) {
+  printf("    modes:");
+  for (size_t m = 0; m < mb_mode_count(); m++) {
+    const char *op;
+    if (mb_model_resolve(name, mb_mode_name(m), &op, NULL) == MB_OK)
+      printf(" %s (op %s)", mb_mode_name(m), op);
+  }
+  printf("\n");
+}
+
+/* torchao's model types. */
 static int list_models(mb_context_t *ctx) {
   (void)ctx;
-  for (size_t i = 0; i < mb_model_count(); i++) {
-    const char *summary, *name = mb_model_name(i, &summary);
-    printf("%s\n    %s\n    modes:", name, summary);
-    for (size_t m = 0; m < mb_mode_count(); m++) {
-      const char *op;
-      if (mb_model_resolve(name, mb_mode_name(m), &op, NULL) == MB_OK)
-        printf(" %s (op %s)", mb_mode_name(m), op);
-    }
-    printf("\n");
-  }
+  list_named(mb_model_count(), mb_model_name, model_modes);
   printf(
       "\nrun one: mbench run --model NAME --recipe R --shape MxKxN "
       "[--mode training]\n");

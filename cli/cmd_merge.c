@@ -15,15 +15,13 @@ static const opt_def_t k_merge_opts[] = {
 };
 #define NUM_MERGE_OPTS (sizeof k_merge_opts / sizeof k_merge_opts[0])
 
-static void usage(void) {
-  printf(
-      "usage: mbench merge FILE... -o OUT\n\n"
-      "Combines result files (JSON documents or .jsonl streams of runs that\n"
-      "died) into one document: every result is kept and tagged with\n"
-      "source {file, host}; meta.merged_from lists each input's meta;\n"
-      "devices are the union.\n\noptions:\n");
-  cli_print_options(k_merge_opts, NUM_MERGE_OPTS);
-}
+static const cli_command_t k_merge_command = {
+    "merge", k_merge_opts, NUM_MERGE_OPTS,
+    "usage: mbench merge FILE... -o OUT\n\n"
+    "Combines result files (JSON documents or .jsonl streams of runs that\n"
+    "died) into one document: every result is kept and tagged with\n"
+    "source {file, host}; meta.merged_from lists each input's meta;\n"
+    "devices are the union.\n\noptions:\n"};
 
 /* The output re-read: the count printed is what the file holds. */
 static int report(const char *out, size_t inputs) {
@@ -43,11 +41,10 @@ int cmd_merge(int argc, char **argv) {
   const char **words = calloc(max_words, sizeof *words);
   if (!words) return cli_error("merge", "out of memory");
   int rc = EXIT_OK;
-  if (cli_parse("merge", argc, argv, 2, k_merge_opts, NUM_MERGE_OPTS, &o, words,
-                max_words, &nwords) != 0)
-    rc = EXIT_USAGE;
-  else if (o.help)
-    usage();
+  const int parsed = cli_parse_command(&k_merge_command, argc, argv, 2, &o,
+                                       words, max_words, &nwords);
+  if (parsed != 0)
+    rc = parsed < 0 ? EXIT_USAGE : EXIT_OK;
   else if (nwords == 0)
     rc = cli_error("merge", "no input files; see mbench merge --help");
   else if (!o.output)

@@ -154,22 +154,6 @@ static int print_plan(const mb_plan_t *plan, const char *file) {
 
 /* ---- running ------------------------------------------------------------ */
 
-/* The timing options given with --config over each entry's own timing
- * (checked once before the run: cli_apply_timing cannot fail here). */
-static mb_bench_spec_t timed_spec(const cli_opts_t *o,
-                                  const mb_bench_spec_t *spec) {
-  mb_bench_spec_t s = *spec;
-  if (cli_timing_given(o)) cli_apply_timing("run", o, &s);
-  return s;
-}
-
-static mb_status_t plan_runner(void *user, mb_context_t *ctx, size_t index,
-                               const mb_bench_spec_t *spec, mb_result_t **out) {
-  const cli_runner_t *c = user;
-  const mb_bench_spec_t s = timed_spec(c->opts, spec);
-  return cli_bench_runner(user, ctx, index, &s, out);
-}
-
 /* The order to run in: the file's, or --interleave's seeded shuffle. */
 static int plan_order(const cli_opts_t *o, const mb_plan_t *plan,
                       size_t *order) {
@@ -201,7 +185,7 @@ static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
     mb_plan_entry(plan, i, &e);
     progress_show(&prog, done, e.name);
     mb_result_t *r = NULL;
-    if (mb_plan_run_with(ctx, plan, i, plan_runner, (void *)runner, &r) !=
+    if (mb_plan_run_with(ctx, plan, i, cli_bench_runner, (void *)runner, &r) !=
         MB_OK) {
       progress_clear(&prog);
       cli_error("run", "%s: %s", e.name, mb_error_last());
@@ -228,19 +212,20 @@ static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
 
 /* --child-index N: entry N alone, its result as JSON on stdout. A skipped
  * entry never gets here: the parent makes its result itself. */
-static int run_child(const cli_opts_t *o, mb_context_t *ctx,
-                     const mb_plan_t *plan, size_t i) {
+static int run_child(mb_context_t *ctx, const mb_plan_t *plan, size_t i) {
   mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
   mb_plan_entry(plan, i, &e);
-  const mb_bench_spec_t s = timed_spec(o, &e.spec);
-  return cli_child_report("run", ctx, &s);
+  return cli_child_report("run", ctx, &e.spec);
 }
 
 int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
-  mb_bench_spec_t probe = MB_BENCH_SPEC_INIT;
-  if (cli_timing_given(o) && cli_apply_timing("run", o, &probe) != 0)
-    return EXIT_USAGE;
+  /* How long to sample is not what is measured: the timing options given
+   * override every entry's (the plan applies them). */
+  mb_bench_spec_t timing = MB_BENCH_SPEC_INIT;
   mb_plan_options_t po = MB_PLAN_OPTIONS_INIT;
+  if (cli_apply_timing("run", o, &timing, &po.timing_fields) != 0)
+    return EXIT_USAGE;
+  po.timing = &timing;
   po.backend = o->backend;
   po.filter = o->filter;
   po.max_flop = o->max_flop;
@@ -249,7 +234,7 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
     return cli_error("run", "%s", mb_error_last());
   for (size_t i = 0; i < mb_plan_note_count(plan); i++)
     fprintf(stderr, "mbench run: note: %s\n", mb_plan_note(plan, i));
-  if (cli_timing_given(o) && !o->child_index)
+  if (po.timing_fields && !o->child_index)
     fprintf(stderr,
             "mbench run: note: the timing options given override every "
             "benchmark's timing (each result records the timing it ran "
@@ -278,7 +263,7 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
   cli_interrupt_install(ctx);
   int rc = EXIT_USAGE;
   if (is_child) {
-    rc = run_child(o, ctx, plan, child);
+    rc = run_child(ctx, plan, child);
   } else {
     sinks_t sinks;
     csv_outs_t csvs = {NULL, 0};

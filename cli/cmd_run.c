@@ -8,7 +8,7 @@
 
 #define O(field) offsetof(cli_opts_t, field)
 
-/* What every command that runs benchmarks takes for isolation. */
+/* What both commands take for isolation. */
 /* clang-format off */
 #define ISOLATE_OPTS                                                        \
   {"isolate", 0, OPT_FLAG, O(isolate), NULL,                                \
@@ -19,7 +19,28 @@
    "2 x timeout x repetitions)"},                                           \
   {"child-index", 0, OPT_STR, O(child_index), "N",                          \
    "internal (--isolate): run only benchmark N and print its JSON"}
+
+/* Where their results go, then -v and -h. */
+#define REPORT_OPTS(format_help)                                            \
+  {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",            \
+   format_help},                                                            \
+  {"output", 'o', OPT_STR, O(output), "FILE",                               \
+   "write results to FILE (the table still goes to stdout)"},               \
+  {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},                 \
+  {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"}
 /* clang-format on */
+
+/* The op flags' options (MB_PARAM_FLAG_LIST): a row for each flag an
+ * option sets, into its cli_opts_t field flag_<NAME>. */
+#define PARAM_OPT(NAME, group, key, result, inverted, name, label, set_by, \
+                  option, help)                                            \
+  PARAM_OPT_##set_by(option, help, O(flag_##NAME))
+#define PARAM_OPT_OPTION_AND_CONFIG(option, help, field) \
+  {option, 0, OPT_FLAG, field, NULL, help},
+#define PARAM_OPT_OPTION_ONLY PARAM_OPT_OPTION_AND_CONFIG
+#define PARAM_OPT_IMPLIED(option, help, field)
+/* Each flag with the field of its option (never set for IMPLIED). */
+#define FLAG_OF_OPTION(NAME, ...) {O(flag_##NAME), MB_PARAM_##NAME},
 
 static const opt_def_t k_run_opts[] = {
     {"config", 'c', OPT_STR, O(config), "FILE",
@@ -91,11 +112,8 @@ static const opt_def_t k_run_opts[] = {
      "same as --scale-a (quantize, dequantize)"},
     {"scale-b", 0, OPT_STR, O(scale_b), "S",
      "gemm B's scaling: none|tensor|col|block:BKxBN|group:G"},
-    {"quantize-inputs", 0, OPT_FLAG, O(quantize_inputs), NULL,
-     "gemm: quantize bf16/f32 A and B inside the op (dynamic)"},
     {"dtype-q", 0, OPT_STR, O(dtype_q), "DT",
      "gemm --quantize-inputs target: f8e4m3 (default), f8e5m2, i8"},
-    {"transpose", 0, OPT_FLAG, O(transpose), NULL, "quantize: quantize X^T"},
     {"static-scale", 0, OPT_DOUBLE, O(static_scale), "S",
      "quantize: use this scale, not absmax"},
     {"act", 0, OPT_STR, O(act), "NAME",
@@ -104,34 +122,35 @@ static const opt_def_t k_run_opts[] = {
     {"act-alpha", 0, OPT_DOUBLE, O(act_alpha), "F",
      "leakyrelu negative slope (0.01)"},
     {"eps", 0, OPT_DOUBLE, O(eps), "F", "layernorm/rmsnorm epsilon (1e-5)"},
-    {"no-affine", 0, OPT_FLAG, O(no_affine), NULL,
-     "layernorm/rmsnorm without weight and bias"},
-    {"causal", 0, OPT_FLAG, O(causal), NULL, "attention: causal mask"},
-    {"tf32", 0, OPT_FLAG, O(tf32), NULL,
-     "gemm f32: allow tf32 tensor-core math (GPU)"},
-    {"fast-accum", 0, OPT_FLAG, O(fast_accum), NULL,
-     "gemm fp8: allow fast (reduced-precision) accumulation, torch's "
-     "use_fast_accum (cuBLASLt)"},
-    {"trans-a", 0, OPT_FLAG, O(trans_a), NULL,
-     "gemm: A is stored K x M and used transposed (unscaled float inputs)"},
-    {"trans-b", 0, OPT_FLAG, O(trans_b), NULL,
-     "gemm: B is stored N x K (torch's Linear weight) and used transposed"},
-    {"bshd", 0, OPT_FLAG, O(bshd), NULL,
-     "attention: Q, K, V, O stored [B, S, H, D] instead of [B, H, S, D]"},
+    /* clang-format off: an option per op flag that has one */
+    MB_PARAM_FLAG_LIST(PARAM_OPT)
+    /* clang-format on */
     {"strict", 0, OPT_FLAG, O(strict), NULL,
      "a wrong result is a failure and is not timed"},
     {"interleave", 0, OPT_STR, O(interleave), "SEED",
      "--config: run the benchmarks in a random order drawn from SEED "
      "(baselines still first); spreads drift over all of them"},
     ISOLATE_OPTS,
-    {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",
-     "output format (table; with -o: from the extension)"},
-    {"output", 'o', OPT_STR, O(output), "FILE",
-     "write results to FILE (the table still goes to stdout)"},
-    {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},
-    {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
+    REPORT_OPTS("output format (table; with -o: from the extension)"),
 };
 #define NUM_RUN_OPTS (sizeof k_run_opts / sizeof k_run_opts[0])
+
+static const cli_command_t k_run_command = {
+    "run", k_run_opts, NUM_RUN_OPTS,
+    "usage: mbench run --op OP --shape SHAPE [options]\n"
+    "       mbench run --model MODEL [--recipe R] [--mode M] --shape "
+    "MxKxN [options]\n"
+    "       mbench run --config FILE [--dry-run] [--backend B] [--filter "
+    "REGEX]\n"
+    "                  [--max-flop F] [-o FILE] [--format F]\n\n"
+    "Measures one op on one backend, checks it against the reference,\n"
+    "and reports the statistics of every sample. A model (torchao's "
+    "linear,\nln_linear_<act>, transformer_block) runs under a "
+    "quantization recipe\nand reports its steps, forward/backward "
+    "times and accuracy (SQNR)\nagainst the high-precision model; "
+    "mbench list models|recipes. With\n--config, runs every benchmark "
+    "a config file asks for (docs/config.md).\n\n"
+    "options:\n"};
 
 /* The suite takes only what changes where and how it reports. */
 static const opt_def_t k_suite_opts[] = {
@@ -142,14 +161,17 @@ static const opt_def_t k_suite_opts[] = {
     {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
      "per benchmark sampling limit (4)"},
     ISOLATE_OPTS,
-    {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",
-     "output format (table)"},
-    {"output", 'o', OPT_STR, O(output), "FILE",
-     "write results to FILE (the table still goes to stdout)"},
-    {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},
-    {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"},
+    REPORT_OPTS("output format (table)"),
 };
 #define NUM_SUITE_OPTS (sizeof k_suite_opts / sizeof k_suite_opts[0])
+
+static const cli_command_t k_suite_command = {
+    "suite", k_suite_opts, NUM_SUITE_OPTS,
+    "usage: mbench [suite] [options]\n\n"
+    "Runs the default suite (gemm f32/bf16 at 1024^3 and 2048^3, add\n"
+    "f32/bf16) on the cpu backend (--backend to choose) and prints a "
+    "table.\n\n"
+    "options:\n"};
 
 /* The op parameters beyond shape and the main dtypes; each parser's error
  * names the valid choices. */
@@ -175,17 +197,7 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
   static const struct {
     size_t opt;
     uint32_t flag;
-  } k_flags[] = {
-      {offsetof(cli_opts_t, quantize_inputs), MB_PARAM_QUANTIZE_INPUTS},
-      {offsetof(cli_opts_t, transpose), MB_PARAM_TRANSPOSE},
-      {offsetof(cli_opts_t, causal), MB_PARAM_CAUSAL},
-      {offsetof(cli_opts_t, no_affine), MB_PARAM_NO_WEIGHT},
-      {offsetof(cli_opts_t, tf32), MB_PARAM_TF32},
-      {offsetof(cli_opts_t, fast_accum), MB_PARAM_FAST_ACCUM},
-      {offsetof(cli_opts_t, trans_a), MB_PARAM_TRANS_A},
-      {offsetof(cli_opts_t, trans_b), MB_PARAM_TRANS_B},
-      {offsetof(cli_opts_t, bshd), MB_PARAM_BSHD},
-  };
+  } k_flags[] = {MB_PARAM_FLAG_LIST(FLAG_OF_OPTION)};
   for (size_t i = 0; i < sizeof k_flags / sizeof *k_flags; i++)
     if (*(const int *)((const char *)o + k_flags[i].opt))
       p->flags |= k_flags[i].flag;
@@ -256,66 +268,14 @@ static int parse_shape(const char *text, mb_op_params_t *p) {
   return p->ndim ? 0 : cli_error("run", "--shape is empty");
 }
 
-int cli_timing_given(const cli_opts_t *o) {
-  return o->criterion || o->repetitions || o->samples || o->min_samples ||
-         o->min_time >= 0 || o->max_noise >= 0 || o->timeout >= 0 ||
-         o->warmup >= 0 || o->warmup_runs;
-}
+/* What run_one did. */
+enum { RUN_OK = 0, RUN_FAILED = 1, RUN_INPUT_ERROR = -1, RUN_INTERRUPTED = -2 };
 
-int cli_apply_timing(const char *cmd, const cli_opts_t *o,
-                     mb_bench_spec_t *spec) {
-  if (o->criterion &&
-      mb_criterion_from_name(o->criterion, &spec->criterion) != MB_OK)
-    return cli_error(cmd, "--criterion: %s", mb_error_last());
-  if (o->repetitions) spec->repetitions = o->repetitions;
-  if (o->samples) {
-    spec->samples = o->samples;
-    if (!o->criterion) spec->criterion = MB_CRITERION_FIXED;
-  }
-  if (spec->criterion == MB_CRITERION_FIXED && !spec->samples)
-    return cli_error(cmd, "--criterion fixed needs --samples N");
-  if (o->min_samples) spec->min_samples = o->min_samples;
-  if (o->min_time >= 0) spec->min_time_s = o->min_time;
-  if (o->max_noise >= 0) spec->max_noise = o->max_noise;
-  if (o->timeout >= 0) spec->timeout_s = o->timeout;
-  if (o->warmup >= 0) spec->warmup_s = o->warmup;
-  if (o->warmup_runs) spec->warmup_runs = o->warmup_runs;
-  return 0;
-}
-
-int cli_apply_common(const char *cmd, const cli_opts_t *o,
-                     mb_bench_spec_t *spec) {
-  if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
-    return cli_error(cmd, "--cache: %s", mb_error_last());
-  mb_flush_t flush = MB_FLUSH_WRITE;
-  if (o->flush && mb_flush_from_name(o->flush, &flush) != MB_OK)
-    return cli_error(cmd, "--flush: %s", mb_error_last());
-  if (o->flush && spec->cache != MB_CACHE_COLD)
-    return cli_error(cmd, "--flush applies to --cache cold (got --cache %s)",
-                     mb_cache_policy_name(spec->cache));
-  if (flush == MB_FLUSH_READ) spec->flags |= MB_BENCH_FLUSH_READ;
-  if (cli_apply_timing(cmd, o, spec) != 0) return EXIT_USAGE;
-  spec->batch = o->batch;
-  spec->seed = o->seed;
-  spec->backend = o->backend;
-  spec->device = o->device;
-  spec->impl = o->impl;
-  if (o->strict) spec->flags |= MB_BENCH_STRICT;
-  return 0;
-}
-
-void cli_init_opts(cli_opts_t *o) {
-  memset(o, 0, sizeof *o);
-  o->min_time = o->max_noise = o->timeout = o->warmup = -1;
-  o->act_alpha = o->eps = -1;
-  o->alpha = 1;
-  o->seed = 42;
-}
-
-/* A benchmark stopped by Ctrl-C is not written: it did not finish. */
-int cli_run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
-                const cli_runner_t *runner, size_t index,
-                const mb_bench_spec_t *spec) {
+/* Runs spec (benchmark `index` of the command's list) into the sinks. A
+ * benchmark stopped by Ctrl-C is not written: it did not finish. */
+static int run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
+                   const cli_runner_t *runner, size_t index,
+                   const mb_bench_spec_t *spec) {
   mb_result_t *r = NULL;
   if (cli_bench_runner((void *)runner, ctx, index, spec, &r) != MB_OK) {
     cli_error(cmd, "%s", mb_error_last());
@@ -328,30 +288,6 @@ int cli_run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
     rc = RUN_INPUT_ERROR;
   mb_result_destroy(r);
   return rc;
-}
-
-int cli_exit_status(int worst, int interrupted, size_t done, size_t total) {
-  if (interrupted) {
-    fprintf(stderr,
-            "mbench: interrupted: %zu of %zu benchmark%s finished and "
-            "written\n",
-            done, total, total == 1 ? "" : "s");
-    return EXIT_INTERRUPTED;
-  }
-  return worst;
-}
-
-int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
-                    size_t *index) {
-  if (!o->child_index) return 0;
-  char *end;
-  unsigned long long v = strtoull(o->child_index, &end, 10);
-  if (!*o->child_index || *end || v >= count)
-    return cli_error(cmd, "--child-index: \"%s\" is not in [0, %zu)",
-                     o->child_index, count),
-           -1;
-  *index = (size_t)v;
-  return 1;
 }
 
 /* With --config the file describes the benchmarks: an option that would
@@ -396,28 +332,9 @@ int cmd_run(int argc, char **argv) {
   const char *words[1];
   size_t nwords;
   cli_init_opts(&o);
-  if (cli_parse("run", argc, argv, 2, k_run_opts, NUM_RUN_OPTS, &o, words, 0,
-                &nwords) != 0)
-    return EXIT_USAGE;
-  if (o.help) {
-    printf(
-        "usage: mbench run --op OP --shape SHAPE [options]\n"
-        "       mbench run --model MODEL [--recipe R] [--mode M] --shape "
-        "MxKxN [options]\n"
-        "       mbench run --config FILE [--dry-run] [--backend B] [--filter "
-        "REGEX]\n"
-        "                  [--max-flop F] [-o FILE] [--format F]\n\n"
-        "Measures one op on one backend, checks it against the reference,\n"
-        "and reports the statistics of every sample. A model (torchao's "
-        "linear,\nln_linear_<act>, transformer_block) runs under a "
-        "quantization recipe\nand reports its steps, forward/backward "
-        "times and accuracy (SQNR)\nagainst the high-precision model; "
-        "mbench list models|recipes. With\n--config, runs every benchmark "
-        "a config file asks for (docs/config.md).\n\n"
-        "options:\n");
-    cli_print_options(k_run_opts, NUM_RUN_OPTS);
-    return EXIT_OK;
-  }
+  const int parsed =
+      cli_parse_command(&k_run_command, argc, argv, 2, &o, words, 0, &nwords);
+  if (parsed != 0) return parsed < 0 ? EXIT_USAGE : EXIT_OK;
   if (o.config)
     return config_conflict(&o) ? EXIT_USAGE : cli_run_config(&o, argc, argv);
   if (o.dry_run || o.filter || o.max_flop > 0 || o.interleave)
@@ -457,7 +374,7 @@ int cmd_run(int argc, char **argv) {
     rc = cli_child_report("run", ctx, &spec);
   } else if (cli_open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
     const cli_runner_t runner = {&o, argc, argv};
-    int r = cli_run_one("run", ctx, &sinks, &runner, 0, &spec);
+    int r = run_one("run", ctx, &sinks, &runner, 0, &spec);
     rc = r == RUN_INPUT_ERROR ? EXIT_USAGE
          : r == RUN_FAILED    ? EXIT_BENCH_FAILED
                               : EXIT_OK;
@@ -507,19 +424,9 @@ int cmd_suite(int argc, char **argv) {
   size_t nwords;
   cli_init_opts(&o);
   int first = argc > 1 && strcmp(argv[1], "suite") == 0 ? 2 : 1;
-  if (cli_parse("suite", argc, argv, first, k_suite_opts, NUM_SUITE_OPTS, &o,
-                words, 0, &nwords) != 0)
-    return EXIT_USAGE;
-  if (o.help) {
-    printf(
-        "usage: mbench [suite] [options]\n\n"
-        "Runs the default suite (gemm f32/bf16 at 1024^3 and 2048^3, add\n"
-        "f32/bf16) on the cpu backend (--backend to choose) and prints a "
-        "table.\n\n"
-        "options:\n");
-    cli_print_options(k_suite_opts, NUM_SUITE_OPTS);
-    return EXIT_OK;
-  }
+  const int parsed = cli_parse_command(&k_suite_command, argc, argv, first, &o,
+                                       words, 0, &nwords);
+  if (parsed != 0) return parsed < 0 ? EXIT_USAGE : EXIT_OK;
   mb_bench_spec_t base = MB_BENCH_SPEC_INIT;
   base.timeout_s = 4.0;
   if (!o.backend) o.backend = "cpu";
@@ -556,7 +463,7 @@ int cmd_suite(int argc, char **argv) {
       size_t done = 0;
       int r = RUN_OK;
       for (; done < total; done++) {
-        r = cli_run_one("suite", ctx, &sinks, &runner, done, &specs[done]);
+        r = run_one("suite", ctx, &sinks, &runner, done, &specs[done]);
         if (r == RUN_INPUT_ERROR) rc = EXIT_USAGE;
         if (r == RUN_FAILED) rc = EXIT_BENCH_FAILED;
         if (r == RUN_INPUT_ERROR || r == RUN_INTERRUPTED) break;

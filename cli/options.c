@@ -28,6 +28,14 @@ int cli_context(const char *cmd, int verbose, mb_context_t **ctx) {
   return 0;
 }
 
+void cli_init_opts(cli_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->min_time = o->max_noise = o->timeout = o->warmup = -1;
+  o->act_alpha = o->eps = -1;
+  o->alpha = 1;
+  o->seed = 42;
+}
+
 static int set_value(const char *cmd, const opt_def_t *d, const char *v,
                      cli_opts_t *o) {
   char *end = NULL, *field = (char *)o + d->offset;
@@ -130,4 +138,16 @@ void cli_print_options(const opt_def_t *defs, size_t num_defs) {
              defs[i].metavar ? defs[i].metavar : "");
     printf("  %-30s %s\n", left, defs[i].help);
   }
+}
+
+int cli_parse_command(const cli_command_t *c, int argc, char **argv, int first,
+                      cli_opts_t *opts, const char **words, size_t max_words,
+                      size_t *num_words) {
+  if (cli_parse(c->name, argc, argv, first, c->defs, c->num_defs, opts, words,
+                max_words, num_words) != 0)
+    return -1;
+  if (!opts->help) return 0;
+  fputs(c->usage, stdout);
+  cli_print_options(c->defs, c->num_defs);
+  return 1;
 }

@@ -1,5 +1,5 @@
-/* Stopping criteria (lib/criterion.c) on synthetic streams whose stop can be
- * worked out by hand, on sample streams recorded from this repo's CPU
+/* Stopping criteria (lib/measure/criterion.c) on synthetic streams whose stop
+ * can be worked out by hand, on sample streams recorded from this repo's CPU
  * backend (tests/data/), and the criterion names. */
 #include <math.h>
 

@@ -487,6 +487,71 @@ static void test_filter_and_max_flop(void **state) {
   mb_plan_destroy(plan);
 }
 
+/* The caller's timing (mbench run --config's timing options, Python's
+ * run_config keywords) reaches every entry's spec, field by field: what
+ * timing_fields does not name stays the file's. */
+static void test_timing_override(void **state) {
+  (void)state;
+  static const char text[] =
+      "benchmarks:\n"
+      "  - op: gemm\n"
+      "    shapes: [[64, 64, 64], [128, 128, 128]]\n"
+      "    timing: {min_samples: 20, max_noise: 0.01, repetitions: 2}\n";
+  mb_bench_spec_t t = MB_BENCH_SPEC_INIT;
+  t.criterion = MB_CRITERION_FIXED;
+  t.samples = 3;
+  t.min_time_s = 0.25;
+  t.warmup_runs = 7;
+  t.max_noise = 0.5; /* not named: the file's 0.01 stays */
+  mb_plan_options_t o = MB_PLAN_OPTIONS_INIT;
+  o.timing = &t;
+  o.timing_fields = MB_TIMING_CRITERION | MB_TIMING_SAMPLES |
+                    MB_TIMING_MIN_TIME | MB_TIMING_WARMUP_RUNS;
+  mb_plan_t *plan = parse_opts(text, "t.yaml", &o);
+  assert_int_equal(mb_plan_count(plan), 2);
+  for (size_t i = 0; i < 2; i++) {
+    const mb_bench_spec_t s = entry(plan, i).spec;
+    assert_int_equal(s.criterion, MB_CRITERION_FIXED);
+    assert_int_equal(s.samples, 3);
+    assert_true(s.min_time_s == 0.25);
+    assert_int_equal(s.warmup_runs, 7);
+    assert_int_equal(s.min_samples, 20);
+    assert_true(s.max_noise == 0.01);
+    assert_int_equal(s.repetitions, 2);
+  }
+  mb_plan_destroy(plan);
+
+  /* Every field it names, and none without a spec to take them from. */
+  o.timing_fields = MB_TIMING_CRITERION | MB_TIMING_SAMPLES |
+                    MB_TIMING_MIN_SAMPLES | MB_TIMING_MIN_TIME |
+                    MB_TIMING_MAX_NOISE | MB_TIMING_TIMEOUT | MB_TIMING_WARMUP |
+                    MB_TIMING_WARMUP_RUNS | MB_TIMING_REPETITIONS;
+  t.min_samples = 4;
+  t.timeout_s = 3;
+  t.warmup_s = 0.5;
+  t.repetitions = 5;
+  plan = parse_opts(text, "t.yaml", &o);
+  mb_bench_spec_t s = entry(plan, 1).spec;
+  assert_int_equal(s.min_samples, 4);
+  assert_true(s.max_noise == 0.5);
+  assert_true(s.timeout_s == 3);
+  assert_true(s.warmup_s == 0.5);
+  assert_int_equal(s.repetitions, 5);
+  mb_plan_destroy(plan);
+  o.timing = NULL;
+  plan = parse_opts(text, "t.yaml", &o);
+  assert_int_equal(entry(plan, 0).spec.min_samples, 20);
+  mb_plan_destroy(plan);
+
+  o.timing = &t;
+  o.timing_fields = 1u << 20;
+  plan = NULL;
+  assert_int_equal(mb_plan_parse(text, strlen(text), "t.yaml", &o, &plan),
+                   MB_ERR_INVALID_ARG);
+  assert_null(plan);
+  assert_non_null(strstr(mb_error_last(), "MB_TIMING_"));
+}
+
 /* ---- errors ------------------------------------------------------------ */
 
 typedef struct bad_case {
@@ -816,6 +881,7 @@ int main(void) {
       cmocka_unit_test(test_model_recipes_and_modes),
       cmocka_unit_test(test_backend_override),
       cmocka_unit_test(test_filter_and_max_flop),
+      cmocka_unit_test(test_timing_override),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_file_errors),
       cmocka_unit_test(test_examples_load),

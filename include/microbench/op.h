@@ -115,6 +115,58 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
           GEMM without the mode runs in f32 and notes "not applied"; an \
           emulated one declines it (docs/gpu.md). */
 
+/* Every MB_PARAM_* flag, one row each. Everything that names the flags
+ * reads this list: the op's check that a flag applies, a result's params
+ * (JSON) and variant, config files' keys, mbench run's options, and the
+ * test of the Python package's constants. So a new flag is its #define
+ * above, a row here and the op that takes it.
+ *
+ * X(NAME, group, key, result, inverted, name, label, set_by, option, help):
+ *   NAME      the flag is MB_PARAM_<NAME>
+ *   group     which ops take it: those whose parameters include the
+ *             library's group <group> (internal: MB__P_<group>)
+ *   key       its name in snake_case: the config key and Python keyword
+ *   result    its boolean in a result's params, in this order; inverted 1:
+ *             the boolean says the flag is not set
+ *   name      what an error calls it ("causal" does not apply to this op)
+ *   label     its word in a result's variant; NULL: written otherwise
+ *             (q:<dtype_q>)
+ *   set_by    what sets it as a boolean of its own: OPTION_AND_CONFIG
+ *             (mbench run's option, Python's keyword <key>= and config
+ *             files' key <key>), OPTION_ONLY (the option and the keyword;
+ *             config files do not take it), IMPLIED (another parameter
+ *             sets it: a static scale)
+ *   option    mbench run --<option>, then its help; NULL when IMPLIED */
+/* clang-format off */
+#define MB_PARAM_FLAG_LIST(X)                                                 \
+  X(QUANTIZE_INPUTS, QUANT, "quantize_inputs", "quantize_inputs", 0,          \
+    "quantize-inputs", NULL, OPTION_AND_CONFIG, "quantize-inputs",            \
+    "gemm: quantize bf16/f32 A and B inside the op (dynamic)")                \
+  X(TF32, TF32, "tf32", "tf32", 0, "tf32", "tf32", OPTION_AND_CONFIG, "tf32", \
+    "gemm f32: allow tf32 tensor-core math (GPU)")                            \
+  X(TRANSPOSE, TRANSPOSE, "transpose", "transpose", 0, "transpose", "T",      \
+    OPTION_AND_CONFIG, "transpose", "quantize: quantize X^T")                 \
+  X(STATIC, STATIC, "static", "static", 0, "static scale", "static", IMPLIED, \
+    NULL, NULL)                                                               \
+  X(NO_WEIGHT, EPS, "no_affine", "affine", 1, "no-affine", "no-affine",       \
+    OPTION_AND_CONFIG, "no-affine",                                           \
+    "layernorm/rmsnorm without weight and bias")                              \
+  X(CAUSAL, CAUSAL, "causal", "causal", 0, "causal", "causal",                \
+    OPTION_AND_CONFIG, "causal", "attention: causal mask")                    \
+  X(TRANS_A, TRANS_AB, "trans_a", "trans_a", 0, "trans_a", "A^T",             \
+    OPTION_ONLY, "trans-a",                                                   \
+    "gemm: A is stored K x M and used transposed (unscaled float inputs)")    \
+  X(TRANS_B, TRANS_AB, "trans_b", "trans_b", 0, "trans_b", "B^T",             \
+    OPTION_ONLY, "trans-b",                                                   \
+    "gemm: B is stored N x K (torch's Linear weight) and used transposed")    \
+  X(BSHD, BSHD, "bshd", "bshd", 0, "bshd", "bshd", OPTION_ONLY, "bshd",       \
+    "attention: Q, K, V, O stored [B, S, H, D] instead of [B, H, S, D]")      \
+  X(FAST_ACCUM, FAST_ACCUM, "fast_accum", "fast_accum", 0, "fast_accum",      \
+    "fast-accum", OPTION_AND_CONFIG, "fast-accum",                            \
+    "gemm fp8: allow fast (reduced-precision) accumulation, torch's "         \
+    "use_fast_accum (cuBLASLt)")
+/* clang-format on */
+
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
  * defaults; mb_op_resolve() fills them and validates everything. Fields
  * only ever grow at the end. */

@@ -34,10 +34,28 @@ typedef struct mb_plan_options {
   const char *filter;
   /* Leave out entries above this many FLOP per run (noted). 0: no limit. */
   double max_flop;
+  /* Timing over every entry's own: how long to sample is not what is
+   * measured (a quick run of a file written for a GPU, a smoke test). The
+   * fields of *timing that timing_fields names (MB_TIMING_*) replace each
+   * entry's, and its result records them. NULL or 0: the file's timing. */
+  const mb_bench_spec_t *timing;
+  uint32_t timing_fields;
 } mb_plan_options_t;
 
 #define MB_PLAN_OPTIONS_INIT \
-  { sizeof(mb_plan_options_t), NULL, NULL, 0.0 }
+  { sizeof(mb_plan_options_t), NULL, NULL, 0.0, NULL, 0u }
+
+/* mb_plan_options_t.timing_fields: which of mb_bench_spec_t's timing
+ * fields the plan takes from options.timing. */
+#define MB_TIMING_CRITERION 1u
+#define MB_TIMING_SAMPLES 2u
+#define MB_TIMING_MIN_SAMPLES 4u
+#define MB_TIMING_MIN_TIME 8u /* min_time_s */
+#define MB_TIMING_MAX_NOISE 16u
+#define MB_TIMING_TIMEOUT 32u /* timeout_s */
+#define MB_TIMING_WARMUP 64u  /* warmup_s */
+#define MB_TIMING_WARMUP_RUNS 128u
+#define MB_TIMING_REPETITIONS 256u
 
 /* Reads and expands a config file; the syntax comes from the extension
  * (.json, .yaml, .yml) or the first character. `opts` may be NULL. Every

@@ -24,6 +24,19 @@ uint32_t mb_op_num_outputs(const mb_op_t *op) {
   return op ? op->num_outputs : 0;
 }
 
+/* Each flag is a bit of its own: a power of two, and their sum is their
+ * union (no two share a bit). */
+#define POW2(NAME, ...) &&!(MB_PARAM_##NAME & (MB_PARAM_##NAME - 1u))
+#define SUM(NAME, ...) +MB_PARAM_##NAME
+#define UNION(NAME, ...) | MB_PARAM_##NAME
+_Static_assert(1 MB_PARAM_FLAG_LIST(POW2) && (0u MB_PARAM_FLAG_LIST(SUM)) ==
+                                                 (0u MB_PARAM_FLAG_LIST(UNION)),
+               "MB_PARAM_FLAG_LIST: two flags share a bit, or one is not a "
+               "single bit");
+#undef POW2
+#undef SUM
+#undef UNION
+
 /* A parameter the op does not use is an error, not silently ignored:
  * `--causal` on a gemm would otherwise measure something other than asked. */
 static mb_status_t check_applicable(const mb_op_t *op,
@@ -32,16 +45,10 @@ static mb_status_t check_applicable(const mb_op_t *op,
     uint32_t flag, mask;
     const char *name;
   } k_flags[] = {
-      {MB_PARAM_TRANSPOSE, MB__P_TRANSPOSE, "transpose"},
-      {MB_PARAM_STATIC, MB__P_STATIC, "static scale"},
-      {MB_PARAM_CAUSAL, MB__P_CAUSAL, "causal"},
-      {MB_PARAM_QUANTIZE_INPUTS, MB__P_QUANT, "quantize-inputs"},
-      {MB_PARAM_NO_WEIGHT, MB__P_EPS, "no-affine"},
-      {MB_PARAM_TF32, MB__P_TF32, "tf32"},
-      {MB_PARAM_FAST_ACCUM, MB__P_FAST_ACCUM, "fast_accum"},
-      {MB_PARAM_TRANS_A, MB__P_TRANS_AB, "trans_a"},
-      {MB_PARAM_TRANS_B, MB__P_TRANS_AB, "trans_b"},
-      {MB_PARAM_BSHD, MB__P_BSHD, "bshd"},
+#define ROW(NAME, group, key, result, inverted, name, ...) \
+  {MB_PARAM_##NAME, MB__P_##group, name},
+      MB_PARAM_FLAG_LIST(ROW)
+#undef ROW
   };
   for (size_t i = 0; i < sizeof k_flags / sizeof k_flags[0]; i++)
     if ((p->flags & k_flags[i].flag) && !(op->param_mask & k_flags[i].mask))
@@ -70,32 +77,51 @@ static mb_status_t check_applicable(const mb_op_t *op,
   return MB_OK;
 }
 
-mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *p) {
-  if (!op || !p)
+mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *given) {
+  if (!op || !given)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_op_resolve: NULL argument");
-  if (p->struct_size != sizeof *p)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "%s: params.struct_size %u, expected %zu (use "
-                    "MB_OP_PARAMS_INIT)",
-                    op->name, p->struct_size, sizeof *p);
-  mb_status_t st = mb__check_shape(op, p);
+  /* Resolved at today's size; an older caller gets back what it holds. */
+  mb_op_params_t full = MB_OP_PARAMS_INIT, *p = &full;
+  mb_status_t st = mb__struct_in(MB__STRUCT_OP_PARAMS, op->name, given, p);
+  if (st == MB_OK) st = mb__check_shape(op, p);
   if (st == MB_OK) st = check_applicable(op, p);
-  return st != MB_OK ? st : op->resolve(p);
+  if (st == MB_OK) st = op->resolve(p);
+  return st != MB_OK ? st
+                     : mb__struct_out(MB__STRUCT_OP_PARAMS, op->name, p, given);
 }
 
-double mb_op_flop(const mb_op_t *op, const mb_op_params_t *p) {
-  return op && p ? op->flop(p) : 0.0;
+/* A caller's params at today's size (an older caller's lack defaults);
+ * NULL, with the error set, when they are not ours. */
+static const mb_op_params_t *params_in(const char *fn,
+                                       const mb_op_params_t *given,
+                                       mb_op_params_t *full) {
+  *full = (mb_op_params_t)MB_OP_PARAMS_INIT;
+  return mb__struct_in(MB__STRUCT_OP_PARAMS, fn, given, full) == MB_OK ? full
+                                                                       : NULL;
 }
 
-double mb_op_bytes(const mb_op_t *op, const mb_op_params_t *p) {
-  return op && p ? op->bytes(p) : 0.0;
+double mb_op_flop(const mb_op_t *op, const mb_op_params_t *given) {
+  mb_op_params_t full;
+  const mb_op_params_t *p =
+      op && given ? params_in("mb_op_flop", given, &full) : NULL;
+  return p ? op->flop(p) : 0.0;
 }
 
-mb_status_t mb_op_operand(const mb_op_t *op, const mb_op_params_t *p,
+double mb_op_bytes(const mb_op_t *op, const mb_op_params_t *given) {
+  mb_op_params_t full;
+  const mb_op_params_t *p =
+      op && given ? params_in("mb_op_bytes", given, &full) : NULL;
+  return p ? op->bytes(p) : 0.0;
+}
+
+mb_status_t mb_op_operand(const mb_op_t *op, const mb_op_params_t *given,
                           uint32_t role, mb_dtype_t *dtype, uint32_t *ndim,
                           int64_t *shape) {
-  if (!op || !p || !dtype || !ndim || !shape)
+  if (!op || !given || !dtype || !ndim || !shape)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_op_operand: NULL argument");
+  mb_op_params_t full;
+  const mb_op_params_t *p = params_in("mb_op_operand", given, &full);
+  if (!p) return MB_ERR_INVALID_ARG;
   if (role >= op->num_inputs + op->num_outputs)
     return mb__fail(MB_ERR_INVALID_ARG, "%s has %u operands; role %u invalid",
                     op->name, op->num_inputs + op->num_outputs, role);

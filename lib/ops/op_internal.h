@@ -18,7 +18,9 @@ typedef struct mb__tolerance {
   double rel;
 } mb__tolerance_t;
 
-/* Which fields of mb_op_params_t an op uses (results record only those). */
+/* Which fields of mb_op_params_t an op uses (results record only those).
+ * Each MB_PARAM_* flag belongs to one of these groups: the group column of
+ * MB_PARAM_FLAG_LIST (op.h) names it without the MB__P_ prefix. */
 #define MB__P_ALPHA_BETA 1u
 #define MB__P_SCALES 2u  /* scale_a, scale_b */
 #define MB__P_SCALE_A 4u /* scale_a only (granularity) */
@@ -33,6 +35,11 @@ typedef struct mb__tolerance {
 #define MB__P_BSHD 2048u       /* attention: MB_PARAM_BSHD */
 #define MB__P_RECIPE 4096u     /* composites: the recipe */
 #define MB__P_FAST_ACCUM 8192u /* gemm: MB_PARAM_FAST_ACCUM */
+
+/* The dimension names of a 2-D [M, N] shape and the operand names of a
+ * one-in, one-out op (X -> Y), which most element-wise ops share. */
+static const char *const mb__dims_mn[] = {"M", "N"};
+static const char *const mb__operands_xy[] = {"X", "Y"};
 
 struct mb__graph;
 

@@ -21,6 +21,8 @@
 
 /* ---- swept fields ----------------------------------------------------- */
 
+typedef struct field field_t;
+
 /* One value of a swept field, and how it reads in an entry's name. */
 typedef struct value {
   union {
@@ -34,32 +36,59 @@ typedef struct value {
     double number;
   } u;
   char label[80];
+  /* The field it is a value of: a set_fn gets only the value, and the
+   * shared ones (a member, a flag) find in the field what to set. */
+  const field_t *field;
 } value_t;
 
-typedef struct field field_t;
-/* Reads one scalar node into *v (label included); errors name `path`. */
-typedef mb_status_t (*parse_fn)(const mb__pb_t *pb, const field_t *f,
-                                const mb_cfg_node_t *n, const char *path,
-                                value_t *v);
 typedef void (*set_fn)(mb__plan_item_t *it, const value_t *v);
+
+/* How a field's values are read and labelled (k_kinds in native_fields.c
+ * says how for each). */
+typedef enum kind {
+  K_DTYPE,
+  K_SCALING,
+  K_ACT,
+  K_CACHE,
+  K_FLUSH,
+  K_WORD,   /* a backend or implementation name */
+  K_RECIPE, /* a recipe name, checked against the recipes */
+  K_BOOL,
+  K_NUMBER
+} kind_t;
 
 /* Which benchmarks a field means something for. */
 typedef enum scope { FOR_ALL, FOR_OPS, FOR_MODELS } scope_t;
 
 struct field {
   const char *key, *plural; /* plural: NULL when there is none */
-  parse_fn parse;           /* the field's kind */
+  kind_t kind;
   set_fn set;
   scope_t scope;
   /* In names: 0 "/<value>" (self-describing: bf16, hot, cuda), 1
    * "/<key>=<value>" (alpha=0.5, transpose=true, scale_a=row). */
   int keyed;
+  /* What native_fields.c's shared setters set: the mb__plan_item_t
+   * member at offset `at`, or the MB_PARAM_* bit `flag`. */
+  size_t at;
+  uint32_t flag;
 };
 
-/* The swept fields, in expansion order (the last varies fastest); defined
- * in native_fields.c, which checks NUM_FIELDS against it. */
+/* The flags config files take (MB_PARAM_FLAG_LIST's set_by
+ * OPTION_AND_CONFIG): `what` for them, nothing for the others. */
+#define CONFIG_FLAG(set_by, ...) CONFIG_FLAG_##set_by(__VA_ARGS__)
+#define CONFIG_FLAG_OPTION_AND_CONFIG(...) __VA_ARGS__
+#define CONFIG_FLAG_OPTION_ONLY(...)
+#define CONFIG_FLAG_IMPLIED(...)
+#define COUNT_CONFIG_FLAG(NAME, group, key, result, inverted, name, label, \
+                          set_by, ...)                                     \
+  CONFIG_FLAG(set_by, +1)
+
+/* The swept fields, in expansion order (the last varies fastest): 17 of
+ * their own and a boolean per config flag; defined in native_fields.c,
+ * which checks NUM_FIELDS against it. */
 extern const field_t mb__native_fields[];
-#define NUM_FIELDS 23
+#define NUM_FIELDS (17 MB_PARAM_FLAG_LIST(COUNT_CONFIG_FLAG))
 #define F_DTYPE 0                 /* mb__native_fields index of dtype */
 #define NUM_AXES (2 + NUM_FIELDS) /* op, shape, then the fields */
 

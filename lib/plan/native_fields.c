@@ -2,8 +2,10 @@
  * or a list of, each list one axis of the expansion (dtype, backend, alpha,
  * ...). One table, mb__native_fields, says for each its key and plural,
  * how a value is parsed and labelled in entry names, and where it is set
- * in a plan item; adding a field is adding a row. Also how a benchmark's
- * swept fields are read, and a model's recipes completed. */
+ * in a plan item; adding a field is adding a row (an op flag's comes from
+ * its row of MB_PARAM_FLAG_LIST). Also how a benchmark's swept fields are
+ * read, and a model's recipes completed. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,81 +25,48 @@ static void label(const field_t *f, value_t *v, const char *text) {
     snprintf(v->label, sizeof v->label, "%s", text);
 }
 
-static mb_status_t parse_dtype(const mb__pb_t *pb, const field_t *f,
-                               const mb_cfg_node_t *n, const char *path,
-                               value_t *v) {
-  const char *s;
-  mb_status_t st = mb__pb_string(pb, n, path, &s);
-  if (st == MB_OK)
-    st = mb__native_wrap(pb, n, path, mb_dtype_from_name(s, &v->u.dtype));
-  if (st == MB_OK) label(f, v, mb_dtype_name(v->u.dtype));
-  return st;
-}
+/* ---- reading a value ---------------------------------------------------- */
 
-static mb_status_t parse_scaling(const mb__pb_t *pb, const field_t *f,
-                                 const mb_cfg_node_t *n, const char *path,
-                                 value_t *v) {
-  const char *s;
-  mb_status_t st = mb__pb_string(pb, n, path, &s);
-  if (st == MB_OK)
-    st = mb__native_wrap(pb, n, path, mb_scaling_from_string(s, &v->u.scaling));
-  if (st == MB_OK) label(f, v, s);
-  return st;
-}
+/* Reads one scalar node into *v (label included); errors name `path`. */
+typedef mb_status_t (*parse_fn)(const mb__pb_t *pb, const field_t *f,
+                                const mb_cfg_node_t *n, const char *path,
+                                value_t *v);
 
-static mb_status_t parse_activation(const mb__pb_t *pb, const field_t *f,
-                                    const mb_cfg_node_t *n, const char *path,
-                                    value_t *v) {
-  const char *s;
-  mb_status_t st = mb__pb_string(pb, n, path, &s);
-  if (st == MB_OK)
-    st = mb__native_wrap(pb, n, path, mb_activation_from_name(s, &v->u.act));
-  if (st == MB_OK) label(f, v, mb_activation_name(v->u.act));
-  return st;
+/* The kinds read from a string: from_<kind> parses it into the value, and
+ * name_<kind> gives the label's text (the canonical name of what it
+ * parsed). */
+#define NAMED(kind, member, parse, name)                                  \
+  static mb_status_t from_##kind(const char *s, value_t *v) {             \
+    return parse(s, &v->u.member);                                        \
+  }                                                                       \
+  static const char *name_##kind(const value_t *v, const char *written) { \
+    (void)written;                                                        \
+    return name(v->u.member);                                             \
+  }
+NAMED(dtype, dtype, mb_dtype_from_name, mb_dtype_name)
+NAMED(act, act, mb_activation_from_name, mb_activation_name)
+NAMED(cache, cache, mb_cache_policy_from_name, mb_cache_policy_name)
+NAMED(flush, flush, mb_flush_from_name, mb_flush_name)
+#undef NAMED
+static mb_status_t from_scaling(const char *s, value_t *v) {
+  return mb_scaling_from_string(s, &v->u.scaling);
 }
-
-static mb_status_t parse_cache(const mb__pb_t *pb, const field_t *f,
-                               const mb_cfg_node_t *n, const char *path,
-                               value_t *v) {
-  const char *s;
-  mb_status_t st = mb__pb_string(pb, n, path, &s);
-  if (st == MB_OK)
-    st =
-        mb__native_wrap(pb, n, path, mb_cache_policy_from_name(s, &v->u.cache));
-  if (st == MB_OK) label(f, v, mb_cache_policy_name(v->u.cache));
-  return st;
-}
-
-static mb_status_t parse_flush(const mb__pb_t *pb, const field_t *f,
-                               const mb_cfg_node_t *n, const char *path,
-                               value_t *v) {
-  const char *s;
-  mb_status_t st = mb__pb_string(pb, n, path, &s);
-  if (st == MB_OK)
-    st = mb__native_wrap(pb, n, path, mb_flush_from_name(s, &v->u.flush));
-  if (st == MB_OK) label(f, v, mb_flush_name(v->u.flush));
-  return st;
-}
-
 /* A backend or implementation name: checked when it runs (what exists
  * depends on the machine). */
-static mb_status_t parse_word(const mb__pb_t *pb, const field_t *f,
-                              const mb_cfg_node_t *n, const char *path,
-                              value_t *v) {
-  mb_status_t st = mb__pb_string(pb, n, path, &v->u.str);
-  if (st == MB_OK && !*v->u.str)
-    return mb__pb_error(pb, n, path, "%s must not be empty", f->key);
-  if (st == MB_OK) label(f, v, v->u.str);
-  return st;
+static mb_status_t from_word(const char *s, value_t *v) {
+  v->u.str = s;
+  return *s ? MB_OK
+            : mb__fail(MB_ERR_PARSE, "%s must not be empty", v->field->key);
 }
-
-static mb_status_t parse_recipe(const mb__pb_t *pb, const field_t *f,
-                                const mb_cfg_node_t *n, const char *path,
-                                value_t *v) {
-  mb_status_t st = mb__pb_string(pb, n, path, &v->u.str);
-  if (st == MB_OK) st = mb__recipe_check(pb, n, path, v->u.str);
-  if (st == MB_OK) label(f, v, v->u.str);
-  return st;
+static mb_status_t from_recipe(const char *s, value_t *v) {
+  v->u.str = s;
+  return mb_recipe_from_name(s, NULL); /* its error lists the recipes */
+}
+/* A scaling has no one canonical spelling ("block:1x128", "1x128"), and a
+ * name is its own: the label is what the file wrote. */
+static const char *as_written(const value_t *v, const char *written) {
+  (void)v;
+  return written;
 }
 
 static mb_status_t parse_bool(const mb__pb_t *pb, const field_t *f,
@@ -118,25 +87,58 @@ static mb_status_t parse_number(const mb__pb_t *pb, const field_t *f,
   return st;
 }
 
-#define SETTER(fn, member, part)                          \
-  static void fn(mb__plan_item_t *it, const value_t *v) { \
-    it->member = v->u.part;                               \
-  }
-SETTER(set_dtype, params.dtype, dtype)
-SETTER(set_dtype_b, params.dtype_b, dtype)
-SETTER(set_dtype_out, params.dtype_out, dtype)
-SETTER(set_dtype_q, params.dtype_q, dtype)
-SETTER(set_scale_a, params.scale_a, scaling)
-SETTER(set_scale_b, params.scale_b, scaling)
-SETTER(set_activation, params.activation, act)
-SETTER(set_backend, spec.backend, str)
-SETTER(set_impl, spec.impl, str)
-SETTER(set_cache, spec.cache, cache)
-SETTER(set_alpha, params.alpha, number)
-SETTER(set_beta, params.beta, number)
-SETTER(set_eps, params.eps, number)
-SETTER(set_act_alpha, params.act_alpha, number)
-#undef SETTER
+/* Reads a string through its kind's parser (k_kinds). */
+static mb_status_t parse_string(const mb__pb_t *pb, const field_t *f,
+                                const mb_cfg_node_t *n, const char *path,
+                                value_t *v);
+
+/* How each kind of value is read, and its size in the union (what
+ * set_member copies). */
+static const struct {
+  parse_fn parse;
+  /* parse_string's: the parser, and the label's text. */
+  mb_status_t (*from)(const char *s, value_t *v);
+  const char *(*name)(const value_t *v, const char *written);
+  size_t size;
+} k_kinds[] = {
+    [K_DTYPE] = {parse_string, from_dtype, name_dtype, sizeof(mb_dtype_t)},
+    [K_SCALING] = {parse_string, from_scaling, as_written,
+                   sizeof(mb_scaling_t)},
+    [K_ACT] = {parse_string, from_act, name_act, sizeof(mb_activation_t)},
+    [K_CACHE] = {parse_string, from_cache, name_cache,
+                 sizeof(mb_cache_policy_t)},
+    [K_FLUSH] = {parse_string, from_flush, name_flush, sizeof(mb_flush_t)},
+    [K_WORD] = {parse_string, from_word, as_written, sizeof(const char *)},
+    [K_RECIPE] = {parse_string, from_recipe, as_written, sizeof(const char *)},
+    [K_BOOL] = {parse_bool, NULL, NULL, sizeof(int)},
+    [K_NUMBER] = {parse_number, NULL, NULL, sizeof(double)},
+};
+
+static mb_status_t parse_string(const mb__pb_t *pb, const field_t *f,
+                                const mb_cfg_node_t *n, const char *path,
+                                value_t *v) {
+  const char *s;
+  mb_status_t st = mb__pb_string(pb, n, path, &s);
+  if (st == MB_OK)
+    st = mb__native_wrap(pb, n, path, k_kinds[f->kind].from(s, v));
+  if (st == MB_OK) label(f, v, k_kinds[f->kind].name(v, s));
+  return st;
+}
+
+/* ---- setting a value in a plan item ------------------------------------- */
+
+/* The value into the member its field names, which has the value's type. */
+static void set_member(mb__plan_item_t *it, const value_t *v) {
+  memcpy((char *)it + v->field->at, &v->u, k_kinds[v->field->kind].size);
+}
+
+/* A boolean into its field's MB_PARAM_* flag. */
+static void set_flag(mb__plan_item_t *it, const value_t *v) {
+  if (v->u.boolean)
+    it->params.flags |= v->field->flag;
+  else
+    it->params.flags &= ~v->field->flag;
+}
 
 /* How cold samples flush: a spec flag (the result records it). */
 static void set_flush(mb__plan_item_t *it, const value_t *v) {
@@ -145,21 +147,6 @@ static void set_flush(mb__plan_item_t *it, const value_t *v) {
   else
     it->spec.flags &= ~MB_BENCH_FLUSH_READ;
 }
-
-#define FLAG_SETTER(fn, flag)                             \
-  static void fn(mb__plan_item_t *it, const value_t *v) { \
-    if (v->u.boolean)                                     \
-      it->params.flags |= (flag);                         \
-    else                                                  \
-      it->params.flags &= ~(uint32_t)(flag);              \
-  }
-FLAG_SETTER(set_quantize_inputs, MB_PARAM_QUANTIZE_INPUTS)
-FLAG_SETTER(set_transpose, MB_PARAM_TRANSPOSE)
-FLAG_SETTER(set_causal, MB_PARAM_CAUSAL)
-FLAG_SETTER(set_tf32, MB_PARAM_TF32)
-FLAG_SETTER(set_fast_accum, MB_PARAM_FAST_ACCUM)
-FLAG_SETTER(set_no_affine, MB_PARAM_NO_WEIGHT)
-#undef FLAG_SETTER
 
 /* The recipe's name (recorded in the result) and its value in the params
  * (what a composite op runs); parse_recipe checked the name. */
@@ -177,34 +164,38 @@ static void set_static_scale(mb__plan_item_t *it, const value_t *v) {
 }
 
 /* The swept fields, in expansion order (the last varies fastest). dtype
- * comes first: every entry name carries it. */
+ * comes first: every entry name carries it. AT: set_member's member. */
+#define AT(member) offsetof(mb__plan_item_t, member), 0
+#define FLAG_FIELD(NAME, group, key, result, inverted, name, label, set_by, \
+                   ...)                                                     \
+  CONFIG_FLAG(set_by,                                                       \
+              {key, NULL, K_BOOL, set_flag, FOR_OPS, 1, 0, MB_PARAM_##NAME}, )
 const field_t mb__native_fields[] = {
-    {"dtype", "dtypes", parse_dtype, set_dtype, FOR_ALL, 0},
-    {"dtype_b", NULL, parse_dtype, set_dtype_b, FOR_OPS, 1},
-    {"dtype_out", NULL, parse_dtype, set_dtype_out, FOR_OPS, 1},
-    {"dtype_q", NULL, parse_dtype, set_dtype_q, FOR_OPS, 1},
-    {"scale_a", NULL, parse_scaling, set_scale_a, FOR_OPS, 1},
-    {"scale_b", NULL, parse_scaling, set_scale_b, FOR_OPS, 1},
-    {"activation", NULL, parse_activation, set_activation, FOR_OPS, 0},
-    {"backend", "backends", parse_word, set_backend, FOR_ALL, 0},
-    {"impl", "impls", parse_word, set_impl, FOR_ALL, 0},
-    {"cache", NULL, parse_cache, set_cache, FOR_ALL, 0},
-    {"flush", NULL, parse_flush, set_flush, FOR_ALL, 1},
+    {"dtype", "dtypes", K_DTYPE, set_member, FOR_ALL, 0, AT(params.dtype)},
+    {"dtype_b", NULL, K_DTYPE, set_member, FOR_OPS, 1, AT(params.dtype_b)},
+    {"dtype_out", NULL, K_DTYPE, set_member, FOR_OPS, 1, AT(params.dtype_out)},
+    {"dtype_q", NULL, K_DTYPE, set_member, FOR_OPS, 1, AT(params.dtype_q)},
+    {"scale_a", NULL, K_SCALING, set_member, FOR_OPS, 1, AT(params.scale_a)},
+    {"scale_b", NULL, K_SCALING, set_member, FOR_OPS, 1, AT(params.scale_b)},
+    {"activation", NULL, K_ACT, set_member, FOR_OPS, 0, AT(params.activation)},
+    {"backend", "backends", K_WORD, set_member, FOR_ALL, 0, AT(spec.backend)},
+    {"impl", "impls", K_WORD, set_member, FOR_ALL, 0, AT(spec.impl)},
+    {"cache", NULL, K_CACHE, set_member, FOR_ALL, 0, AT(spec.cache)},
+    {"flush", NULL, K_FLUSH, set_flush, FOR_ALL, 1, 0, 0},
     /* Ops take it too: `op: linear` with a recipe runs the composite
      * directly (an op without recipes says so when the plan is built). */
-    {"recipe", "recipes", parse_recipe, set_recipe, FOR_ALL, 0},
-    {"quantize_inputs", NULL, parse_bool, set_quantize_inputs, FOR_OPS, 1},
-    {"transpose", NULL, parse_bool, set_transpose, FOR_OPS, 1},
-    {"causal", NULL, parse_bool, set_causal, FOR_OPS, 1},
-    {"tf32", NULL, parse_bool, set_tf32, FOR_OPS, 1},
-    {"fast_accum", NULL, parse_bool, set_fast_accum, FOR_OPS, 1},
-    {"no_affine", NULL, parse_bool, set_no_affine, FOR_OPS, 1},
-    {"alpha", NULL, parse_number, set_alpha, FOR_OPS, 1},
-    {"beta", NULL, parse_number, set_beta, FOR_OPS, 1},
-    {"eps", NULL, parse_number, set_eps, FOR_OPS, 1},
-    {"act_alpha", NULL, parse_number, set_act_alpha, FOR_OPS, 1},
-    {"static_scale", NULL, parse_number, set_static_scale, FOR_OPS, 1},
+    {"recipe", "recipes", K_RECIPE, set_recipe, FOR_ALL, 0, 0, 0},
+    /* clang-format off: a row per flag config files take */
+    MB_PARAM_FLAG_LIST(FLAG_FIELD)
+    /* clang-format on */
+    {"alpha", NULL, K_NUMBER, set_member, FOR_OPS, 1, AT(params.alpha)},
+    {"beta", NULL, K_NUMBER, set_member, FOR_OPS, 1, AT(params.beta)},
+    {"eps", NULL, K_NUMBER, set_member, FOR_OPS, 1, AT(params.eps)},
+    {"act_alpha", NULL, K_NUMBER, set_member, FOR_OPS, 1, AT(params.act_alpha)},
+    {"static_scale", NULL, K_NUMBER, set_static_scale, FOR_OPS, 1, 0, 0},
 };
+#undef AT
+#undef FLAG_FIELD
 _Static_assert(sizeof mb__native_fields / sizeof mb__native_fields[0] ==
                    NUM_FIELDS,
                "NUM_FIELDS in native.h does not match mb__native_fields");
@@ -237,7 +228,9 @@ mb_status_t mb__native_read_sweep(const reader_t *r, bench_t *b, size_t fi) {
       mb__path_index(path, sizeof path, at.path, i);
     else
       snprintf(path, sizeof path, "%s", at.path);
-    if ((st = f->parse(r->pb, f, item, path, &sw->values[i])) != MB_OK)
+    sw->values[i].field = f;
+    if ((st = k_kinds[f->kind].parse(r->pb, f, item, path, &sw->values[i])) !=
+        MB_OK)
       return st;
   }
   sw->count = count;
@@ -253,13 +246,15 @@ size_t mb__native_field_index(const char *key) {
 /* A model's recipes: [baseline] unless told; any other recipe brings the
  * baseline along, first, so every entry has its speedup (as torchao). */
 mb_status_t mb__native_model_recipes(bench_t *b) {
-  sweep_t *sw = &b->sweeps[mb__native_field_index("recipe")];
+  const size_t fi = mb__native_field_index("recipe");
+  sweep_t *sw = &b->sweeps[fi];
   for (size_t i = 0; i < sw->count; i++)
     if (!strcmp(sw->values[i].u.str, "baseline")) return MB_OK;
   value_t *grown = realloc(sw->values, (sw->count + 1) * sizeof *grown);
   if (!grown) return mb__native_no_memory();
   memmove(grown + 1, grown, sw->count * sizeof *grown);
   grown[0].u.str = "baseline";
+  grown[0].field = &mb__native_fields[fi];
   snprintf(grown[0].label, sizeof grown[0].label, "baseline");
   sw->values = grown;
   sw->count++;

@@ -1,9 +1,10 @@
 /* Plans: the entries a config file expands to, the front door that picks
- * the schema, the --filter / --max-flop / --backend passes, and running an
- * entry with its baseline's speedup. */
+ * the schema, the --filter / --max-flop / --backend / timing passes, and
+ * running an entry with its baseline's speedup. */
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +271,46 @@ static mb_status_t apply_max_flop(mb__pb_t *pb, double max_flop) {
                  : MB_OK;
 }
 
+/* The caller's timing over every entry's: the fields of *given that
+ * `fields` names (mb_plan_options_t.timing). */
+static mb_status_t apply_timing(mb__pb_t *pb, const mb_bench_spec_t *given,
+                                uint32_t fields) {
+#define FIELD(bit, member)                              \
+  {                                                     \
+    MB_TIMING_##bit, offsetof(mb_bench_spec_t, member), \
+        sizeof(((mb_bench_spec_t *)0)->member)          \
+  }
+  static const struct {
+    uint32_t bit;
+    size_t at, size;
+  } k_fields[] = {
+      FIELD(CRITERION, criterion),     FIELD(SAMPLES, samples),
+      FIELD(MIN_SAMPLES, min_samples), FIELD(MIN_TIME, min_time_s),
+      FIELD(MAX_NOISE, max_noise),     FIELD(TIMEOUT, timeout_s),
+      FIELD(WARMUP, warmup_s),         FIELD(WARMUP_RUNS, warmup_runs),
+      FIELD(REPETITIONS, repetitions),
+  };
+#undef FIELD
+  const size_t n = sizeof k_fields / sizeof *k_fields;
+  uint32_t known = 0;
+  for (size_t f = 0; f < n; f++) known |= k_fields[f].bit;
+  if (fields & ~known)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_plan_options_t.timing_fields 0x%x: 0x%x are not "
+                    "MB_TIMING_* bits",
+                    (unsigned)fields, (unsigned)(fields & ~known));
+  if (!given || !fields) return MB_OK;
+  /* An older caller's spec, at today's size (what it lacks: the default). */
+  mb_bench_spec_t t = MB_BENCH_SPEC_INIT;
+  mb_status_t st = mb__struct_in(MB__STRUCT_BENCH_SPEC, "mb_plan", given, &t);
+  for (size_t i = 0; st == MB_OK && i < pb->plan->count; i++)
+    for (size_t f = 0; f < n; f++)
+      if (fields & k_fields[f].bit)
+        memcpy((char *)&pb->plan->entries[i].pub.spec + k_fields[f].at,
+               (const char *)&t + k_fields[f].at, k_fields[f].size);
+  return st;
+}
+
 /* Every entry runs on `backend`; what the file asked for is recorded. */
 static mb_status_t apply_backend(mb__pb_t *pb, const char *backend) {
   for (size_t i = 0; i < pb->plan->count; i++) {
@@ -379,6 +420,8 @@ static mb_status_t build(const mb_cfg_node_t *root, const char *name,
   if (st == MB_OK && opts && opts->filter) st = apply_filter(&pb, opts->filter);
   if (st == MB_OK && opts && opts->max_flop > 0)
     st = apply_max_flop(&pb, opts->max_flop);
+  if (st == MB_OK && opts)
+    st = apply_timing(&pb, opts->timing, opts->timing_fields);
   if (st != MB_OK) {
     mb_plan_destroy(plan);
     return st;
@@ -388,20 +431,21 @@ static mb_status_t build(const mb_cfg_node_t *root, const char *name,
   return MB_OK;
 }
 
-static mb_status_t check_opts(const mb_plan_options_t *opts, mb_plan_t **out) {
+/* The caller's options (an older, shorter struct included) over the
+ * defaults into *opts. */
+static mb_status_t check_opts(const mb_plan_options_t *given,
+                              mb_plan_options_t *opts, mb_plan_t **out) {
   if (!out) return mb__fail(MB_ERR_INVALID_ARG, "mb_plan: NULL out");
   *out = NULL;
-  if (opts && opts->struct_size != sizeof *opts)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_plan_options_t.struct_size %u, expected %zu (use "
-                    "MB_PLAN_OPTIONS_INIT)",
-                    opts->struct_size, sizeof *opts);
-  return MB_OK;
+  *opts = (mb_plan_options_t)MB_PLAN_OPTIONS_INIT;
+  return given ? mb__struct_in(MB__STRUCT_PLAN_OPTIONS, "mb_plan", given, opts)
+               : MB_OK;
 }
 
-mb_status_t mb_plan_load(const char *path, const mb_plan_options_t *opts,
+mb_status_t mb_plan_load(const char *path, const mb_plan_options_t *given,
                          mb_plan_t **out) {
-  mb_status_t st = check_opts(opts, out);
+  mb_plan_options_t full, *opts = &full;
+  mb_status_t st = check_opts(given, opts, out);
   if (st != MB_OK) return st;
   if (!path) return mb__fail(MB_ERR_INVALID_ARG, "mb_plan_load: NULL path");
   mb_cfg_node_t *root;
@@ -412,8 +456,9 @@ mb_status_t mb_plan_load(const char *path, const mb_plan_options_t *opts,
 }
 
 mb_status_t mb_plan_parse(const char *text, size_t len, const char *name,
-                          const mb_plan_options_t *opts, mb_plan_t **out) {
-  mb_status_t st = check_opts(opts, out);
+                          const mb_plan_options_t *given, mb_plan_t **out) {
+  mb_plan_options_t full, *opts = &full;
+  mb_status_t st = check_opts(given, opts, out);
   if (st != MB_OK) return st;
   if (!text) return mb__fail(MB_ERR_INVALID_ARG, "mb_plan_parse: NULL text");
   /* The parsers want a terminated string; `text` need not be one. */
@@ -447,11 +492,8 @@ mb_status_t mb_plan_entry(const mb_plan_t *plan, size_t index,
   if (!plan || !out || index >= plan->count)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_plan_entry: index %zu of %zu",
                     index, plan ? plan->count : 0);
-  uint32_t want = out->struct_size;
-  size_t n = want && want < sizeof *out ? want : sizeof *out;
-  memcpy(out, &plan->entries[index].pub, n);
-  out->struct_size = (uint32_t)n;
-  return MB_OK;
+  return mb__struct_out(MB__STRUCT_PLAN_ENTRY, "mb_plan_entry",
+                        &plan->entries[index].pub, out);
 }
 
 size_t mb_plan_note_count(const mb_plan_t *plan) {

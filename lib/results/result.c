@@ -271,37 +271,28 @@ void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
            mb_cache_policy_name(r->info.cache), read ? "-read" : "");
 }
 
-/* Copy out at most the caller's struct_size (0 means "all of it"). */
-static mb_status_t copy_out(void *dst, const void *src, size_t size,
-                            const char *what) {
-  uint32_t want;
-  if (!dst) return mb__fail(MB_ERR_INVALID_ARG, "%s: NULL argument", what);
-  memcpy(&want, dst, sizeof want);
-  size_t n = want && want < size ? want : size;
-  memcpy(dst, src, n);
-  memcpy(dst, &(uint32_t){(uint32_t)n}, sizeof(uint32_t));
-  return MB_OK;
-}
-
 mb_status_t mb_result_info(const mb_result_t *r, mb_result_info_t *out) {
   if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_info: NULL result");
-  return copy_out(out, &r->info, sizeof r->info, "mb_result_info");
+  return mb__struct_out(MB__STRUCT_RESULT_INFO, "mb_result_info", &r->info,
+                        out);
 }
 
 mb_status_t mb_result_correctness(const mb_result_t *r, mb_correctness_t *out) {
   if (!r)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_result_correctness: NULL result");
-  return copy_out(out, &r->corr, sizeof r->corr, "mb_result_correctness");
+  return mb__struct_out(MB__STRUCT_CORRECTNESS, "mb_result_correctness",
+                        &r->corr, out);
 }
 
 mb_status_t mb_result_stats(const mb_result_t *r, mb_stats_t *out) {
   if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_stats: NULL result");
-  return copy_out(out, &r->stats, sizeof r->stats, "mb_result_stats");
+  return mb__struct_out(MB__STRUCT_STATS, "mb_result_stats", &r->stats, out);
 }
 
 mb_status_t mb_result_derived(const mb_result_t *r, mb_derived_t *out) {
   if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_derived: NULL result");
-  return copy_out(out, &r->derived, sizeof r->derived, "mb_result_derived");
+  return mb__struct_out(MB__STRUCT_DERIVED, "mb_result_derived", &r->derived,
+                        out);
 }
 
 const char *mb_result_json(const mb_result_t *r) {
@@ -350,23 +341,20 @@ void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
     put_word(buf, cap, word);
   }
   if ((m & MB__P_ALPHA_BETA) && p->beta != 0) put_word(buf, cap, "beta");
-  if ((m & MB__P_TF32) && (p->flags & MB_PARAM_TF32))
-    put_word(buf, cap, "tf32");
-  if ((m & MB__P_FAST_ACCUM) && (p->flags & MB_PARAM_FAST_ACCUM))
-    put_word(buf, cap, "fast-accum");
-  if ((m & MB__P_TRANSPOSE) && (p->flags & MB_PARAM_TRANSPOSE))
-    put_word(buf, cap, "T");
-  if ((m & MB__P_STATIC) && (p->flags & MB_PARAM_STATIC))
-    put_word(buf, cap, "static");
   if (m & MB__P_ACT) put_word(buf, cap, mb_activation_name(p->activation));
-  if ((m & MB__P_EPS) && (p->flags & MB_PARAM_NO_WEIGHT))
-    put_word(buf, cap, "no-affine");
-  if ((m & MB__P_CAUSAL) && (p->flags & MB_PARAM_CAUSAL))
-    put_word(buf, cap, "causal");
-  if ((m & MB__P_TRANS_AB) && (p->flags & MB_PARAM_TRANS_A))
-    put_word(buf, cap, "A^T");
-  if ((m & MB__P_TRANS_AB) && (p->flags & MB_PARAM_TRANS_B))
-    put_word(buf, cap, "B^T");
-  if ((m & MB__P_BSHD) && (p->flags & MB_PARAM_BSHD))
-    put_word(buf, cap, "bshd");
+  /* Then each flag's word, in the list's order (quantize-inputs' is the
+   * q:<dtype_q> above). */
+  static const struct {
+    uint32_t flag, mask;
+    const char *label;
+  } k_flags[] = {
+#define ROW(NAME, group, key, result, inverted, name, label, ...) \
+  {MB_PARAM_##NAME, MB__P_##group, label},
+      MB_PARAM_FLAG_LIST(ROW)
+#undef ROW
+  };
+  for (size_t i = 0; i < sizeof k_flags / sizeof *k_flags; i++)
+    if (k_flags[i].label && (m & k_flags[i].mask) &&
+        (p->flags & k_flags[i].flag))
+      put_word(buf, cap, k_flags[i].label);
 }

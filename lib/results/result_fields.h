@@ -43,19 +43,21 @@
   X("clock_before_mhz", clock_before_hz, 1e-6, MB__FIELD_OPT)
 
 /* The params block's booleans for MB_PARAM_* flags, each written when the
- * op uses it (its param_mask): X(key, mask, flag, inverted, flags);
- * "affine" is the absence of MB_PARAM_NO_WEIGHT. */
-#define MB__PARAM_FLAGS(X)                                          \
-  X("quantize_inputs", MB__P_QUANT, MB_PARAM_QUANTIZE_INPUTS, 0, 0) \
-  X("tf32", MB__P_TF32, MB_PARAM_TF32, 0, 0)                        \
-  X("transpose", MB__P_TRANSPOSE, MB_PARAM_TRANSPOSE, 0, 0)         \
-  X("static", MB__P_STATIC, MB_PARAM_STATIC, 0, 0)                  \
-  X("affine", MB__P_EPS, MB_PARAM_NO_WEIGHT, 1, 0)                  \
-  X("causal", MB__P_CAUSAL, MB_PARAM_CAUSAL, 0, 0)                  \
-  X("trans_a", MB__P_TRANS_AB, MB_PARAM_TRANS_A, 0, MB__FIELD_OPT)  \
-  X("trans_b", MB__P_TRANS_AB, MB_PARAM_TRANS_B, 0, MB__FIELD_OPT)  \
-  X("bshd", MB__P_BSHD, MB_PARAM_BSHD, 0, MB__FIELD_OPT)            \
-  X("fast_accum", MB__P_FAST_ACCUM, MB_PARAM_FAST_ACCUM, 0, MB__FIELD_OPT)
+ * op uses it (its param_mask), in MB_PARAM_FLAG_LIST's order:
+ * X(key, mask, flag, inverted, flags); inverted: the key says the flag is
+ * not set ("affine" for MB_PARAM_NO_WEIGHT). The list calls its macro with
+ * every column, so each row becomes `X MB__PARAM_FLAG_COLS(columns)`: X is
+ * not followed by "(" while the list expands, and MB__EXPAND's rescan then
+ * calls it with the five. */
+#define MB__EXPAND(...) __VA_ARGS__
+#define MB__PARAM_FLAG_COLS(NAME, group, key, result, inverted, ...) \
+  (result, MB__P_##group, MB_PARAM_##NAME, inverted,                 \
+   MB__PARAM_FLAG_OPT(MB_PARAM_##NAME))
+#define MB__PARAM_FLAGS(X) MB__EXPAND(MB_PARAM_FLAG_LIST(X MB__PARAM_FLAG_COLS))
+/* The first result format had the flags up to MB_PARAM_TF32; results
+ * written before a later flag lack its key, so the reader accepts it
+ * missing. */
+#define MB__PARAM_FLAG_OPT(flag) ((flag) > MB_PARAM_TF32 ? MB__FIELD_OPT : 0u)
 
 /* A composite's `accuracy` block (written when checked):
  * X(key, mb_accuracy_t member, NUM | U64 | BOOL, flags). */

@@ -47,28 +47,20 @@ def dtype_name(code):
     return None if code == 0 else S.text(lib().mb_dtype_name(code))
 
 
-def activation(value, arg="activation"):
-    return _enum("mb_activation_from_name", value, arg)
+def _enum_parser(parser, default_arg):
+    """A parser of names of one enum: (value, arg=default_arg) -> code."""
+    def parse(value, arg=default_arg):
+        return _enum(parser, value, arg)
+    parse.__name__ = default_arg
+    return parse
 
 
-def recipe(value, arg="recipe"):
-    return _enum("mb_recipe_from_name", value, arg)
-
-
-def cache(value, arg="cache"):
-    return _enum("mb_cache_policy_from_name", value, arg)
-
-
-def flush(value, arg="flush"):
-    return _enum("mb_flush_from_name", value, arg)
-
-
-def criterion(value, arg="criterion"):
-    return _enum("mb_criterion_from_name", value, arg)
-
-
-def report_format(value, arg="format"):
-    return _enum("mb_format_from_name", value, arg)
+activation = _enum_parser("mb_activation_from_name", "activation")
+recipe = _enum_parser("mb_recipe_from_name", "recipe")
+cache = _enum_parser("mb_cache_policy_from_name", "cache")
+flush = _enum_parser("mb_flush_from_name", "flush")
+criterion = _enum_parser("mb_criterion_from_name", "criterion")
+report_format = _enum_parser("mb_format_from_name", "format")
 
 
 def scaling(value, arg):

@@ -2,13 +2,17 @@
 semantics of ``mbench run``'s options (cli/cmd_run.c): every name goes
 through the library's parser, and an error names the argument."""
 import ctypes
+import inspect
 
 from . import _parse as P
 from . import _structs as S
 from ._lib import check, lib
 from .errors import MB_ERR_INVALID_ARG, MB_ERR_NOT_FOUND, Error
 
-# Boolean keyword -> mb_op_params_t flag.
+# Boolean keyword -> mb_op_params_t flag: the flags of MB_PARAM_FLAG_LIST
+# (op.h) that mbench run has an option for, under their `key`
+# (tests/python/test_layout.py checks them against the C list). Each is a
+# keyword of build() of its own, False by default.
 _PARAM_FLAGS = (
     ("quantize_inputs", S.PARAM_QUANTIZE_INPUTS),
     ("transpose", S.PARAM_TRANSPOSE),
@@ -21,18 +25,19 @@ _PARAM_FLAGS = (
     ("bshd", S.PARAM_BSHD),
 )
 
-# Timing keyword -> mb_bench_spec_t field (None keeps the spec's value).
+# Timing keyword -> mb_bench_spec_t field (None keeps the spec's value) and
+# its MB_TIMING_* bit.
 _TIMING_FIELDS = (
-    ("min_samples", "min_samples"),
-    ("min_time", "min_time_s"),
-    ("max_noise", "max_noise"),
-    ("timeout", "timeout_s"),
-    ("warmup", "warmup_s"),
-    ("warmup_runs", "warmup_runs"),
-    ("repetitions", "repetitions"),
+    ("min_samples", "min_samples", S.TIMING_MIN_SAMPLES),
+    ("min_time", "min_time_s", S.TIMING_MIN_TIME),
+    ("max_noise", "max_noise", S.TIMING_MAX_NOISE),
+    ("timeout", "timeout_s", S.TIMING_TIMEOUT),
+    ("warmup", "warmup_s", S.TIMING_WARMUP),
+    ("warmup_runs", "warmup_runs", S.TIMING_WARMUP_RUNS),
+    ("repetitions", "repetitions", S.TIMING_REPETITIONS),
 )
 TIMING_KEYWORDS = ("criterion", "samples") + tuple(
-    k for k, _ in _TIMING_FIELDS)
+    k for k, _, _ in _TIMING_FIELDS)
 
 
 def _bad(message):
@@ -55,22 +60,33 @@ class Spec:
 def apply_timing(spec, criterion=None, samples=None, **timing):
     """The timing keywords over `spec` (an S.BenchSpec), as
     ``mbench run``'s timing options: `samples` alone means criterion
-    "fixed"; "fixed" needs `samples`."""
+    "fixed"; "fixed" needs `samples`; `samples` with another criterion is
+    an error. Returns the MB_TIMING_* bits of the
+    fields it set (a plan's timing_fields)."""
+    fields = 0
     if criterion is not None:
         spec.criterion = P.criterion(criterion)
+        fields |= S.TIMING_CRITERION
     if samples is not None:
         spec.samples = int(samples)
+        fields |= S.TIMING_SAMPLES
         if criterion is None:
             spec.criterion = S.CRITERION_FIXED
+            fields |= S.TIMING_CRITERION
     if spec.criterion == S.CRITERION_FIXED and not spec.samples:
         raise _bad("criterion=\"fixed\" needs samples=N")
-    for key, field in _TIMING_FIELDS:
+    if samples is not None and spec.criterion != S.CRITERION_FIXED:
+        raise _bad("samples=N is for criterion=\"fixed\"; %s stops on its "
+                   "own (drop samples, or use criterion=\"fixed\")"
+                   % criterion)
+    for key, field, bit in _TIMING_FIELDS:
         value = timing.pop(key, None)
         if value is not None:
             setattr(spec, field, value)
+            fields |= bit
     if timing:
         raise TypeError("unexpected keyword argument %r" % sorted(timing)[0])
-    return spec
+    return fields
 
 
 def _apply_model(op, model, mode, recipe, activation, params):
@@ -133,7 +149,7 @@ def _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
         params.flags |= S.PARAM_STATIC
         params.scale = static_scale
     for key, flag in _PARAM_FLAGS:
-        if flags[key]:
+        if flags.get(key):
             params.flags |= flag
 
 
@@ -141,15 +157,17 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
           recipe=None, backend=None, device=0, impl=None, out_dtype=None,
           dtype_b=None, dtype_q=None, acc_dtype=None, scale_a=None,
           scale_b=None, granularity=None, alpha=1.0, beta=0.0,
-          quantize_inputs=False, transpose=False, static_scale=None,
-          activation=None, act_alpha=None, eps=None, no_affine=False,
-          causal=False, tf32=False, fast_accum=False, trans_a=False,
-          trans_b=False, bshd=False, cache="cold", flush="write",
-          criterion=None,
-          samples=None, min_samples=None, min_time=None, max_noise=None,
-          timeout=None, warmup=None, warmup_runs=None, batch=None, seed=42,
-          repetitions=None, strict=False):
-    """The Spec of one benchmark (see Context.run for the arguments)."""
+          static_scale=None, activation=None, act_alpha=None, eps=None,
+          cache="cold", flush="write", criterion=None, samples=None,
+          min_samples=None, min_time=None, max_noise=None, timeout=None,
+          warmup=None, warmup_runs=None, batch=None, seed=42,
+          repetitions=None, strict=False, **flags):
+    """The Spec of one benchmark (see Context.run for the arguments); the
+    op flags' keywords (_PARAM_FLAGS) come in `flags`."""
+    unknown = set(flags) - set(dict(_PARAM_FLAGS))
+    if unknown:
+        raise TypeError("build() got an unexpected keyword argument %r"
+                        % sorted(unknown)[0])
     if shape is None:
         raise _bad("shape is required, e.g. shape=(1024, 1024, 1024)")
     params = S.OpParams()
@@ -157,10 +175,6 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
     params.ndim = len(dims)
     for i, d in enumerate(dims):
         params.shape[i] = d
-    flags = dict(quantize_inputs=quantize_inputs, transpose=transpose,
-                 causal=causal, no_affine=no_affine, tf32=tf32,
-                 fast_accum=fast_accum, trans_a=trans_a, trans_b=trans_b,
-                 bshd=bshd)
     _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
                scale_a, scale_b, granularity, alpha, beta, static_scale,
                activation, act_alpha, eps, flags)
@@ -182,3 +196,17 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
                  max_noise=max_noise, timeout=timeout, warmup=warmup,
                  warmup_runs=warmup_runs, repetitions=repetitions)
     return Spec(spec, params)
+
+
+def _with_flag_keywords(fn):
+    """fn's signature with each op flag's keyword (False) in place of
+    **flags, so help() and inspect list them as build() takes them."""
+    sig = inspect.signature(fn)
+    params = [p for p in sig.parameters.values()
+              if p.kind != inspect.Parameter.VAR_KEYWORD]
+    params += [inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY,
+                                 default=False) for key, _ in _PARAM_FLAGS]
+    return sig.replace(parameters=params)
+
+
+build.__signature__ = _with_flag_keywords(build)

@@ -19,7 +19,8 @@ MAX_DIMS = 8  # MB_MAX_DIMS
 LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG = 0, 1, 2, 3
 CONTEXT_NO_DEFAULT_BACKENDS = 1  # MB_CONTEXT_NO_DEFAULT_BACKENDS
 
-# mb_op_params_t.flags (MB_PARAM_*)
+# mb_op_params_t.flags (MB_PARAM_*; every flag of MB_PARAM_FLAG_LIST,
+# which tests/python/test_layout.py checks)
 PARAM_TRANSPOSE = 1
 PARAM_STATIC = 2
 PARAM_CAUSAL = 4
@@ -30,6 +31,17 @@ PARAM_TRANS_A = 64
 PARAM_TRANS_B = 128
 PARAM_BSHD = 256
 PARAM_FAST_ACCUM = 512
+
+# mb_plan_options_t.timing_fields (MB_TIMING_*)
+TIMING_CRITERION = 1
+TIMING_SAMPLES = 2
+TIMING_MIN_SAMPLES = 4
+TIMING_MIN_TIME = 8
+TIMING_MAX_NOISE = 16
+TIMING_TIMEOUT = 32
+TIMING_WARMUP = 64
+TIMING_WARMUP_RUNS = 128
+TIMING_REPETITIONS = 256
 
 BENCH_STRICT = 1  # MB_BENCH_STRICT
 BENCH_FLUSH_READ = 2  # MB_BENCH_FLUSH_READ
@@ -217,7 +229,8 @@ class Accuracy(_Struct):
 class PlanOptions(_Struct):
     """mb_plan_options_t"""
     _fields_ = [("struct_size", c_uint32), ("backend", c_char_p),
-                ("filter", c_char_p), ("max_flop", c_double)]
+                ("filter", c_char_p), ("max_flop", c_double),
+                ("timing", POINTER(BenchSpec)), ("timing_fields", c_uint32)]
 
 
 class PlanEntry(_Struct):

@@ -7,7 +7,6 @@ from . import _parse as P
 from . import _spec
 from . import _structs as S
 from ._lib import check, lib
-from .errors import MB_ERR_INTERNAL
 from .result import Result, ResultList
 
 
@@ -43,33 +42,16 @@ def _entry_dict(e):
     }
 
 
-class _Runner:
-    """mb_plan_run_with's runner: the entry's spec with the caller's timing
-    keywords over it, then mb_bench_run."""
-
-    def __init__(self, timing):
-        self.timing = timing
-        self.c_fn = S.RUNNER_FN(self._run)
-
-    def _run(self, user, ctx, index, spec_p, out):
-        try:
-            spec = S.BenchSpec()
-            size = min(spec_p.contents.struct_size, ctypes.sizeof(spec))
-            ctypes.memmove(ctypes.byref(spec), spec_p, size)
-            spec.struct_size = ctypes.sizeof(spec)
-            _spec.apply_timing(spec, **self.timing)
-            return lib().mb_bench_run(ctx, ctypes.byref(spec), out)
-        except BaseException as e:  # noqa: BLE001 (must not cross into C)
-            lib().mb_error_set(("run_config: %s: %s" % (
-                type(e).__name__, e)).encode("utf-8", "replace"))
-            return MB_ERR_INTERNAL
-
-
-def _load(path, backend, filter, max_flop):
+def _load(path, backend, filter, max_flop, timing):
+    """The plan, with the timing keywords (checked as ``mbench run``'s
+    options) over every entry's timing."""
+    spec = S.BenchSpec()
+    fields = _spec.apply_timing(spec, **timing)
     opts = S.PlanOptions(
         backend=None if backend is None else backend.encode(),
         filter=None if filter is None else filter.encode(),
-        max_flop=max_flop or 0.0)
+        max_flop=max_flop or 0.0, timing=ctypes.pointer(spec),
+        timing_fields=fields)
     plan = ctypes.c_void_p()
     check(lib().mb_plan_load(os.fsencode(path), ctypes.byref(opts),
                              ctypes.byref(plan)), "run_config")
@@ -83,10 +65,8 @@ def run_config(context, path, backend=None, filter=None, max_flop=None,
     if unknown:
         raise TypeError("run_config() got an unexpected keyword argument %r"
                         % sorted(unknown)[0])
-    # Checked once, before anything runs (as the CLI does).
-    _spec.apply_timing(S.BenchSpec(), **timing)
     ctx = context._ptr()
-    plan = _load(path, backend, filter, max_flop)
+    plan = _load(path, backend, filter, max_flop, timing)
     try:
         notes = [S.text(lib().mb_plan_note(plan, i))
                  for i in range(lib().mb_plan_note_count(plan))]
@@ -99,24 +79,19 @@ def run_config(context, path, backend=None, filter=None, max_flop=None,
         if dry_run:
             return PlanEntries(entries, S.text(lib().mb_plan_schema(plan)),
                                notes)
-        runner = _Runner(timing) if timing else None
         results = ResultList(notes=notes)
         for i in range(count):
-            results.append(_run_entry(context, ctx, plan, i, runner,
+            results.append(_run_entry(context, ctx, plan, i,
                                       entries[i]["name"]))
         return results
     finally:
         lib().mb_plan_destroy(plan)
 
 
-def _run_entry(context, ctx, plan, index, runner, name):
+def _run_entry(context, ctx, plan, index, name):
     out = ctypes.c_void_p()
     context._reset_kernels()
-    if runner is None:
-        status = lib().mb_plan_run(ctx, plan, index, ctypes.byref(out))
-    else:
-        status = lib().mb_plan_run_with(ctx, plan, index, runner.c_fn, None,
-                                        ctypes.byref(out))
+    status = lib().mb_plan_run(ctx, plan, index, ctypes.byref(out))
     exc = context._kernel_exception()
     check(status, "run_config: %s" % name)
     try:

@@ -285,6 +285,12 @@ class TorchaoConfigs(unittest.TestCase):
         self.assertIn("--criterion fixed needs --samples", p.stderr)
         p = mbench("run", "--config",
                    os.path.join(TORCHAO, "readme_inference.yml"),
+                   "--criterion", "stdrel", "--samples", "5")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--samples is for --criterion fixed; stdrel stops on "
+                      "its own", p.stderr)
+        p = mbench("run", "--config",
+                   os.path.join(TORCHAO, "readme_inference.yml"),
                    "--recipe", "int8dq")
         self.assertEqual(p.returncode, 2)
         self.assertIn("--recipe cannot be combined with --config", p.stderr)

@@ -4,9 +4,16 @@
  *   struct <name> <sizeof> <alignof>
  *   field <struct>.<field> <offsetof> <sizeof>
  *
- * test_layout.py compares each line with the package's ctypes classes, so a
- * field added, moved or resized in a header without its mirror fails the
- * suite instead of corrupting memory. */
+ * then the constants the package mirrors, and every op flag of
+ * MB_PARAM_FLAG_LIST with its keyword and what sets it:
+ *
+ *   const <name> <value>
+ *   flag <NAME> <key> <set_by>
+ *
+ * test_layout.py compares each line with the package's ctypes classes and
+ * constants, so a field added, moved or resized in a header, or a flag
+ * added to the list, without its mirror fails the suite instead of
+ * corrupting memory or going missing from Python. */
 #include <microbench.h>
 #include <stdalign.h>
 #include <stddef.h>
@@ -234,6 +241,8 @@ static void plan_report_structs(void) {
   F(mb_plan_options_t, backend);
   F(mb_plan_options_t, filter);
   F(mb_plan_options_t, max_flop);
+  F(mb_plan_options_t, timing);
+  F(mb_plan_options_t, timing_fields);
 
   S(mb_plan_entry_t);
   F(mb_plan_entry_t, struct_size);
@@ -262,10 +271,30 @@ static void plan_report_structs(void) {
   F(mb_report_options_t, argv);
 }
 
+#define C(name) printf("const %s %lld\n", #name, (long long)(name))
+
+static void constants(void) {
+#define FLAG(NAME, group, key, result, inverted, name, label, set_by, ...) \
+  C(MB_PARAM_##NAME);                                                      \
+  printf("flag %s %s %s\n", #NAME, key, #set_by);
+  MB_PARAM_FLAG_LIST(FLAG)
+#undef FLAG
+  C(MB_TIMING_CRITERION);
+  C(MB_TIMING_SAMPLES);
+  C(MB_TIMING_MIN_SAMPLES);
+  C(MB_TIMING_MIN_TIME);
+  C(MB_TIMING_MAX_NOISE);
+  C(MB_TIMING_TIMEOUT);
+  C(MB_TIMING_WARMUP);
+  C(MB_TIMING_WARMUP_RUNS);
+  C(MB_TIMING_REPETITIONS);
+}
+
 int main(void) {
   context_structs();
   op_structs();
   bench_structs();
   plan_report_structs();
+  constants();
   return 0;
 }

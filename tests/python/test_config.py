@@ -121,9 +121,15 @@ class ConfigTest(unittest.TestCase):
         self.assertIn("backend_override", results[0].to_dict()["config"])
 
     def test_timing_override(self):
-        results = self.ctx.run_config(self.yaml, filter="^elt/", samples=2)
+        # The plan applies them (mb_plan_options_t.timing): every result
+        # records the timing it ran with.
+        results = self.ctx.run_config(self.yaml, filter="^elt/", samples=2,
+                                      warmup_runs=3)
         self.assertEqual([len(r.samples) for r in results], [2, 2])
-        self.assertEqual(results[0].to_dict()["timing"]["samples"], 2)
+        for r in results:
+            timing = r.to_dict()["timing"]
+            self.assertEqual((timing["criterion"], timing["samples"],
+                              timing["warmup_runs"]), ("fixed", 2, 3))
         with self.assertRaises(microbench.Error) as cm:
             self.ctx.run_config(self.yaml, criterion="fixed")
         self.assertIn("samples", str(cm.exception))

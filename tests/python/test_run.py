@@ -429,6 +429,10 @@ class ErrorTest(unittest.TestCase):
                          op="linear", mode="training", shape=(4, 4, 4))
         self.assertError("MB_ERR_INVALID_ARG", ["samples=N"],
                          op="add", shape=(4, 4), criterion="fixed")
+        self.assertError("MB_ERR_INVALID_ARG",
+                         ["samples=N is for criterion=\"fixed\"", "entropy"],
+                         op="add", shape=(4, 4), criterion="entropy",
+                         samples=5)
         self.assertError("MB_ERR_INVALID_ARG", ["granularity", "differ"],
                          op="quantize", shape=(4, 4), scale_a="row",
                          granularity="col")

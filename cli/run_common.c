@@ -1,0 +1,118 @@
+/* What the commands that run benchmarks share — mbench run, the default
+ * suite (cmd_run.c) and run --config (cmd_plan.c): the spec from the
+ * options, --child-index, the exit status. Both command files call into
+ * this one and not into each other's helpers. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* The timing options besides --criterion: where each is in cli_opts_t and
+ * in the spec, and its MB_TIMING_* bit. Not given: 0 for a count, < 0 for
+ * seconds and noise (cli_init_opts). */
+#define TIMING(opt, kind, member, bit)                                  \
+  {                                                                     \
+    offsetof(cli_opts_t, opt), kind, offsetof(mb_bench_spec_t, member), \
+        MB_TIMING_##bit                                                 \
+  }
+static const struct {
+  size_t opt;
+  opt_kind_t kind; /* OPT_UINT into a uint32_t, or OPT_DOUBLE */
+  size_t member;
+  uint32_t bit;
+} k_timing[] = {
+    TIMING(repetitions, OPT_UINT, repetitions, REPETITIONS),
+    TIMING(samples, OPT_UINT, samples, SAMPLES),
+    TIMING(min_samples, OPT_UINT, min_samples, MIN_SAMPLES),
+    TIMING(min_time, OPT_DOUBLE, min_time_s, MIN_TIME),
+    TIMING(max_noise, OPT_DOUBLE, max_noise, MAX_NOISE),
+    TIMING(timeout, OPT_DOUBLE, timeout_s, TIMEOUT),
+    TIMING(warmup, OPT_DOUBLE, warmup_s, WARMUP),
+    TIMING(warmup_runs, OPT_UINT, warmup_runs, WARMUP_RUNS),
+};
+#undef TIMING
+
+int cli_apply_timing(const char *cmd, const cli_opts_t *o,
+                     mb_bench_spec_t *spec, uint32_t *fields) {
+  *fields = 0;
+  if (o->criterion) {
+    if (mb_criterion_from_name(o->criterion, &spec->criterion) != MB_OK)
+      return cli_error(cmd, "--criterion: %s", mb_error_last());
+    *fields |= MB_TIMING_CRITERION;
+  }
+  for (size_t i = 0; i < sizeof k_timing / sizeof *k_timing; i++) {
+    const char *opt = (const char *)o + k_timing[i].opt;
+    char *member = (char *)spec + k_timing[i].member;
+    if (k_timing[i].kind == OPT_UINT && *(const unsigned *)opt)
+      *(uint32_t *)member = *(const unsigned *)opt;
+    else if (k_timing[i].kind == OPT_DOUBLE && *(const double *)opt >= 0)
+      *(double *)member = *(const double *)opt;
+    else
+      continue;
+    *fields |= k_timing[i].bit;
+  }
+  /* --samples alone asks for exactly that many. */
+  if (o->samples && !o->criterion) {
+    spec->criterion = MB_CRITERION_FIXED;
+    *fields |= MB_TIMING_CRITERION;
+  }
+  if (spec->criterion == MB_CRITERION_FIXED && !spec->samples)
+    return cli_error(cmd, "--criterion fixed needs --samples N");
+  /* As a config's `samples:` (schema_native.c): a count means nothing to
+   * the criteria that stop on their own, so asking for both is a mistake,
+   * not a fixed count in disguise. */
+  if (o->samples && spec->criterion != MB_CRITERION_FIXED)
+    return cli_error(cmd,
+                     "--samples is for --criterion fixed; %s stops on its "
+                     "own (drop --samples, or use --criterion fixed)",
+                     o->criterion);
+  return 0;
+}
+
+int cli_apply_common(const char *cmd, const cli_opts_t *o,
+                     mb_bench_spec_t *spec) {
+  if (o->cache && mb_cache_policy_from_name(o->cache, &spec->cache) != MB_OK)
+    return cli_error(cmd, "--cache: %s", mb_error_last());
+  mb_flush_t flush = MB_FLUSH_WRITE;
+  if (o->flush && mb_flush_from_name(o->flush, &flush) != MB_OK)
+    return cli_error(cmd, "--flush: %s", mb_error_last());
+  if (o->flush && spec->cache != MB_CACHE_COLD)
+    return cli_error(cmd, "--flush applies to --cache cold (got --cache %s)",
+                     mb_cache_policy_name(spec->cache));
+  if (flush == MB_FLUSH_READ) spec->flags |= MB_BENCH_FLUSH_READ;
+  uint32_t timing;
+  if (cli_apply_timing(cmd, o, spec, &timing) != 0) return EXIT_USAGE;
+  spec->batch = o->batch;
+  spec->seed = o->seed;
+  spec->backend = o->backend;
+  spec->device = o->device;
+  spec->impl = o->impl;
+  if (o->strict) spec->flags |= MB_BENCH_STRICT;
+  return 0;
+}
+
+int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
+                    size_t *index) {
+  if (!o->child_index) return 0;
+  char *end;
+  unsigned long long v = strtoull(o->child_index, &end, 10);
+  if (!*o->child_index || *end || v >= count)
+    return cli_error(cmd, "--child-index: \"%s\" is not in [0, %zu)",
+                     o->child_index, count),
+           -1;
+  *index = (size_t)v;
+  return 1;
+}
+
+int cli_exit_status(int worst, int interrupted, size_t done, size_t total) {
+  if (interrupted) {
+    fprintf(stderr,
+            "mbench: interrupted: %zu of %zu benchmark%s finished and "
+            "written\n",
+            done, total, total == 1 ? "" : "s");
+    return EXIT_INTERRUPTED;
+  }
+  return worst;
+}
