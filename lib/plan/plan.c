@@ -1,8 +1,7 @@
 /* Plans: the entries a config file expands to, the front door that picks
- * the schema, the --filter / --max-flop / --backend / timing passes, and
- * running an entry with its baseline's speedup. */
+ * the schema (the --filter / --max-flop / --backend / timing passes are
+ * plan_passes.c's), and running an entry with its baseline's speedup. */
 #include <math.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,35 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan_build.h"
+#include "plan/plan_internal.h"
 #include "rng.h"
 #include "results/result.h"
-
-typedef struct plan_entry {
-  mb_plan_entry_t pub; /* strings point at the copies below */
-  char *name, *group, *op, *model, *recipe, *mode, *shape_name;
-  char *device_request, *skip_reason, *csv_path, *backend, *impl;
-  char *baseline_key;
-  int is_baseline;
-  /* The skip is the library's limit, not the device's: --backend keeps
-   * it, and the params may not resolve (mb__plan_item_t.unsupported). */
-  int unsupported;
-  cJSON *config;
-  double median_ns; /* after mb_plan_run, when ok; NAN before */
-} plan_entry_t;
-
-struct mb_plan {
-  const char *schema; /* static */
-  plan_entry_t *entries;
-  size_t count, cap;
-  char **notes;
-  size_t num_notes;
-  /* Entry names, open addressing: unique names in O(1) per entry, so a
-   * sweep of 100000 entries loads in well under a second. Slots hold an
-   * entry index + 1 (0: empty); `names_cap` is a power of two. */
-  size_t *names;
-  size_t names_cap;
-};
 
 static uint64_t hash_name(const char *s) {
   uint64_t h = 1469598103934665603u; /* FNV-1a */
@@ -59,7 +32,7 @@ static int name_taken(const mb_plan_t *plan, const char *name) {
 }
 
 /* Rebuilds the set for entries [0, count) with room for `want` names. */
-static mb_status_t rehash_names(mb_plan_t *plan, size_t want) {
+mb_status_t mb__plan_rehash_names(mb_plan_t *plan, size_t want) {
   size_t cap = 64;
   while (cap < 2 * want) cap *= 2;
   size_t *slots = calloc(cap, sizeof *slots);
@@ -72,7 +45,7 @@ static mb_status_t rehash_names(mb_plan_t *plan, size_t want) {
   return MB_OK;
 }
 
-static void entry_free(plan_entry_t *e) {
+void mb__plan_entry_free(plan_entry_t *e) {
   char *fields[] = {e->name,        e->group,          e->op,
                     e->model,       e->recipe,         e->mode,
                     e->shape_name,  e->device_request, e->skip_reason,
@@ -84,7 +57,8 @@ static void entry_free(plan_entry_t *e) {
 
 void mb_plan_destroy(mb_plan_t *plan) {
   if (!plan) return;
-  for (size_t i = 0; i < plan->count; i++) entry_free(&plan->entries[i]);
+  for (size_t i = 0; i < plan->count; i++)
+    mb__plan_entry_free(&plan->entries[i]);
   free(plan->entries);
   for (size_t i = 0; i < plan->num_notes; i++) free(plan->notes[i]);
   free(plan->notes);
@@ -94,7 +68,7 @@ void mb_plan_destroy(mb_plan_t *plan) {
 
 /* Points the public view's strings and spec at the entry's own copies
  * (again after the array moves). */
-static void entry_views(plan_entry_t *e) {
+void mb__plan_entry_views(plan_entry_t *e) {
   mb_plan_entry_t *p = &e->pub;
   p->name = e->name;
   p->group = e->group;
@@ -144,7 +118,7 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
     return mb__pb_error(pb, it->at, it->path, "%s", mb_error_last());
   }
   if (2 * (plan->count + 1) > plan->names_cap &&
-      rehash_names(plan, plan->count + 1) != MB_OK) {
+      mb__plan_rehash_names(plan, plan->count + 1) != MB_OK) {
     cJSON_Delete(config);
     return MB_ERR_NO_MEMORY;
   }
@@ -157,7 +131,8 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
     }
     plan->entries = grown;
     plan->cap = cap;
-    for (size_t i = 0; i < plan->count; i++) entry_views(&plan->entries[i]);
+    for (size_t i = 0; i < plan->count; i++)
+      mb__plan_entry_views(&plan->entries[i]);
   }
   plan_entry_t *e = &plan->entries[plan->count];
   memset(e, 0, sizeof *e);
@@ -178,7 +153,7 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
   for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
     ok &= (*fields[i] = dup_or_empty(values[i])) != NULL;
   if (!ok) {
-    entry_free(e);
+    mb__plan_entry_free(e);
     return mb__fail(MB_ERR_NO_MEMORY, "out of memory building the plan");
   }
   e->is_baseline = it->is_baseline;
@@ -192,7 +167,7 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
   e->pub.flop = unsupported ? 0.0 : mb_op_flop(op, &params);
   e->pub.bytes = unsupported ? 0.0 : mb_op_bytes(op, &params);
   e->pub.baseline = SIZE_MAX;
-  entry_views(e);
+  mb__plan_entry_views(e);
   plan->names[name_slot(plan, e->name)] = plan->count + 1;
   plan->count++;
   return MB_OK;
@@ -213,157 +188,6 @@ mb_status_t mb__plan_note(mb__pb_t *pb, const char *fmt, ...) {
   if (!copy) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
   plan->notes[plan->num_notes++] = copy;
   return MB_OK;
-}
-
-/* ---- the passes after reading --------------------------------------------
- */
-
-/* Keeps the entries `keep` says yes to, in order; returns how many went.
- * One pass and one rehash, however many go. */
-static size_t keep_if(mb_plan_t *plan,
-                      int (*keep)(const plan_entry_t *e, const void *arg),
-                      const void *arg) {
-  size_t kept = 0, before = plan->count;
-  for (size_t i = 0; i < before; i++) {
-    if (!keep(&plan->entries[i], arg)) {
-      entry_free(&plan->entries[i]);
-      continue;
-    }
-    if (kept != i) plan->entries[kept] = plan->entries[i];
-    entry_views(&plan->entries[kept++]);
-  }
-  plan->count = kept;
-  if (kept != before)
-    rehash_names(plan, kept); /* on OOM the names stay
-                                  unique; nothing adds more */
-  return before - kept;
-}
-
-static int name_matches(const plan_entry_t *e, const void *re) {
-  return regexec(re, e->name, 0, NULL, 0) == 0;
-}
-
-static mb_status_t apply_filter(mb__pb_t *pb, const char *pattern) {
-  regex_t re;
-  int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
-  if (rc != 0) {
-    char why[256];
-    regerror(rc, &re, why, sizeof why);
-    return mb__fail(MB_ERR_INVALID_ARG, "--filter \"%s\": %s", pattern, why);
-  }
-  size_t before = pb->plan->count;
-  keep_if(pb->plan, name_matches, &re);
-  regfree(&re);
-  return mb__plan_note(pb, "--filter \"%s\" kept %zu of %zu benchmarks",
-                       pattern, pb->plan->count, before);
-}
-
-static int within_flop(const plan_entry_t *e, const void *max_flop) {
-  return e->pub.flop <= *(const double *)max_flop;
-}
-
-static mb_status_t apply_max_flop(mb__pb_t *pb, double max_flop) {
-  size_t dropped = keep_if(pb->plan, within_flop, &max_flop);
-  return dropped ? mb__plan_note(pb,
-                                 "--max-flop %g left out %zu benchmark%s "
-                                 "above it",
-                                 max_flop, dropped, dropped == 1 ? "" : "s")
-                 : MB_OK;
-}
-
-/* The caller's timing over every entry's: the fields of *given that
- * `fields` names (mb_plan_options_t.timing). */
-static mb_status_t apply_timing(mb__pb_t *pb, const mb_bench_spec_t *given,
-                                uint32_t fields) {
-#define FIELD(bit, member)                              \
-  {                                                     \
-    MB_TIMING_##bit, offsetof(mb_bench_spec_t, member), \
-        sizeof(((mb_bench_spec_t *)0)->member)          \
-  }
-  static const struct {
-    uint32_t bit;
-    size_t at, size;
-  } k_fields[] = {
-      FIELD(CRITERION, criterion),     FIELD(SAMPLES, samples),
-      FIELD(MIN_SAMPLES, min_samples), FIELD(MIN_TIME, min_time_s),
-      FIELD(MAX_NOISE, max_noise),     FIELD(TIMEOUT, timeout_s),
-      FIELD(WARMUP, warmup_s),         FIELD(WARMUP_RUNS, warmup_runs),
-      FIELD(REPETITIONS, repetitions),
-  };
-#undef FIELD
-  const size_t n = sizeof k_fields / sizeof *k_fields;
-  uint32_t known = 0;
-  for (size_t f = 0; f < n; f++) known |= k_fields[f].bit;
-  if (fields & ~known)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_plan_options_t.timing_fields 0x%x: 0x%x are not "
-                    "MB_TIMING_* bits",
-                    (unsigned)fields, (unsigned)(fields & ~known));
-  if (!given || !fields) return MB_OK;
-  /* An older caller's spec, at today's size (what it lacks: the default). */
-  mb_bench_spec_t t = MB_BENCH_SPEC_INIT;
-  mb_status_t st = mb__struct_in(MB__STRUCT_BENCH_SPEC, "mb_plan", given, &t);
-  for (size_t i = 0; st == MB_OK && i < pb->plan->count; i++)
-    for (size_t f = 0; f < n; f++)
-      if (fields & k_fields[f].bit)
-        memcpy((char *)&pb->plan->entries[i].pub.spec + k_fields[f].at,
-               (const char *)&t + k_fields[f].at, k_fields[f].size);
-  return st;
-}
-
-/* Every entry runs on `backend`; what the file asked for is recorded. */
-static mb_status_t apply_backend(mb__pb_t *pb, const char *backend) {
-  for (size_t i = 0; i < pb->plan->count; i++) {
-    plan_entry_t *e = &pb->plan->entries[i];
-    char *b = mb__strdup(backend), *skip = mb__strdup("");
-    if (!e->config) e->config = cJSON_CreateObject();
-    cJSON *o = e->config ? cJSON_CreateObject() : NULL;
-    if (!b || !skip || !o) {
-      free(b);
-      free(skip);
-      cJSON_Delete(o);
-      return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
-    }
-    cJSON_AddStringToObject(o, "requested",
-                            *e->device_request ? e->device_request
-                            : *e->backend      ? e->backend
-                                               : "(best available)");
-    cJSON_AddStringToObject(o, "used", backend);
-    cJSON_DeleteItemFromObject(e->config, "backend_override");
-    cJSON_AddItemToObject(e->config, "backend_override", o);
-    free(e->backend);
-    e->backend = b;
-    if (e->unsupported) { /* no backend builds it */
-      free(skip);
-    } else { /* "not available here" no longer applies */
-      free(e->skip_reason);
-      e->skip_reason = skip;
-    }
-    entry_views(e);
-  }
-  return pb->plan->count ? mb__plan_note(pb,
-                                         "--backend %s overrides the file's "
-                                         "device choice (recorded in each "
-                                         "result)",
-                                         backend)
-                         : MB_OK;
-}
-
-/* Baselines: same key and backend, the entry marked is_baseline. */
-static void link_baselines(mb_plan_t *plan) {
-  for (size_t i = 0; i < plan->count; i++) {
-    plan_entry_t *e = &plan->entries[i];
-    e->pub.baseline = SIZE_MAX;
-    if (!*e->baseline_key || e->is_baseline) continue;
-    for (size_t k = 0; k < plan->count; k++) {
-      const plan_entry_t *b = &plan->entries[k];
-      if (b->is_baseline && !strcmp(b->baseline_key, e->baseline_key) &&
-          !strcmp(b->backend, e->backend)) {
-        e->pub.baseline = k;
-        break;
-      }
-    }
-  }
 }
 
 /* ---- the front door -------------------------------------------------------
@@ -415,18 +239,12 @@ static mb_status_t build(const mb_cfg_node_t *root, const char *name,
   }
   if (st == MB_OK && plan->count == 0)
     st = mb__pb_error(&pb, root, NULL, "the file defines no benchmarks");
-  if (st == MB_OK && opts && opts->backend)
-    st = apply_backend(&pb, opts->backend);
-  if (st == MB_OK && opts && opts->filter) st = apply_filter(&pb, opts->filter);
-  if (st == MB_OK && opts && opts->max_flop > 0)
-    st = apply_max_flop(&pb, opts->max_flop);
-  if (st == MB_OK && opts)
-    st = apply_timing(&pb, opts->timing, opts->timing_fields);
+  if (st == MB_OK && opts) st = mb__plan_passes(&pb, opts);
   if (st != MB_OK) {
     mb_plan_destroy(plan);
     return st;
   }
-  link_baselines(plan);
+  mb__plan_link_baselines(plan);
   *out = plan;
   return MB_OK;
 }
