@@ -22,7 +22,7 @@ typedef struct cli_opts {
   const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act;
   const char *model, *recipe, *mode; /* run: a torchao model (model.h) */
   unsigned device, samples, min_samples, warmup_runs, batch;
-  unsigned long long seed;
+  const char *seed; /* NULL: 42 and a fresh check sample per run */
   double min_time, max_noise, timeout, warmup, alpha, beta;
   double static_scale, act_alpha, eps;
   int strict, help, verbose;
@@ -36,6 +36,7 @@ typedef struct cli_opts {
   int dry_run;
   double threshold; /* compare */
   const char *by;
+  const char *fail_on; /* compare: verdicts that also fail, comma-separated */
   unsigned repetitions;
   const char *interleave;  /* run --config: seed of the order */
   int isolate;             /* each benchmark in a child process */
@@ -87,6 +88,9 @@ int cli_context(const char *cmd, int verbose, mb_context_t **ctx);
 
 /* The defaults every command starts from. */
 void cli_init_opts(cli_opts_t *o);
+/* v as an integer in 0 .. max into *out; else the usual message, -1. */
+int cli_parse_u64(const char *cmd, const char *name, const char *v,
+                  unsigned long long max, unsigned long long *out);
 
 /* run_common.c: what the commands that run benchmarks (run, the suite,
  * run --config) share. */

@@ -1,5 +1,6 @@
 /* mbench compare BASE NEW: one row per result, a verdict for each, and an
- * exit status a CI job can gate on (1: something got slower or broke). */
+ * exit status a CI job can gate on (1: something got slower or broke, or
+ * is in a state --fail-on names). */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -13,6 +14,12 @@
 static const opt_def_t k_compare_opts[] = {
     {"threshold", 0, OPT_DOUBLE, O(threshold), "PCT",
      "a change below PCT percent is SAME (5)"},
+    {"alpha", 0, OPT_DOUBLE, O(alpha), "P",
+     "significance level of the Mann-Whitney U test (0.05): a change beyond "
+     "the threshold with p >= P is NOISY"},
+    {"fail-on", 0, OPT_STR, O(fail_on), "LIST",
+     "also exit 1 when a result is in one of these states, comma-separated: "
+     "missing, skipped, noisy"},
     {"by", 0, OPT_STR, O(by), "id|problem",
      "match results by id (default), or by problem to compare two devices, "
      "backends or implementations"},
@@ -28,12 +35,13 @@ static const cli_command_t k_compare_command = {
     "compare", k_compare_opts, NUM_COMPARE_OPTS,
     "usage: mbench compare BASE NEW [options]\n\n"
     "Compares two result files (JSON documents or .jsonl streams) result\n"
-    "by result: the ratio of the medians, judged against both runs' noise\n"
-    "and the threshold (docs/measurement.md). Verdicts: SAME, FASTER,\n"
-    "SLOWER, NOISY, FAILED, SKIPPED, MISSING (base only), NEW (new "
-    "only).\n\n"
-    "exit status: 0 no regression, 1 a result is SLOWER or FAILED,\n"
-    "2 usage or input error.\n\noptions:\n"};
+    "by result: the ratio of the medians against the threshold, and a\n"
+    "Mann-Whitney U test on the two runs' samples (p < alpha: the change\n"
+    "is real; docs/measurement.md). Verdicts: SAME, FASTER, SLOWER, NOISY,\n"
+    "FAILED, SKIPPED, MISSING (base only), NEW (new only). Then a summary\n"
+    "and the geometric mean of the ratios.\n\n"
+    "exit status: 0 no regression, 1 a result is SLOWER or FAILED (or in a\n"
+    "--fail-on state), 2 usage or input error.\n\noptions:\n"};
 
 typedef enum out_format { OUT_TABLE, OUT_MD, OUT_JSON } out_format_t;
 
@@ -45,11 +53,21 @@ static const struct {
                  {"markdown", OUT_MD},
                  {"json", OUT_JSON}};
 
+/* The verdicts --fail-on may add to SLOWER and FAILED. */
+static const struct {
+  const char *name;
+  mb_verdict_t verdict;
+} k_fail_on[] = {{"missing", MB_VERDICT_MISSING},
+                 {"skipped", MB_VERDICT_SKIPPED},
+                 {"noisy", MB_VERDICT_NOISY}};
+#define NUM_FAIL_ON (sizeof k_fail_on / sizeof k_fail_on[0])
+
 /* What was asked, checked. */
 typedef struct request {
   const char *base, *new_path, *output;
   mb_compare_options_t opts;
   out_format_t format;
+  unsigned fail_on; /* 1u << verdict for each verdict --fail-on named */
 } request_t;
 
 /* Everything the printers need, loaded. */
@@ -71,10 +89,21 @@ typedef struct column {
   int width; /* negative: left-aligned; the id column's is computed */
 } column_t;
 
-static const column_t k_columns[] = {{"id", 0},    {"base", 11},
-                                     {"new", 11},  {"ratio", 7},
-                                     {"noise", 8}, {"verdict", -7}};
+static const column_t k_columns[] = {{"id", 0},      {"base", 11}, {"new", 11},
+                                     {"ratio", 7},   {"noise", 8}, {"p", 7},
+                                     {"verdict", -7}};
 #define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
+
+/* Small p-values as a bound: their digits say nothing a CI log needs (the
+ * JSON output has them all). */
+static void format_p(double p, char *buf, size_t cap) {
+  if (!isfinite(p))
+    snprintf(buf, cap, "-");
+  else if (p < 0.001)
+    snprintf(buf, cap, "<0.001");
+  else
+    snprintf(buf, cap, "%.3f", p);
+}
 
 /* Characters on screen, not bytes: "±" is two bytes of UTF-8. */
 static int display_width(const char *s) {
@@ -119,14 +148,15 @@ static void put_text(FILE *f, const view_t *v) {
   for (size_t i = 0; i < n; i++) {
     mb_compare_row_t r = MB_COMPARE_ROW_INIT;
     mb_comparison_row(v->cmp, i, &r);
-    char base[32], nw[32], ratio[32], noise[32];
+    char base[32], nw[32], ratio[32], noise[32], p[32];
     mb_format_ns(r.base_ns, base, sizeof base);
     mb_format_ns(r.new_ns, nw, sizeof nw);
     snprintf(ratio, sizeof ratio, isfinite(r.ratio) ? "%.3f" : "-", r.ratio);
     double cn = combined_noise(&r);
     snprintf(noise, sizeof noise, isfinite(cn) ? "±%.1f%%" : "-", 100 * cn);
-    const char *cells[NUM_COLUMNS] = {r.id,  base,  nw,
-                                      ratio, noise, mb_verdict_name(r.verdict)};
+    format_p(r.p_value, p, sizeof p);
+    const char *cells[NUM_COLUMNS] = {
+        r.id, base, nw, ratio, noise, p, mb_verdict_name(r.verdict)};
     put_row(f, fmt, id_width, cells);
   }
 }
@@ -162,6 +192,8 @@ static void put_json(FILE *f, const view_t *v) {
   put_json_string(f, v->req->new_path);
   fputs(",\n  \"threshold_pct\": ", f);
   put_json_number(f, v->req->opts.threshold_pct);
+  fputs(",\n  \"alpha\": ", f);
+  put_json_number(f, v->req->opts.alpha);
   fprintf(f, ",\n  \"by\": \"%s\",\n  \"rows\": [",
           v->req->opts.match_problem ? "problem" : "id");
   static const struct {
@@ -173,6 +205,7 @@ static void put_json(FILE *f, const view_t *v) {
       {"ratio", offsetof(mb_compare_row_t, ratio)},
       {"base_noise", offsetof(mb_compare_row_t, base_noise)},
       {"new_noise", offsetof(mb_compare_row_t, new_noise)},
+      {"p_value", offsetof(mb_compare_row_t, p_value)},
   };
   for (size_t i = 0; i < mb_comparison_count(v->cmp); i++) {
     mb_compare_row_t r = MB_COMPARE_ROW_INIT;
@@ -190,7 +223,11 @@ static void put_json(FILE *f, const view_t *v) {
   for (int k = 0; k <= MB_VERDICT_SKIPPED; k++)
     fprintf(f, "%s\"%s\": %zu", k ? ", " : "", mb_verdict_name(k),
             v->counts[k]);
-  fprintf(f, "},\n  \"regressions\": %zu\n}\n",
+  size_t timed;
+  double geomean = mb_comparison_geomean(v->cmp, &timed);
+  fputs("},\n  \"geomean_ratio\": ", f);
+  put_json_number(f, geomean);
+  fprintf(f, ",\n  \"geomean_count\": %zu,\n  \"regressions\": %zu\n}\n", timed,
           mb_comparison_regressions(v->cmp));
 }
 
@@ -207,6 +244,44 @@ static void print_summary(FILE *f, const view_t *v) {
           both, c[MB_VERDICT_FASTER], c[MB_VERDICT_SLOWER], c[MB_VERDICT_SAME],
           c[MB_VERDICT_NOISY], c[MB_VERDICT_FAILED], c[MB_VERDICT_SKIPPED],
           c[MB_VERDICT_MISSING], c[MB_VERDICT_NEW]);
+  size_t timed;
+  double geomean = mb_comparison_geomean(v->cmp, &timed);
+  if (timed)
+    fprintf(f, "geomean ratio new/base: %.3f over %zu result%s timed in both\n",
+            geomean, timed, timed == 1 ? "" : "s");
+  else
+    fputs("geomean ratio new/base: - (no result timed in both)\n", f);
+}
+
+/* --fail-on's comma list into req->fail_on. */
+static int parse_fail_on(const char *list, request_t *req) {
+  for (const char *p = list;; p++) {
+    size_t len = strcspn(p, ","), i = 0;
+    while (i < NUM_FAIL_ON && !(strlen(k_fail_on[i].name) == len &&
+                                strncmp(k_fail_on[i].name, p, len) == 0))
+      i++;
+    if (i == NUM_FAIL_ON) {
+      char valid[128] = "";
+      for (size_t k = 0; k < NUM_FAIL_ON; k++)
+        snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s",
+                 k ? ", " : "", k_fail_on[k].name);
+      return cli_error("compare",
+                       "--fail-on \"%.*s\": valid: %s (a comma list)", (int)len,
+                       p, valid);
+    }
+    req->fail_on |= 1u << k_fail_on[i].verdict;
+    p += len;
+    if (!*p) return 0;
+  }
+}
+
+/* Rows in a verdict --fail-on named. */
+static size_t fail_on_count(const view_t *v) {
+  size_t n = 0;
+  for (size_t i = 0; i < NUM_FAIL_ON; i++)
+    if (v->req->fail_on & (1u << k_fail_on[i].verdict))
+      n += v->counts[k_fail_on[i].verdict];
+  return n;
 }
 
 static int parse_request(int argc, char **argv, request_t *req) {
@@ -214,7 +289,10 @@ static int parse_request(int argc, char **argv, request_t *req) {
   const char *words[2];
   size_t nwords;
   cli_init_opts(&o);
-  o.threshold = 5.0;
+  /* The library's defaults, so they are written once. */
+  const mb_compare_options_t defaults = MB_COMPARE_OPTIONS_INIT;
+  o.threshold = defaults.threshold_pct;
+  o.alpha = defaults.alpha;
   o.by = NULL;
   const int parsed = cli_parse_command(&k_compare_command, argc, argv, 2, &o,
                                        words, 2, &nwords);
@@ -224,12 +302,13 @@ static int parse_request(int argc, char **argv, request_t *req) {
                      "needs two result files, BASE and NEW (got %zu); see "
                      "mbench compare --help",
                      nwords);
-  *req = (request_t){words[0], words[1], o.output, MB_COMPARE_OPTIONS_INIT,
-                     OUT_TABLE};
+  *req = (request_t){words[0], words[1], o.output, defaults, OUT_TABLE, 0};
   if (o.threshold < 0)
     return cli_error("compare", "--threshold %g: expected a percentage >= 0",
                      o.threshold);
   req->opts.threshold_pct = o.threshold;
+  req->opts.alpha = o.alpha; /* checked by mb_results_compare */
+  if (o.fail_on && parse_fail_on(o.fail_on, req) != 0) return EXIT_USAGE;
   if (o.by && strcmp(o.by, "problem") == 0)
     req->opts.match_problem = 1;
   else if (o.by && strcmp(o.by, "id") != 0)
@@ -285,7 +364,15 @@ int cmd_compare(int argc, char **argv) {
       if (mb_comparison_row(cmp, i, &r) == MB_OK) v.counts[r.verdict]++;
     }
     rc = write_output(&v);
-    if (rc == 0 && mb_comparison_regressions(cmp) > 0) rc = EXIT_BENCH_FAILED;
+    size_t flagged = fail_on_count(&v);
+    /* Say why a run with nothing SLOWER or FAILED fails the job. */
+    if (rc == 0 && flagged)
+      fprintf(stderr,
+              "mbench compare: --fail-on: %zu result%s in a listed "
+              "state\n",
+              flagged, flagged == 1 ? "" : "s");
+    if (rc == 0 && mb_comparison_regressions(cmp) + flagged > 0)
+      rc = EXIT_BENCH_FAILED;
   }
   mb_comparison_destroy(cmp);
   mb_results_destroy(nw);

@@ -1,5 +1,6 @@
 /* A table-driven option parser: --name VALUE, --name=VALUE, -x VALUE. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,7 +34,19 @@ void cli_init_opts(cli_opts_t *o) {
   o->min_time = o->max_noise = o->timeout = o->warmup = -1;
   o->act_alpha = o->eps = -1;
   o->alpha = 1;
-  o->seed = 42;
+}
+
+int cli_parse_u64(const char *cmd, const char *name, const char *v,
+                  unsigned long long max, unsigned long long *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (!*v || *end || errno || v[0] == '-' || x > max)
+    return cli_error(cmd, "--%s: \"%s\" is not a non-negative integer", name,
+                     v),
+           -1;
+  *out = x;
+  return 0;
 }
 
 static int set_value(const char *cmd, const opt_def_t *d, const char *v,
@@ -46,12 +59,11 @@ static int set_value(const char *cmd, const opt_def_t *d, const char *v,
       return 0;
     case OPT_UINT:
     case OPT_U64: {
-      unsigned long long x = strtoull(v, &end, 10);
-      if (!*v || *end || errno || v[0] == '-' ||
-          (d->kind == OPT_UINT && x > 0xFFFFFFFFull))
-        return cli_error(cmd, "--%s: \"%s\" is not a non-negative integer",
-                         d->name, v),
-               -1;
+      unsigned long long x;
+      if (cli_parse_u64(cmd, d->name, v,
+                        d->kind == OPT_UINT ? 0xFFFFFFFFull : ULLONG_MAX,
+                        &x) != 0)
+        return -1;
       if (d->kind == OPT_UINT)
         *(unsigned *)field = (unsigned)x;
       else

@@ -75,6 +75,8 @@ struct mb_context {
 
   /* The host table's reason(): a backend's last formatted refusal. */
   char reason[512];
+  /* Benchmarks run so far: part of a fresh check sample's seed. */
+  uint64_t runs;
 };
 
 /* 1 when the caller's interrupt flag is raised. */

@@ -1,7 +1,8 @@
 /* The measurement engine around the criteria: the running median and
  * interference flags, rotation's footprint arithmetic, repetitions and their
  * aggregates, timeouts, the interrupt flag, timer calibration and the flush
- * check, results made without running, and a plan's interleaved order. The
+ * check, results made without running, a cold batch refused, the sampled
+ * check's tiles, and a plan's interleaved order. The
  * timed kernels are user kernels that spin for a known time on the CPU
  * backend's (host) memory. */
 #include <math.h>
@@ -12,6 +13,7 @@
 
 #include "measure/runmed.h"
 #include "measure/runner_internal.h"
+#include "ops/verify.h"
 
 static mb_context_t *g_ctx;
 
@@ -411,6 +413,144 @@ static void test_result_without_run(void **state) {
       MB_ERR_NOT_FOUND);
 }
 
+/* ---- cold and batches
+ * -------------------------------------------------------- A batch of cold runs
+ * is cold for its first run only: an explicit batch above 1 with cache cold is
+ * refused, naming both and the ways out; cold with the automatic batch takes
+ * single runs. */
+
+/* The sampled check's seed: from spec.seed alone (repeatable), or fresh at
+ * every run under MB_BENCH_FRESH_SAMPLE; recorded, and written as integer
+ * text (cJSON alone writes 16-digit integers ending in zeros as 8.7e+15). */
+static uint64_t sample_seed_of(const mb_bench_spec_t *spec, char *json,
+                               size_t cap) {
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(g_ctx, spec, &r), MB_OK);
+  mb_correctness_t c = MB_CORRECTNESS_INIT;
+  assert_int_equal(mb_result_correctness(r, &c), MB_OK);
+  snprintf(json, cap, "%s", mb_result_json(r));
+  mb_result_destroy(r);
+  return c.sample_seed;
+}
+
+static void test_fresh_check_sample(void **state) {
+  (void)state;
+  mb_op_params_t p = test_shape2(MB_DTYPE_F32, 64, 64);
+  mb_bench_spec_t spec = MB_BENCH_SPEC_INIT;
+  spec.op = "copy";
+  spec.params = &p;
+  spec.backend = "cpu";
+  spec.cache = MB_CACHE_HOT;
+  spec.criterion = MB_CRITERION_FIXED;
+  spec.samples = 2;
+  spec.warmup_s = 0;
+  static char json[1 << 16];
+  uint64_t fixed1 = sample_seed_of(&spec, json, sizeof json);
+  uint64_t fixed2 = sample_seed_of(&spec, json, sizeof json);
+  assert_true(fixed1 == fixed2 && fixed1 < (1ull << 53));
+  spec.flags |= MB_BENCH_FRESH_SAMPLE;
+  uint64_t fresh1 = sample_seed_of(&spec, json, sizeof json);
+  uint64_t fresh2 = sample_seed_of(&spec, json, sizeof json);
+  assert_true(fresh1 != fresh2 && fresh1 != fixed1);
+  assert_true(fresh2 < (1ull << 53));
+  /* The digits after the key, up to what ends a JSON number. */
+  const char *at = strstr(json, "\"sample_seed\":");
+  assert_non_null(at);
+  at += strlen("\"sample_seed\":");
+  at += strspn(at, " ");
+  char exact[32];
+  snprintf(exact, sizeof exact, "%llu", (unsigned long long)fresh2);
+  assert_int_equal(strspn(at, "0123456789.eE+-"), strlen(exact));
+  assert_memory_equal(at, exact, strlen(exact));
+  /* A seed cJSON alone would write as 8.706661036557e+15, read back and
+   * written again: still integer text. */
+  const char *big = "8706661036557000";
+  size_t n = strspn(at, "0123456789");
+  size_t off = (size_t)(at - json);
+  static char edited[1 << 16];
+  snprintf(edited, sizeof edited, "%.*s%s%s", (int)off, json, big,
+           json + off + n);
+  mb_result_t *back = NULL;
+  assert_int_equal(mb_result_from_json(edited, &back), MB_OK);
+  assert_non_null(strstr(mb_result_json(back), big));
+  mb_result_destroy(back);
+}
+
+static void test_cold_refuses_batch(void **state) {
+  (void)state;
+  static spinner_t s = {0, 0, 0, 0};
+  register_spinner("cold", &s);
+  mb_op_params_t p = small();
+  mb_bench_spec_t spec = spin_spec("cold", &p);
+  spec.cache = MB_CACHE_COLD;
+  spec.samples = 2;
+  spec.batch = 4;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_ERR_INVALID_ARG);
+  assert_null(r);
+  assert_contains(mb_error_last(), "batch 4 with cache cold");
+  assert_contains(mb_error_last(), "use batch 1");
+  assert_contains(mb_error_last(), "cache rotate");
+  /* The same for a result that is not run (an isolated child's). */
+  assert_int_equal(
+      mb_bench_result_without_run(g_ctx, &spec, MB_RESULT_FAILED, "x", &r),
+      MB_ERR_INVALID_ARG);
+  const uint32_t ok[][2] = {{MB_CACHE_COLD, 0},
+                            {MB_CACHE_COLD, 1},
+                            {MB_CACHE_HOT, 4},
+                            {MB_CACHE_ROTATE, 4}};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    spec.cache = (mb_cache_policy_t)ok[i][0];
+    spec.batch = ok[i][1];
+    assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+    mb_stats_t st = MB_STATS_INIT;
+    mb_result_stats(r, &st);
+    assert_int_equal(st.batch, spec.cache == MB_CACHE_COLD ? 1 : 4);
+    mb_result_destroy(r);
+  }
+}
+
+/* ---- the sampled check's strata --------------------------------------------
+ * Every tile of the output gets a checked element within the sample
+ * budget, whatever the seed: 64 x 64 tiles of a 4096 x 4096 output, 128 x
+ * 128 of an 8192 x 8192 one (64 x 64 would exceed the budget), edge tiles
+ * of ragged shapes included; the rest of the budget falls anywhere. */
+
+static void test_sample_visits_every_tile(void **state) {
+  (void)state;
+  const struct {
+    uint64_t rows, cols, tile;
+  } cases[] = {{4096, 4096, 64},
+               {8192, 8192, 128},
+               {1000, 3000, 64},
+               {3, 1u << 22, 1024},
+               {1u << 20, 7, 256}};
+  uint8_t *hit = malloc(MB__VERIFY_SAMPLES);
+  assert_non_null(hit);
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      const uint64_t rows = cases[c].rows, cols = cases[c].cols;
+      mb__sampler_t smp;
+      mb__sampler_init(&smp, (size_t)(rows * cols), cols, seed);
+      assert_int_equal(smp.tile, cases[c].tile);
+      const uint64_t tr = (rows + smp.tile - 1) / smp.tile,
+                     tc = (cols + smp.tile - 1) / smp.tile;
+      assert_true(tr * tc <= MB__VERIFY_SAMPLES / 2);
+      memset(hit, 0, MB__VERIFY_SAMPLES);
+      for (uint32_t s = 0; s < MB__VERIFY_SAMPLES; s++) {
+        size_t idx = mb__sampler_index(&smp, s);
+        assert_true(idx < rows * cols);
+        hit[idx / cols / smp.tile * tc + idx % cols / smp.tile] = 1;
+      }
+      for (uint64_t t = 0; t < tr * tc; t++)
+        if (!hit[t])
+          fail_msg("%llux%llu seed %llu: tile %llu never checked",
+                   (unsigned long long)rows, (unsigned long long)cols,
+                   (unsigned long long)seed, (unsigned long long)t);
+    }
+  free(hit);
+}
+
 /* ---- interleaving ----------------------------------------------------------
  */
 
@@ -457,6 +597,9 @@ int main(void) {
       cmocka_unit_test(test_calibration),
       cmocka_unit_test(test_device_facts),
       cmocka_unit_test(test_result_without_run),
+      cmocka_unit_test(test_cold_refuses_batch),
+      cmocka_unit_test(test_fresh_check_sample),
+      cmocka_unit_test(test_sample_visits_every_tile),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,13 +1,24 @@
 /* Planted bugs: kernels that forget the scales, transpose B, or round
- * toward zero must fail the correctness check; their correct twins pass.
- * User kernels on the CPU backend's (host) memory, through the public API. */
+ * toward zero must fail the correctness check; so must kernels that leave
+ * output elements unwritten, that are right only on their first call or on
+ * the run's own operands, and one wrong tile of a large sampled output.
+ * Their correct twins pass. User kernels on the CPU backend's (host)
+ * memory, through the public API. */
 #include <math.h>
 
 #include "test_util.h"
 
 static mb_context_t *g_ctx;
 
-enum bug { BUG_NONE, BUG_NO_SCALES, BUG_TRANSPOSE_B, BUG_TRUNCATE };
+enum bug {
+  BUG_NONE,
+  BUG_NO_SCALES,
+  BUG_TRANSPOSE_B,
+  BUG_TRUNCATE,
+  BUG_ACCUMULATE, /* adds into the output as if it started at zero */
+  BUG_SKIP_ZERO,  /* leaves the elements that quantize to 0 unwritten */
+  BUG_TILE        /* one 64 x 64 tile of the output off by one */
+};
 
 /* D = (A sa)(B sb): fp8 A [M,K] with row scales, B [K,N] with col scales. */
 static mb_status_t fp8_gemm(void *user, const mb_kernel_args_t *a) {
@@ -70,10 +81,70 @@ static mb_status_t add_bf16(void *user, const mb_kernel_args_t *a) {
   return MB_OK;
 }
 
-static const enum bug k_bugs[] = {BUG_NONE, BUG_NO_SCALES, BUG_TRANSPOSE_B,
-                                  BUG_TRUNCATE};
-static const char *const k_names[] = {"right", "no_scales", "transpose_b",
-                                      "truncate"};
+/* i8 x i8 -> i32: D = A B exactly, A [M,K], B [K,N]. */
+static mb_status_t int8_gemm(void *user, const mb_kernel_args_t *a) {
+  enum bug bug = *(const enum bug *)user;
+  const int64_t m = a->params->shape[0], k = a->params->shape[1],
+                n = a->params->shape[2];
+  const int8_t *qa = mb_tensor_data(a->inputs[0]),
+               *qb = mb_tensor_data(a->inputs[1]);
+  int32_t *d = mb_tensor_data(a->outputs[0]);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      int32_t acc = bug == BUG_ACCUMULATE ? d[i * n + j] : 0;
+      for (int64_t p = 0; p < k; p++) acc += qa[i * k + p] * qb[p * n + j];
+      d[i * n + j] = acc;
+    }
+  return MB_OK;
+}
+
+/* Row-wise dynamic quantize of bf16 to symmetric i8 (s = absmax / 127). */
+static mb_status_t quant_i8_rows(void *user, const mb_kernel_args_t *a) {
+  enum bug bug = *(const enum bug *)user;
+  const int64_t m = a->params->shape[0], n = a->params->shape[1];
+  const uint16_t *x = mb_tensor_data(a->inputs[0]);
+  int8_t *q = mb_tensor_data(a->outputs[0]);
+  float *s = mb_tensor_data(a->outputs[1]);
+  for (int64_t i = 0; i < m; i++) {
+    float amax = 0;
+    for (int64_t j = 0; j < n; j++)
+      amax = fmaxf(amax, fabsf(mb_bf16_to_f32(x[i * n + j])));
+    s[i] = amax > 0 ? amax / 127.0f : 1.0f;
+    for (int64_t j = 0; j < n; j++) {
+      float v = nearbyintf(mb_bf16_to_f32(x[i * n + j]) / s[i]);
+      if (bug != BUG_SKIP_ZERO || v != 0) q[i * n + j] = (int8_t)v;
+    }
+  }
+  return MB_OK;
+}
+
+/* f32 D = A B, A [M,K], B [K,N], row by row; the bug adds 1 to the tile
+ * of rows [1984, 2048) x columns [2880, 2944) (tile-aligned, as a wrong
+ * thread block's would be). */
+static mb_status_t f32_gemm(void *user, const mb_kernel_args_t *a) {
+  enum bug bug = *(const enum bug *)user;
+  const int64_t m = a->params->shape[0], k = a->params->shape[1],
+                n = a->params->shape[2];
+  const float *fa = mb_tensor_data(a->inputs[0]),
+              *fb = mb_tensor_data(a->inputs[1]);
+  float *d = mb_tensor_data(a->outputs[0]);
+  for (int64_t i = 0; i < m; i++) {
+    float *row = d + i * n;
+    for (int64_t j = 0; j < n; j++) row[j] = 0;
+    for (int64_t p = 0; p < k; p++)
+      for (int64_t j = 0; j < n; j++) row[j] += fa[i * k + p] * fb[p * n + j];
+    if (bug == BUG_TILE && i >= 1984 && i < 2048)
+      for (int64_t j = 2880; j < 2944 && j < n; j++) row[j] += 1.0f;
+  }
+  return MB_OK;
+}
+
+static const enum bug k_bugs[] = {BUG_NONE,     BUG_NO_SCALES,  BUG_TRANSPOSE_B,
+                                  BUG_TRUNCATE, BUG_ACCUMULATE, BUG_SKIP_ZERO,
+                                  BUG_TILE};
+static const char *const k_names[] = {"right",    "no_scales",  "transpose_b",
+                                      "truncate", "accumulate", "skip_zero",
+                                      "tile"};
 
 static void reg(const char *op, mb_dtype_t in, mb_dtype_t out, mb_kernel_fn fn,
                 enum bug bug) {
@@ -96,6 +167,12 @@ static int setup(void **state) {
   reg("quantize", MB_DTYPE_BF16, MB_DTYPE_F8E4M3, quant_rows, BUG_TRUNCATE);
   reg("add", MB_DTYPE_BF16, MB_DTYPE_BF16, add_bf16, BUG_NONE);
   reg("add", MB_DTYPE_BF16, MB_DTYPE_BF16, add_bf16, BUG_TRUNCATE);
+  reg("gemm", MB_DTYPE_I8, MB_DTYPE_I32, int8_gemm, BUG_NONE);
+  reg("gemm", MB_DTYPE_I8, MB_DTYPE_I32, int8_gemm, BUG_ACCUMULATE);
+  reg("quantize", MB_DTYPE_BF16, MB_DTYPE_I8, quant_i8_rows, BUG_NONE);
+  reg("quantize", MB_DTYPE_BF16, MB_DTYPE_I8, quant_i8_rows, BUG_SKIP_ZERO);
+  reg("gemm", MB_DTYPE_F32, MB_DTYPE_F32, f32_gemm, BUG_NONE);
+  reg("gemm", MB_DTYPE_F32, MB_DTYPE_F32, f32_gemm, BUG_TILE);
   return 0;
 }
 
@@ -105,31 +182,54 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* Runs `op` (an op or alias) with kernel `impl`; returns whether it passed. */
-static int passes(const char *op, int64_t m, int64_t k, int64_t n,
-                  mb_dtype_t dtype, const char *impl) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = n ? 3 : 2;
-  p.shape[0] = m, p.shape[1] = k, p.shape[2] = n;
-  p.dtype = dtype;
+/* One sample of `op` with kernel `impl` in ctx; the caller destroys it. */
+static mb_result_t *bench(mb_context_t *ctx, const char *op,
+                          const mb_op_params_t *p, const char *impl,
+                          mb_cache_policy_t cache, uint32_t flags,
+                          uint64_t seed) {
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = op;
-  s.params = &p;
+  s.params = p;
   s.backend = "cpu";
   s.impl = impl;
+  s.cache = cache;
+  s.flags = flags;
+  s.seed = seed;
   s.criterion = MB_CRITERION_FIXED;
   s.samples = 1;
   s.warmup_s = 0;
   mb_result_t *r = NULL;
-  if (mb_bench_run(g_ctx, &s, &r) != MB_OK) fail_msg("%s", mb_error_last());
+  if (mb_bench_run(ctx, &s, &r) != MB_OK) fail_msg("%s", mb_error_last());
+  return r;
+}
+
+/* Whether the result ran, was checked, and passed. */
+static int result_passes(mb_result_t *r, const char *impl) {
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   mb_correctness_t c = MB_CORRECTNESS_INIT;
   mb_result_info(r, &info);
   mb_result_correctness(r, &c);
   if (info.status != MB_RESULT_OK) fail_msg("%s: %s", impl, info.reason);
   assert_true(c.checked);
-  mb_result_destroy(r);
   return c.pass;
+}
+
+/* Runs `op` (an op or alias) on params p with kernel `impl`; returns
+ * whether it passed. */
+static int passes_p(const char *op, const mb_op_params_t *p, const char *impl) {
+  mb_result_t *r = bench(g_ctx, op, p, impl, MB_CACHE_COLD, 0, 42);
+  int pass = result_passes(r, impl);
+  mb_result_destroy(r);
+  return pass;
+}
+
+static int passes(const char *op, int64_t m, int64_t k, int64_t n,
+                  mb_dtype_t dtype, const char *impl) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = n ? 3 : 2;
+  p.shape[0] = m, p.shape[1] = k, p.shape[2] = n;
+  p.dtype = dtype;
+  return passes_p(op, &p, impl);
 }
 
 static void test_gemm_scales_and_transpose(void **state) {
@@ -151,11 +251,172 @@ static void test_add_rounding(void **state) {
   assert_false(passes("add", 37, 129, 0, MB_DTYPE_BF16, "truncate"));
 }
 
+/* ---- outputs left unwritten ----------------------------------------------
+ * Integer outputs start as their most negative value, which these never
+ * write: with 0 there, an accumulator that assumed a zeroed output and a
+ * quantizer that skips its zeros both passed. */
+
+static void test_unwritten_integer_outputs(void **state) {
+  (void)state;
+  mb_op_params_t g = MB_OP_PARAMS_INIT;
+  g.ndim = 3;
+  g.shape[0] = 40, g.shape[1] = 64, g.shape[2] = 24;
+  g.dtype = MB_DTYPE_I8;
+  assert_true(passes_p("gemm", &g, "right"));
+  assert_false(passes_p("gemm", &g, "accumulate"));
+  mb_op_params_t q = MB_OP_PARAMS_INIT;
+  q.ndim = 2;
+  q.shape[0] = 33, q.shape[1] = 256;
+  q.dtype = MB_DTYPE_BF16;
+  q.dtype_out = MB_DTYPE_I8;
+  assert_true(passes_p("quantize", &q, "right"));
+  assert_false(passes_p("quantize", &q, "skip_zero"));
+}
+
+/* ---- runs after the first ------------------------------------------------
+ * A kernel that keeps state across calls (its own context each test, so
+ * the state lives in the test). LAZY_LATER is right on its first call and
+ * does nothing after; LAZY_FIRST_OUTPUT works only on the first output
+ * buffer it saw (the run's own operands), never on rotate's copies. */
+
+enum lazy_bug { LAZY_NONE, LAZY_LATER, LAZY_FIRST_OUTPUT };
+typedef struct lazy {
+  enum lazy_bug bug;
+  uint64_t calls;
+  const void *first_out;
+} lazy_t;
+
+static mb_status_t lazy_add(void *user, const mb_kernel_args_t *a) {
+  lazy_t *l = user;
+  const float *x = mb_tensor_data(a->inputs[0]),
+              *y = mb_tensor_data(a->inputs[1]);
+  float *z = mb_tensor_data(a->outputs[0]);
+  if (!l->first_out) l->first_out = z;
+  if ((l->bug == LAZY_LATER && l->calls++ > 0) ||
+      (l->bug == LAZY_FIRST_OUTPUT && z != l->first_out))
+    return MB_OK; /* the planted bug: no work */
+  for (size_t i = 0; i < mb_tensor_numel(a->outputs[0]); i++)
+    z[i] = x[i] + y[i];
+  return MB_OK;
+}
+
+/* A context with the lazy kernel registered on *l (which outlives it). */
+static mb_context_t *lazy_context(lazy_t *l) {
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_kernel_desc_t d = MB_KERNEL_DESC_INIT;
+  d.op = "add";
+  d.name = "lazy";
+  d.dtype = MB_DTYPE_F32;
+  d.run = lazy_add;
+  d.user = l;
+  assert_int_equal(mb_kernel_register(ctx, &d), MB_OK);
+  return ctx;
+}
+
+/* f32 add of 256 x 512 with the lazy kernel, its bug now `bug`. */
+static mb_result_t *lazy_run(mb_context_t *ctx, lazy_t *l, enum lazy_bug bug,
+                             mb_cache_policy_t cache, uint32_t flags,
+                             mb_correctness_t *c, mb_result_info_t *info) {
+  *l = (lazy_t){bug, 0, NULL};
+  mb_op_params_t p = test_shape2(MB_DTYPE_F32, 256, 512);
+  mb_result_t *r = bench(ctx, "add", &p, "lazy", cache, flags, 7);
+  *c = (mb_correctness_t)MB_CORRECTNESS_INIT;
+  *info = (mb_result_info_t)MB_RESULT_INFO_INIT;
+  mb_result_correctness(r, c);
+  mb_result_info(r, info);
+  return r;
+}
+
+static void test_checked_after_timing(void **state) {
+  (void)state;
+  lazy_t l;
+  mb_context_t *ctx = lazy_context(&l);
+  mb_correctness_t c;
+  mb_result_info_t info;
+  /* The right kernel: the first run and the last timed run, both pass. */
+  mb_result_t *r = lazy_run(ctx, &l, LAZY_NONE, MB_CACHE_HOT, 0, &c, &info);
+  assert_int_equal(info.status, MB_RESULT_OK);
+  assert_true(c.pass);
+  assert_int_equal(c.runs_checked, 2);
+  assert_string_equal(info.warning, "");
+  mb_result_destroy(r);
+  /* Right once, then idle: timed, but it fails, and the warning says the
+   * check after timing caught it. */
+  r = lazy_run(ctx, &l, LAZY_LATER, MB_CACHE_HOT, 0, &c, &info);
+  assert_int_equal(info.status, MB_RESULT_OK);
+  assert_false(c.pass);
+  assert_int_equal(c.runs_checked, 2);
+  assert_contains(info.warning, "wrong result (after timing)");
+  const char *json = mb_result_json(r);
+  assert_contains(json, "\"runs_checked\":2");
+  assert_contains(json, "\"sample_seed\":");
+  mb_result_destroy(r);
+  /* Strict: the result fails, naming the check. */
+  r = lazy_run(ctx, &l, LAZY_LATER, MB_CACHE_HOT, MB_BENCH_STRICT, &c, &info);
+  assert_int_equal(info.status, MB_RESULT_FAILED);
+  assert_contains(info.reason, "wrong result (after timing)");
+  mb_result_destroy(r);
+  mb_context_destroy(ctx);
+}
+
+static void test_rotate_checks_every_copy(void **state) {
+  (void)state;
+  lazy_t l;
+  mb_context_t *ctx = lazy_context(&l);
+  mb_correctness_t c;
+  mb_result_info_t info;
+  mb_result_t *r = lazy_run(ctx, &l, LAZY_NONE, MB_CACHE_ROTATE, 0, &c, &info);
+  assert_true(c.pass);
+  assert_true(info.rotate_copies >= 2);
+  /* The first run, then every copy's (the run's own included). */
+  assert_int_equal(c.runs_checked, 1 + info.rotate_copies);
+  mb_result_destroy(r);
+  /* Right on the run's own operands only: the first run and the check
+   * after timing pass; copy 1 does not. */
+  r = lazy_run(ctx, &l, LAZY_FIRST_OUTPUT, MB_CACHE_ROTATE, MB_BENCH_STRICT, &c,
+               &info);
+  assert_int_equal(info.status, MB_RESULT_FAILED);
+  assert_contains(info.reason, "wrong result (copy 1)");
+  mb_result_destroy(r);
+  mb_context_destroy(ctx);
+}
+
+/* ---- sampled checks ------------------------------------------------------
+ * A 4096 x 4096 output of a K = 4 gemm costs more to check than the full
+ * check's budget, so it is sampled; the sample visits every 64 x 64 tile,
+ * so the one wrong tile is caught whatever the seed. */
+
+static void test_wrong_tile_always_caught(void **state) {
+  (void)state;
+  mb_op_params_t p = test_shape3(MB_DTYPE_F32, 4096, 4, 4096);
+  /* 76 and 92: seeds whose uniform samples (8192 in each of the two
+   * checks) all miss the tile. */
+  static const uint64_t k_seeds[] = {1, 2, 76, 92};
+  for (size_t i = 0; i < sizeof k_seeds / sizeof *k_seeds; i++) {
+    const uint64_t seed = k_seeds[i];
+    mb_result_t *r = bench(g_ctx, "gemm", &p, "tile", MB_CACHE_HOT, 0, seed);
+    mb_correctness_t c = MB_CORRECTNESS_INIT;
+    mb_result_correctness(r, &c);
+    assert_true(c.elements_checked < c.elements_total); /* sampled */
+    if (c.pass)
+      fail_msg("seed %llu: the wrong tile was missed",
+               (unsigned long long)seed);
+    mb_result_destroy(r);
+  }
+  mb_result_t *r = bench(g_ctx, "gemm", &p, "right", MB_CACHE_HOT, 0, 1);
+  assert_true(result_passes(r, "right"));
+  mb_result_destroy(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gemm_scales_and_transpose),
       cmocka_unit_test(test_quantize_rounding),
       cmocka_unit_test(test_add_rounding),
+      cmocka_unit_test(test_unwritten_integer_outputs),
+      cmocka_unit_test(test_checked_after_timing),
+      cmocka_unit_test(test_rotate_checks_every_copy),
+      cmocka_unit_test(test_wrong_tile_always_caught),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -177,6 +177,8 @@ static void same_correctness(const mb_result_t *a, const mb_result_t *b) {
   same(x.tolerance, y.tolerance, "tolerance");
   assert_true(x.elements_checked == y.elements_checked);
   assert_true(x.elements_total == y.elements_total);
+  assert_int_equal(x.runs_checked, y.runs_checked);
+  assert_true(x.sample_seed == y.sample_seed);
 }
 
 static void same_derived(const mb_result_t *a, const mb_result_t *b) {
@@ -538,8 +540,9 @@ static mb_result_t *hand_built(void) {
   r->stats.timer_resolution_ns = 32.0;
   r->stats.timer_overhead_ns = 2150.5;
   r->stats.repetitions = 2;
-  r->corr = (mb_correctness_t){sizeof r->corr, 1,     1,    0.0,  0.0, 0.0,
-                               INFINITY,       0.125, 4096, 32768};
+  r->corr = (mb_correctness_t){
+      sizeof r->corr, 1,     1,    0.0,   0.0, 0.0,
+      INFINITY,       0.125, 4096, 32768, 3,   (1ull << 53) - 5};
   r->derived = (mb_derived_t){sizeof r->derived,
                               2 * 256.0 * 512 * 128,
                               229376.0,

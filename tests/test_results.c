@@ -10,14 +10,17 @@
 static char g_dir[256];
 
 /* One result as the verdicts see it. noise: the relative IQR spread the
- * file implies ((iqr / 1.349) / median) when count >= 5; with count < 5,
- * rel_stdev is noise and the IQR is set to something else, to show which
- * is read. */
+ * file's stats imply ((iqr / 1.349) / median) when count >= 5; with
+ * count < 5, rel_stdev is noise and the IQR is set to something else, to
+ * show which is read. The samples (count of them, 10 when 0) lie evenly
+ * over a band `spread` x median wide centred on the median, so their
+ * median is `median` and the test sees a known overlap. */
 typedef struct res {
   const char *id, *problem, *status;
   double median, noise;
   int count;
   int wrong; /* checked and failed the check */
+  double spread;
 } res_t;
 
 static const char *path_of(const char *name, char *buf, size_t cap) {
@@ -38,15 +41,22 @@ static void append_result(char *buf, size_t cap, const res_t *r) {
   int few = count < 5;
   double iqr = (few ? 0.5 : r->noise) * 1.349 * r->median;
   double rel = few ? r->noise : 0.99; /* unused unless few */
-  snprintf(buf + n, cap - n,
-           "{\"id\": \"%s\", \"problem\": \"%s\", \"op\": \"gemm\", "
-           "\"status\": \"%s\", \"reason\": \"\", \"correctness\": "
-           "{\"checked\": %s, \"pass\": %s}, \"stats\": {\"count\": %d, "
-           "\"median_ns\": %.17g, \"iqr_ns\": %.17g, \"rel_stdev\": %.17g}, "
-           "\"samples_ns\": [%.17g]}",
-           r->id, r->problem ? r->problem : r->id, r->status,
-           strcmp(r->status, "ok") == 0 ? "true" : "false",
-           r->wrong ? "false" : "true", count, r->median, iqr, rel, r->median);
+  n += (size_t)snprintf(
+      buf + n, cap - n,
+      "{\"id\": \"%s\", \"problem\": \"%s\", \"op\": \"gemm\", "
+      "\"status\": \"%s\", \"reason\": \"\", \"correctness\": "
+      "{\"checked\": %s, \"pass\": %s}, \"stats\": {\"count\": %d, "
+      "\"median_ns\": %.17g, \"iqr_ns\": %.17g, \"rel_stdev\": %.17g}, "
+      "\"samples_ns\": [",
+      r->id, r->problem ? r->problem : r->id, r->status,
+      strcmp(r->status, "ok") == 0 ? "true" : "false",
+      r->wrong ? "false" : "true", count, r->median, iqr, rel);
+  for (int i = 0; i < count && n < cap; i++)
+    n += (size_t)snprintf(
+        buf + n, cap - n, "%s%.17g", i ? ", " : "",
+        r->median * (1 + r->spread * ((i + 0.5) / count - 0.5)));
+  assert_true(n + 3 < cap);
+  strcat(buf, "]}");
 }
 
 static const char k_device[] =
@@ -120,8 +130,8 @@ static void assert_load_fails(const char *path, mb_status_t want,
 
 /* ---- loading ------------------------------------------------------------ */
 
-static const res_t k_two[] = {{"a/1", NULL, "ok", 1000, 0.01, 0, 0},
-                              {"b/2", NULL, "ok", 2000, 0.01, 0, 0}};
+static const res_t k_two[] = {{"a/1", NULL, "ok", 1000, 0.01, 0, 0, 0},
+                              {"b/2", NULL, "ok", 2000, 0.01, 0, 0, 0}};
 
 static void test_load_document(void **state) {
   (void)state;
@@ -232,71 +242,79 @@ static void test_document_errors(void **state) {
 
 /* ---- comparing ---------------------------------------------------------- */
 
-/* Base and new per case, and the verdict the rule gives (threshold 5 %). */
+/* Base and new per case, and the verdict the rule gives (threshold 5 %,
+ * alpha 0.05; 10 samples a side unless said). */
 static const struct {
   res_t base, nw;
   mb_verdict_t want;
 } k_cases[] = {
-    /* d = +3 %, noise 1.4 %: beyond the noise, within the threshold. */
-    {{"same_thr", 0, "ok", 1000, 0.01, 0, 0},
-     {"same_thr", 0, "ok", 1030, 0.01, 0, 0},
+    /* d = +3 %, no overlap (p ~ 1e-5): real, within the threshold. */
+    {{"same_thr", 0, "ok", 1000, 0.01, 0, 0, 0},
+     {"same_thr", 0, "ok", 1030, 0.01, 0, 0, 0},
      MB_VERDICT_SAME},
-    /* d = +4 %, noise 4.2 % (below the threshold). */
-    {{"same_noise", 0, "ok", 1000, 0.03, 0, 0},
-     {"same_noise", 0, "ok", 1040, 0.03, 0, 0},
+    /* d = +4 %, samples overlapping: within the threshold all the same. */
+    {{"same_noise", 0, "ok", 1000, 0.03, 0, 0, 0.2},
+     {"same_noise", 0, "ok", 1040, 0.03, 0, 0, 0.2},
      MB_VERDICT_SAME},
-    /* d = +10 %, noise 14 % > 5 %: cannot tell. */
-    {{"noisy", 0, "ok", 1000, 0.10, 0, 0},
-     {"noisy", 0, "ok", 1100, 0.10, 0, 0},
+    /* d = +10 %, samples spread over +-50 %: p 0.53, cannot tell. */
+    {{"noisy", 0, "ok", 1000, 0.10, 0, 0, 1.0},
+     {"noisy", 0, "ok", 1100, 0.10, 0, 0, 1.0},
      MB_VERDICT_NOISY},
-    /* d = +30 %, beyond that noise: a regression all the same. */
-    {{"slower_noisy", 0, "ok", 1000, 0.10, 0, 0},
-     {"slower_noisy", 0, "ok", 1300, 0.10, 0, 0},
+    /* d = +30 % over +-10 % spread: apart (p 1.1e-5), a regression. */
+    {{"slower_noisy", 0, "ok", 1000, 0.10, 0, 0, 0.2},
+     {"slower_noisy", 0, "ok", 1300, 0.10, 0, 0, 0.2},
      MB_VERDICT_SLOWER},
-    {{"faster", 0, "ok", 1000, 0.01, 0, 0},
-     {"faster", 0, "ok", 800, 0.01, 0, 0},
+    {{"faster", 0, "ok", 1000, 0.01, 0, 0, 0},
+     {"faster", 0, "ok", 800, 0.01, 0, 0, 0},
      MB_VERDICT_FASTER},
-    {{"slower", 0, "ok", 1000, 0.01, 0, 0},
-     {"slower", 0, "ok", 1200, 0.01, 0, 0},
+    {{"slower", 0, "ok", 1000, 0.01, 0, 0, 0},
+     {"slower", 0, "ok", 1200, 0.01, 0, 0, 0},
      MB_VERDICT_SLOWER},
-    /* rel_stdev (0.2 each: 28 % together) when fewer than 5 samples. */
-    {{"few_samples", 0, "ok", 1000, 0.2, 3, 0},
-     {"few_samples", 0, "ok", 1200, 0.2, 3, 0},
+    /* 3 samples a side: p is at least 2 / C(6, 3) = 0.1 however far apart
+     * they are, so +20 % cannot be told from chance. (The noise reported
+     * is rel_stdev when there are fewer than 5 samples.) */
+    {{"few_samples", 0, "ok", 1000, 0.2, 3, 0, 0},
+     {"few_samples", 0, "ok", 1200, 0.2, 3, 0, 0},
      MB_VERDICT_NOISY},
-    {{"failed", 0, "ok", 1000, 0.01, 0, 0},
-     {"failed", 0, "failed", 0, 0, 0, 0},
+    {{"failed", 0, "ok", 1000, 0.01, 0, 0, 0},
+     {"failed", 0, "failed", 0, 0, 0, 0, 0},
      MB_VERDICT_FAILED},
-    {{"wrong", 0, "ok", 1000, 0.01, 0, 0},
-     {"wrong", 0, "ok", 1000, 0.01, 0, 1},
+    {{"wrong", 0, "ok", 1000, 0.01, 0, 0, 0},
+     {"wrong", 0, "ok", 1000, 0.01, 0, 1, 0},
      MB_VERDICT_FAILED},
     /* Wrong before and after: no new failure, the times are compared. */
-    {{"wrong_both", 0, "ok", 1000, 0.01, 0, 1},
-     {"wrong_both", 0, "ok", 1010, 0.01, 0, 1},
+    {{"wrong_both", 0, "ok", 1000, 0.01, 0, 1, 0},
+     {"wrong_both", 0, "ok", 1010, 0.01, 0, 1, 0},
      MB_VERDICT_SAME},
-    {{"skipped_base", 0, "skipped", 0, 0, 0, 0},
-     {"skipped_base", 0, "ok", 1000, 0.01, 0, 0},
+    {{"skipped_base", 0, "skipped", 0, 0, 0, 0, 0},
+     {"skipped_base", 0, "ok", 1000, 0.01, 0, 0, 0},
      MB_VERDICT_SKIPPED},
-    {{"failed_base", 0, "failed", 0, 0, 0, 0},
-     {"failed_base", 0, "failed", 0, 0, 0, 0},
+    {{"failed_base", 0, "failed", 0, 0, 0, 0, 0},
+     {"failed_base", 0, "failed", 0, 0, 0, 0, 0},
      MB_VERDICT_SKIPPED},
-    {{"skipped_both", 0, "skipped", 0, 0, 0, 0},
-     {"skipped_both", 0, "skipped", 0, 0, 0, 0},
+    {{"skipped_both", 0, "skipped", 0, 0, 0, 0, 0},
+     {"skipped_both", 0, "skipped", 0, 0, 0, 0, 0},
      MB_VERDICT_SKIPPED},
 };
 #define NUM_CASES (sizeof k_cases / sizeof k_cases[0])
 
-static mb_comparison_t *compare(const char *base, const char *nw,
-                                double threshold, int by_problem) {
+static mb_comparison_t *compare_with(const char *base, const char *nw,
+                                     const mb_compare_options_t *o) {
   mb_results_t *b = load(base), *n = load(nw);
-  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
-  o.threshold_pct = threshold;
-  o.match_problem = by_problem;
   mb_comparison_t *c = NULL;
-  if (mb_results_compare(b, n, &o, &c) != MB_OK)
+  if (mb_results_compare(b, n, o, &c) != MB_OK)
     fail_msg("compare: %s", mb_error_last());
   mb_results_destroy(b); /* the comparison owns what it keeps */
   mb_results_destroy(n);
   return c;
+}
+
+static mb_comparison_t *compare(const char *base, const char *nw,
+                                double threshold, int by_problem) {
+  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+  o.threshold_pct = threshold;
+  o.match_problem = by_problem;
+  return compare_with(base, nw, &o);
 }
 
 static mb_compare_row_t row_at(const mb_comparison_t *c, size_t i) {
@@ -311,8 +329,8 @@ static void write_case_files(char *bp, char *np, size_t cap) {
     base[i] = k_cases[i].base;
     nw[NUM_CASES - i] = k_cases[i].nw; /* another order: base's wins */
   }
-  base[NUM_CASES] = (res_t){"gone", 0, "ok", 500, 0.01, 0, 0};
-  nw[0] = (res_t){"added", 0, "ok", 700, 0.01, 0, 0};
+  base[NUM_CASES] = (res_t){"gone", 0, "ok", 500, 0.01, 0, 0, 0};
+  nw[0] = (res_t){"added", 0, "ok", 700, 0.01, 0, 0, 0};
   write_doc("cases_base.json", "h1", base, NUM_CASES + 1, bp, cap);
   write_doc("cases_new.json", "h1", nw, NUM_CASES + 1, np, cap);
 }
@@ -352,6 +370,13 @@ static void test_every_verdict(void **state) {
   assert_true(fabs(few.base_noise - 0.2) < 1e-12);     /* rel_stdev */
   mb_compare_row_t failed = row_at(c, 7);
   assert_true(isnan(failed.new_ns) && isnan(failed.ratio));
+  /* The test's p beside each timed verdict; the ones checked by hand:
+   * 3 v 3 apart, 2 / C(6, 3); 10 v 10 apart, 2 / C(20, 10). */
+  assert_true(isnan(gone.p_value) && isnan(added.p_value));
+  assert_true(isnan(failed.p_value));
+  assert_true(fabs(few.p_value - 0.1) < 1e-12);
+  assert_true(fabs(slower.p_value - 2 / 184756.0) < 1e-15);
+  assert_true(row_at(c, 2).p_value > 0.5 && row_at(c, 2).p_value < 0.6);
   mb_comparison_destroy(c);
 
   /* A threshold of 25 %: +20 % becomes SAME; +30 % is still SLOWER. */
@@ -396,9 +421,9 @@ static void test_verdict_names_and_rows(void **state) {
 static void test_match_by_problem(void **state) {
   (void)state;
   const res_t cpu[] = {{"gemm/8x8x8/f32/cpu:0/onednn/cold", "gemm/8x8x8/f32",
-                        "ok", 1000, 0.01, 0, 0}};
+                        "ok", 1000, 0.01, 0, 0, 0}};
   const res_t gpu[] = {{"gemm/8x8x8/f32/cuda:0/cublaslt/cold", "gemm/8x8x8/f32",
-                        "ok", 100, 0.01, 0, 0}};
+                        "ok", 100, 0.01, 0, 0, 0}};
   char bp[512], np[512];
   write_doc("cpu.json", "h", cpu, 1, bp, sizeof bp);
   write_doc("gpu.json", "h", gpu, 1, np, sizeof np);
@@ -418,9 +443,9 @@ static void test_match_by_problem(void **state) {
 
 static void test_duplicate_key(void **state) {
   (void)state;
-  const res_t dup[] = {{"x/1", "p", "ok", 1000, 0.01, 0, 0},
-                       {"x/2", "p", "ok", 1000, 0.01, 0, 0},
-                       {"x/1", "p", "ok", 1000, 0.01, 0, 0}};
+  const res_t dup[] = {{"x/1", "p", "ok", 1000, 0.01, 0, 0, 0},
+                       {"x/2", "p", "ok", 1000, 0.01, 0, 0, 0},
+                       {"x/1", "p", "ok", 1000, 0.01, 0, 0, 0}};
   char p[512], q[512];
   write_doc("dup.json", "h", dup, 3, p, sizeof p);
   write_doc("dup_problem.json", "h", dup, 2, q, sizeof q);
@@ -443,12 +468,208 @@ static void test_duplicate_key(void **state) {
   mb_results_destroy(dp);
 }
 
+/* ---- the test on the samples -------------------------------------------- */
+
+/* One result each side, compared at threshold_pct and alpha: its row. */
+static mb_compare_row_t judge_pair(const res_t *b, const res_t *n,
+                                   double threshold_pct, double alpha) {
+  char bp[512], np[512];
+  write_doc("pair_base.json", "h", b, 1, bp, sizeof bp);
+  write_doc("pair_new.json", "h", n, 1, np, sizeof np);
+  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+  o.threshold_pct = threshold_pct;
+  o.alpha = alpha;
+  mb_comparison_t *c = compare_with(bp, np, &o);
+  assert_int_equal(mb_comparison_count(c), 1);
+  mb_compare_row_t r = row_at(c, 0);
+  r.id = NULL; /* owned by the comparison */
+  mb_comparison_destroy(c);
+  assert_true(isnan(r.p_value) || (r.p_value >= 0 && r.p_value <= 1));
+  return r;
+}
+
+/* Samples spread evenly over a band 20 % wide (+-10 %), new 3 % slower:
+ * each run's noise figure is 7.4 % ((IQR / 1.349) / median), 10.5 % for
+ * the two, so the rule before the test called it NOISY at any sample
+ * count. The test tells it apart once there are enough samples. */
+static void test_shift_within_the_spread(void **state) {
+  (void)state;
+  const double noise = 0.1 / 1.349;
+  const res_t b200 = {"k", 0, "ok", 1000, noise, 200, 0, 0.2},
+              n200 = {"k", 0, "ok", 1030, noise, 200, 0, 0.2};
+  mb_compare_row_t r = judge_pair(&b200, &n200, 1, 0.05);
+  assert_int_equal(r.verdict, MB_VERDICT_SLOWER);
+  assert_true(fabs(r.ratio - 1.03) < 1e-12);
+  assert_true(r.p_value < 1e-4);
+  assert_true(sqrt(r.base_noise * r.base_noise + r.new_noise * r.new_noise) >
+              0.1);
+  mb_compare_row_t rev = judge_pair(&n200, &b200, 1, 0.05);
+  assert_int_equal(rev.verdict, MB_VERDICT_FASTER);
+  assert_true(fabs(rev.p_value - r.p_value) < 1e-15); /* two-sided */
+  /* Real, but within a 5 % threshold: too small to matter. */
+  assert_int_equal(judge_pair(&b200, &n200, 5, 0.05).verdict, MB_VERDICT_SAME);
+  /* alpha is read: at 1e-9 the same evidence is not enough. */
+  assert_int_equal(judge_pair(&b200, &n200, 1, 1e-9).verdict, MB_VERDICT_NOISY);
+  /* The same distribution: every sample tied with one in the other run. */
+  r = judge_pair(&b200, &b200, 1, 0.05);
+  assert_int_equal(r.verdict, MB_VERDICT_SAME);
+  assert_true(r.p_value == 1);
+
+  /* 5 a side cannot tell the 3 % from chance: p = 174 / C(10, 5), counted
+   * exactly. 50 a side can (p ~ 0.02): more samples decide NOISY. */
+  const res_t b5 = {"k", 0, "ok", 1000, noise, 5, 0, 0.2},
+              n5 = {"k", 0, "ok", 1030, noise, 5, 0, 0.2};
+  r = judge_pair(&b5, &n5, 1, 0.05);
+  assert_int_equal(r.verdict, MB_VERDICT_NOISY);
+  assert_true(fabs(r.p_value - 174 / 252.0) < 1e-12);
+  const res_t b50 = {"k", 0, "ok", 1000, noise, 50, 0, 0.2},
+              n50 = {"k", 0, "ok", 1030, noise, 50, 0, 0.2};
+  r = judge_pair(&b50, &n50, 1, 0.05);
+  assert_int_equal(r.verdict, MB_VERDICT_SLOWER);
+  assert_true(r.p_value > 0.01 && r.p_value < 0.03);
+}
+
+/* A stream of one result "tiny" whose samples are exactly `samples`. */
+static const char *write_tiny(const char *name, double median,
+                              const char *samples, char *buf, size_t cap) {
+  char line[512];
+  snprintf(line, sizeof line,
+           "{\"id\": \"tiny\", \"problem\": \"tiny\", \"op\": \"gemm\", "
+           "\"status\": \"ok\", \"reason\": \"\", \"correctness\": "
+           "{\"checked\": true, \"pass\": true}, \"stats\": {\"median_ns\": "
+           "%g}, \"samples_ns\": %s}\n",
+           median, samples);
+  return write_stream(name, NULL, 0, line, buf, cap);
+}
+
+/* p-values counted by hand: every way to pick base's ranks is equally
+ * likely; p is the share of picks whose rank sum is at least as far from
+ * its mean as base's. */
+static void test_p_value_by_hand(void **state) {
+  (void)state;
+  static const struct {
+    const char *base, *nw;
+    double base_median, new_median, p;
+  } k_tiny[] = {
+      /* Apart: 2 of the C(6, 3) = 20 picks (this and its mirror). */
+      {"[3, 1, 2]", "[4, 6, 5]", 2, 5, 0.1},
+      /* Ranks 1 2 4 (sum 7, mean 10.5): sums <= 7 or >= 14, 4 picks. */
+      {"[1, 2, 4]", "[3, 5, 6]", 2, 5, 0.2},
+      /* Ties share their mean rank: 1 3 3 | 3 5 6 (sum 7, mean 10.5); the
+       * picks of 1 and two 3s or of a 3, 5 and 6: 3 + 3 of 20. */
+      {"[1, 2, 2]", "[2, 3, 4]", 2, 3, 0.3},
+      /* One sample each: either order is as likely. */
+      {"[1]", "[2]", 1, 2, 1},
+  };
+  for (size_t i = 0; i < sizeof k_tiny / sizeof k_tiny[0]; i++) {
+    char bp[512], np[512];
+    write_tiny("tiny_base.jsonl", k_tiny[i].base_median, k_tiny[i].base, bp,
+               sizeof bp);
+    write_tiny("tiny_new.jsonl", k_tiny[i].new_median, k_tiny[i].nw, np,
+               sizeof np);
+    mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+    mb_comparison_t *c = compare_with(bp, np, &o);
+    mb_compare_row_t r = row_at(c, 0);
+    if (fabs(r.p_value - k_tiny[i].p) > 1e-12)
+      fail_msg("%s vs %s: p %.17g, expected %g", k_tiny[i].base, k_tiny[i].nw,
+               r.p_value, k_tiny[i].p);
+    /* None reaches 0.05 at 3 a side: beyond the threshold, NOISY. */
+    assert_int_equal(r.verdict, MB_VERDICT_NOISY);
+    mb_comparison_destroy(c);
+  }
+  /* At alpha 0.2 the first is apart enough: SLOWER (ratio 2.5). */
+  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+  o.alpha = 0.2;
+  char bp[512], np[512];
+  write_tiny("tiny_base.jsonl", 2, k_tiny[0].base, bp, sizeof bp);
+  write_tiny("tiny_new.jsonl", 5, k_tiny[0].nw, np, sizeof np);
+  mb_comparison_t *c = compare_with(bp, np, &o);
+  assert_int_equal(row_at(c, 0).verdict, MB_VERDICT_SLOWER);
+  mb_comparison_destroy(c);
+
+  /* 21 a side (42 in all: the normal approximation), each run's samples
+   * all equal, the runs apart: U = 0, mean 220.5, the variance corrected
+   * for the two tie groups of 21, and 0.5 for continuity. */
+  const res_t b = {"k", 0, "ok", 1000, 0.01, 21, 0, 0},
+              n = {"k", 0, "ok", 1200, 0.01, 21, 0, 0};
+  mb_compare_row_t r = judge_pair(&b, &n, 5, 0.05);
+  double var = 21 * 21 / 12.0 * (43 - 2 * (21.0 * 21 * 21 - 21) / (42 * 41));
+  double want = erfc((21 * 21 / 2.0 - 0.5) / sqrt(var) / sqrt(2.0));
+  assert_true(fabs(r.p_value / want - 1) < 1e-9);
+  assert_int_equal(r.verdict, MB_VERDICT_SLOWER);
+
+  /* The medians say +10 %, the ranks (p 0.01) that new is faster: the two
+   * disagree, so neither verdict can be trusted. */
+  write_tiny("tiny_base.jsonl", 100,
+             "[90, 90, 90, 90, 90, 90, 90, 90, 90, 90, 100, 1000, 1000, 1000, "
+             "1000, 1000, 1000, 1000, 1000, 1000, 1000]",
+             bp, sizeof bp);
+  write_tiny(
+      "tiny_new.jsonl", 110,
+      "[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 110, 110, 110, 110, 110, 110, 110, "
+      "110, 110, 110, 110]",
+      np, sizeof np);
+  c = compare_with(bp, np, &o); /* alpha 0.2 */
+  r = row_at(c, 0);
+  assert_true(r.p_value < 0.02 && fabs(r.ratio - 1.1) < 1e-12);
+  assert_int_equal(r.verdict, MB_VERDICT_NOISY);
+  mb_comparison_destroy(c);
+}
+
+static void test_geomean_and_versions(void **state) {
+  (void)state;
+  const res_t base[] = {{"x2", 0, "ok", 1000, 0.01, 0, 0, 0},
+                        {"x1/8", 0, "ok", 1000, 0.01, 0, 0, 0},
+                        {"gone", 0, "ok", 1000, 0.01, 0, 0, 0}};
+  const res_t nw[] = {{"x2", 0, "ok", 2000, 0.01, 0, 0, 0},
+                      {"x1/8", 0, "ok", 125, 0.01, 0, 0, 0}};
+  char bp[512], np[512];
+  write_doc("geo_base.json", "h", base, 3, bp, sizeof bp);
+  write_doc("geo_new.json", "h", nw, 2, np, sizeof np);
+  mb_comparison_t *c = compare(bp, np, 5, 0);
+  size_t count = 99;
+  /* sqrt(2 x 1/8); the result only in base has no ratio. */
+  assert_true(fabs(mb_comparison_geomean(c, &count) - 0.5) < 1e-12);
+  assert_int_equal(count, 2);
+  assert_true(fabs(mb_comparison_geomean(c, NULL) - 0.5) < 1e-12);
+  /* A caller built before p_value existed gets the row without it. */
+  mb_compare_row_t old = MB_COMPARE_ROW_INIT;
+  old.struct_size = offsetof(mb_compare_row_t, p_value);
+  old.p_value = -7;
+  assert_int_equal(mb_comparison_row(c, 0, &old), MB_OK);
+  assert_int_equal(old.verdict, MB_VERDICT_SLOWER);
+  assert_true(old.p_value == -7);
+  mb_comparison_destroy(c);
+  assert_true(isnan(mb_comparison_geomean(NULL, &count)) && count == 0);
+
+  /* Options from before alpha: the default alpha. */
+  mb_results_t *b = load(bp), *n = load(np);
+  mb_compare_options_t o = MB_COMPARE_OPTIONS_INIT;
+  o.struct_size = offsetof(mb_compare_options_t, alpha);
+  o.alpha = 1e-300; /* beyond its struct_size: not read */
+  assert_int_equal(mb_results_compare(b, n, &o, &c), MB_OK);
+  assert_int_equal(mb_comparison_regressions(c), 1);
+  mb_comparison_destroy(c);
+  for (size_t i = 0; i < 3; i++) {
+    o = (mb_compare_options_t)MB_COMPARE_OPTIONS_INIT;
+    o.alpha = (double[]){0, -0.1, 1.5}[i];
+    assert_int_equal(mb_results_compare(b, n, &o, &c), MB_ERR_INVALID_ARG);
+    assert_contains(mb_error_last(), "alpha");
+  }
+  /* A run against itself: no change, over all three. */
+  assert_int_equal(mb_results_compare(b, b, NULL, &c), MB_OK);
+  assert_true(mb_comparison_geomean(c, &count) == 1 && count == 3);
+  mb_comparison_destroy(c);
+  mb_results_destroy(b);
+  mb_results_destroy(n);
+}
+
 /* ---- merging ------------------------------------------------------------ */
 
 static void test_merge(void **state) {
   (void)state;
   char a[512], b[512], s[512], out[512];
-  const res_t ra[] = {{"r/1", 0, "ok", 1000, 0.01, 0, 0}};
+  const res_t ra[] = {{"r/1", 0, "ok", 1000, 0.01, 0, 0, 0}};
   write_doc("host_a.json", "alpha", ra, 1, a, sizeof a);
   write_doc("host_b.json", "beta", k_two, 2, b, sizeof b);
   write_stream("host_c.jsonl", k_two, 2, "{\"id\": \"cut", s, sizeof s);
@@ -624,6 +845,9 @@ int main(void) {
       cmocka_unit_test(test_verdict_names_and_rows),
       cmocka_unit_test(test_match_by_problem),
       cmocka_unit_test(test_duplicate_key),
+      cmocka_unit_test(test_shift_within_the_spread),
+      cmocka_unit_test(test_p_value_by_hand),
+      cmocka_unit_test(test_geomean_and_versions),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_merge_errors),
       cmocka_unit_test(test_round_trip_with_the_writer),

@@ -63,6 +63,12 @@ MB_API mb_status_t mb_flush_from_name(const char *name, mb_flush_t *out);
 #define MB_BENCH_STRICT 1u
 /* Cold samples flush with MB_FLUSH_READ instead of MB_FLUSH_WRITE. */
 #define MB_BENCH_FLUSH_READ 2u
+/* A fresh sample for the sampled reference check at every run (its seed,
+ * recorded as correctness.sample_seed, mixes `seed` with a per-context run
+ * count and the clock), so repeated runs check different elements. Without
+ * it the sample is drawn from `seed` alone: a repeatable check. mbench and
+ * Python set it unless a seed is given (--seed, seed=, a config's seed:). */
+#define MB_BENCH_FRESH_SAMPLE 4u
 
 typedef struct mb_bench_spec {
   uint32_t struct_size;
@@ -191,16 +197,26 @@ typedef struct mb_correctness {
   int checked; /* 0: not checked (skipped/failed before) */
   int pass;
   double max_abs_err;
-  double max_rel_err;   /* over elements whose reference is nonzero */
-  double max_err_ratio; /* max |err| / allowed; pass <=> <= 1 */
-  double sqnr_db;       /* 10 log10(sum ref^2 / sum err^2); inf if exact */
-  double tolerance;     /* relative tolerance (see docs/ops.md) */
-  uint64_t elements_checked;
+  double max_rel_err;        /* over elements whose reference is nonzero */
+  double max_err_ratio;      /* max |err| / allowed; pass <=> <= 1 */
+  double sqnr_db;            /* 10 log10(sum ref^2 / sum err^2); inf if exact */
+  double tolerance;          /* relative tolerance (see docs/ops.md) */
+  uint64_t elements_checked; /* per check */
   uint64_t elements_total;
+  /* Runs whose output was checked, in this order: the first run; the run
+   * the timed ones left last (a run that reads its output, gemm with beta,
+   * gets its initial output back and runs once more first); with cache
+   * rotate, each other operand copy's last run. The errors above are the
+   * worst of them; the warning names a check that failed. 0: read from a
+   * file written before this count. */
+  uint32_t runs_checked;
+  /* Seed of the sampled checks' choice of elements (check k draws from
+   * seed k of it); derived from the spec's seed, so --seed reproduces it. */
+  uint64_t sample_seed;
 } mb_correctness_t;
 
 #define MB_CORRECTNESS_INIT \
-  { sizeof(mb_correctness_t), 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u }
+  { sizeof(mb_correctness_t), 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0u, 0u, 0u, 0u }
 
 /* Times are per kernel run, in nanoseconds. */
 typedef struct mb_stats {

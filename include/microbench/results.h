@@ -41,9 +41,11 @@ MB_API mb_status_t mb_results_merge(const char *const *paths, size_t count,
 
 typedef enum mb_verdict {
   MB_VERDICT_SAME = 0,    /* the change is within the threshold */
-  MB_VERDICT_FASTER = 1,  /* faster beyond both the noise and the threshold */
-  MB_VERDICT_SLOWER = 2,  /* slower beyond both: a regression */
-  MB_VERDICT_NOISY = 3,   /* beyond the threshold, within the noise */
+  MB_VERDICT_FASTER = 1,  /* faster: significant (p < alpha) and beyond the
+                             threshold */
+  MB_VERDICT_SLOWER = 2,  /* slower, likewise: a regression */
+  MB_VERDICT_NOISY = 3,   /* beyond the threshold, not significant: more
+                             samples decide it */
   MB_VERDICT_FAILED = 4,  /* new is failed or wrong where base was ok: gates */
   MB_VERDICT_MISSING = 5, /* in base only */
   MB_VERDICT_NEW = 6,     /* in new only */
@@ -60,29 +62,39 @@ typedef struct mb_compare_options {
    * impl, cache); 1: by problem only (ignores backend, device, impl), to
    * compare two devices or backends. */
   int match_problem;
+  /* Significance level of the Mann-Whitney U test on the two runs'
+   * samples, in (0, 1] (0.05): a change beyond the threshold is FASTER or
+   * SLOWER only when p < alpha, else NOISY. */
+  double alpha;
 } mb_compare_options_t;
 
 #define MB_COMPARE_OPTIONS_INIT \
-  { sizeof(mb_compare_options_t), 5.0, 0 }
+  { sizeof(mb_compare_options_t), 5.0, 0, 0.05 }
 
 typedef struct mb_compare_row {
   uint32_t struct_size;
   const char *id;         /* the matching key */
   double base_ns, new_ns; /* medians; NAN when absent or not ok */
-  /* Relative noise of each run: (stats.iqr_ns / 1.349) / median with at
-   * least 5 samples, else stats.rel_stdev; NAN when unknown. */
+  /* Relative noise of each run, for the reader (the test on the samples
+   * decides the verdict): (stats.iqr_ns / 1.349) / median with at least 5
+   * samples, else stats.rel_stdev; NAN when unknown. */
   double base_noise, new_noise;
   double ratio; /* new / base (< 1: faster); NAN unless both timed */
   mb_verdict_t verdict;
+  /* Two-sided p-value of the Mann-Whitney U test of base's samples against
+   * new's (exact up to 40 samples in all, else the normal approximation
+   * with tie correction); NAN unless both timed with samples. */
+  double p_value;
 } mb_compare_row_t;
 
 #define MB_COMPARE_ROW_INIT \
-  { sizeof(mb_compare_row_t), 0, 0.0, 0.0, 0.0, 0.0, 0.0, MB_VERDICT_SAME }
+  { sizeof(mb_compare_row_t), 0, 0.0, 0.0, 0.0, 0.0, 0.0, MB_VERDICT_SAME, 0.0 }
 
 typedef struct mb_comparison mb_comparison_t;
 
-/* Matches the two sets' results by key and judges each pair (the rule:
- * docs/measurement.md). opts NULL: MB_COMPARE_OPTIONS_INIT. A key that
+/* Matches the two sets' results by key and judges each pair: a Mann-Whitney
+ * U test on their samples for significance, the threshold for size (the
+ * rule: docs/measurement.md). opts NULL: MB_COMPARE_OPTIONS_INIT. A key that
  * occurs twice in one set makes the match ambiguous: MB_ERR_INVALID_ARG
  * naming the key and the file. The caller owns *out; it does not refer to
  * the sets, which may be destroyed first. */
@@ -98,6 +110,10 @@ MB_API mb_status_t mb_comparison_row(const mb_comparison_t *cmp, size_t index,
                                      mb_compare_row_t *out);
 /* Rows that gate: SLOWER or FAILED. Non-zero means "regressed". */
 MB_API size_t mb_comparison_regressions(const mb_comparison_t *cmp);
+/* The geometric mean of new / base over the rows that have a ratio (both
+ * timed), the one-number summary of a whole run; *count (optional) gets
+ * how many rows that is. NAN when none has. */
+MB_API double mb_comparison_geomean(const mb_comparison_t *cmp, size_t *count);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rng.h"
 #include "measure/runner_internal.h"
@@ -25,10 +26,23 @@ static void default_fill(mb_dtype_t dt, mb_fill_t *fill) {
   }
 }
 
+/* What an output the kernel does not read starts as, by dtype: a value no
+ * correct kernel writes there, so an element it never writes fails the
+ * check. Floats: NaN. Integers: their most negative value, -2^(bits-1)
+ * (i8 -128, i4 -8, i32 INT32_MIN), which symmetric quantization (-qmax ..
+ * qmax) and an i32 accumulator that has not overflowed never produce; 0
+ * would pass wherever the right answer is 0 (a kernel that accumulates into
+ * its output assuming it zeroed). */
+#define MB__UNWRITTEN_ROW(e, name, bits, flt) \
+  [MB_DTYPE_##e] = (flt) ? NAN : -(double)(1ull << ((bits)-1)),
+static const double k_unwritten[MB_DTYPE_COUNT] = {
+    MB_DTYPE_MAP(MB__UNWRITTEN_ROW)};
+#undef MB__UNWRITTEN_ROW
+
 /* Inputs get seeded values (same bytes on every backend); outputs that the
- * kernel does not read get NaN (0 for integers), so an element the kernel
- * never writes fails the check. Then the op may derive inputs from others
- * (quantized operands from a normal matrix) before anything is copied. */
+ * kernel does not read get k_unwritten. Then the op may derive inputs from
+ * others (quantized operands from a normal matrix) before anything is
+ * copied. */
 static mb_status_t setup_operands(mb__run_t *r) {
   const mb_op_t *op = r->op;
   r->num_operands = op->num_inputs + op->num_outputs;
@@ -53,7 +67,7 @@ static mb_status_t setup_operands(mb__run_t *r) {
     if (is_output &&
         !(role == op->num_inputs && op->reads_output(&r->params))) {
       fill.kind = MB_FILL_CONSTANT;
-      fill.a = NAN;
+      fill.a = k_unwritten[dt];
     }
     st = mb_fill_host(r->host[role], dt, mb_tensor_numel(r->tensors[role]),
                       &fill);
@@ -116,6 +130,7 @@ static mb_status_t prepare_kernel(mb__run_t *r) {
 }
 
 static void teardown(mb__run_t *r) {
+  if (r->ref) r->op->ref_release(r->ref);
   mb__run_teardown_copies(r);
   if (r->prepared) mb__run_release(r, r->kstate, &r->args);
   for (uint32_t i = 0; i < r->num_operands; i++) {
@@ -139,37 +154,142 @@ static void record_notes(const mb__run_t *r, mb_result_t *res) {
 /* ---- phases ----------------------------------------------------------------
  */
 
-static mb_status_t check_correctness(mb__run_t *r, mb_result_t *res) {
-  const mb__backend_t *b = r->dev->backend;
+/* The seed of the sampled checks' choice of elements: from the spec's
+ * seed alone (a repeatable check), or under MB_BENCH_FRESH_SAMPLE mixed
+ * with the context's run count and the clock, so every run looks at other
+ * elements. 53 bits, so the result's JSON number keeps it exactly. */
+static uint64_t check_seed(mb__run_t *r) {
+  uint64_t base = mb__rng_u64(r->spec.seed, 0x5eedull);
+  if (r->spec.flags & MB_BENCH_FRESH_SAMPLE) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+    base = mb__rng_u64(base ^ now, r->ctx->runs++);
+  }
+  return base >> 11;
+}
+
+/* Copies the outputs of one operand set (tensors: inputs then outputs) to
+ * the host and checks them against the reference of the run's inputs
+ * (every copy holds the same bytes; prepared once, as converting a large
+ * GEMM's operands costs more than its sampled check), drawing check k's
+ * sample. A backend's
+ * fused kernel for a composite is held to the recipe's accuracy floor (the
+ * op's reference is the high-precision model); acc: where that goes. */
+static mb_status_t check_set(mb__run_t *r, mb_tensor_t *const *tensors,
+                             uint32_t k, mb_correctness_t *c,
+                             mb_accuracy_t *acc) {
   const uint32_t nin = r->op->num_inputs, nout = r->op->num_outputs;
   void *got[MB__MAX_OPERANDS] = {0};
-  mb_error_clear();
-  mb_status_t st = mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
-  if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
-  if (r->kernel.composite)
-    return st != MB_OK
-               ? st
-               : mb__composite_check(r->kstate, r->spec.seed ^ 0x5eedull,
-                                     &res->corr, res);
+  mb_status_t st = MB_OK;
   for (uint32_t o = 0; o < nout && st == MB_OK; o++) {
-    size_t bytes = mb_tensor_nbytes(r->tensors[nin + o]);
+    size_t bytes = mb_tensor_nbytes(tensors[nin + o]);
     if (!(got[o] = malloc(bytes ? bytes : 1)))
       st = mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
     else
-      st = mb_tensor_copy_to_host(r->tensors[nin + o], got[o], bytes);
+      st = mb_tensor_copy_to_host(tensors[nin + o], got[o], bytes);
   }
+  if (st == MB_OK && !r->ref)
+    st = r->op->ref_prepare(&r->params, (const void *const *)r->host, &r->ref);
   if (st == MB_OK)
-    st = mb__verify(r->op, &r->params, (const void *const *)r->host,
-                    (const void *const *)got, r->spec.seed ^ 0x5eedull,
-                    &res->corr);
+    mb__verify_with(r->op, &r->params, r->ref, (const void *const *)got,
+                    mb__rng_u64(r->sample_seed, k), c);
   for (uint32_t o = 0; o < nout; o++) free(got[o]);
   if (st == MB_OK && r->op->compose) {
-    /* A backend's fused kernel for a composite: the op's reference is the
-     * high-precision model, so the check is the recipe's accuracy floor. */
+    mb__accuracy_from(c, (mb_recipe_t)r->params.recipe, acc);
+    c->pass = acc->pass;
+  }
+  return st;
+}
+
+/* Puts the outputs' initial contents (k_unwritten, or what an op that reads
+ * its output starts from) back into one operand set. */
+static mb_status_t reset_outputs(const mb__run_t *r,
+                                 mb_tensor_t *const *tensors) {
+  mb_status_t st = MB_OK;
+  for (uint32_t role = r->op->num_inputs; role < r->num_operands && st == MB_OK;
+       role++)
+    st = mb_tensor_copy_from_host(tensors[role], r->host[role],
+                                  mb_tensor_nbytes(tensors[role]));
+  return st;
+}
+
+static mb_status_t check_correctness(mb__run_t *r, mb_result_t *res) {
+  const mb__backend_t *b = r->dev->backend;
+  mb_error_clear();
+  mb_status_t st = mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
+  if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
+  if (st == MB_OK && r->kernel.composite)
+    st = mb__composite_check(r->kstate, r->sample_seed, &res->corr, res);
+  else if (st == MB_OK) {
     mb_accuracy_t acc;
-    mb__accuracy_from(&res->corr, (mb_recipe_t)r->params.recipe, &acc);
-    mb__result_set_accuracy(res, &acc);
-    res->corr.pass = acc.pass;
+    st = check_set(r, r->tensors, 0, &res->corr, &acc);
+    if (st == MB_OK && r->op->compose) mb__result_set_accuracy(res, &acc);
+    /* The timed runs start from the initial outputs again, so one that
+     * writes nothing leaves k_unwritten for the check after timing. */
+    if (st == MB_OK) st = reset_outputs(r, r->tensors);
+  }
+  res->corr.runs_checked = st == MB_OK;
+  res->corr.sample_seed = r->sample_seed;
+  return st;
+}
+
+/* A wrong result: with MB_BENCH_STRICT the result fails, else the warning
+ * says so; `which` names the check ("first run", "after timing", "copy 2").
+ * Returns whether the result failed. */
+static int report_wrong(mb_result_t *res, const char *which,
+                        const mb_correctness_t *c) {
+  char why[256];
+  snprintf(why, sizeof why,
+           "wrong result (%s): error %.3g x the tolerance (max abs error %.3g)",
+           which, c->max_err_ratio, c->max_abs_err);
+  if (res->timing.flags & MB_BENCH_STRICT) {
+    mb__result_set_status(res, MB_RESULT_FAILED, why);
+    return 1;
+  }
+  mb__result_warn(res, why);
+  return 0;
+}
+
+/* The worst of two checks of the same outputs: the errors, the verdict. */
+static void merge_check(mb_correctness_t *into, const mb_correctness_t *c) {
+  into->max_abs_err = fmax(into->max_abs_err, c->max_abs_err);
+  into->max_rel_err = fmax(into->max_rel_err, c->max_rel_err);
+  into->max_err_ratio = fmax(into->max_err_ratio, c->max_err_ratio);
+  into->sqnr_db = fmin(into->sqnr_db, c->sqnr_db);
+  into->pass = into->pass && c->pass;
+  into->runs_checked++;
+}
+
+/* After sampling: the outputs the timed runs left, of the run's own
+ * operands and (rotate) of every copy a timed run used, so a kernel right
+ * only on its first call is caught. An op that reads its output (gemm with
+ * beta) has accumulated over the runs: it gets its initial output back and
+ * runs once more. A composite's graph was checked step by step once. */
+static mb_status_t check_after_timing(mb__run_t *r, mb_result_t *res) {
+  if (r->kernel.composite || !res->corr.checked) return MB_OK;
+  const mb__backend_t *b = r->dev->backend;
+  const uint32_t sets = r->num_copies > 1 ? r->num_copies : 1;
+  const int rerun = r->op->reads_output(&r->params);
+  int reported = 0;
+  mb_status_t st = MB_OK;
+  for (uint32_t i = 0; i < sets && st == MB_OK; i++) {
+    const mb__copy_t *c = i ? &r->copies[i - 1] : NULL;
+    if (c && !c->ran) continue;
+    mb_tensor_t *const *t = c ? c->tensors : r->tensors;
+    if (rerun && (st = reset_outputs(r, t)) == MB_OK) st = mb__run_copy(r, i);
+    if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
+    mb_correctness_t got = MB_CORRECTNESS_INIT;
+    mb_accuracy_t acc;
+    if (st == MB_OK) st = check_set(r, t, 1 + i, &got, &acc);
+    if (st != MB_OK) break;
+    merge_check(&res->corr, &got);
+    if (!got.pass && !reported) {
+      char which[32] = "after timing";
+      if (i) snprintf(which, sizeof which, "copy %u", i);
+      reported = 1;
+      if (report_wrong(res, which, &got)) break;
+    }
   }
   return st;
 }
@@ -233,21 +353,21 @@ static void execute_phases(mb__run_t *r, mb_result_t *res) {
   if (r->kernel.composite)
     res->info.emulated = mb__composite_emulated(r->kstate);
   if ((st = check_correctness(r, res)) != MB_OK) goto failed;
-  if (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT)) {
-    char why[256];
-    snprintf(why, sizeof why,
-             "wrong result: error %.3g x the tolerance (max abs error %.3g)",
-             res->corr.max_err_ratio, res->corr.max_abs_err);
-    mb__result_set_status(res, MB_RESULT_FAILED, why);
+  /* Without strict, a wrong first run shows as pass false alone (the
+   * figures are still taken), as it always has. */
+  if (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT) &&
+      report_wrong(res, "first run", &res->corr))
     return;
-  }
   if (r->spec.cache == MB_CACHE_ROTATE &&
       (st = mb__run_setup_rotation(r, res)) != MB_OK)
     goto failed;
   const mb__backend_t *b = r->dev->backend;
   if (MB__VT_HAS(b->vt, timer_info))
     mb__result_set_timer(res, b->vt->timer_info(b->state, r->dev->index));
-  if ((st = mb__run_measure(r, res)) != MB_OK) goto failed;
+  if ((st = mb__run_measure(r, res)) != MB_OK ||
+      (st = check_after_timing(r, res)) != MB_OK)
+    goto failed;
+  if (res->info.status != MB_RESULT_OK) return; /* wrong after timing */
   derive(r, res);
   if ((st = describe_composite(r, res)) != MB_OK) goto failed;
   return;
@@ -272,6 +392,15 @@ static mb_status_t check_spec(const mb_bench_spec_t *s) {
       s->cache != MB_CACHE_ROTATE)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "cache policy %d; valid: cold, hot, rotate", (int)s->cache);
+  /* A batch of cold runs is cold for its first run only; the figures
+   * would mix one cold run with N - 1 warm ones. */
+  if (s->cache == MB_CACHE_COLD && s->batch > 1)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "batch %u with cache cold: only the first run of each "
+                    "sample would be cold; use batch 1 (cold samples are "
+                    "single runs) or cache rotate to batch runs on cold "
+                    "operands",
+                    s->batch);
   if (s->criterion != MB_CRITERION_STDREL &&
       s->criterion != MB_CRITERION_FIXED &&
       s->criterion != MB_CRITERION_ENTROPY)
@@ -340,6 +469,7 @@ static mb_status_t resolve(mb_context_t *ctx, const mb_bench_spec_t *spec,
   spec = &r->spec;
   r->spec.params = &r->params;
   samples_mean_fixed(&r->spec);
+  r->sample_seed = check_seed(r);
   if (!(r->op = mb_op_find(spec->op))) return MB_ERR_NOT_FOUND;
   mb_op_apply_alias(spec->op, &r->params);
   st = mb_op_resolve(r->op, &r->params);

@@ -20,6 +20,7 @@ typedef struct mb__copy {
   mb_kernel_args_t args;
   void *kstate;
   int prepared;
+  int ran; /* a timed run used it: its output is checked after timing */
 } mb__copy_t;
 
 typedef struct mb__run {
@@ -27,6 +28,7 @@ typedef struct mb__run {
   const mb_op_t *op;
   mb_op_params_t params;
   mb_bench_spec_t spec;
+  uint64_t sample_seed; /* the sampled checks' (check_seed) */
   mb_device_t *dev;
   mb__kernel_t kernel;
   uint32_t num_operands;
@@ -37,6 +39,9 @@ typedef struct mb__run {
   mb_kernel_args_t args; /* for user kernels */
   void *kstate;
   int prepared;
+  /* The op's reference for the checks (op->ref_prepare of host), made at
+   * the first check and kept for those after timing; NULL before. */
+  void *ref;
   mb__copy_t *copies; /* cycled run by run */
   uint32_t num_copies, next_copy;
   mb__timing_t timing; /* while sampling */
@@ -84,6 +89,8 @@ void mb__run_release(mb__run_t *r, void *kstate, const mb_kernel_args_t *args);
 #define MB__ROTATE_MAX_COPIES 4096u
 uint32_t mb__rotate_copies(double cache, double per_copy);
 mb_status_t mb__run_setup_rotation(mb__run_t *r, mb_result_t *res);
+/* One run on operand set i: 0 the run's own, i > 0 rotate copy i. */
+mb_status_t mb__run_copy(mb__run_t *r, uint32_t i);
 void mb__run_teardown_copies(mb__run_t *r);
 
 /* runner_sample.c: warm-up, batch size, every repetition's samples and

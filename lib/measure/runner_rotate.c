@@ -81,6 +81,13 @@ mb_status_t mb__run_setup_rotation(mb__run_t *r, mb_result_t *res) {
   return MB_OK;
 }
 
+mb_status_t mb__run_copy(mb__run_t *r, uint32_t i) {
+  if (i == 0) return mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
+  mb__copy_t *c = &r->copies[i - 1];
+  c->ran = 1;
+  return mb__run_once(r, c->kstate, &c->call, &c->args);
+}
+
 void mb__run_teardown_copies(mb__run_t *r) {
   for (uint32_t i = 1; i < r->num_copies; i++) {
     mb__copy_t *c = &r->copies[i - 1];

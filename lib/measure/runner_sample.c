@@ -30,9 +30,7 @@ static mb_status_t rotate_run(void *kstate, const mb_kernel_call_t *call) {
   (void)call;
   const uint32_t i = r->next_copy;
   r->next_copy = (i + 1) % r->num_copies;
-  if (i == 0) return mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
-  mb__copy_t *c = &r->copies[i - 1];
-  return mb__run_once(r, c->kstate, &c->call, &c->args);
+  return mb__run_copy(r, i);
 }
 
 /* The elapsed ns of `batch` runs, or NAN for a sample the backend's timer

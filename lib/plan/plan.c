@@ -162,6 +162,7 @@ mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *it) {
   e->pub = (mb_plan_entry_t)MB_PLAN_ENTRY_INIT;
   e->pub.params = it->params; /* as written: mb_bench_run resolves again */
   e->pub.spec = it->spec;
+  if (!it->seed_given) e->pub.spec.flags |= MB_BENCH_FRESH_SAMPLE;
   /* An entry that cannot run does no work (and its params may not have
    * resolved). */
   e->pub.flop = unsupported ? 0.0 : mb_op_flop(op, &params);

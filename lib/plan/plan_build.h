@@ -47,12 +47,16 @@ typedef struct mb__plan_item {
    * does not fit). Kept and reported skipped with this reason on any
    * backend (--backend does not lift it); its params need not resolve. */
   const char *unsupported;
+  /* The file gave spec.seed: the check's sample is drawn from it alone;
+   * otherwise every run draws a fresh one (MB_BENCH_FRESH_SAMPLE), as
+   * mbench without --seed does. */
+  int seed_given;
 } mb__plan_item_t;
 
 #define MB__PLAN_ITEM_INIT                                               \
   {                                                                      \
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, \
-        MB_OP_PARAMS_INIT, MB_BENCH_SPEC_INIT, NULL, NULL, NULL, NULL    \
+        MB_OP_PARAMS_INIT, MB_BENCH_SPEC_INIT, NULL, NULL, NULL, NULL, 0 \
   }
 
 /* Validates the item (op known, parameters resolve, spec sane) and

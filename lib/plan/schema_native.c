@@ -281,8 +281,10 @@ static mb_status_t read_run_keys(const reader_t *r, bench_t *b) {
   if (st == MB_OK) st = mb__native_find(r, b, "seed", NULL, &f);
   /* JSON numbers are doubles: exact up to 2^53. */
   if (st == MB_OK && f.node &&
-      (st = mb__pb_int(pb, f.node, f.path, 0, (int64_t)1 << 53, &v)) == MB_OK)
+      (st = mb__pb_int(pb, f.node, f.path, 0, (int64_t)1 << 53, &v)) == MB_OK) {
     it->spec.seed = (uint64_t)v;
+    it->seed_given = 1;
+  }
   if (st == MB_OK) st = mb__native_find(r, b, "strict", NULL, &f);
   if (st == MB_OK && f.node &&
       (st = mb__pb_bool(pb, f.node, f.path, &flag)) == MB_OK && flag)

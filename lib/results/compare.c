@@ -1,10 +1,13 @@
 /* Comparing two result sets: match results by key, then judge each pair by
- * its change in median against the noise of both runs and the threshold.
+ * a Mann-Whitney U test on the two runs' samples (is the change real?) and
+ * the threshold on the change in median (is it big enough to matter?).
  *
- * The noise of one run is a robust relative spread: (IQR / 1.349) / median
- * when the IQR is known from at least 5 samples (IQR / 1.349 estimates the
- * standard deviation of a normal distribution, and unlike the stdev it is
- * not inflated by a few preempted samples), else stats.rel_stdev. */
+ * The noise of one run is reported beside the verdict, for the reader: a
+ * robust relative spread, (IQR / 1.349) / median when the IQR is known from
+ * at least 5 samples (IQR / 1.349 estimates the standard deviation of a
+ * normal distribution, and unlike the stdev it is not inflated by a few
+ * preempted samples), else stats.rel_stdev. The verdict does not use it:
+ * a noise figure does not shrink with more samples, the test's p does. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,8 @@ struct mb_comparison {
   mb_compare_row_t *rows; /* row ids are owned (copied) */
   size_t count;
   size_t regressions;
+  double log_ratio_sum; /* over the rows with a ratio: the geometric mean */
+  size_t ratios;
 };
 
 static const char *const k_verdict_names[] = {
@@ -28,15 +33,133 @@ const char *mb_verdict_name(mb_verdict_t v) {
   return (unsigned)v < NUM_VERDICTS ? k_verdict_names[v] : "?";
 }
 
+/* ---- the Mann-Whitney U test ---------------------------------------------
+ *
+ * Whether two runs' samples come from one distribution, from their ranks
+ * alone: no normality assumed (timings are skewed), and a preempted sample
+ * moves one rank by one, not the statistic by its size. Ranks are doubled
+ * so that tied samples' midranks stay integers: the exact distribution of
+ * base's rank sum can then be counted, ties and all. */
+
+/* Up to here the exact distribution is counted (C(40, 20) ~ 1.4e11 ways,
+ * exact in a double; at most ~5e6 steps); beyond, the normal approximation
+ * is within a few percent of it (both sides >= 10 or so). */
+#define EXACT_MAX_SAMPLES 40
+
+typedef struct obs {
+  double v;
+  int from_new;
+  long long rank2; /* doubled midrank (a rank sum reaches N^2) */
+} obs_t;
+
+static int by_value(const void *a, const void *b) {
+  double x = ((const obs_t *)a)->v, y = ((const obs_t *)b)->v;
+  return (x > y) - (x < y);
+}
+
+typedef struct utest {
+  size_t nb, nn;
+  long long base_rank2; /* base's sum of doubled ranks */
+  double tie_term;      /* sum over tie groups of t^3 - t */
+  double p;             /* two-sided; NAN when a side has no samples */
+  int new_is_slower;    /* new's ranks above what H0 expects */
+} utest_t;
+
+/* Puts samples_ns's numbers (arr NULL: none) in o from index n on, marked
+ * `from_new`, and returns the index past them; o NULL only counts them. */
+static size_t take_samples(const cJSON *arr, int from_new, obs_t *o, size_t n) {
+  const cJSON *v;
+  cJSON_ArrayForEach(v, arr) {
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) continue;
+    if (o) o[n] = (obs_t){v->valuedouble, from_new, 0};
+    n++;
+  }
+  return n;
+}
+
+/* P(|S - E S| >= |s - E S|) for S the doubled rank sum of k of the N ranks
+ * drawn at random: every choice equally likely under H0. */
+static mb_status_t exact_p(const obs_t *o, size_t n, size_t k, long long s,
+                           double *p) {
+  const size_t smax = 2 * k * n; /* >= the largest doubled rank sum */
+  double *ways = calloc((k + 1) * (smax + 1), sizeof *ways);
+  if (!ways)
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_results_compare: out of memory");
+  ways[0] = 1; /* ways[j * (smax + 1) + t]: j ranks summing to t */
+  for (size_t i = 0; i < n; i++) {
+    size_t r = (size_t)o[i].rank2;
+    for (size_t j = i + 1 < k ? i + 1 : k; j > 0; j--)
+      for (size_t t = smax; t >= r; t--)
+        ways[j * (smax + 1) + t] += ways[(j - 1) * (smax + 1) + t - r];
+  }
+  const double *last = ways + k * (smax + 1);
+  long long mean = (long long)(k * (n + 1)), dev = llabs(s - mean);
+  double all = 0, extreme = 0;
+  for (size_t t = 0; t <= smax; t++) {
+    all += last[t];
+    if (llabs((long long)t - mean) >= dev) extreme += last[t];
+  }
+  free(ways);
+  *p = extreme / all;
+  return MB_OK;
+}
+
+/* The normal approximation with the tie correction and the continuity
+ * correction (scipy.stats.mannwhitneyu's asymptotic method). */
+static double normal_p(const utest_t *u) {
+  double nb = (double)u->nb, nn = (double)u->nn, n = nb + nn;
+  double var = nb * nn / 12 * ((n + 1) - u->tie_term / (n * (n - 1)));
+  if (!(var > 0)) return 1; /* every sample equal */
+  double ustat = (double)u->base_rank2 / 2 - nb * (nb + 1) / 2;
+  double z = (fabs(ustat - nb * nn / 2) - 0.5) / sqrt(var);
+  double p = erfc((z > 0 ? z : 0) / sqrt(2.0));
+  return p < 1 ? p : 1;
+}
+
+static mb_status_t mann_whitney(const cJSON *base, const cJSON *nw,
+                                utest_t *u) {
+  *u = (utest_t){0};
+  u->nb = take_samples(base, 0, NULL, 0);
+  u->nn = take_samples(nw, 1, NULL, 0);
+  u->p = NAN;
+  size_t n = u->nb + u->nn;
+  if (!u->nb || !u->nn) return MB_OK;
+  obs_t *o = malloc(n * sizeof *o);
+  if (!o)
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_results_compare: out of memory");
+  take_samples(nw, 1, o, take_samples(base, 0, o, 0));
+  qsort(o, n, sizeof *o, by_value);
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && o[j].v == o[i].v;) j++;
+    double t = (double)(j - i);
+    u->tie_term += t * t * t - t;
+    for (size_t m = i; m < j; m++) {
+      o[m].rank2 = (long long)(i + 1 + j); /* 2 x mean of ranks i+1 .. j */
+      if (!o[m].from_new) u->base_rank2 += o[m].rank2;
+    }
+  }
+  u->new_is_slower = u->base_rank2 < (long long)(u->nb * (n + 1));
+  mb_status_t st = MB_OK;
+  if (n <= EXACT_MAX_SAMPLES)
+    st = exact_p(o, n, u->nb, u->base_rank2, &u->p);
+  else
+    u->p = normal_p(u);
+  free(o);
+  return st;
+}
+
 /* ---- one result, as the verdict sees it --------------------------------- */
 
 typedef struct side {
-  int ok;        /* status "ok" */
-  int bad;       /* status "failed", or checked and wrong */
-  int wrong;     /* checked and wrong */
-  double median; /* NAN unless ok */
-  double noise;  /* NAN when unknown */
+  int ok;               /* status "ok" */
+  int bad;              /* status "failed", or checked and wrong */
+  int wrong;            /* checked and wrong */
+  double median;        /* NAN unless ok */
+  double noise;         /* NAN when unknown */
+  const cJSON *samples; /* samples_ns; NULL when absent */
 } side_t;
+
+#define NO_SIDE ((side_t){0, 0, 0, NAN, NAN, NULL})
 
 #define MIN_SAMPLES_FOR_IQR 5
 #define IQR_TO_SIGMA 1.349 /* IQR of a normal distribution / its sigma */
@@ -53,7 +176,7 @@ static side_t read_side(const cJSON *r) {
   const char *status = mb__json_str(r, "status");
   const cJSON *corr = cJSON_GetObjectItemCaseSensitive(r, "correctness");
   const cJSON *stats = cJSON_GetObjectItemCaseSensitive(r, "stats");
-  side_t s = {0, 0, 0, NAN, NAN};
+  side_t s = NO_SIDE;
   s.ok = status && strcmp(status, "ok") == 0;
   s.wrong = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(corr, "checked")) &&
             !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(corr, "pass"));
@@ -61,30 +184,45 @@ static side_t read_side(const cJSON *r) {
   if (s.ok) {
     s.median = mb__json_num(stats, "median_ns");
     s.noise = run_noise(stats, s.median);
+    s.samples = cJSON_GetObjectItemCaseSensitive(r, "samples_ns");
   }
   return s;
 }
 
-/* The rule, in order (docs/measurement.md, "Comparing runs"). */
-static mb_verdict_t judge(const side_t *b, const side_t *n, double t,
-                          double *ratio) {
-  *ratio = NAN;
-  if (!b->ok) return MB_VERDICT_SKIPPED;
+/* Rules 1-3 (docs/measurement.md, "Comparing runs"): a pair whose times
+ * cannot be compared. 0 with *v set, or 1: the times decide. */
+static int timed(const side_t *b, const side_t *n, mb_verdict_t *v) {
+  *v = MB_VERDICT_SKIPPED;
+  if (!b->ok) return 0;
   /* Wrong in both is no new failure: the times are still compared. */
-  if (n->bad && !(b->wrong && n->wrong)) return MB_VERDICT_FAILED;
-  if (!n->ok || !(b->median > 0) || !(n->median > 0)) return MB_VERDICT_SKIPPED;
-  *ratio = n->median / b->median;
-  double d = *ratio - 1;
-  /* Unknown noise (one sample) counts as none: the threshold still holds. */
-  double nb = isfinite(b->noise) ? b->noise : 0;
-  double nn = isfinite(n->noise) ? n->noise : 0;
-  double noise = sqrt(nb * nb + nn * nn);
-  /* Within the threshold is SAME whatever the noise (a run compared with
-   * itself is SAME); beyond it, a change the noise could explain is NOISY:
-   * reported, never gating. */
-  if (fabs(d) <= t) return MB_VERDICT_SAME;
-  if (fabs(d) <= noise) return MB_VERDICT_NOISY;
+  if (n->bad && !(b->wrong && n->wrong)) *v = MB_VERDICT_FAILED;
+  return *v == MB_VERDICT_SKIPPED && n->ok && b->median > 0 && n->median > 0;
+}
+
+/* Rules 4-6: size first, then significance. */
+static mb_verdict_t decide(double d, const utest_t *u,
+                           const mb_compare_options_t *o) {
+  /* Within the threshold is SAME, significant or not: too small to matter
+   * (and a run compared with itself is SAME). */
+  if (fabs(d) <= o->threshold_pct / 100) return MB_VERDICT_SAME;
+  /* Beyond it, a change the test cannot tell from chance at these sample
+   * sizes (p NAN, or >= alpha), or whose ranks moved against its medians,
+   * is NOISY: reported, never gating; more samples decide it. */
+  if (!(u->p < o->alpha) || u->new_is_slower != (d > 0))
+    return MB_VERDICT_NOISY;
   return d < 0 ? MB_VERDICT_FASTER : MB_VERDICT_SLOWER;
+}
+
+static mb_status_t judge(const side_t *b, const side_t *n,
+                         const mb_compare_options_t *o, mb_compare_row_t *row) {
+  if (!timed(b, n, &row->verdict)) return MB_OK;
+  utest_t u;
+  mb_status_t st = mann_whitney(b->samples, n->samples, &u);
+  if (st != MB_OK) return st;
+  row->ratio = n->median / b->median;
+  row->p_value = u.p;
+  row->verdict = decide(row->ratio - 1, &u, o);
+  return MB_OK;
 }
 
 /* ---- matching ----------------------------------------------------------- */
@@ -146,29 +284,34 @@ static const keyed_t *find_key(const keyed_t *k, size_t n, const char *key) {
 /* ---- building the rows -------------------------------------------------- */
 
 static mb_status_t add_row(mb_comparison_t *c, const char *key, const cJSON *b,
-                           const cJSON *n, double t) {
+                           const cJSON *n, const mb_compare_options_t *o) {
   mb_compare_row_t row = MB_COMPARE_ROW_INIT;
-  side_t sb = b ? read_side(b) : (side_t){0, 0, 0, NAN, NAN};
-  side_t sn = n ? read_side(n) : (side_t){0, 0, 0, NAN, NAN};
+  side_t sb = b ? read_side(b) : NO_SIDE;
+  side_t sn = n ? read_side(n) : NO_SIDE;
   row.base_ns = sb.median;
   row.new_ns = sn.median;
   row.base_noise = sb.noise;
   row.new_noise = sn.noise;
-  row.ratio = NAN;
-  row.verdict = !n   ? MB_VERDICT_MISSING
-                : !b ? MB_VERDICT_NEW
-                     : judge(&sb, &sn, t, &row.ratio);
+  row.ratio = row.p_value = NAN;
+  row.verdict = !n ? MB_VERDICT_MISSING : MB_VERDICT_NEW;
+  mb_status_t st = b && n ? judge(&sb, &sn, o, &row) : MB_OK;
+  if (st != MB_OK) return st;
   if (!(row.id = mb__strdup(key)))
     return mb__fail(MB_ERR_NO_MEMORY, "mb_results_compare: out of memory");
   c->rows[c->count++] = row;
   c->regressions +=
       row.verdict == MB_VERDICT_SLOWER || row.verdict == MB_VERDICT_FAILED;
+  if (isfinite(row.ratio)) {
+    c->log_ratio_sum += log(row.ratio);
+    c->ratios++;
+  }
   return MB_OK;
 }
 
 static mb_status_t build_rows(mb_comparison_t *c, const mb_results_t *base,
                               const mb_results_t *nw, const keyed_t *kn,
-                              const char *field, double t) {
+                              const char *field,
+                              const mb_compare_options_t *o) {
   size_t nb = mb_results_count(base), nn = mb_results_count(nw);
   char *matched = calloc(nn ? nn : 1, 1);
   if (!matched)
@@ -179,12 +322,12 @@ static mb_status_t build_rows(mb_comparison_t *c, const mb_results_t *base,
     const char *key = mb__json_str(b, field);
     const keyed_t *hit = find_key(kn, nn, key);
     if (hit) matched[hit->index] = 1;
-    st = add_row(c, key, b, hit ? mb__results_item(nw, hit->index) : NULL, t);
+    st = add_row(c, key, b, hit ? mb__results_item(nw, hit->index) : NULL, o);
   }
   for (size_t i = 0; st == MB_OK && i < nn; i++)
     if (!matched[i]) {
       const cJSON *n = mb__results_item(nw, i);
-      st = add_row(c, mb__json_str(n, field), NULL, n, t);
+      st = add_row(c, mb__json_str(n, field), NULL, n, o);
     }
   free(matched);
   return st;
@@ -196,6 +339,11 @@ static mb_status_t check_options(const mb_compare_options_t *o) {
                     "mb_results_compare: threshold_pct %g; expected a "
                     "percentage >= 0",
                     o->threshold_pct);
+  if (!(o->alpha > 0 && o->alpha <= 1))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_results_compare: alpha %g; expected a significance "
+                    "level in (0, 1], e.g. 0.05",
+                    o->alpha);
   if (o->match_problem != 0 && o->match_problem != 1)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_results_compare: match_problem %d; valid: 0 (by id), "
@@ -232,7 +380,7 @@ mb_status_t mb_results_compare(const mb_results_t *base,
   if (!c || !c->rows)
     st = mb__fail(MB_ERR_NO_MEMORY, "mb_results_compare: out of memory");
   else
-    st = build_rows(c, base, new_set, kn, field, o->threshold_pct / 100);
+    st = build_rows(c, base, new_set, kn, field, o);
   free(kb);
   free(kn);
   if (st != MB_OK) {
@@ -269,4 +417,10 @@ mb_status_t mb_comparison_row(const mb_comparison_t *cmp, size_t index,
 
 size_t mb_comparison_regressions(const mb_comparison_t *cmp) {
   return cmp ? cmp->regressions : 0;
+}
+
+double mb_comparison_geomean(const mb_comparison_t *cmp, size_t *count) {
+  if (count) *count = cmp ? cmp->ratios : 0;
+  return cmp && cmp->ratios ? exp(cmp->log_ratio_sum / (double)cmp->ratios)
+                            : NAN;
 }

@@ -33,6 +33,13 @@
   X("timer_overhead_ns", timer_overhead_ns, NUM, MB__FIELD_OPT)     \
   X("repetitions", repetitions, U32, MB__FIELD_OPT)
 
+/* The `correctness` block's numbers written after "sampled" (the block's
+ * older keys are listed in result_json.c and result_parse_measure.c):
+ * X(key, mb_correctness_t member, U32 | U64, flags). */
+#define MB__CORRECTNESS_FIELDS(X)                     \
+  X("runs_checked", runs_checked, U32, MB__FIELD_OPT) \
+  X("sample_seed", sample_seed, U64, MB__FIELD_OPT)
+
 /* The per-sample telemetry series, parallel to samples_ns:
  * X(key, mb_telemetry_t member, unit, flags), written as member x unit. */
 #define MB__TELEMETRY_SERIES(X)             \

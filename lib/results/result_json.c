@@ -90,6 +90,23 @@ static void add_timing(cJSON *o, const mb_bench_spec_t *t) {
                                                    : MB_FLUSH_WRITE));
 }
 
+/* Counts are exact in a JSON number up to 2^53. */
+/* A count or a seed: cJSON writes an integer of 16 digits with trailing
+ * zeros as 8.706661036557e+15 (it reads back exactly, but as a float to
+ * most readers), so those go out as integer text. */
+static void add_count(cJSON *o, const char *k, double v) {
+  if (v >= 1e15 && v < 9007199254740992.0 && v == floor(v)) {
+    char text[32];
+    snprintf(text, sizeof text, "%.0f", v);
+    cJSON_AddRawToObject(o, k, text);
+    return;
+  }
+  cJSON_AddNumberToObject(o, k, v);
+}
+#define add_NUM add_num
+#define add_U32 add_count
+#define add_U64 add_count
+
 static void add_correctness(cJSON *o, const mb_correctness_t *c) {
   cJSON *j = cJSON_AddObjectToObject(o, "correctness");
   cJSON_AddBoolToObject(j, "checked", c->checked);
@@ -104,15 +121,10 @@ static void add_correctness(cJSON *o, const mb_correctness_t *c) {
   cJSON_AddNumberToObject(j, "elements_checked", (double)c->elements_checked);
   cJSON_AddNumberToObject(j, "elements_total", (double)c->elements_total);
   cJSON_AddBoolToObject(j, "sampled", c->elements_checked < c->elements_total);
+#define WRITE(key, member, kind, flags) add_##kind(j, key, (double)c->member);
+  MB__CORRECTNESS_FIELDS(WRITE)
+#undef WRITE
 }
-
-/* Counts are exact in a JSON number up to 2^53. */
-static void add_count(cJSON *o, const char *k, double v) {
-  cJSON_AddNumberToObject(o, k, v);
-}
-#define add_NUM add_num
-#define add_U32 add_count
-#define add_U64 add_count
 
 static void add_stats(cJSON *o, const mb_stats_t *s) {
   cJSON *j = cJSON_AddObjectToObject(o, "stats");

@@ -86,6 +86,10 @@ static mb_status_t read_correctness(const cJSON *root, mb_result_t *r) {
        MB__RJ_U64, 0},
       {"elements_total", offsetof(mb_correctness_t, elements_total), MB__RJ_U64,
        0},
+#define FIELD(key, member, kind, flags) \
+  {key, offsetof(mb_correctness_t, member), MB__RJ_##kind, flags},
+      MB__CORRECTNESS_FIELDS(FIELD)
+#undef FIELD
   };
   const cJSON *o;
   mb_status_t st = mb__rj_block(root, "correctness", &o);

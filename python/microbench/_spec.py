@@ -160,7 +160,7 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
           static_scale=None, activation=None, act_alpha=None, eps=None,
           cache="cold", flush="write", criterion=None, samples=None,
           min_samples=None, min_time=None, max_noise=None, timeout=None,
-          warmup=None, warmup_runs=None, batch=None, seed=42,
+          warmup=None, warmup_runs=None, batch=None, seed=None,
           repetitions=None, strict=False, **flags):
     """The Spec of one benchmark (see Context.run for the arguments); the
     op flags' keywords (_PARAM_FLAGS) come in `flags`."""
@@ -182,7 +182,8 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
 
     spec = S.BenchSpec(op=str(op_name).encode(),
                        backend=_opt_bytes(backend), device=device or 0,
-                       impl=_opt_bytes(impl), seed=seed)
+                       impl=_opt_bytes(impl),
+                       seed=42 if seed is None else seed)
     spec.params = ctypes.pointer(params)
     spec.cache = P.cache(cache)
     if P.flush(flush) == S.FLUSH_READ:
@@ -191,6 +192,9 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
         spec.batch = batch
     if strict:
         spec.flags |= S.BENCH_STRICT
+    if seed is None:
+        # As mbench without --seed: a fresh check sample at every run.
+        spec.flags |= S.BENCH_FRESH_SAMPLE
     apply_timing(spec, criterion=criterion, samples=samples,
                  min_samples=min_samples, min_time=min_time,
                  max_noise=max_noise, timeout=timeout, warmup=warmup,

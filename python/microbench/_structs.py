@@ -45,6 +45,7 @@ TIMING_REPETITIONS = 256
 
 BENCH_STRICT = 1  # MB_BENCH_STRICT
 BENCH_FLUSH_READ = 2  # MB_BENCH_FLUSH_READ
+BENCH_FRESH_SAMPLE = 4  # MB_BENCH_FRESH_SAMPLE
 FLUSH_READ = 1  # MB_FLUSH_READ
 CRITERION_FIXED = 1  # MB_CRITERION_FIXED
 DEVICE_GPU = 1  # MB_DEVICE_GPU
@@ -191,7 +192,8 @@ class Correctness(_Struct):
                 ("max_rel_err", c_double), ("max_err_ratio", c_double),
                 ("sqnr_db", c_double), ("tolerance", c_double),
                 ("elements_checked", c_uint64),
-                ("elements_total", c_uint64)]
+                ("elements_total", c_uint64), ("runs_checked", c_uint32),
+                ("sample_seed", c_uint64)]
 
 
 class Stats(_Struct):

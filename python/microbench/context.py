@@ -179,7 +179,7 @@ class Context:
         "rotate"), flush (cold samples: "write", the default, or "read":
         twice the cache read, no dirty lines left), criterion ("stdrel", "fixed", "entropy"; "fixed" when
         samples is given), samples, min_samples, min_time, max_noise,
-        timeout, warmup (seconds), warmup_runs, batch, seed (42),
+        timeout, warmup (seconds), warmup_runs, batch, seed (42; given, the sampled check is repeatable),
         repetitions, strict (a wrong result fails and is not timed).
 
         Invalid input raises Error naming the argument and the valid

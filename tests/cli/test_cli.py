@@ -160,6 +160,35 @@ class Run(unittest.TestCase):
                     self.assertIn("| add ", text)
 
 
+    def test_check_sample_fresh_unless_seeded(self):
+        # Without --seed every run checks other elements of a large output;
+        # --seed makes the check repeatable. A config's seed: likewise.
+        def seed(*extra):
+            (r,) = self.json_run("--op", "copy", "--shape", "64x64",
+                                 "--backend", "cpu", *QUICK, *extra)["results"]
+            self.assertIsInstance(r["correctness"]["sample_seed"], int)
+            return r["correctness"]["sample_seed"]
+        self.assertNotEqual(seed(), seed())
+        self.assertEqual(seed("--seed", "7"), seed("--seed", "7"))
+        with tempfile.TemporaryDirectory() as tmp:
+            seeds = {}
+            for given in (False, True):
+                cfg = os.path.join(tmp, "c%d.yml" % given)
+                with open(cfg, "w") as f:
+                    f.write("benchmarks:\n  - op: copy\n    shapes: [[64, 64]]\n"
+                            "    backend: cpu\n" +
+                            ("    seed: 7\n" if given else ""))
+                runs = []
+                for _ in range(2):
+                    p = mbench("run", "--config", cfg, *QUICK, "--format",
+                               "json")
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    (r,) = json.loads(p.stdout)["results"]
+                    runs.append(r["correctness"]["sample_seed"])
+                seeds[given] = runs
+            self.assertNotEqual(*seeds[False])
+            self.assertEqual(*seeds[True])
+
     def test_flush_read(self):
         # --flush read: cold samples flushed by reading, recorded in the
         # result; --flush on a hot run or a bad name is a usage error.

@@ -85,7 +85,8 @@ class Isolate(unittest.TestCase):
 
     def test_isolated_result_matches_in_process_identity(self):
         args = ["run", "--op", "add", "--shape", "128x64", "--dtype", "bf16",
-                "--backend", "cpu", "--samples", "4", "--cache", "hot"]
+                "--backend", "cpu", "--samples", "4", "--cache", "hot",
+                "--seed", "42"]  # the same check sample in both
         a = os.path.join(self.tmp.name, "a.json")
         b = os.path.join(self.tmp.name, "b.json")
         for extra, path in (([], a), (["--isolate"], b)):

@@ -30,14 +30,18 @@ def scaled(doc, factor):
 
 
 def pinned(doc, noise):
-    """The IQR set so the robust noise ((IQR / 1.349) / median) is `noise`:
-    the verdicts then depend on the ratio alone, not on how loaded the
-    machine was while the base ran."""
+    """The IQR set so the robust noise ((IQR / 1.349) / median) is `noise`,
+    and the samples (as many as there were) spread evenly over median x
+    (1 +- noise): the verdicts and p-values then depend on the ratio alone,
+    not on how loaded the machine was while the base ran."""
     out = copy.deepcopy(doc)
     for r in out["results"]:
         s = r["stats"]
         s["iqr_ns"] = noise * 1.349 * s["median_ns"]
         s["rel_stdev"] = noise
+        n = len(r["samples_ns"])
+        r["samples_ns"] = [s["median_ns"] * (1 + noise * (2 * i / (n - 1) - 1))
+                           for i in range(n)]
     return out
 
 
@@ -69,8 +73,8 @@ class CompareAndMerge(unittest.TestCase):
             json.dump(doc, f, indent=2)
         return path
 
-    def new_file(self, name, factor, edit=None):
-        doc = scaled(pinned(self.doc, 0.01), factor)
+    def new_file(self, name, factor, edit=None, noise=0.01):
+        doc = scaled(pinned(self.doc, noise), factor)
         if edit:
             edit(doc["results"][0])
         return self.write(name, doc)
@@ -86,7 +90,15 @@ class CompareAndMerge(unittest.TestCase):
         self.assertIn("SLOWER", p.stdout)
         self.assertIn("1.500", p.stdout)
         self.assertIn("±1.4%", p.stdout)
+        self.assertRegex(p.stdout.splitlines()[0], r"ratio\s+noise\s+p\s+verdict")
+        # 5 samples a side, apart: the exact p is 2 / C(10, 5).
+        self.assertRegex(p.stdout, r"\b0\.008\s+SLOWER")
         self.assertIn("1 compared: 0 faster, 1 slower, 0 same", p.stdout)
+        self.assertIn("geomean ratio new/base: 1.500 over 1 result timed in "
+                      "both", p.stdout)
+        # Stricter than the evidence 5 samples can give: not decided.
+        p = self.compare(self.base, new, "--alpha", "0.001", rc=0)
+        self.assertIn("NOISY", p.stdout)
         # A threshold above the change lets it through.
         p = self.compare(self.base, new, "--threshold", "60", rc=0)
         self.assertIn("SAME", p.stdout)
@@ -101,10 +113,9 @@ class CompareAndMerge(unittest.TestCase):
         self.assertIn("0 slower, 1 same", p.stdout)
 
     def test_real_file_against_itself(self):
-        # No change at all: SAME, or NOISY when its own noise is above the
-        # threshold; never a regression.
+        # No change at all: SAME with p = 1, however noisy the run was.
         p = self.compare(self.real, self.real, rc=0)
-        self.assertRegex(p.stdout, r"\b(SAME|NOISY)\b")
+        self.assertRegex(p.stdout, r"\b1\.000\s+SAME\b")
 
     def test_failed_and_wrong_gate(self):
         def fail(r):
@@ -131,6 +142,10 @@ class CompareAndMerge(unittest.TestCase):
         self.assertAlmostEqual(row["ratio"], 1.5)
         self.assertAlmostEqual(row["new_ns"], 1.5 * row["base_ns"])
         self.assertAlmostEqual(row["base_noise"], 0.01)
+        self.assertAlmostEqual(row["p_value"], 2 / 252)
+        self.assertEqual(doc["alpha"], 0.05)
+        self.assertAlmostEqual(doc["geomean_ratio"], 1.5)
+        self.assertEqual(doc["geomean_count"], 1)
 
     def test_output_file(self):
         new = self.new_file("faster_o.json", 0.5)
@@ -139,7 +154,8 @@ class CompareAndMerge(unittest.TestCase):
         self.assertIn("1 faster", p.stdout)  # the summary stays on stdout
         with open(out) as f:
             text = f.read()
-        self.assertIn("| id | base | new | ratio | noise | verdict |", text)
+        self.assertIn("| id | base | new | ratio | noise | p | verdict |", text)
+        self.assertIn("| 0.008 | FASTER |", text)
         self.assertIn("| FASTER |", text)
 
     def test_by_problem(self):
@@ -153,6 +169,54 @@ class CompareAndMerge(unittest.TestCase):
         p = self.compare(self.base, new, "--by", "problem", rc=0)
         self.assertIn(self.doc["results"][0]["problem"], p.stdout)
         self.assertIn("FASTER", p.stdout)
+
+    def test_fail_on(self):
+        def elsewhere(r):
+            r["id"] = r["id"].replace("cpu:0", "cpu:1")
+
+        def skip(r):
+            r["status"] = "skipped"
+
+        # +10 % within +-50 % spread, 5 a side: the test cannot tell.
+        noisy = self.write("noisy_base.json", pinned(self.doc, 0.5))
+        cases = (
+            (noisy, self.new_file("noisy.json", 1.1, noise=0.5), "noisy"),
+            (self.base, self.new_file("moved_f.json", 1.0, elsewhere),
+             "missing"),
+            (self.base, self.new_file("skipped.json", 1.0, skip), "skipped"))
+        for base, new, state in cases:
+            with self.subTest(state=state):
+                p = self.compare(base, new, rc=0)
+                self.assertIn(state.upper(), p.stdout)
+                others = [s for _, _, s in cases if s != state]
+                self.compare(base, new, "--fail-on", ",".join(others), rc=0)
+                p = self.compare(base, new, "--fail-on", state, rc=1)
+                self.assertIn("--fail-on: 1 result in a listed state",
+                              p.stderr)
+                self.compare(base, new, "--fail-on", ",".join(others + [state]),
+                             rc=1)
+        for bad in ("slower", "", "noisy,", "noisy,,missing", "NOISY"):
+            p = self.compare(self.base, self.base, "--fail-on", bad, rc=2)
+            self.assertIn("valid: missing, skipped, noisy", p.stderr)
+        p = self.compare(self.base, self.base, "--alpha", "0", rc=2)
+        self.assertIn("alpha", p.stderr)
+
+    def test_geomean_over_several(self):
+        # Two results, x2 and x1/8: the geometric mean is 0.5.
+        two = copy.deepcopy(self.doc)
+        r = two["results"][0]
+        r2 = copy.deepcopy(r)
+        r2["id"] = r["id"] + "/second"
+        two["results"].append(r2)
+        base = self.write("two_base.json", pinned(two, 0.01))
+        new = pinned(two, 0.01)
+        for res, f in zip(new["results"], (2.0, 0.125)):
+            res["stats"]["median_ns"] *= f
+            res["samples_ns"] = [s * f for s in res["samples_ns"]]
+        new = self.write("two_new.json", new)
+        p = self.compare(base, new, rc=1)
+        self.assertIn("geomean ratio new/base: 0.500 over 2 results timed in "
+                      "both", p.stdout)
 
     def test_stream_with_a_cut_last_line(self):
         doc = scaled(pinned(self.doc, 0.01), 1.5)

@@ -186,6 +186,8 @@ static void bench_structs(void) {
   F(mb_correctness_t, tolerance);
   F(mb_correctness_t, elements_checked);
   F(mb_correctness_t, elements_total);
+  F(mb_correctness_t, runs_checked);
+  F(mb_correctness_t, sample_seed);
 
   S(mb_stats_t);
   F(mb_stats_t, struct_size);
