@@ -156,6 +156,38 @@ static mb_bench_spec_t spin_spec(const char *impl, const mb_op_params_t *p) {
   return s;
 }
 
+/* Timing accuracy: a kernel of known duration reads back within 2 % at
+ * its median, from 50 us up, whether the runner times single runs or picks
+ * its own batch. Loose enough for a busy 2-core CI machine (a spin ends at
+ * its wall-clock deadline even when preempted), tight enough to catch a
+ * runner that mis-divides a batch or adds its own overhead. */
+static void test_known_durations_within_2_percent(void **state) {
+  (void)state;
+  static const double k_ns[] = {50e3, 200e3, 1e6};
+  static const uint32_t k_batch[] = {1, 0};
+  static spinner_t s[3];
+  static const char *const k_names[] = {"known50", "known200", "known1000"};
+  for (size_t i = 0; i < 3; i++) {
+    s[i] = (spinner_t){k_ns[i], 0, 0, 0};
+    register_spinner(k_names[i], &s[i]);
+    for (size_t b = 0; b < 2; b++) {
+      mb_op_params_t p = small();
+      mb_bench_spec_t spec = spin_spec(k_names[i], &p);
+      spec.batch = k_batch[b];
+      spec.samples = k_ns[i] < 1e6 ? 60 : 25;
+      mb_result_t *r = NULL;
+      assert_int_equal(mb_bench_run(g_ctx, &spec, &r), MB_OK);
+      mb_stats_t st = MB_STATS_INIT;
+      assert_int_equal(mb_result_stats(r, &st), MB_OK);
+      double err = fabs(st.median - k_ns[i]) / k_ns[i];
+      if (err > 0.02)
+        fail_msg("%.0f ns kernel, batch %u: median %.0f ns (%.2f %% off)",
+                 k_ns[i], (unsigned)st.batch, st.median, 100 * err);
+      mb_result_destroy(r);
+    }
+  }
+}
+
 static void test_interference_flagged_not_dropped(void **state) {
   (void)state;
   static spinner_t s = {20e3, 400e3, 8, 0};
@@ -599,6 +631,7 @@ int main(void) {
       cmocka_unit_test(test_result_without_run),
       cmocka_unit_test(test_cold_refuses_batch),
       cmocka_unit_test(test_fresh_check_sample),
+      cmocka_unit_test(test_known_durations_within_2_percent),
       cmocka_unit_test(test_sample_visits_every_tile),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
