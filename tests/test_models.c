@@ -2,6 +2,7 @@
  * naive ones written here, every recipe run on the CPU backend within its
  * accuracy floor and with every step checked, training gradients, a planted
  * wrong GEMM caught, an unsupported recipe skipped with its reason. */
+#include <inttypes.h>
 #include <math.h>
 
 #include "models/graph.h"
@@ -487,11 +488,185 @@ static void test_json_round_trip(void **state) {
   mb_result_destroy(r);
 }
 
+/* ---- recipes are what they say ------------------------------------------
+ * Each recipe's linear layer, composed and read back: the dtype of every
+ * quantized operand and the shape of its scale grid, which is what the
+ * scaling granularity and group size mean (docs/ops.md's table, written
+ * out here independently of recipe.c's rows, so a wrong row fails). X is
+ * M x K, W is K x N; M, K, N distinct so a per-row grid cannot pass for a
+ * per-channel one. */
+
+enum { RM = 256, RK = 512, RN = 384 };
+
+typedef struct recipe_want {
+  mb_recipe_t r;
+  mb_dtype_t wdt;   /* NONE: no weight quantization */
+  int64_t wgrid[2]; /* scale grid of W (K x N) */
+  int dequant;      /* weights dequantized, then an hp GEMM */
+  mb_dtype_t adt;   /* NONE: activations stay hp */
+  int64_t agrid[2]; /* scale grid of X (M x K) */
+} recipe_want_t;
+
+static const recipe_want_t k_recipe_want[] = {
+    {MB_RECIPE_BASELINE, MB_DTYPE_NONE, {0, 0}, 0, MB_DTYPE_NONE, {0, 0}},
+    /* i8 per channel (one scale per output column n) */
+    {MB_RECIPE_INT8WO, MB_DTYPE_I8, {1, RN}, 1, MB_DTYPE_NONE, {0, 0}},
+    /* + i8 per-row dynamic activations */
+    {MB_RECIPE_INT8DQ, MB_DTYPE_I8, {1, RN}, 0, MB_DTYPE_I8, {RM, 1}},
+    /* i4, one scale per group of g along K, per column */
+    {MB_RECIPE_INT4WO_32, MB_DTYPE_I4, {RK / 32, RN}, 0, MB_DTYPE_NONE, {0, 0}},
+    {MB_RECIPE_INT4WO_64, MB_DTYPE_I4, {RK / 64, RN}, 0, MB_DTYPE_NONE, {0, 0}},
+    {MB_RECIPE_INT4WO_128,
+     MB_DTYPE_I4,
+     {RK / 128, RN},
+     0,
+     MB_DTYPE_NONE,
+     {0, 0}},
+    {MB_RECIPE_INT4WO_256,
+     MB_DTYPE_I4,
+     {RK / 256, RN},
+     0,
+     MB_DTYPE_NONE,
+     {0, 0}},
+    /* e4m3 per channel */
+    {MB_RECIPE_FLOAT8WO, MB_DTYPE_F8E4M3, {1, RN}, 1, MB_DTYPE_NONE, {0, 0}},
+    /* e4m3, one scale per tensor on each side */
+    {MB_RECIPE_FLOAT8DQ_TENSOR,
+     MB_DTYPE_F8E4M3,
+     {1, 1},
+     0,
+     MB_DTYPE_F8E4M3,
+     {1, 1}},
+    /* e4m3 per-row activations, per-channel weights */
+    {MB_RECIPE_FLOAT8DQ_ROW,
+     MB_DTYPE_F8E4M3,
+     {1, RN},
+     0,
+     MB_DTYPE_F8E4M3,
+     {RM, 1}},
+    /* e4m3 1 x 128 activation blocks, 128 x 128 weight blocks */
+    {MB_RECIPE_FLOAT8_BLOCK,
+     MB_DTYPE_F8E4M3,
+     {RK / 128, RN / 128},
+     0,
+     MB_DTYPE_F8E4M3,
+     {RM, RK / 128}},
+};
+
+/* The step labelled `label`, or -1. */
+static int find_step(const mb__graph_t *g, const char *label) {
+  for (uint32_t i = 0; i < g->num_steps; i++)
+    if (!strcmp(g->steps[i].label, label)) return (int)i;
+  return -1;
+}
+
+static void expect_buf(const mb__graph_t *g, uint32_t b, mb_dtype_t dt,
+                       int64_t rows, int64_t cols, const char *what) {
+  const mb__gbuf_t *x = &g->bufs[b];
+  if (x->dtype != dt || x->ndim != 2 || x->shape[0] != rows ||
+      x->shape[1] != cols)
+    fail_msg("%s: %s %" PRId64 "x%" PRId64 ", expected %s %" PRId64 "x%" PRId64,
+             what, mb_dtype_name(x->dtype), x->shape[0],
+             x->ndim > 1 ? x->shape[1] : 0, mb_dtype_name(dt), rows, cols);
+}
+
+/* A quantize step of src (rows x cols) to dt with a gr x gc scale grid;
+ * returns it (its Q is arg 1, its scales arg 2). */
+static uint32_t expect_quantize(const mb__graph_t *g, const char *label,
+                                uint32_t src, int64_t rows, int64_t cols,
+                                mb_dtype_t dt, const int64_t grid[2],
+                                const char *recipe) {
+  char what[96];
+  int st = find_step(g, label);
+  if (st < 0) fail_msg("%s: no step \"%s\"", recipe, label);
+  assert_string_equal(g->steps[st].op->name, "quantize");
+  assert_int_equal(mb__graph_arg(g, (uint32_t)st, 0), src);
+  assert_false(g->steps[st].params.flags & MB_PARAM_STATIC); /* dynamic */
+  snprintf(what, sizeof what, "%s: %s, Q", recipe, label);
+  expect_buf(g, mb__graph_arg(g, (uint32_t)st, 1), dt, rows, cols, what);
+  snprintf(what, sizeof what, "%s: %s, scales", recipe, label);
+  expect_buf(g, mb__graph_arg(g, (uint32_t)st, 2), MB_DTYPE_F32, grid[0],
+             grid[1], what);
+  return (uint32_t)st;
+}
+
+static void test_recipes_are_what_they_say(void **state) {
+  (void)state;
+  const size_t n = sizeof k_recipe_want / sizeof *k_recipe_want;
+  assert_int_equal(n, MB_RECIPE_COUNT);
+  for (size_t i = 0; i < n; i++) {
+    const recipe_want_t *w = &k_recipe_want[i];
+    const char *name = mb_recipe_name(w->r);
+    mb_op_params_t p = mkn(RM, RK, RN, w->r);
+    p.dtype = MB_DTYPE_BF16;
+    const mb_op_t *op = mb_op_find("linear");
+    assert_int_equal(mb_op_resolve(op, &p), MB_OK);
+    mb__graph_t *g = malloc(sizeof *g);
+    assert_non_null(g);
+    op->compose(&p, g);
+    assert_int_equal(g->status, MB_OK);
+    const int gs = find_step(g, "gemm");
+    assert_true(gs >= 0);
+    const mb__gstep_t *gemm = &g->steps[gs];
+    /* The layer's own X and W (the composite's operands 0 and 1). */
+    uint32_t x = UINT32_MAX, wt = UINT32_MAX;
+    for (uint32_t b = 0; b < g->num_bufs; b++) {
+      if (g->bufs[b].operand == 0) x = b;
+      if (g->bufs[b].operand == 1) wt = b;
+    }
+    assert_true(x != UINT32_MAX && wt != UINT32_MAX);
+    uint32_t a_in = x, b_in = wt;
+    mb_dtype_t a_dt = MB_DTYPE_BF16, b_dt = MB_DTYPE_BF16;
+    if (w->wdt == MB_DTYPE_NONE) {
+      assert_int_equal(find_step(g, "quantize weights"), -1);
+    } else {
+      uint32_t q = expect_quantize(g, "quantize weights", wt, RK, RN, w->wdt,
+                                   w->wgrid, name);
+      /* Inference: the weights are quantized once, untimed. */
+      assert_int_equal(g->steps[q].phase, MB_PHASE_SETUP);
+      b_in = mb__graph_arg(g, q, 1), b_dt = w->wdt;
+      if (w->dequant) {
+        int d = find_step(g, "dequantize weights");
+        if (d < 0) fail_msg("%s: no dequantize step", name);
+        assert_int_equal(mb__graph_arg(g, (uint32_t)d, 0), b_in);
+        assert_int_equal(mb__graph_arg(g, (uint32_t)d, 1),
+                         mb__graph_arg(g, q, 2));
+        b_in = mb__graph_arg(g, (uint32_t)d, 2), b_dt = MB_DTYPE_BF16;
+      } else {
+        assert_int_equal(find_step(g, "dequantize weights"), -1);
+        /* The GEMM scales B by the quantize step's own scales. */
+        assert_int_equal(mb__graph_arg(g, (uint32_t)gs, 3),
+                         mb__graph_arg(g, q, 2));
+      }
+    }
+    if (w->adt == MB_DTYPE_NONE) {
+      assert_int_equal(find_step(g, "quantize activations"), -1);
+    } else {
+      uint32_t q = expect_quantize(g, "quantize activations", x, RM, RK, w->adt,
+                                   w->agrid, name);
+      assert_int_equal(g->steps[q].phase, MB_PHASE_FORWARD); /* timed */
+      a_in = mb__graph_arg(g, q, 1), a_dt = w->adt;
+      assert_int_equal(mb__graph_arg(g, (uint32_t)gs, 2),
+                       mb__graph_arg(g, q, 2));
+    }
+    /* The GEMM reads those operands, in those dtypes. */
+    assert_int_equal(mb__graph_arg(g, (uint32_t)gs, 0), a_in);
+    assert_int_equal(mb__graph_arg(g, (uint32_t)gs, 1), b_in);
+    if (gemm->params.dtype != a_dt || gemm->params.dtype_b != b_dt)
+      fail_msg("%s: gemm %s x %s, expected %s x %s", name,
+               mb_dtype_name(gemm->params.dtype),
+               mb_dtype_name(gemm->params.dtype_b), mb_dtype_name(a_dt),
+               mb_dtype_name(b_dt));
+    free(g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recipe_names),
       cmocka_unit_test(test_model_names),
       cmocka_unit_test(test_linear_graphs),
+      cmocka_unit_test(test_recipes_are_what_they_say),
       cmocka_unit_test(test_resolve_errors),
       cmocka_unit_test(test_linear_reference),
       cmocka_unit_test(test_ln_linear_reference),

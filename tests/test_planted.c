@@ -408,6 +408,103 @@ static void test_wrong_tile_always_caught(void **state) {
   mb_result_destroy(r);
 }
 
+/* ---- ties ----------------------------------------------------------------
+ * Quantize is byte-exact: a kernel rounding ties half away from zero (C's
+ * roundf, or adding 0.5 and truncating) is half an ulp off at a tie, which
+ * a tolerance of half an ulp let through. A static scale of 1 makes ties
+ * common: every bf16 input k + 0.5 for i8, and one in 16 bf16 values for
+ * e4m3 (the 4 dropped significand bits 1000). The kernel counts the ties it
+ * met, so the test knows its inputs had some. */
+
+typedef struct tie_kernel {
+  int half_away; /* the planted bug */
+  uint64_t ties;
+} tie_kernel_t;
+
+/* |v| rounded to e4m3 half away from zero: RNE, then one step up in
+ * magnitude when RNE went down at an exact tie. */
+static uint8_t e4m3_half_away(float v, tie_kernel_t *t) {
+  uint8_t r = mb_f32_to_f8e4m3(v, MB_CONVERT_SATURATE);
+  float lo = mb_f8e4m3_to_f32(r);
+  if ((r & 0x7F) < 0x7E && fabsf(lo) < fabsf(v)) {
+    float hi = mb_f8e4m3_to_f32((uint8_t)(r + 1));
+    if (fabsf(hi) - fabsf(v) == fabsf(v) - fabsf(lo)) {
+      t->ties++;
+      if (t->half_away) r++;
+    }
+  } else if ((r & 0x7F) > 0 && fabsf(lo) > fabsf(v)) {
+    /* RNE went up at a tie too (to the even one): that is also a tie. */
+    float below = mb_f8e4m3_to_f32((uint8_t)(r - 1));
+    if (fabsf(lo) - fabsf(v) == fabsf(v) - fabsf(below)) t->ties++;
+  }
+  return r;
+}
+
+/* Quantize of bf16 with one static scale to i8 or e4m3 (dtype_out). */
+static mb_status_t quant_static(void *user, const mb_kernel_args_t *a) {
+  tie_kernel_t *t = user;
+  const size_t n = mb_tensor_numel(a->inputs[0]);
+  const uint16_t *x = mb_tensor_data(a->inputs[0]);
+  uint8_t *q = mb_tensor_data(a->outputs[0]);
+  float *s = mb_tensor_data(a->outputs[1]);
+  const float sc = (float)a->params->scale;
+  s[0] = sc;
+  for (size_t i = 0; i < n; i++) {
+    float v = mb_bf16_to_f32(x[i]) / sc;
+    if (a->params->dtype_out == MB_DTYPE_F8E4M3) {
+      q[i] = e4m3_half_away(v, t);
+      continue;
+    }
+    float r = nearbyintf(v); /* RNE in the default rounding mode */
+    if (fabsf(v - truncf(v)) == 0.5f) {
+      t->ties++;
+      if (t->half_away) r = roundf(v);
+    }
+    r = r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
+    q[i] = (uint8_t)(int8_t)r;
+  }
+  return MB_OK;
+}
+
+/* Whether quantize of 64 x 256 bf16 to `out`, static scale 1 per tensor,
+ * passes with the tie kernel; *ties: the ties it rounded. */
+static int tie_passes(mb_dtype_t out, int half_away, uint64_t *ties) {
+  tie_kernel_t t = {half_away, 0};
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_kernel_desc_t d = MB_KERNEL_DESC_INIT;
+  d.op = "quantize";
+  d.name = "ties";
+  d.dtype = MB_DTYPE_BF16;
+  d.dtype_out = out;
+  d.run = quant_static;
+  d.user = &t;
+  assert_int_equal(mb_kernel_register(ctx, &d), MB_OK);
+  mb_op_params_t p = test_shape2(MB_DTYPE_BF16, 64, 256);
+  p.dtype_out = out;
+  p.flags |= MB_PARAM_STATIC;
+  p.scale = 1.0;
+  p.scale_a.mode = MB_SCALE_TENSOR;
+  mb_result_t *r = bench(ctx, "quantize", &p, "ties", MB_CACHE_HOT, 0, 42);
+  int pass = result_passes(r, "ties");
+  mb_result_destroy(r);
+  mb_context_destroy(ctx);
+  *ties = t.ties;
+  return pass;
+}
+
+static void test_quantize_ties_to_even(void **state) {
+  (void)state;
+  static const mb_dtype_t k_out[] = {MB_DTYPE_I8, MB_DTYPE_F8E4M3};
+  for (size_t i = 0; i < sizeof k_out / sizeof *k_out; i++) {
+    uint64_t ties = 0;
+    assert_true(tie_passes(k_out[i], 0, &ties));
+    assert_true(ties > 0); /* the inputs do exercise ties */
+    if (tie_passes(k_out[i], 1, &ties))
+      fail_msg("%s: rounding %llu ties half away from zero passed",
+               mb_dtype_name(k_out[i]), (unsigned long long)ties);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gemm_scales_and_transpose),
@@ -417,6 +514,7 @@ int main(void) {
       cmocka_unit_test(test_checked_after_timing),
       cmocka_unit_test(test_rotate_checks_every_copy),
       cmocka_unit_test(test_wrong_tile_always_caught),
+      cmocka_unit_test(test_quantize_ties_to_even),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -692,7 +692,7 @@ static void test_table_and_markdown(void **state) {
   while (note > notes && note[-1] != '\n') note--;
   assert_true(!strncmp(note, "- ", 2));
   assert_contains(block, "inference: accuracy ");
-  assert_contains(block, "(floor 35 dB): pass");
+  assert_contains(block, "(floor 45 dB): pass");
   assert_contains(block, "forward  gemm");
   assert_contains(text, "```\n");
   free(text);
@@ -729,7 +729,7 @@ static void test_table_model_details(void **state) {
   char want[128];
   snprintf(want, sizeof want, "  training: accuracy %.1f dB SQNR", a.sqnr_db);
   assert_true(!strncmp(lines[4], want, strlen(want)));
-  assert_contains(lines[4], "(floor 30 dB)");
+  assert_contains(lines[4], "(floor 35 dB)");
   assert_contains(lines[4], "; peak memory ");
   assert_true(!strncmp(lines[5], "  forward ", 10));
   assert_contains(lines[5], ", backward ");

@@ -101,20 +101,20 @@ static double ref_cost_one(const mb_op_params_t *p) {
   return 1.0;
 }
 
-/* The quantized tensor in f32 and its scale grid, computed exactly as the
- * semantics say; Q's reference is the unrounded, clamped quotient. */
+/* Q and its scale grid, computed exactly as the semantics say
+ * (mb__quantize_ref): Q's reference is the RNE-saturated value itself, not
+ * the unrounded quotient, so a tie rounded the wrong way (half away from
+ * zero) is an error a bound around the quotient could not see. */
 typedef struct quant_ref {
-  float *x; /* rows x cols (already transposed) */
+  void *q; /* rows x cols of dtype_out (already transposed) */
   float *grid;
-  int64_t rows, cols, grid_cols;
-  mb_scaling_t s;
-  double qmax, qmin;
+  mb_dtype_t qdt;
 } quant_ref_t;
 
 static void quant_ref_release(void *state) {
   quant_ref_t *r = state;
   if (!r) return;
-  free(r->x);
+  free(r->q);
   free(r->grid);
   free(r);
 }
@@ -124,18 +124,17 @@ static mb_status_t quantize_ref_prepare(const mb_op_params_t *p,
   quant_ref_t *r = calloc(1, sizeof *r);
   if (!r)
     return mb__fail(MB_ERR_NO_MEMORY, "quantize reference: out of memory");
-  q_dims(p, &r->rows, &r->cols);
-  r->s = p->scale_a;
-  int64_t gr;
-  mb__scaling_grid(&p->scale_a, r->rows, r->cols, &gr, &r->grid_cols);
-  size_t n = (size_t)(r->rows * r->cols);
-  float *x = malloc(n * sizeof *x);
-  r->x = malloc(n * sizeof *r->x);
-  r->grid = malloc((size_t)(gr * r->grid_cols) * sizeof *r->grid);
-  void *q = malloc(mb_dtype_bytes(p->dtype_out, n));
-  if (!x || !r->x || !r->grid || !q) {
+  int64_t rows, cols, gr, gc;
+  q_dims(p, &rows, &cols);
+  mb__scaling_grid(&p->scale_a, rows, cols, &gr, &gc);
+  size_t n = (size_t)(rows * cols);
+  float *x = malloc(n * sizeof *x), *xt = malloc(n * sizeof *xt);
+  r->qdt = p->dtype_out;
+  r->grid = malloc((size_t)(gr * gc) * sizeof *r->grid);
+  r->q = malloc(mb_dtype_bytes(p->dtype_out, n));
+  if (!x || !xt || !r->grid || !r->q) {
     free(x);
-    free(q);
+    free(xt);
     quant_ref_release(r);
     return mb__fail(MB_ERR_NO_MEMORY, "quantize reference: out of memory");
   }
@@ -143,15 +142,14 @@ static mb_status_t quantize_ref_prepare(const mb_op_params_t *p,
   if (transposed(p))
     for (int64_t i = 0; i < p->shape[0]; i++)
       for (int64_t j = 0; j < p->shape[1]; j++)
-        r->x[j * p->shape[0] + i] = x[i * p->shape[1] + j];
+        xt[j * p->shape[0] + i] = x[i * p->shape[1] + j];
   else
-    memcpy(r->x, x, n * sizeof *x);
+    memcpy(xt, x, n * sizeof *x);
   free(x);
-  mb__quantize_ref(r->x, r->rows, r->cols, &r->s, p->dtype_out,
-                   (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, q, r->grid);
-  free(q);
-  r->qmax = mb_dtype_max(p->dtype_out);
-  r->qmin = mb_dtype_is_float(p->dtype_out) ? -r->qmax : -r->qmax - 1.0;
+  mb__quantize_ref(xt, rows, cols, &p->scale_a, p->dtype_out,
+                   (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, r->q,
+                   r->grid);
+  free(xt);
   *state = r;
   return MB_OK;
 }
@@ -159,25 +157,21 @@ static mb_status_t quantize_ref_prepare(const mb_op_params_t *p,
 static void quantize_ref_element(const void *state, uint32_t out, size_t idx,
                                  double *value, double *scale) {
   const quant_ref_t *r = state;
-  if (out == 1) {
-    *value = r->grid[idx];
-    *scale = fabs(*value);
-    return;
-  }
-  int64_t i = (int64_t)idx / r->cols, j = (int64_t)idx % r->cols;
-  float s = mb__scale_at(r->grid, &r->s, r->grid_cols, i, j);
-  double v = (double)(r->x[idx] / s); /* the f32 division of the semantics */
-  *value = v > r->qmax ? r->qmax : v < r->qmin ? r->qmin : v;
+  *value = out == 1 ? (double)r->grid[idx] : mb__load(r->q, r->qdt, idx);
   *scale = fabs(*value);
 }
 
-/* Q: correctly rounded from the f32 quotient (0.5 ulp of the target; a hair
- * more so a kernel multiplying by 1/s, one f32 ulp away, is not failed for
- * it, while rounding toward zero, up to 1 ulp off, is). S: exact in f32. */
+/* Byte-exact, both outputs: the semantics fix every operation (the f32
+ * absmax, the f32 division absmax / qmax, the f32 division x / s, RNE with
+ * saturation), so one right answer exists and every backend's kernels
+ * reproduce it bit for bit. Any allowance would pass a wrong kernel: half an
+ * ulp of Q passes rounding ties half away from zero, and the hair more that
+ * once excused a multiplication by 1/s passes whatever that changes. */
 static mb__tolerance_t quantize_tolerance(const mb_op_params_t *p,
                                           uint32_t out) {
   (void)p;
-  return (mb__tolerance_t){out == 0 ? 0.5 * (1.0 + 0x1p-10) : 0.5, 0.0};
+  (void)out;
+  return (mb__tolerance_t){0.0, 0.0};
 }
 
 static const char *const k_q_operands[] = {"X", "Q", "scales"};

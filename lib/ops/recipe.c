@@ -58,58 +58,68 @@
     }                 \
   }
 
-/* The SQNR floors are well below what each format reaches on normal data
- * (bf16 output ~50 dB, i8 per channel ~40 dB, e4m3 ~30 dB per quantized
- * operand, i4 groups ~19 dB) and far above a broken kernel (a lost scale
- * or transpose lands near 0 dB): docs/ops.md, "Models". */
+/* SQNR floors, 3-5 dB under the lowest SQNR measured on the CPU backend
+ * (bf16 normal inputs; linear 256x512x512, 32x256x128, 128x1024x256, seeds
+ * 1 and 42, inference and training where the recipe trains; and
+ * transformer_block 2x128x1): close enough that a step losing a few dB (a
+ * coarser group, a wrong rounding) fails, far enough that seeds and
+ * shapes do not. Measured min-max dB: baseline 49.1-55.8 (49 is the
+ * transformer block's, linear 55.3-55.8), int8wo 41.7-42.7, int8dq
+ * 39.0-42.2, int4wo-32 20.4, int4wo-128 18.2-18.6, int4wo-256 17.6-18.1,
+ * float8wo 31.4-31.9, float8dq-tensor 28.4-28.6, float8dq-row 28.4-29.4,
+ * float8-block 28.5-28.8; int4wo-64 19.2-19.3 and the ln_linear models
+ * (relu, sigmoid, gelu at 256x512x512, seed 42) at or above linear's
+ * (ln_linear_gelu: baseline 50.0, int8wo 41.2, int8dq 38.7, float8 28.1).
+ * A broken kernel (a lost scale or transpose) lands near 0 dB.
+ * docs/ops.md, "Models". */
 static const mb__recipe_row_t k_recipes[MB_RECIPE_COUNT] = {
     [MB_RECIPE_BASELINE] = {"baseline",
                             "high precision: hp GEMM, f32 accumulate",
                             MB_DTYPE_NONE, NONE_S, MB_DTYPE_NONE, NONE_S, 0,
-                            35.0},
+                            45.0},
     [MB_RECIPE_INT8WO] = {"int8wo",
                           "i8 per-channel weights, dequantized + hp GEMM",
-                          MB_DTYPE_I8, COL_S, MB_DTYPE_NONE, NONE_S, 1, 30.0},
+                          MB_DTYPE_I8, COL_S, MB_DTYPE_NONE, NONE_S, 1, 38.0},
     [MB_RECIPE_INT8DQ] = {"int8dq",
                           "i8 per-row dynamic activations x i8 per-channel "
                           "weights, i32 accumulate",
-                          MB_DTYPE_I8, COL_S, MB_DTYPE_I8, ROW_S, 0, 30.0},
+                          MB_DTYPE_I8, COL_S, MB_DTYPE_I8, ROW_S, 0, 35.0},
     [MB_RECIPE_INT4WO_32] = {"int4wo-32",
                              "i4 weights in groups of 32 along K, hp GEMM",
                              MB_DTYPE_I4, GROUP_S(32), MB_DTYPE_NONE, NONE_S, 0,
-                             12.0},
+                             16.0},
     [MB_RECIPE_INT4WO_64] = {"int4wo-64",
                              "i4 weights in groups of 64 along K, hp GEMM",
                              MB_DTYPE_I4, GROUP_S(64), MB_DTYPE_NONE, NONE_S, 0,
-                             12.0},
+                             15.0},
     [MB_RECIPE_INT4WO_128] = {"int4wo-128",
                               "i4 weights in groups of 128 along K, hp GEMM",
                               MB_DTYPE_I4, GROUP_S(128), MB_DTYPE_NONE, NONE_S,
-                              0, 12.0},
+                              0, 15.0},
     [MB_RECIPE_INT4WO_256] = {"int4wo-256",
                               "i4 weights in groups of 256 along K, hp GEMM",
                               MB_DTYPE_I4, GROUP_S(256), MB_DTYPE_NONE, NONE_S,
-                              0, 12.0},
+                              0, 14.0},
     [MB_RECIPE_FLOAT8WO] = {"float8wo",
                             "f8e4m3 per-channel weights, dequantized + hp "
                             "GEMM",
                             MB_DTYPE_F8E4M3, COL_S, MB_DTYPE_NONE, NONE_S, 1,
-                            20.0},
+                            28.0},
     [MB_RECIPE_FLOAT8DQ_TENSOR] = {"float8dq-tensor",
                                    "f8e4m3 dynamic per-tensor activations x "
                                    "per-tensor weights",
                                    MB_DTYPE_F8E4M3, TENSOR_S, MB_DTYPE_F8E4M3,
-                                   TENSOR_S, 0, 20.0},
+                                   TENSOR_S, 0, 25.0},
     [MB_RECIPE_FLOAT8DQ_ROW] = {"float8dq-row",
                                 "f8e4m3 dynamic per-row activations x "
                                 "per-channel weights",
                                 MB_DTYPE_F8E4M3, COL_S, MB_DTYPE_F8E4M3, ROW_S,
-                                0, 20.0},
+                                0, 25.0},
     [MB_RECIPE_FLOAT8_BLOCK] = {"float8-block",
                                 "f8e4m3 1x128 activation blocks x 128x128 "
                                 "weight blocks",
                                 MB_DTYPE_F8E4M3, BLOCK_S(128, 128),
-                                MB_DTYPE_F8E4M3, BLOCK_S(1, 128), 0, 20.0},
+                                MB_DTYPE_F8E4M3, BLOCK_S(1, 128), 0, 25.0},
 };
 
 const mb__recipe_row_t *mb__recipe_row(mb_recipe_t r) {
