@@ -11,6 +11,9 @@ enum {
   EXIT_OK = 0,
   EXIT_BENCH_FAILED = 1,
   EXIT_USAGE = 2,
+  /* Every result was skipped (no device, ...): a CI job that measured
+   * nothing must not pass as if it had. */
+  EXIT_NOTHING_MEASURED = 3,
   EXIT_INTERRUPTED = 130 /* 128 + SIGINT, as shells report it */
 };
 
@@ -107,14 +110,38 @@ int cli_apply_timing(const char *cmd, const cli_opts_t *o,
 /* --child-index into *index; 1 when set, 0 when not, -1 on a bad value. */
 int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
                     size_t *index);
-/* The exit status after a command's last benchmark. */
-int cli_exit_status(int worst, int interrupted, size_t done, size_t total);
+/* sinks.c: a report to a file that is opened only once a result was
+ * measured (ok or failed): skipped results are held until then, so a run
+ * that measured nothing leaves an existing file as it was. With no path
+ * (stdout) it opens at once. */
+typedef struct cli_out {
+  mb_context_t *ctx;
+  mb_report_options_t ro; /* ro.path, ro.argv: borrowed */
+  mb_report_t *rep;
+  char **held; /* the skipped results' JSON until rep opens */
+  size_t num_held;
+} cli_out_t;
+int cli_out_open(const char *cmd, mb_context_t *ctx,
+                 const mb_report_options_t *ro, cli_out_t *out);
+int cli_out_add(const char *cmd, cli_out_t *out, const mb_result_t *r);
+/* 0: written; 1: nothing measured and the file exists, left untouched
+ * (said on stderr); -1: an error, reported. */
+int cli_out_close(const char *cmd, cli_out_t *out);
 
 /* sinks.c: where results go — the chosen format to -o FILE or stdout,
  * plus the table on stdout whenever stdout is not already taken. */
 typedef struct sinks {
-  mb_report_t *file, *console;
+  cli_out_t file;
+  mb_report_t *console;
+  size_t results, skipped; /* added so far; of them skipped */
+  char skip_reason[512];   /* the first skipped result's reason */
+  int skip_on_cpu;         /* ... and it was the CPU backend's */
 } sinks_t;
+/* The exit status after a command's last benchmark: interrupted (130),
+ * else `worst` (0, 1 or 2), else 3 when every result in `s` was skipped
+ * (said on stderr, with the reason and what to try). */
+int cli_exit_status(const char *cmd, const sinks_t *s, int worst,
+                    int interrupted, size_t done, size_t total);
 /* "json" for x.json, "csv", "md"; "table" otherwise. */
 const char *cli_format_from_extension(const char *path);
 int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,

@@ -17,7 +17,7 @@
 
 typedef struct csv_out {
   char *path;
-  mb_report_t *rep;
+  cli_out_t out; /* held until something was measured, as -o FILE */
 } csv_out_t;
 
 typedef struct csv_outs {
@@ -43,10 +43,10 @@ static int make_parent_dirs(const char *path) {
 }
 
 /* The report for `path`, opened on first use. NULL on error (reported). */
-static mb_report_t *csv_for(csv_outs_t *outs, mb_context_t *ctx,
-                            const char *path, int argc, char **argv) {
+static cli_out_t *csv_for(csv_outs_t *outs, mb_context_t *ctx, const char *path,
+                          int argc, char **argv) {
   for (size_t i = 0; i < outs->count; i++)
-    if (!strcmp(outs->items[i].path, path)) return outs->items[i].rep;
+    if (!strcmp(outs->items[i].path, path)) return &outs->items[i].out;
   csv_out_t *grown = realloc(outs->items, (outs->count + 1) * sizeof *grown);
   if (!grown) return NULL;
   outs->items = grown;
@@ -61,22 +61,26 @@ static mb_report_t *csv_for(csv_outs_t *outs, mb_context_t *ctx,
               strerror(errno));
     return NULL;
   }
-  if (!(c->path = strdup(path)) || mb_report_open(ctx, &ro, &c->rep) != MB_OK) {
-    if (c->path) cli_error("run", "%s", mb_error_last());
+  if (!(c->path = strdup(path))) {
+    cli_error("run", "out of memory");
+    return NULL;
+  }
+  ro.path = c->path;
+  if (cli_out_open("run", ctx, &ro, &c->out) != 0) {
     free(c->path);
     return NULL;
   }
   outs->count++;
-  return c->rep;
+  return &c->out;
 }
 
 static int close_csvs(csv_outs_t *outs) {
   int rc = 0;
   for (size_t i = 0; i < outs->count; i++) {
-    if (mb_report_close(outs->items[i].rep) != MB_OK)
-      rc = cli_error("run", "writing %s: %s", outs->items[i].path,
-                     mb_error_last());
-    else
+    int closed = cli_out_close("run", &outs->items[i].out);
+    if (closed < 0)
+      rc = -1;
+    else if (closed == 0)
       fprintf(stderr, "mbench run: wrote %s\n", outs->items[i].path);
     free(outs->items[i].path);
   }
@@ -130,8 +134,23 @@ static void progress_clear(const progress_t *p) {
 
 /* ---- --dry-run ---------------------------------------------------------- */
 
-static int print_plan(const mb_plan_t *plan, const char *file) {
-  size_t n = mb_plan_count(plan);
+/* Why entry e will be skipped here: the file's reason, or the one its
+ * result would carry when its backend has no device (mb_device_find's, as
+ * the run's); "" when it will run. An unknown backend is left to the run,
+ * where it is an input error. */
+static const char *predicted_skip(mb_context_t *ctx, const mb_plan_entry_t *e,
+                                  char *buf, size_t cap) {
+  mb_device_t *dev;
+  if (*e->skip_reason || !e->spec.backend) return e->skip_reason;
+  mb_status_t st = mb_device_find(ctx, e->spec.backend, e->spec.device, &dev);
+  if (st == MB_OK || st == MB_ERR_NOT_FOUND) return "";
+  snprintf(buf, cap, "%s", mb_error_last());
+  return buf;
+}
+
+static int print_plan(mb_context_t *ctx, const mb_plan_t *plan,
+                      const char *file) {
+  size_t n = mb_plan_count(plan), skipped = 0;
   double flop = 0, bytes = 0;
   printf("%-5s %-58s %12s %12s  %s\n", "#", "name", "FLOP", "bytes", "runs on");
   for (size_t i = 0; i < n; i++) {
@@ -139,16 +158,23 @@ static int print_plan(const mb_plan_t *plan, const char *file) {
     mb_plan_entry(plan, i, &e);
     flop += e.flop;
     bytes += e.bytes;
-    const char *where = *e.skip_reason   ? "skipped: "
+    char buf[1024];
+    const char *skip = predicted_skip(ctx, &e, buf, sizeof buf);
+    skipped += *skip != '\0';
+    const char *where = *skip            ? "skipped: "
                         : e.spec.backend ? e.spec.backend
                                          : "best available";
     printf("%-5zu %-58s %12.4g %12.4g  %s%s\n", i + 1, e.name, e.flop, e.bytes,
-           where, *e.skip_reason ? e.skip_reason : "");
+           where, skip);
   }
   printf(
       "plan: %s (%s schema): %zu benchmark%s; one run of each: %.4g FLOP, "
       "%.4g bytes in total\n",
       file, mb_plan_schema(plan), n, n == 1 ? "" : "s", flop, bytes);
+  if (n && skipped == n)
+    fprintf(stderr,
+            "mbench run: note: every benchmark would be skipped: the run "
+            "would measure nothing (exit 3)\n");
   return EXIT_OK;
 }
 
@@ -172,18 +198,18 @@ static int plan_order(const cli_opts_t *o, const mb_plan_t *plan,
   return 0;
 }
 
+/* The worst exit status so far; *done: the benchmarks finished. */
 static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
                     sinks_t *sinks, csv_outs_t *csvs,
-                    const cli_runner_t *runner) {
+                    const cli_runner_t *runner, size_t *done) {
   const size_t total = mb_plan_count(plan);
   progress_t prog = {isatty(fileno(stderr)), total, now_s()};
   int rc = EXIT_OK;
-  size_t done = 0;
-  for (; done < total && !cli_interrupted(); done++) {
-    const size_t i = order[done];
+  for (*done = 0; *done < total && !cli_interrupted(); ++*done) {
+    const size_t i = order[*done];
     mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
     mb_plan_entry(plan, i, &e);
-    progress_show(&prog, done, e.name);
+    progress_show(&prog, *done, e.name);
     mb_result_t *r = NULL;
     if (mb_plan_run_with(ctx, plan, i, cli_bench_runner, (void *)runner, &r) !=
         MB_OK) {
@@ -199,15 +225,14 @@ static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
     if (cli_result_failed(r)) rc = EXIT_BENCH_FAILED;
     int bad = cli_add_result("run", sinks, r) != 0;
     if (!bad && *e.csv_path) {
-      mb_report_t *rep =
+      cli_out_t *out =
           csv_for(csvs, ctx, e.csv_path, runner->argc, runner->argv);
-      bad = !rep || mb_report_add(rep, r) != MB_OK;
-      if (rep && bad) cli_error("run", "%s: %s", e.csv_path, mb_error_last());
+      bad = !out || cli_out_add("run", out, r) != 0;
     }
     mb_result_destroy(r);
     if (bad) return EXIT_USAGE;
   }
-  return cli_exit_status(rc, cli_interrupted(), done, total);
+  return rc;
 }
 
 /* --child-index N: entry N alone, its result as JSON on stdout. A skipped
@@ -240,7 +265,12 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
             "benchmark's timing (each result records the timing it ran "
             "with)\n");
   if (o->dry_run) {
-    int rc = print_plan(plan, o->config);
+    /* The backends are loaded to predict the entries they cannot run. */
+    mb_context_t *ctx = NULL;
+    int rc = cli_context("run", o->verbose, &ctx) != 0
+                 ? EXIT_USAGE
+                 : print_plan(ctx, plan, o->config);
+    mb_context_destroy(ctx);
     mb_plan_destroy(plan);
     return rc;
   }
@@ -268,11 +298,15 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
     sinks_t sinks;
     csv_outs_t csvs = {NULL, 0};
     const cli_runner_t runner = {o, argc, argv};
-    if (cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0) {
-      rc = run_plan(ctx, plan, order, &sinks, &csvs, &runner);
+    size_t done = 0;
+    const int opened = cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0;
+    if (opened) {
+      rc = run_plan(ctx, plan, order, &sinks, &csvs, &runner, &done);
       if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
     }
     if (close_csvs(&csvs) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+    if (opened)
+      rc = cli_exit_status("run", &sinks, rc, cli_interrupted(), done, n);
   }
   free(order);
   mb_context_destroy(ctx);

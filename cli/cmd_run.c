@@ -380,7 +380,7 @@ int cmd_run(int argc, char **argv) {
          : r == RUN_FAILED    ? EXIT_BENCH_FAILED
                               : EXIT_OK;
     if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
-    rc = cli_exit_status(rc, r == RUN_INTERRUPTED, 0, 1);
+    rc = cli_exit_status("run", &sinks, rc, r == RUN_INTERRUPTED, 0, 1);
   }
   mb_context_destroy(ctx);
   return rc;
@@ -471,7 +471,8 @@ int cmd_suite(int argc, char **argv) {
       }
       if (cli_close_sinks("suite", &sinks) != 0 && rc == EXIT_OK)
         rc = EXIT_USAGE;
-      rc = cli_exit_status(rc, r == RUN_INTERRUPTED, done, total);
+      rc = cli_exit_status("suite", &sinks, rc, r == RUN_INTERRUPTED, done,
+                           total);
     }
   }
   mb_context_destroy(ctx);

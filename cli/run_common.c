@@ -114,7 +114,8 @@ int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
   return 1;
 }
 
-int cli_exit_status(int worst, int interrupted, size_t done, size_t total) {
+int cli_exit_status(const char *cmd, const sinks_t *s, int worst,
+                    int interrupted, size_t done, size_t total) {
   if (interrupted) {
     fprintf(stderr,
             "mbench: interrupted: %zu of %zu benchmark%s finished and "
@@ -122,5 +123,19 @@ int cli_exit_status(int worst, int interrupted, size_t done, size_t total) {
             done, total, total == 1 ? "" : "s");
     return EXIT_INTERRUPTED;
   }
-  return worst;
+  if (worst != EXIT_OK || !s || !s->results || s->skipped < s->results)
+    return worst;
+  /* A gate that passes on a run that measured nothing (a GPU job on a
+   * runner without the GPU) hides exactly the failure it is there for. */
+  /* What to try depends on who declined: a backend without a device, or
+   * the CPU itself (a parameter it does not run, such as --tf32). */
+  const char *try = s->skip_on_cpu
+                        ? "drop what the CPU backend declines, or see mbench "
+                          "list ops for what each backend runs"
+                        : "try --backend cpu, or mbench list backends to see "
+                          "which backends have a device";
+  fprintf(stderr, "mbench %s: nothing was measured: %s skipped (%s%s); %s\n",
+          cmd, s->results == 1 ? "the benchmark was" : "every benchmark was",
+          s->results > 1 ? "the first: " : "", s->skip_reason, try);
+  return EXIT_NOTHING_MEASURED;
 }

@@ -2,7 +2,9 @@
  * on stdout whenever stdout is not already taken. Shared by run, suite and
  * run --config. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -19,6 +21,85 @@ const char *cli_format_from_extension(const char *path) {
   return "table";
 }
 
+/* ---- a file written only once something was measured ------------------ */
+
+static int out_start(const char *cmd, cli_out_t *out) {
+  if (mb_report_open(out->ctx, &out->ro, &out->rep) != MB_OK)
+    return cli_error(cmd, "%s", mb_error_last());
+  return 0;
+}
+
+/* Opens the report and writes the held results into it, in their order. */
+static int out_release(const char *cmd, cli_out_t *out) {
+  int rc = out_start(cmd, out);
+  for (size_t i = 0; i < out->num_held; i++) {
+    mb_result_t *r = NULL;
+    if (rc == 0 && (mb_result_from_json(out->held[i], &r) != MB_OK ||
+                    mb_report_add(out->rep, r) != MB_OK))
+      rc = cli_error(cmd, "writing results: %s", mb_error_last());
+    mb_result_destroy(r);
+    free(out->held[i]);
+  }
+  free(out->held);
+  out->held = NULL;
+  out->num_held = 0;
+  return rc;
+}
+
+int cli_out_open(const char *cmd, mb_context_t *ctx,
+                 const mb_report_options_t *ro, cli_out_t *out) {
+  memset(out, 0, sizeof *out);
+  out->ctx = ctx;
+  out->ro = *ro;
+  /* stdout is no file to keep: the results go there as they come. */
+  return ro->path ? 0 : out_start(cmd, out);
+}
+
+int cli_out_add(const char *cmd, cli_out_t *out, const mb_result_t *r) {
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  if (!out->rep && info.status != MB_RESULT_SKIPPED &&
+      out_release(cmd, out) != 0)
+    return -1;
+  if (out->rep) {
+    if (mb_report_add(out->rep, r) != MB_OK)
+      return cli_error(cmd, "writing results: %s", mb_error_last());
+    return 0;
+  }
+  const char *json = mb_result_json(r);
+  char **grown = realloc(out->held, (out->num_held + 1) * sizeof *grown);
+  if (grown) out->held = grown;
+  if (!json || !grown || !(out->held[out->num_held] = strdup(json)))
+    return cli_error(cmd, "out of memory");
+  out->num_held++;
+  return 0;
+}
+
+int cli_out_close(const char *cmd, cli_out_t *out) {
+  /* Nothing measured: an earlier run's results are worth more than these
+   * skips, so an existing file stays; a new one records why. */
+  struct stat st;
+  if (!out->rep && stat(out->ro.path, &st) == 0) {
+    for (size_t i = 0; i < out->num_held; i++) free(out->held[i]);
+    free(out->held);
+    out->held = NULL;
+    out->num_held = 0;
+    fprintf(stderr,
+            "mbench %s: nothing was measured: %s left as it was (not "
+            "overwritten with skipped results)\n",
+            cmd, out->ro.path);
+    return 1;
+  }
+  int rc = !out->rep ? out_release(cmd, out) : 0;
+  if (mb_report_close(out->rep) != MB_OK && rc == 0)
+    rc = cli_error(cmd, "writing results: %s", mb_error_last());
+  out->rep = NULL;
+  return rc ? -1 : 0;
+}
+
+/* ---- the sinks of a command -----------------------------------------------
+ */
+
 /* Where results go: the chosen format to FILE or stdout, plus the table on
  * stdout whenever stdout is not already taken. */
 int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
@@ -27,14 +108,13 @@ int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
   const char *fname = o->format   ? o->format
                       : o->output ? cli_format_from_extension(o->output)
                                   : "table";
+  memset(s, 0, sizeof *s);
   if (mb_format_from_name(fname, &ro.format) != MB_OK)
     return cli_error(cmd, "--format: %s", mb_error_last());
   ro.path = o->output;
   ro.argc = argc;
   ro.argv = (const char *const *)argv;
-  memset(s, 0, sizeof *s);
-  if (mb_report_open(ctx, &ro, &s->file) != MB_OK)
-    return cli_error(cmd, "%s", mb_error_last());
+  if (cli_out_open(cmd, ctx, &ro, &s->file) != 0) return -1;
   if (o->output) {
     mb_report_options_t co = MB_REPORT_OPTIONS_INIT;
     if (mb_report_open(ctx, &co, &s->console) != MB_OK)
@@ -44,16 +124,21 @@ int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
 }
 
 int cli_add_result(const char *cmd, sinks_t *s, const mb_result_t *r) {
-  if (mb_report_add(s->file, r) != MB_OK ||
-      (s->console && mb_report_add(s->console, r) != MB_OK))
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  s->results++;
+  if (info.status == MB_RESULT_SKIPPED && !s->skipped++) {
+    snprintf(s->skip_reason, sizeof s->skip_reason, "%s", info.reason);
+    s->skip_on_cpu = info.backend && !strcmp(info.backend, "cpu");
+  }
+  if (cli_out_add(cmd, &s->file, r) != 0) return -1;
+  if (s->console && mb_report_add(s->console, r) != MB_OK)
     return cli_error(cmd, "writing results: %s", mb_error_last());
   return 0;
 }
 
 int cli_close_sinks(const char *cmd, sinks_t *s) {
-  int rc = 0;
-  if (mb_report_close(s->file) != MB_OK)
-    rc = cli_error(cmd, "writing results: %s", mb_error_last());
+  int rc = cli_out_close(cmd, &s->file) < 0 ? -1 : 0;
   if (mb_report_close(s->console) != MB_OK)
     rc = cli_error(cmd, "writing results: %s", mb_error_last());
   return rc;

@@ -27,9 +27,9 @@ CPU_IMPLS = ("onednn", "c") if HAS_ONEDNN else ("c",)
 
 
 class Run(unittest.TestCase):
-    def json_run(self, *args):
+    def json_run(self, *args, rc=0):
         p = mbench("run", *args, "--format", "json")
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, rc, p.stderr)
         return json.loads(p.stdout)
 
     def test_layout_flags(self):
@@ -110,12 +110,19 @@ class Run(unittest.TestCase):
         self.assertTrue(r["correctness"]["pass"])
 
     def test_tf32_is_declined_on_cpu(self):
+        # Only skipped: nothing measured, exit 3.
         doc = self.json_run("--op", "gemm", "--shape", "32x32x32", "--tf32",
-                            *QUICK)
+                            *QUICK, rc=3)
         (r,) = doc["results"]
         self.assertEqual(r["status"], "skipped")
         self.assertIn("no tf32", r["reason"])
         self.assertTrue(r["params"]["tf32"])
+        # The CPU declined, so "try --backend cpu" would be no help.
+        p = mbench("run", "--op", "gemm", "--shape", "32x32x32", "--tf32",
+                   *QUICK)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("drop what the CPU backend declines", p.stderr)
+        self.assertNotIn("try --backend cpu", p.stderr)
 
     def test_fast_accum_is_declined_on_cpu(self):
         # The CPU's fp8 GEMMs are emulations: no fp8 accumulator to relax,
@@ -126,14 +133,14 @@ class Run(unittest.TestCase):
                      ["--op", "gemm", "--dtype", "f8e5m2", "--dtype-b",
                       "f8e4m3", "--impl", "c"]):
             doc = self.json_run(*args, "--shape", "32x32x32", "--fast-accum",
-                                *QUICK)
+                                *QUICK, rc=3)
             (r,) = doc["results"]
             self.assertEqual(r["status"], "skipped", args)
             self.assertIn("fast_accum: the CPU emulates fp8", r["reason"])
             self.assertTrue(r["params"]["fast_accum"])
         p = mbench("run", "--op", "gemm", "--dtype", "f8e4m3", "--shape",
                    "32x32x32", "--fast-accum", *QUICK)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("fast-accum", p.stdout)  # the variant column
         doc = self.json_run("--op", "gemm", "--dtype", "f8e4m3", "--shape",
                             "32x32x32", *QUICK)
@@ -349,11 +356,48 @@ class WrongKernel(unittest.TestCase):
         self.assertEqual(r["samples_ns"], [])
 
     def test_skipped_backend_without_device(self):
+        # Nothing measured is exit 3 (not a pass for CI), saying why and
+        # what to try.
         env = {"MB_BACKEND_PATH": os.path.join(FIXTURES, "nodevice")}
         p = mbench("run", "--op", "gemm", "--shape", "16x16x16", "--backend",
                    "nodevice", *QUICK, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("skipped: backend \"nodevice\" has no device", p.stdout)
+        self.assertIn("nothing was measured", p.stderr)
+        self.assertIn("no fake device: this fixture has none", p.stderr)
+        self.assertIn("--backend cpu", p.stderr)
+        self.assertIn("mbench list backends", p.stderr)
+
+    def test_suite_without_device_exit_3(self):
+        env = {"MB_BACKEND_PATH": os.path.join(FIXTURES, "nodevice")}
+        p = mbench("suite", "--backend", "nodevice", env=env)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("every benchmark was skipped", p.stderr)
+        self.assertIn("has no device", p.stderr)
+
+    def test_nothing_measured_keeps_existing_output(self):
+        # -o FILE from an earlier run survives a run that measured nothing;
+        # a new file still records the skips.
+        env = {"MB_BACKEND_PATH": os.path.join(FIXTURES, "nodevice")}
+        args = ("run", "--op", "gemm", "--shape", "16x16x16", "--backend",
+                "nodevice", *QUICK)
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("old.json", "old.csv"):
+                path = os.path.join(d, name)
+                with open(path, "w") as f:
+                    f.write("earlier results\n")
+                p = mbench(*args, "-o", path, env=env)
+                self.assertEqual(p.returncode, 3, p.stderr)
+                self.assertIn("%s left as it was" % path, p.stderr)
+                with open(path) as f:
+                    self.assertEqual(f.read(), "earlier results\n")
+                self.assertFalse(os.path.exists(path + "l"))
+            path = os.path.join(d, "new.json")
+            p = mbench(*args, "-o", path, env=env)
+            self.assertEqual(p.returncode, 3, p.stderr)
+            with open(path) as f:
+                (r,) = json.load(f)["results"]
+            self.assertEqual(r["status"], "skipped")
 
 
 if __name__ == "__main__":

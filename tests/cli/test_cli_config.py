@@ -298,5 +298,100 @@ class Config(unittest.TestCase):
         self.assertGreaterEqual(tried, 15)
         self.assertGreaterEqual(loaded, 8)
 
+
+FIXTURES = os.environ.get("MB_TEST_FIXTURE_DIR", "")
+
+
+@unittest.skipUnless(FIXTURES, "MB_TEST_FIXTURE_DIR not set")
+class NothingMeasured(unittest.TestCase):
+    """A plan whose backend has no device: --dry-run says so, the run exits
+    3, and the files it would write keep an earlier run's results."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def mbench(self, *args):
+        e = dict(os.environ)
+        e["MB_BACKEND_PATH"] = os.path.join(FIXTURES, "nodevice")
+        return subprocess.run([MBENCH, *args], capture_output=True,
+                              text=True, env=e, timeout=600)
+
+    def plan(self, backends):
+        path = os.path.join(self.dir, "p.yaml")
+        with open(path, "w") as f:
+            f.write("benchmarks:\n")
+            for b in backends:
+                f.write(f"  - name: on_{b}\n    op: gemm\n"
+                        f"    shapes: [[16, 16, 16]]\n    backend: {b}\n"
+                        f"    timing: {{samples: 3}}\n")
+        return path
+
+    def test_dry_run_predicts_skip(self):
+        p = self.mbench("run", "--config", self.plan(["nodevice", "cpu"]),
+                        "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = {l.split()[1]: l for l in p.stdout.splitlines()[1:-1]}
+        self.assertIn('skipped: backend "nodevice" has no device: no fake '
+                      'device', lines["on_nodevice/16x16x16/f32"])
+        self.assertTrue(lines["on_cpu/16x16x16/f32"].endswith("  cpu"))
+        self.assertNotIn("would measure nothing", p.stderr)
+        p = self.mbench("run", "--config", self.plan(["nodevice"]),
+                        "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("would measure nothing (exit 3)", p.stderr)
+
+    def test_all_skipped_exit_3_keeps_outputs(self):
+        out = os.path.join(self.dir, "r.json")
+        with open(out, "w") as f:
+            f.write("earlier\n")
+        p = self.mbench("run", "--config", self.plan(["nodevice"]), "-o", out)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("nothing was measured", p.stderr)
+        self.assertIn("has no device", p.stderr)
+        self.assertIn("--backend cpu", p.stderr)
+        self.assertIn(f"{out} left as it was", p.stderr)
+        with open(out) as f:
+            self.assertEqual(f.read(), "earlier\n")
+
+    def test_all_skipped_keeps_config_csv(self):
+        path = os.path.join(self.dir, "jax.yaml")
+        csv_dir = os.path.join(self.dir, "csv")
+        os.makedirs(csv_dir)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(f"""\
+                benchmarks:
+                - benchmark_name: "add"
+                  csv_path: "{csv_dir}"
+                  benchmark_sweep_params:
+                    - {{ m: 64, n: 64, num_runs: 3 }}
+                """))
+        out = os.path.join(csv_dir, "add.csv")
+        with open(out, "w") as f:
+            f.write("earlier\n")
+        p = self.mbench("run", "--config", path, "--backend", "nodevice")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn(f"{out} left as it was", p.stderr)
+        with open(out) as f:
+            self.assertEqual(f.read(), "earlier\n")
+
+    def test_mixed_run_writes_all(self):
+        # One measured result: exit 0, and the file gets the skip too, in
+        # order.
+        out = os.path.join(self.dir, "r.json")
+        with open(out, "w") as f:
+            f.write("earlier\n")
+        p = self.mbench("run", "--config", self.plan(["nodevice", "cpu"]),
+                        "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            rs = json.load(f)["results"]
+        self.assertEqual([r["status"] for r in rs], ["skipped", "ok"])
+        self.assertEqual([r["backend"] for r in rs], ["nodevice", "cpu"])
+
+
 if __name__ == "__main__":
     unittest.main()
