@@ -91,9 +91,12 @@ static mb_status_t int8_gemm(void *user, const mb_kernel_args_t *a) {
   int32_t *d = mb_tensor_data(a->outputs[0]);
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
-      int32_t acc = bug == BUG_ACCUMULATE ? d[i * n + j] : 0;
-      for (int64_t p = 0; p < k; p++) acc += qa[i * k + p] * qb[p * n + j];
-      d[i * n + j] = acc;
+      /* Unsigned, so the buggy variant adding onto the output's sentinel
+       * (INT32_MIN) wraps as the hardware would instead of being UB. */
+      uint32_t acc = bug == BUG_ACCUMULATE ? (uint32_t)d[i * n + j] : 0u;
+      for (int64_t p = 0; p < k; p++)
+        acc += (uint32_t)(qa[i * k + p] * qb[p * n + j]);
+      d[i * n + j] = (int32_t)acc;
     }
   return MB_OK;
 }
