@@ -47,13 +47,7 @@ typedef struct cli_opts {
   const char *child_index; /* set in that child: run only entry N */
 } cli_opts_t;
 
-typedef enum opt_kind {
-  OPT_STR,
-  OPT_UINT,
-  OPT_U64,
-  OPT_DOUBLE,
-  OPT_FLAG
-} opt_kind_t;
+typedef enum opt_kind { OPT_STR, OPT_UINT, OPT_DOUBLE, OPT_FLAG } opt_kind_t;
 
 typedef struct opt_def {
   const char *name; /* long name without "--" */

@@ -307,7 +307,6 @@ static int config_conflict(const cli_opts_t *o) {
   cli_init_opts(&d);
   static const size_t k_size[] = {[OPT_STR] = sizeof(const char *),
                                   [OPT_UINT] = sizeof(unsigned),
-                                  [OPT_U64] = sizeof(unsigned long long),
                                   [OPT_DOUBLE] = sizeof(double),
                                   [OPT_FLAG] = sizeof(int)};
   for (size_t i = 0; i < NUM_RUN_OPTS; i++) {

@@ -1,6 +1,5 @@
 /* A table-driven option parser: --name VALUE, --name=VALUE, -x VALUE. */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,17 +56,10 @@ static int set_value(const char *cmd, const opt_def_t *d, const char *v,
     case OPT_STR:
       *(const char **)field = v;
       return 0;
-    case OPT_UINT:
-    case OPT_U64: {
+    case OPT_UINT: {
       unsigned long long x;
-      if (cli_parse_u64(cmd, d->name, v,
-                        d->kind == OPT_UINT ? 0xFFFFFFFFull : ULLONG_MAX,
-                        &x) != 0)
-        return -1;
-      if (d->kind == OPT_UINT)
-        *(unsigned *)field = (unsigned)x;
-      else
-        *(unsigned long long *)field = x;
+      if (cli_parse_u64(cmd, d->name, v, 0xFFFFFFFFull, &x) != 0) return -1;
+      *(unsigned *)field = (unsigned)x;
       return 0;
     }
     case OPT_DOUBLE: {
