@@ -40,6 +40,8 @@ struct mb_device {
   mb_calibration_t cal;
   int cal_flush_done;
   char cal_note[256];
+  int cal_copy_done; /* the bandwidth measurement ran (or could not) */
+  char cal_copy_note[256];
   /* The backend's environment facts, read once. */
   mb_kernel_note_t facts[MB__MAX_FACTS];
   uint32_t num_facts;
@@ -93,9 +95,14 @@ struct mb_tensor {
   void *data;
 };
 
-/* calibrate.c: the device's timer, measured once (cheap; every benchmark
+/* timer.c: the device's timer, measured once (cheap; every benchmark
  * needs it to size its batch). */
 mb_status_t mb__device_timer(mb_device_t *dev);
+/* calibrate.c: the device's copy bandwidth in GB/s, measured once (a
+ * fraction of a second); 0 when it could not be (cal.copy_note says why).
+ * The runner asks before a benchmark allocates its operands, so the copy's
+ * buffers never count toward that benchmark's peak memory. */
+double mb__device_bandwidth(mb_device_t *dev);
 
 /* context.c */
 void mb__log(const mb_context_t *ctx, mb_log_level_t level, const char *fmt,
@@ -145,6 +152,8 @@ mb_status_t mb__devices_init(mb_context_t *ctx);
   X(DERIVED, mb_derived_t, struct_size, pct_peak, "use MB_DERIVED_INIT")       \
   X(AGGREGATE, mb_aggregate_t, struct_size, max, "use MB_AGGREGATE_INIT")      \
   X(STEP_TIME, mb_step_time_t, struct_size, bytes, "use MB_STEP_TIME_INIT")    \
+  X(PARTS_CHECK, mb_parts_check_t, struct_size, whole_ci_high_ns,              \
+    "use MB_PARTS_CHECK_INIT")                                                 \
   X(ACCURACY, mb_accuracy_t, struct_size, elements_checked,                    \
     "use MB_ACCURACY_INIT")                                                    \
   X(COMPARE_ROW, mb_compare_row_t, struct_size, verdict,                       \

@@ -134,6 +134,77 @@ static void test_stdrel_hot_batches(void **state) {
   assert_true(o.stats.warmup_runs >= 1);
 }
 
+/* %peak against the math that ran and %roof against the roofline:
+ * max(FLOP / peak, bytes / the device's measured copy bandwidth). */
+static mb_device_t *cpu0(void) {
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(g_ctx, "cpu", 0, &dev), MB_OK);
+  return dev;
+}
+
+static void assert_roof(const outcome_t *o, const char *bound) {
+  const mb_derived_t *d = &o->derived;
+  mb_calibration_t cal = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(cpu0(), &cal), MB_OK);
+  assert_true(cal.copy_gbps > 0);
+  assert_non_null(strstr(cal.copy_note, "fastest of"));
+  assert_true(d->bandwidth_gbps == cal.copy_gbps);
+  const double compute = d->flop / d->peak_flops * 1e9,
+               memory = d->bytes / d->bandwidth_gbps;
+  assert_string_equal(d->bound, bound);
+  assert_true(d->roof_ns == (d->flop > 0 ? fmax(compute, memory) : memory));
+  assert_true(fabs(d->pct_roof - 100.0 * d->roof_ns / o->stats.median) <
+              1e-9 * d->pct_roof);
+}
+
+static void test_roofline(void **state) {
+  (void)state;
+  mb_op_params_t g = shape3(256, 256, 256);
+  mb_bench_spec_t s = quick_spec("gemm", &g);
+  outcome_t o = run_ok(&s);
+  assert_true(o.derived.peak_flops ==
+              mb_device_peak_flops(cpu0(), MB_DTYPE_F32));
+  assert_roof(&o, "compute");
+
+  mb_op_params_t a = MB_OP_PARAMS_INIT;
+  a.ndim = 2;
+  a.shape[0] = a.shape[1] = 1024;
+  s = quick_spec("add", &a);
+  o = run_ok(&s);
+  assert_roof(&o, "memory"); /* 1 FLOP per 12 bytes */
+}
+
+/* The CPU's int4 weight-only GEMM dequantizes B and widens A to f32, then
+ * multiplies in f32: its %peak is against the f32 peak, not bf16's. An
+ * emulated fp8 GEMM has no peak at all, and so no roof. */
+static void test_peak_of_the_math_that_ran(void **state) {
+  (void)state;
+  mb_op_params_t p = shape3(64, 256, 64);
+  p.dtype = MB_DTYPE_BF16;
+  p.dtype_b = MB_DTYPE_I4;
+  p.scale_b.mode = MB_SCALE_GROUP;
+  p.scale_b.block[1] = 32;
+  mb_bench_spec_t s = quick_spec("gemm", &p);
+  for (int i = 0; i < 2; i++) {
+    s.impl = i ? "c" : "onednn";
+    outcome_t o = run_ok(&s);
+    if (o.info.status == MB_RESULT_SKIPPED) continue; /* no oneDNN */
+    assert_int_equal(o.info.status, MB_RESULT_OK);
+    assert_true(o.derived.peak_flops ==
+                mb_device_peak_flops(cpu0(), MB_DTYPE_F32));
+  }
+  mb_op_params_t f = shape3(64, 64, 64);
+  f.dtype = MB_DTYPE_F8E4M3;
+  f.scale_a.mode = f.scale_b.mode = MB_SCALE_TENSOR;
+  s = quick_spec("gemm", &f);
+  outcome_t o = run_ok(&s);
+  assert_int_equal(o.info.status, MB_RESULT_OK);
+  assert_true(o.info.emulated);
+  assert_true(o.derived.peak_flops == 0 && o.derived.pct_peak == 0);
+  assert_true(o.derived.roof_ns == 0 && o.derived.pct_roof == 0);
+  assert_string_equal(o.derived.bound, "");
+}
+
 static void test_no_kernel_is_skipped(void **state) {
   (void)state;
   mb_op_params_t p = shape3(8, 8, 8);
@@ -316,6 +387,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fixed_count),
       cmocka_unit_test(test_stdrel_hot_batches),
+      cmocka_unit_test(test_roofline),
+      cmocka_unit_test(test_peak_of_the_math_that_ran),
       cmocka_unit_test(test_no_kernel_is_skipped),
       cmocka_unit_test(test_input_errors),
       cmocka_unit_test(test_out_of_memory_is_a_failed_result),

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "models/graph.h"
+#include "results/result.h"
 #include "rng.h"
 #include "test_util.h"
 
@@ -425,6 +426,110 @@ static void test_training(void **state) {
   }
 }
 
+/* Every part of a composite is measured by the rules the whole was: the
+ * same criterion (here exactly 7 samples, where parts used to get a fixed
+ * max(5, min_samples)), each with its noise and median interval; the sum
+ * of the parts is compared with the whole. */
+static void expect_part(const mb_step_time_t *t, uint64_t samples) {
+  assert_true(t->samples == samples);
+  assert_string_equal(t->stop_reason, "fixed");
+  assert_true(t->ci_low_ns <= t->median_ns && t->median_ns <= t->ci_high_ns);
+  assert_true(t->rel_stdev >= 0);
+}
+
+static void test_parts_measured_as_the_whole(void **state) {
+  (void)state;
+  mb_op_params_t p = mkn(64, 128, 64, MB_RECIPE_INT8DQ);
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = "linear_training";
+  s.params = &p;
+  s.backend = "cpu";
+  s.cache = MB_CACHE_HOT;
+  s.samples = 7;
+  s.warmup_s = 0;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(g_cpu, &s, &r), MB_OK);
+  expect_ok(r, "int8dq training");
+  size_t timed = 0;
+  for (size_t i = 0; i < mb_result_step_count(r); i++) {
+    mb_step_time_t t = MB_STEP_TIME_INIT;
+    assert_int_equal(mb_result_step(r, i, &t), MB_OK);
+    if (t.phase == MB_PHASE_SETUP) continue;
+    expect_part(&t, 7);
+    timed++;
+  }
+  assert_true(timed >= 6);
+  mb_step_time_t ph[2] = {MB_STEP_TIME_INIT, MB_STEP_TIME_INIT};
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(mb_result_phase(r, (mb_phase_t)i, &ph[i]), MB_OK);
+    expect_part(&ph[i], 7);
+  }
+  mb_parts_check_t c = MB_PARTS_CHECK_INIT;
+  assert_int_equal(mb_result_parts_check(r, &c), MB_OK);
+  assert_true(c.checked);
+  assert_string_equal(c.of, "phases");
+  assert_true(c.sum_ns == ph[0].median_ns + ph[1].median_ns);
+  mb_stats_t st = MB_STATS_INIT;
+  mb_result_stats(r, &st);
+  assert_true(c.whole_ns == st.median);
+  mb_result_destroy(r);
+
+  /* Inference: the forward phase is the whole; the parts are the steps. */
+  s.op = "linear";
+  assert_int_equal(mb_bench_run(g_cpu, &s, &r), MB_OK);
+  mb_result_stats(r, &st);
+  assert_int_equal(mb_result_phase(r, MB_PHASE_FORWARD, &ph[0]), MB_OK);
+  assert_true(ph[0].median_ns == st.median && ph[0].samples == st.count);
+  assert_int_equal(mb_result_phase(r, MB_PHASE_BACKWARD, &ph[1]),
+                   MB_ERR_NOT_FOUND);
+  assert_int_equal(mb_result_parts_check(r, &c), MB_OK);
+  assert_true(c.checked);
+  assert_string_equal(c.of, "steps");
+  mb_result_destroy(r);
+}
+
+/* Parts that disagree with the whole beyond both intervals and the
+ * tolerance are flagged, with a warning that gives the numbers; within
+ * either they agree. Synthetic: the phases of a training result set by
+ * hand (forward 3.05 ms + backward 21.86 ms against a 3.32 ms whole, as
+ * once seen). */
+static void test_parts_disagree(void **state) {
+  (void)state;
+  mb_result_t *r =
+      run(g_cpu, "cpu", "linear_training", mkn(64, 64, 64, MB_RECIPE_BASELINE));
+  const double med[2] = {3.05e6, 21.86e6};
+  for (int i = 0; i < 2; i++) {
+    mb_step_time_t t = MB_STEP_TIME_INIT;
+    t.median_ns = med[i];
+    t.ci_low_ns = 0.99 * med[i];
+    t.ci_high_ns = 1.01 * med[i];
+    mb__result_set_phase(r, (mb_phase_t)i, &t);
+  }
+  r->stats.median = 3.32e6;
+  assert_int_equal(mb__result_check_parts(r, 3.3e6, 3.34e6), MB_OK);
+  mb_parts_check_t c = MB_PARTS_CHECK_INIT;
+  mb_result_parts_check(r, &c);
+  assert_true(c.checked && !c.agree);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  assert_contains(info.warning, "phases timed alone add up to 24.91 ms");
+  assert_contains(mb_result_json(r), "\"agree\":false");
+
+  /* Apart beyond the intervals but within 5 %: agree. */
+  r->stats.median = 24.91e6 / 1.04;
+  assert_int_equal(mb__result_check_parts(r, 0.999 * r->stats.median,
+                                          1.001 * r->stats.median),
+                   MB_OK);
+  mb_result_parts_check(r, &c);
+  assert_true(c.checked && c.agree);
+  /* 20 % apart but the whole's interval reaches the sum: agree. */
+  r->stats.median = 24.91e6 / 1.2;
+  assert_int_equal(mb__result_check_parts(r, 20e6, 25e6), MB_OK);
+  mb_result_parts_check(r, &c);
+  assert_true(c.checked && c.agree);
+  mb_result_destroy(r);
+}
+
 /* The planted GEMM drops the last k: every step is checked, so the graph
  * run fails its check and names the step; the accuracy floor fails too. */
 static void test_planted_wrong_gemm(void **state) {
@@ -674,6 +779,8 @@ int main(void) {
       cmocka_unit_test(test_ln_linear_recipes),
       cmocka_unit_test(test_transformer_block_runs),
       cmocka_unit_test(test_training),
+      cmocka_unit_test(test_parts_measured_as_the_whole),
+      cmocka_unit_test(test_parts_disagree),
       cmocka_unit_test(test_planted_wrong_gemm),
       cmocka_unit_test(test_unsupported_recipe_skipped),
       cmocka_unit_test(test_json_round_trip),

@@ -395,21 +395,34 @@ static double csv_number(const csv_t *c, size_t row, const char *column) {
   return v;
 }
 
-/* A model's columns come last, in this order (readers of the older
- * columns keep their indices). */
+/* Columns added after the first format come last, in this order (readers
+ * of the older columns keep their indices): a model's, the peak memory,
+ * the roofline's, whether a model's parts add up. */
+static const char *const k_late_columns[] = {
+    "accuracy_sqnr_db",     "accuracy_rel_err", "accuracy_pass",
+    "accuracy_min_sqnr_db", "forward_ns",       "backward_ns",
+    "peak_memory_bytes",    "pct_roof",         "bound",
+    "bandwidth_gbps",       "parts_agree"};
+#define NUM_LATE_COLUMNS (sizeof k_late_columns / sizeof *k_late_columns)
+/* The model's own: empty for a primitive. */
 static const char *const k_model_columns[] = {
     "accuracy_sqnr_db",     "accuracy_rel_err", "accuracy_pass",
     "accuracy_min_sqnr_db", "forward_ns",       "backward_ns",
-    "peak_memory_bytes"};
-#define NUM_MODEL_COLUMNS (sizeof k_model_columns / sizeof *k_model_columns)
+    "parts_agree"};
 
 static void check_csv_model_columns(const csv_t *c) {
-  for (size_t i = 0; i < NUM_MODEL_COLUMNS; i++)
-    assert_string_equal(c->cells[c->cols - NUM_MODEL_COLUMNS + i],
-                        k_model_columns[i]);
-  /* A primitive: no accuracy or phases, but its peak memory. */
-  for (size_t i = 0; i + 1 < NUM_MODEL_COLUMNS; i++)
+  for (size_t i = 0; i < NUM_LATE_COLUMNS; i++)
+    assert_string_equal(c->cells[c->cols - NUM_LATE_COLUMNS + i],
+                        k_late_columns[i]);
+  /* A primitive: no accuracy or phases, but its peak memory and roof. */
+  for (size_t i = 0; i < sizeof k_model_columns / sizeof *k_model_columns; i++)
     assert_string_equal(cell(c, 1 + R_GEMM, k_model_columns[i]), "");
+  mb_derived_t d = MB_DERIVED_INIT;
+  mb_result_derived(g_results[R_GEMM], &d);
+  assert_true(d.pct_roof > 0);
+  assert_true(csv_number(c, 1 + R_GEMM, "pct_roof") == d.pct_roof);
+  assert_string_equal(cell(c, 1 + R_GEMM, "bound"), d.bound);
+  assert_true(csv_number(c, 1 + R_GEMM, "bandwidth_gbps") == d.bandwidth_gbps);
   mb_result_info_t info = MB_RESULT_INFO_INIT;
   mb_result_info(g_results[R_GEMM], &info);
   assert_true(info.peak_memory_bytes > 0);
@@ -429,6 +442,10 @@ static void check_csv_model_columns(const csv_t *c) {
   assert_true(csv_number(c, 1 + R_PLAN, "forward_ns") ==
               mb_result_phase_ns(r, MB_PHASE_FORWARD));
   assert_true(isnan(csv_number(c, 1 + R_PLAN, "backward_ns")));
+  mb_parts_check_t parts = MB_PARTS_CHECK_INIT;
+  assert_int_equal(mb_result_parts_check(r, &parts), MB_OK);
+  assert_string_equal(cell(c, 1 + R_PLAN, "parts_agree"),
+                      parts.agree ? "true" : "false");
   /* Training: both phases, as measured. */
   r = g_results[R_TRAIN];
   assert_true(csv_number(c, 1 + R_TRAIN, "forward_ns") ==
@@ -440,9 +457,10 @@ static void check_csv_model_columns(const csv_t *c) {
               mb_recipe_min_sqnr_db(MB_RECIPE_INT8DQ));
   assert_string_equal(cell(c, 1 + R_TRAIN, "mode"), "training");
   assert_string_equal(cell(c, 1 + R_TRAIN, "recipe"), "int8dq");
-  /* Skipped: nothing measured. */
-  for (size_t i = 0; i + 1 < NUM_MODEL_COLUMNS; i++)
-    assert_string_equal(cell(c, 1 + R_SKIPPED, k_model_columns[i]), "");
+  /* Skipped: nothing measured (its peak memory aside). */
+  for (size_t i = 0; i < NUM_LATE_COLUMNS; i++)
+    if (strcmp(k_late_columns[i], "peak_memory_bytes"))
+      assert_string_equal(cell(c, 1 + R_SKIPPED, k_late_columns[i]), "");
 }
 
 static void test_csv(void **state) {
@@ -733,16 +751,18 @@ static void test_table_model_details(void **state) {
   assert_contains(lines[4], "; peak memory ");
   assert_true(!strncmp(lines[5], "  forward ", 10));
   assert_contains(lines[5], ", backward ");
-  assert_string_equal(lines[6],
+  assert_contains(lines[5], "(noise ");
+  assert_true(!strncmp(lines[6], "  the phases alone add up to ", 29));
+  assert_string_equal(lines[7],
                       "  steps (each timed alone; share of their sum):");
   /* One line per step, the timed ones' shares adding up to ~100%. */
   size_t steps = mb_result_step_count(g_results[R_TRAIN]);
-  assert_int_equal(n, 7 + steps);
+  assert_int_equal(n, 8 + steps);
   double share = 0;
   for (size_t i = 0; i < steps; i++) {
     mb_step_time_t s = MB_STEP_TIME_INIT;
     assert_int_equal(mb_result_step(g_results[R_TRAIN], i, &s), MB_OK);
-    const char *l = lines[7 + i];
+    const char *l = lines[8 + i];
     assert_true(!strncmp(l, "    ", 4));
     assert_contains(l, mb_phase_name(s.phase));
     assert_contains(l, s.label);

@@ -192,6 +192,10 @@ static void same_derived(const mb_result_t *a, const mb_result_t *b) {
   same(x.gbps, y.gbps, "gbps");
   close_to(x.peak_flops, y.peak_flops, "peak_flops");
   same(x.pct_peak, y.pct_peak, "pct_peak");
+  same(x.bandwidth_gbps, y.bandwidth_gbps, "bandwidth_gbps");
+  same(x.roof_ns, y.roof_ns, "roof_ns");
+  same(x.pct_roof, y.pct_roof, "pct_roof");
+  assert_string_equal(x.bound, y.bound);
 }
 
 static void same_per_sample(const mb_result_t *a, const mb_result_t *b) {
@@ -550,7 +554,11 @@ static mb_result_t *hand_built(void) {
                               0.0334,
                               228.9,
                               1979e12 * 1.0 / 3.0,
-                              0.005};
+                              0.005,
+                              3350.25,
+                              68.469,
+                              0.0299,
+                              "memory"};
   assert_int_equal(mb__result_add_note(r, "algo_id", NULL, 21.0), MB_OK);
   assert_int_equal(mb__result_add_note(r, "math", "fp8 fast accum", 0), MB_OK);
   mb__result_set_timer(r, "CUDA events around 16 runs");

@@ -141,6 +141,7 @@ typedef struct qi {
   void *inner;
   mb_kernel_run_fn run;
   void (*release)(void *);
+  uint32_t (*notes)(void *, mb_kernel_note_t *, uint32_t);
 } qi_t;
 
 void mb__cpu_qi_release(void *kstate) {
@@ -179,7 +180,8 @@ static mb_status_t alloc_qi(mb_cpu_state_t *st, qi_t *q) {
 static mb_status_t qi_prepare(
     void *bstate, const mb_kernel_call_t *call, void **kstate,
     mb_status_t (*prepare)(void *, const mb_kernel_call_t *, void **),
-    mb_kernel_run_fn run, void (*release)(void *)) {
+    mb_kernel_run_fn run, void (*release)(void *),
+    uint32_t (*notes)(void *, mb_kernel_note_t *, uint32_t)) {
   mb_cpu_state_t *st = bstate;
   qi_t *q = calloc(1, sizeof *q);
   if (!q) {
@@ -203,6 +205,7 @@ static mb_status_t qi_prepare(
                                q->outs,        1,     call->device};
   q->run = run;
   q->release = release;
+  q->notes = notes;
   if (s == MB_OK) s = prepare(bstate, &q->call, &q->inner);
   if (s != MB_OK) {
     mb__cpu_qi_release(q);
@@ -221,10 +224,16 @@ mb_status_t mb__cpu_qi_run(void *kstate, const mb_kernel_call_t *call) {
   return q->run(q->inner, &q->call);
 }
 
+uint32_t mb__cpu_qi_notes(void *kstate, mb_kernel_note_t *out, uint32_t max) {
+  const qi_t *q = kstate;
+  return q->notes(q->inner, out, max);
+}
+
 mb_status_t mb__cpu_qi_c_prepare(void *bstate, const mb_kernel_call_t *call,
                                  void **kstate) {
   return qi_prepare(bstate, call, kstate, mb__cpu_sgemm_c_prepare,
-                    mb__cpu_sgemm_c_run, mb__cpu_sgemm_c_release);
+                    mb__cpu_sgemm_c_run, mb__cpu_sgemm_c_release,
+                    mb__cpu_sgemm_c_notes);
 }
 
 #ifdef MB_HAVE_ONEDNN
@@ -232,6 +241,7 @@ mb_status_t mb__cpu_qi_onednn_prepare(void *bstate,
                                       const mb_kernel_call_t *call,
                                       void **kstate) {
   return qi_prepare(bstate, call, kstate, mb__cpu_sgemm_onednn_prepare,
-                    mb__cpu_sgemm_onednn_run, mb__cpu_sgemm_onednn_release);
+                    mb__cpu_sgemm_onednn_run, mb__cpu_sgemm_onednn_release,
+                    mb__cpu_sgemm_onednn_notes);
 }
 #endif

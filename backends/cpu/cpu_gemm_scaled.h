@@ -51,12 +51,18 @@ mb_status_t mb__cpu_sgemm_c_prepare(void *bstate, const mb_kernel_call_t *call,
                                     void **kstate);
 mb_status_t mb__cpu_sgemm_c_run(void *kstate, const mb_kernel_call_t *call);
 void mb__cpu_sgemm_c_release(void *kstate);
+/* MB_KERNEL_NOTE_MATH: the dtype the multiply-adds run in (every variant
+ * widens to f32 here; oneDNN's is its inner matmul's input dtype). */
+uint32_t mb__cpu_sgemm_c_notes(void *kstate, mb_kernel_note_t *out,
+                               uint32_t max);
 
 /* ---- quantize-inputs: quantize A and B, then the inner kernel ------------ */
 mb_status_t mb__cpu_qi_c_prepare(void *bstate, const mb_kernel_call_t *call,
                                  void **kstate);
 mb_status_t mb__cpu_qi_run(void *kstate, const mb_kernel_call_t *call);
 void mb__cpu_qi_release(void *kstate);
+/* The inner kernel's notes. */
+uint32_t mb__cpu_qi_notes(void *kstate, mb_kernel_note_t *out, uint32_t max);
 
 #ifdef MB_HAVE_ONEDNN
 /* ---- oneDNN (cpu_gemm_scaled_onednn.c) ----------------------------------- */
@@ -69,6 +75,8 @@ mb_status_t mb__cpu_sgemm_onednn_prepare(void *bstate,
 mb_status_t mb__cpu_sgemm_onednn_run(void *kstate,
                                      const mb_kernel_call_t *call);
 void mb__cpu_sgemm_onednn_release(void *kstate);
+uint32_t mb__cpu_sgemm_onednn_notes(void *kstate, mb_kernel_note_t *out,
+                                    uint32_t max);
 mb_status_t mb__cpu_qi_onednn_prepare(void *bstate,
                                       const mb_kernel_call_t *call,
                                       void **kstate);

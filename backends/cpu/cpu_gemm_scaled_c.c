@@ -160,6 +160,13 @@ static int widens(mb_dtype_t t) {
   return r != NULL;
 }
 
+uint32_t mb__cpu_sgemm_c_notes(void *kstate, mb_kernel_note_t *out,
+                               uint32_t max) {
+  (void)kstate;
+  if (max >= 1) out[0] = (mb_kernel_note_t){MB_KERNEL_NOTE_MATH, "f32", 0};
+  return 1;
+}
+
 mb_status_t mb__cpu_sgemm_c_prepare(void *bstate, const mb_kernel_call_t *call,
                                     void **kstate) {
   mb_cpu_state_t *st = bstate;

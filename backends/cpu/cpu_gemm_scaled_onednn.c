@@ -181,6 +181,15 @@ mb_status_t mb__cpu_sgemm_onednn_prepare(void *bstate,
   return MB_OK;
 }
 
+uint32_t mb__cpu_sgemm_onednn_notes(void *kstate, mb_kernel_note_t *out,
+                                    uint32_t max) {
+  const sgemm_dnnl_t *g = kstate;
+  if (max >= 1)
+    out[0] = (mb_kernel_note_t){MB_KERNEL_NOTE_MATH,
+                                g->st->host.dtype_name(g->ip.dtype), 0};
+  return 1;
+}
+
 mb_status_t mb__cpu_sgemm_supports_i8(void *bstate, uint32_t dev,
                                       const mb_op_params_t *p,
                                       const char **why) {

@@ -281,17 +281,31 @@ typedef struct mb_aggregate {
 
 typedef struct mb_derived {
   uint32_t struct_size;
-  double flop;       /* per run */
-  double bytes;      /* minimal compulsory traffic per run */
-  double intensity;  /* flop / bytes */
-  double tflops;     /* flop / median */
-  double gbps;       /* bytes / median, GB/s (1e9) */
-  double peak_flops; /* device peak for the input dtype; 0 unknown */
-  double pct_peak;   /* 100 * flop rate / peak; 0 when unknown */
+  double flop;      /* per run */
+  double bytes;     /* minimal compulsory traffic per run */
+  double intensity; /* flop / bytes */
+  double tflops;    /* flop / median */
+  double gbps;      /* bytes / median, GB/s (1e9) */
+  /* The peak of the math the kernel ran: the backend's peak for the op
+   * (tensor cores, VNNI), or for the dtype the kernel says it computed in
+   * (a kernel note "math": the CPU's int4 weight-only GEMM dequantizes to
+   * f32 and multiplies in f32); 0 unknown, and for emulated kernels (fp8
+   * on a CPU), whose speed says nothing about a format's hardware. */
+  double peak_flops;
+  double pct_peak; /* 100 * flop rate / peak; 0 when unknown */
+  /* ---- appended ---- */
+  double bandwidth_gbps; /* the device's measured copy bandwidth; 0 unknown */
+  /* The roofline bound: max(flop / peak, bytes / bandwidth) in ns, and
+   * 100 * roof_ns / median. 0 when unknown: no bandwidth, or FLOPs without
+   * a peak. A hot result whose operands fit in cache can pass 100 %: the
+   * bandwidth roof is memory's, its bytes came from cache. */
+  double roof_ns;
+  double pct_roof;
+  const char *bound; /* "compute", "memory" (the larger term); "" unknown */
 } mb_derived_t;
 
 #define MB_DERIVED_INIT \
-  { sizeof(mb_derived_t), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }
+  { sizeof(mb_derived_t), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, "" }
 
 MB_API mb_status_t mb_result_info(const mb_result_t *r, mb_result_info_t *out);
 MB_API mb_status_t mb_result_correctness(const mb_result_t *r,

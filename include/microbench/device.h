@@ -84,7 +84,14 @@ MB_API double mb_device_peak_flops(const mb_device_t *dev, mb_dtype_t dtype);
  *   samples each). The flush works when the flushed re-read is measurably
  *   slower: its p25 above the hot median (a p75 would let the host's
  *   occasional 30-100 us stalls of a ~50 us hot sample fail a working
- *   flush). */
+ *   flush);
+ * - the memory bandwidth: a copy whose operands are each twice the
+ *   last-level cache (64 MiB at least; 256 MiB when the cache size is
+ *   unknown), 10 single-run samples after 3 warm-up runs; the copy's
+ *   bytes (read + write) over its fastest sample (STREAM's best rate).
+ *   It is the bandwidth roof of every result's % of roof
+ *   (mb_derived_t.pct_roof), measured before the first benchmark that
+ *   needs it. */
 typedef struct mb_calibration {
   uint32_t struct_size;
   double timer_resolution_ns;
@@ -97,10 +104,17 @@ typedef struct mb_calibration {
   double flush_ratio;     /* cold / hot */
   double flush_bytes;     /* bytes the op touches per run */
   const char *flush_note; /* how it was checked, or why it was not */
+  /* ---- appended ---- */
+  double copy_gbps;      /* measured bandwidth, GB/s (1e9); 0: not measured */
+  double copy_bytes;     /* bytes one copy of the measurement moves */
+  const char *copy_note; /* how it was measured, or why it was not */
 } mb_calibration_t;
 
-#define MB_CALIBRATION_INIT \
-  { sizeof(mb_calibration_t), 0.0, 0.0, 0u, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 }
+#define MB_CALIBRATION_INIT                                                   \
+  {                                                                           \
+    sizeof(mb_calibration_t), 0.0, 0.0, 0u, 0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, \
+        0.0, 0                                                                \
+  }
 
 /* Measures on first call (the flush check takes a fraction of a second),
  * then returns the same figures. Strings are owned by the context. */

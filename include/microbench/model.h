@@ -80,20 +80,34 @@ typedef enum mb_phase {
 /* "forward", "backward", "setup"; "?" out of range. Static. */
 MB_API const char *mb_phase_name(mb_phase_t phase);
 
-/* One step of a composite's graph and its time measured alone. */
+/* One step of a composite's graph (or one phase: its steps together) and
+ * its time measured alone, under the benchmark's own cache policy and
+ * stopping criterion (warm-up, min/max samples, noise target, timeout), as
+ * the whole was measured. */
 typedef struct mb_step_time {
   uint32_t struct_size;
-  const char *label; /* "quantize activations", "gemm", "attention" */
-  const char *op;    /* the primitive op */
-  const char *impl;  /* the kernel that ran it */
+  const char *label; /* "quantize activations", "gemm", "attention";
+                        a phase: "forward", "backward" */
+  const char *op;    /* the primitive op ("" for a phase) */
+  const char *impl;  /* the kernel that ran it ("" for a phase) */
   mb_phase_t phase;
-  double median_ns;   /* median of samples of this step alone, under the
-                         benchmark's cache policy; NAN: setup (not timed) */
-  double flop, bytes; /* the primitive's model */
+  double median_ns;   /* median of samples of this step alone; NAN: setup
+                         (not timed) */
+  double flop, bytes; /* the primitive's model (a phase: its steps' sums) */
+  /* ---- appended ---- */
+  uint64_t samples; /* how many the criterion took */
+  double rel_stdev; /* noise: stdev / mean of the samples */
+  /* A 95 % confidence interval of the median (distribution-free: the
+   * order statistics at n/2 -+ 0.98 sqrt(n)); NAN when not timed. */
+  double ci_low_ns, ci_high_ns;
+  const char *stop_reason; /* the criterion's, as mb_stats_t's; static */
 } mb_step_time_t;
 
-#define MB_STEP_TIME_INIT \
-  { sizeof(mb_step_time_t), 0, 0, 0, MB_PHASE_FORWARD, NAN, 0.0, 0.0 }
+#define MB_STEP_TIME_INIT                                                      \
+  {                                                                            \
+    sizeof(mb_step_time_t), 0, 0, 0, MB_PHASE_FORWARD, NAN, 0.0, 0.0, 0u, NAN, \
+        NAN, NAN, ""                                                           \
+  }
 
 /* The output of a composite against the high-precision model (the same
  * model in double precision, no quantization), on a seeded sample. */
@@ -118,8 +132,39 @@ MB_API mb_status_t mb_result_step(const mb_result_t *r, size_t index,
                                   mb_step_time_t *out);
 /* Median time of the forward or backward steps run together, alone (ns);
  * NAN when not measured (backward in inference, a primitive op). The
- * result's own statistics time the whole step (forward + backward). */
+ * result's own statistics time the whole step (forward + backward); in
+ * inference the forward phase is the whole, not measured twice. */
 MB_API double mb_result_phase_ns(const mb_result_t *r, mb_phase_t phase);
+/* The same phase with its noise (label "forward"/"backward", op and impl
+ * ""). MB_ERR_NOT_FOUND when not measured. */
+MB_API mb_status_t mb_result_phase(const mb_result_t *r, mb_phase_t phase,
+                                   mb_step_time_t *out);
+
+/* Whether a composite's parts add up to its whole: the phases (training)
+ * or the timed steps (inference), each measured alone, against the whole.
+ * They disagree when the 95 % intervals of the sum (the parts' interval
+ * bounds added) and of the whole's median do not overlap and the sum is
+ * more than MB_PARTS_TOLERANCE away from the whole: a part alone starts
+ * from the cache state its policy gives it (cold: flushed before every
+ * sample), not the one the step before leaves, which moves a sum a few
+ * percent by itself. A disagreement is also the result's warning. */
+#define MB_PARTS_TOLERANCE 0.05
+typedef struct mb_parts_check {
+  uint32_t struct_size;
+  int checked;    /* 0: not a composite, or not measured */
+  int agree;      /* 1: within noise (or tolerance) */
+  const char *of; /* "phases" or "steps"; static */
+  double sum_ns;  /* the parts' medians added */
+  double sum_ci_low_ns, sum_ci_high_ns;
+  double whole_ns; /* the whole's median */
+  double whole_ci_low_ns, whole_ci_high_ns;
+} mb_parts_check_t;
+
+#define MB_PARTS_CHECK_INIT \
+  { sizeof(mb_parts_check_t), 0, 0, "", NAN, NAN, NAN, NAN, NAN, NAN }
+
+MB_API mb_status_t mb_result_parts_check(const mb_result_t *r,
+                                         mb_parts_check_t *out);
 MB_API mb_status_t mb_result_accuracy(const mb_result_t *r, mb_accuracy_t *out);
 
 #ifdef __cplusplus

@@ -1,7 +1,9 @@
 /* What the library measures about a device above the runner: whether a
- * cache flush really evicts (timed copies run as benchmarks), the public
- * calibration record, and the backend's environment facts. The timer's own
+ * cache flush really evicts and the memory's copy bandwidth (timed copies
+ * run as benchmarks), the public calibration record, and the backend's
+ * environment facts. The timer's own
  * resolution and overhead are timer.c's, below the runner. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "results/result.h"
 #include "measure/stats.h"
 #include "measure/timing.h"
+#include "ops/kernel.h"
 
 /* ---- the flush check ----------------------------------------------------- */
 
@@ -18,14 +21,24 @@
  * room to spare, so a hot re-read hits and a flushed one cannot. */
 #define MB__FLUSH_CHECK_SAMPLES 31u
 
-static void flush_note(mb_device_t *dev, const char *fmt, ...) MB__FMT(2, 3);
-static void flush_note(mb_device_t *dev, const char *fmt, ...) {
+/* A calibration note: formatted into the device's buffer, which the
+ * public record's string field then points at. */
+static void set_note(char *buf, size_t cap, const char **field, const char *fmt,
+                     ...) MB__FMT(4, 5);
+static void set_note(char *buf, size_t cap, const char **field, const char *fmt,
+                     ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(dev->cal_note, sizeof dev->cal_note, fmt, ap);
+  vsnprintf(buf, cap, fmt, ap);
   va_end(ap);
-  dev->cal.flush_note = dev->cal_note;
+  *field = buf;
 }
+#define flush_note(dev, ...)                                               \
+  set_note((dev)->cal_note, sizeof(dev)->cal_note, &(dev)->cal.flush_note, \
+           __VA_ARGS__)
+#define copy_note(dev, ...)                                  \
+  set_note((dev)->cal_copy_note, sizeof(dev)->cal_copy_note, \
+           &(dev)->cal.copy_note, __VA_ARGS__)
 
 static mb_status_t timed_copy(mb_device_t *dev, mb_cache_policy_t cache,
                               int64_t rows, mb_result_t **out) {
@@ -91,6 +104,129 @@ static void flush_check(mb_device_t *dev) {
   mb_result_destroy(cold);
 }
 
+/* ---- the copy bandwidth -------------------------------------------------- */
+
+/* Each operand twice the last-level cache, so the copy streams from and to
+ * memory whatever the cache's replacement policy (a footprint of 4x the
+ * cache; docs/results/harness.md saw 1-1.5x still partly hit); at least
+ * MB__COPY_MIN_BYTES, MB__COPY_UNKNOWN_BYTES when the cache size is
+ * unknown. The roof is the fastest sample, as STREAM reports its best
+ * rate: a bound on what the memory allows, where a median would take in
+ * the interference of a shared machine. */
+#define MB__COPY_CACHE_FACTOR 2.0
+#define MB__COPY_MIN_BYTES (64.0 * 1024 * 1024)
+#define MB__COPY_UNKNOWN_BYTES (256.0 * 1024 * 1024)
+#define MB__COPY_WARMUP 3u
+#define MB__COPY_SAMPLES 10u
+
+/* Every element of the copy's output is the input's 1.0 (out held zeros):
+ * a kernel that skipped work fails. h: a host buffer of out's size. */
+static mb_status_t check_copy(const mb_tensor_t *out, float *h, size_t n) {
+  mb_status_t st = mb_tensor_copy_to_host(out, h, n * sizeof *h);
+  for (size_t i = 0; st == MB_OK && i < n; i++)
+    if (h[i] != 1.0f)
+      st = mb__fail(MB_ERR_BACKEND,
+                    "the copy kernel's output element %zu is %g, not 1", i,
+                    (double)h[i]);
+  return st;
+}
+
+/* The fastest of MB__COPY_SAMPLES single runs of the backend's own copy
+ * kernel on prepared operands, through the timing every benchmark uses.
+ * Not mb_bench_run: a benchmark fills its input with normal random numbers
+ * and checks it element by element against the reference, twice, which at
+ * these sizes costs seconds in every process; a constant input and one
+ * exact pass over the output cost milliseconds and still catch a kernel
+ * that skips the work. */
+static mb_status_t time_copy(mb_device_t *dev, const mb_op_params_t *p,
+                             void **ptrs, double *best_ns) {
+  const mb_op_t *op = mb_op_find("copy");
+  mb__kernel_t k;
+  char why[512];
+  mb_status_t st =
+      mb__kernel_select_backend(dev->ctx, op, p, dev, &k, why, sizeof why);
+  if (st != MB_OK) return mb__fail(st, "no copy kernel: %s", why);
+  const mb__backend_t *b = dev->backend;
+  const mb_kernel_call_t call = {sizeof call, p, ptrs,      1,
+                                 ptrs + 1,    1, dev->index};
+  void *ks = NULL;
+  if (k.bk->prepare) st = k.bk->prepare(b->state, &call, &ks);
+  mb__timing_t t = {0};
+  if (st == MB_OK) st = mb__timing_begin(&t, dev, k.bk->run, ks, &call);
+  *best_ns = INFINITY;
+  for (uint32_t i = 0; st == MB_OK && i < MB__COPY_WARMUP + MB__COPY_SAMPLES;
+       i++) {
+    double ns = NAN;
+    st = mb__timing_batch(&t, 1, &ns);
+    if (i >= MB__COPY_WARMUP && ns < *best_ns) *best_ns = ns; /* NAN: no */
+  }
+  mb__timing_end(&t);
+  if (k.bk->release && ks) k.bk->release(ks);
+  if (st == MB_OK && !isfinite(*best_ns))
+    st = mb__fail(MB_ERR_BACKEND, "the device's timer dropped every sample");
+  return st;
+}
+
+/* The operands staged through one host buffer of plain stores: the
+ * library's fill converts element by element, which at these sizes is most
+ * of the measurement's cost. */
+static mb_status_t copy_bandwidth(mb_device_t *dev, int64_t rows,
+                                  double *best_ns, double *bytes) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 2;
+  p.shape[0] = rows;
+  p.shape[1] = 1024;
+  p.dtype = MB_DTYPE_F32;
+  const mb_op_t *op = mb_op_find("copy");
+  const size_t n = (size_t)rows * 1024;
+  float *h = malloc(n * sizeof *h);
+  if (!h) return mb__fail(MB_ERR_NO_MEMORY, "out of host memory for a copy");
+  mb_tensor_t *in = NULL, *out = NULL;
+  mb_status_t st = mb_op_resolve(op, &p);
+  if (st == MB_OK) st = mb_tensor_create(dev, p.dtype, p.ndim, p.shape, &in);
+  if (st == MB_OK) st = mb_tensor_create(dev, p.dtype, p.ndim, p.shape, &out);
+  for (size_t i = 0; st == MB_OK && i < n; i++) h[i] = 1.0f;
+  if (st == MB_OK) st = mb_tensor_copy_from_host(in, h, n * sizeof *h);
+  if (st == MB_OK) memset(h, 0, n * sizeof *h);
+  if (st == MB_OK) st = mb_tensor_copy_from_host(out, h, n * sizeof *h);
+  void *ptrs[2] = {in ? mb_tensor_data(in) : NULL,
+                   out ? mb_tensor_data(out) : NULL};
+  if (st == MB_OK) st = time_copy(dev, &p, ptrs, best_ns);
+  if (st == MB_OK) st = check_copy(out, h, n);
+  *bytes = op->bytes(&p);
+  mb_tensor_destroy(in);
+  mb_tensor_destroy(out);
+  free(h);
+  return st;
+}
+
+static void measure_bandwidth(mb_device_t *dev) {
+  const double llc = (double)dev->info.cache_bytes[2];
+  double bytes = llc > 0 ? MB__COPY_CACHE_FACTOR * llc : MB__COPY_UNKNOWN_BYTES;
+  if (bytes < MB__COPY_MIN_BYTES) bytes = MB__COPY_MIN_BYTES;
+  const int64_t rows = (int64_t)ceil(bytes / (1024 * sizeof(float)));
+  double best_ns = 0, moved = 0;
+  if (copy_bandwidth(dev, rows, &best_ns, &moved) != MB_OK) {
+    copy_note(dev, "not measured: %s", mb_error_last());
+    return;
+  }
+  dev->cal.copy_gbps = moved / best_ns;
+  dev->cal.copy_bytes = moved;
+  copy_note(dev,
+            "copy f32 %lldx1024 (%.3g MB read + written per run, LLC %.3g "
+            "MB), fastest of %u single runs: %.4g ms",
+            (long long)rows, moved / 1e6, llc / 1e6, MB__COPY_SAMPLES,
+            best_ns / 1e6);
+}
+
+double mb__device_bandwidth(mb_device_t *dev) {
+  if (!dev->cal_copy_done) {
+    dev->cal_copy_done = 1; /* once, whatever the outcome */
+    measure_bandwidth(dev);
+  }
+  return dev->cal.copy_gbps;
+}
+
 mb_status_t mb_device_calibration(mb_device_t *dev, mb_calibration_t *out) {
   if (!dev)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_device_calibration: NULL device");
@@ -100,8 +236,10 @@ mb_status_t mb_device_calibration(mb_device_t *dev, mb_calibration_t *out) {
     dev->cal_flush_done = 1; /* also guards against re-entry */
     flush_check(dev);
   }
+  mb__device_bandwidth(dev);
   mb_calibration_t cal = dev->cal;
   if (!cal.flush_note) cal.flush_note = "";
+  if (!cal.copy_note) cal.copy_note = "";
   return mb__struct_out(MB__STRUCT_CALIBRATION, "mb_device_calibration", &cal,
                         out);
 }

@@ -141,7 +141,6 @@ static void teardown(mb__run_t *r) {
 
 /* The kernel's notes (algorithm, workspace, math mode, the autotuner's
  * candidates) into the result; a kernel with more is cut. */
-#define MB__MAX_KERNEL_NOTES 32
 static void record_notes(const mb__run_t *r, mb_result_t *res) {
   const mb_backend_kernel_t *k = r->kernel.bk; /* the loader's full copy */
   if (!k || !k->notes) return;
@@ -294,6 +293,19 @@ static mb_status_t check_after_timing(mb__run_t *r, mb_result_t *res) {
   return st;
 }
 
+/* The roofline bound of one run (ns): the larger of its FLOPs at the peak
+ * and its bytes at the measured bandwidth; 0 when a term it needs is
+ * unknown (FLOPs without a peak would make any bandwidth bound a lie). */
+static void roof(mb_derived_t *d) {
+  const double compute =
+      d->flop > 0 && d->peak_flops > 0 ? d->flop / d->peak_flops * 1e9 : 0;
+  const double memory =
+      d->bytes > 0 && d->bandwidth_gbps > 0 ? d->bytes / d->bandwidth_gbps : 0;
+  if ((d->flop > 0 && !(compute > 0)) || !(d->bandwidth_gbps > 0)) return;
+  d->roof_ns = fmax(compute, memory);
+  d->bound = compute >= memory ? "compute" : "memory";
+}
+
 static void derive(const mb__run_t *r, mb_result_t *res) {
   mb_derived_t *d = &res->derived;
   double median_ns = res->stats.median;
@@ -302,18 +314,22 @@ static void derive(const mb__run_t *r, mb_result_t *res) {
   d->intensity = d->bytes > 0 ? d->flop / d->bytes : 0;
   d->tflops = median_ns > 0 ? d->flop / median_ns / 1e3 : 0;
   d->gbps = median_ns > 0 ? d->bytes / median_ns : 0;
-  const mb__backend_t *b = r->dev->backend;
   d->peak_flops =
-      r->kernel.composite ? mb__composite_peak(r->kstate)
-      : MB__VT_HAS(b->vt, peak_for)
-          ? b->vt->peak_for(b->state, r->dev->index, r->op->name, &r->params)
-          : mb_device_peak_flops(r->dev, r->params.dtype);
+      r->kernel.composite
+          ? mb__composite_peak(r->kstate)
+          : mb__kernel_peak(r->dev, r->kernel.bk, r->kstate, r->op, &r->params);
   d->pct_peak =
       d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
+  d->bandwidth_gbps = r->dev->cal.copy_gbps;
+  roof(d);
+  d->pct_roof =
+      d->roof_ns > 0 && median_ns > 0 ? 100.0 * d->roof_ns / median_ns : 0;
 }
 
 /* A composite's extras: its working set, what its shape means, each step
- * and phase timed alone (the composite's own samples time the whole). */
+ * and phase timed alone (the composite's own samples time the whole).
+ * Interrupted while timing the parts, the whole's figures stand: the
+ * breakdown is what is lost, and the result says so. */
 static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
   mb_status_t st = MB_OK;
   if (r->op->shape_note)
@@ -321,10 +337,12 @@ static mb_status_t describe_composite(mb__run_t *r, mb_result_t *res) {
   if (!r->kernel.composite || st != MB_OK) return st;
   st = mb__result_add_note(res, "working_set_bytes", NULL,
                            mb__composite_working_set(r->kstate));
-  uint32_t samples = r->spec.min_samples < 5 ? 5 : r->spec.min_samples;
-  if (st == MB_OK)
-    st = mb__composite_time(r->kstate, r->spec.cache, samples, res);
-  return st;
+  if (st == MB_OK) st = mb__run_time_parts(r, res);
+  if (st != MB_ERR_INTERRUPTED) return st;
+  mb__result_warn(res,
+                  "interrupted while timing the steps alone: the "
+                  "breakdown is incomplete");
+  return MB_OK;
 }
 
 /* Everything after the kernel is chosen. Failures become the result's
@@ -542,6 +560,7 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
     mb__result_set_impl(res, r.kernel.name);
     res->info.emulated =
         r.kernel.bk && (r.kernel.bk->flags & MB_KERNEL_EMULATED);
+    mb__device_bandwidth(r.dev); /* before the operands: see its comment */
     execute(&r, res);
     teardown(&r);
   }

@@ -94,8 +94,17 @@ mb_status_t mb__run_copy(mb__run_t *r, uint32_t i);
 void mb__run_teardown_copies(mb__run_t *r);
 
 /* runner_sample.c: warm-up, batch size, every repetition's samples and
- * the statistics into res (derived figures are the caller's).
- * MB_ERR_INTERRUPTED when the context's interrupt flag stopped it. */
+ * the statistics into res (derived figures are the caller's), of the
+ * run's kernel (cycling the rotate copies). MB_ERR_INTERRUPTED when the
+ * context's interrupt flag stopped it. */
 mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res);
+/* The same for another run function on the run's device and spec (a part
+ * of a composite): every rule the whole was measured by. */
+mb_status_t mb__run_measure_with(mb__run_t *r, mb_kernel_run_fn run,
+                                 void *kstate, mb_result_t *res);
+
+/* runner_parts.c: a composite's steps and phases, each alone, measured as
+ * the whole was, and whether they add up to it. */
+mb_status_t mb__run_time_parts(mb__run_t *r, mb_result_t *res);
 
 #endif

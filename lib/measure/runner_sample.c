@@ -220,15 +220,14 @@ static mb_status_t sample(mb__run_t *r, mb_result_t *res) {
   return st;
 }
 
-mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res) {
+mb_status_t mb__run_measure_with(mb__run_t *r, mb_kernel_run_fn run,
+                                 void *kstate, mb_result_t *res) {
   mb_status_t st = mb__device_timer(r->dev);
   if (st != MB_OK) return st;
+  r->dropped = 0;
   res->stats.timer_resolution_ns = r->dev->cal.timer_resolution_ns;
   res->stats.timer_overhead_ns = r->dev->cal.timer_overhead_ns;
-  st = r->num_copies > 1
-           ? mb__timing_begin(&r->timing, r->dev, rotate_run, r, &r->call)
-           : mb__timing_begin(&r->timing, r->dev, mb__run_kernel_fn(r),
-                              mb__run_kernel_state(r), &r->call);
+  st = mb__timing_begin(&r->timing, r->dev, run, kstate, &r->call);
   if (st == MB_OK) st = sample(r, res);
   if (st == MB_OK) st = mb__timing_notes(&r->timing, res);
   mb__timing_end(&r->timing);
@@ -239,4 +238,10 @@ mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res) {
   if (st == MB_OK && r->spec.cache == MB_CACHE_COLD)
     warn_cold(r, res, res->stats.batch);
   return st;
+}
+
+mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res) {
+  return r->num_copies > 1 ? mb__run_measure_with(r, rotate_run, r, res)
+                           : mb__run_measure_with(r, mb__run_kernel_fn(r),
+                                                  mb__run_kernel_state(r), res);
 }

@@ -77,10 +77,7 @@ static void fill_quantiles(const double *s, size_t n, mb_stats_t *out) {
   out->iqr = out->p75 - out->p25;
 }
 
-mb_status_t mb__stats_compute(const double *samples, size_t n,
-                              mb_stats_t *out) {
-  clear_fields(out);
-  if (n == 0) return MB_OK;
+static mb_status_t sorted_copy(const double *samples, size_t n, double **out) {
   if (n > SIZE_MAX / sizeof(double))
     return mb__fail(MB_ERR_NO_MEMORY, "stats: %zu samples do not fit", n);
   double *s = malloc(n * sizeof *s);
@@ -89,13 +86,42 @@ mb_status_t mb__stats_compute(const double *samples, size_t n,
                     n);
   memcpy(s, samples, n * sizeof *s);
   qsort(s, n, sizeof *s, cmp_double);
+  *out = s;
+  return MB_OK;
+}
 
+mb_status_t mb__stats_compute(const double *samples, size_t n,
+                              mb_stats_t *out) {
+  clear_fields(out);
+  if (n == 0) return MB_OK;
+  double *s = NULL;
+  mb_status_t st = sorted_copy(samples, n, &s);
+  if (st != MB_OK) return st;
   out->count = (uint64_t)n;
   fill_quantiles(s, n, out);
   mean_stdev(s, n, &out->mean, &out->stdev);
   /* Times are positive; a zero mean means every sample was 0 (stdev 0 too),
    * and 0 reports that better than NaN, which JSON cannot carry. */
   out->rel_stdev = out->mean != 0.0 ? out->stdev / out->mean : 0.0;
+  free(s);
+  return MB_OK;
+}
+
+mb_status_t mb__median_ci(const double *samples, size_t n, double *lo,
+                          double *hi) {
+  *lo = *hi = NAN;
+  if (n == 0) return MB_OK;
+  double *s = NULL;
+  mb_status_t st = sorted_copy(samples, n, &s);
+  if (st != MB_OK) return st;
+  /* 1-based ranks floor((n - z sqrt(n)) / 2) and ceil(1 + (n + z sqrt(n))
+   * / 2): the number of samples below the median is binomial(n, 1/2). */
+  const double z = 1.959964, half = z * sqrt((double)n) / 2.0;
+  double j = floor(n / 2.0 - half), k = ceil(1.0 + n / 2.0 + half);
+  if (j < 1) j = 1;
+  if (k > (double)n) k = (double)n;
+  *lo = s[(size_t)j - 1];
+  *hi = s[(size_t)k - 1];
   free(s);
   return MB_OK;
 }

@@ -1,8 +1,8 @@
 /* The "graph" implementation of composite ops (composite.h): a composite's
  * graph run step by step with the backend's own primitive kernels on
- * device buffers, checked step by step, and timed step by step. */
+ * device buffers and checked step by step; the runner times it part by
+ * part (measure/runner_parts.c). */
 #include "models/composite.h"
-#include "measure/timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -172,19 +172,18 @@ int mb__composite_emulated(const void *state) {
 
 double mb__composite_peak(const void *state) {
   const mb__composite_t *c = state;
-  const mb__backend_t *b = backend(c);
+  if (mb__composite_emulated(state)) return 0.0;
   const mb__gstep_t *top = NULL;
+  uint32_t at = 0;
   double most = -1;
   for (uint32_t i = 0; i < c->g.num_steps; i++) {
     const mb__gstep_t *gs = &c->g.steps[i];
     double f = gs->op->flop(&gs->params);
-    if (gs->phase != MB_PHASE_SETUP && f > most) most = f, top = gs;
+    if (gs->phase != MB_PHASE_SETUP && f > most) most = f, top = gs, at = i;
   }
   if (!top) return 0.0;
-  return MB__VT_HAS(b->vt, peak_for)
-             ? b->vt->peak_for(b->state, c->dev->index, top->op->name,
-                               &top->params)
-             : mb_device_peak_flops(c->dev, top->params.dtype);
+  return mb__kernel_peak(c->dev, c->steps[at].kernel.bk, c->steps[at].kstate,
+                         top->op, &top->params);
 }
 
 double mb__composite_working_set(const void *state) {
@@ -309,91 +308,32 @@ mb_status_t mb__composite_check(void *state, uint64_t seed,
   return st;
 }
 
-/* ---- the breakdown ------------------------------------------------------ */
+/* ---- the breakdown: what the runner times part by part ---------------- */
 
-/* What one timed sample runs: one step (step >= 0) or a phase's steps. */
-typedef struct subset {
-  mb__composite_t *c;
-  int step;
-  mb_phase_t phase;
-} subset_t;
-
-static mb_status_t run_subset(void *kstate, const mb_kernel_call_t *call) {
-  const subset_t *s = kstate;
-  (void)call;
-  if (s->step >= 0) return run_step(s->c, (uint32_t)s->step);
-  for (uint32_t i = 0; i < s->c->g.num_steps; i++) {
-    if (s->c->g.steps[i].phase != s->phase) continue;
-    mb_status_t st = run_step(s->c, i);
-    if (st != MB_OK) return st;
-  }
-  return MB_OK;
-}
-
-/* Median ns per run of `sub`, `samples` samples after one warm-up run;
- * samples the device's timer dropped are left out. */
-static mb_status_t time_subset(mb__composite_t *c, subset_t *sub,
-                               mb_cache_policy_t cache, mb_flush_t how,
-                               uint32_t samples, double *median) {
-  const uint32_t dev = c->dev->index;
-  mb_kernel_call_t none = {sizeof none, &c->params, NULL, 0, NULL, 0, dev};
-  mb__timing_t t;
-  double ns = NAN;
-  mb_status_t st = mb__timing_begin(&t, c->dev, run_subset, sub, &none);
-  if (st == MB_OK) st = mb__timing_batch(&t, 1, &ns);
-  uint32_t batch = 1;
-  if (cache != MB_CACHE_COLD && ns > 0 && ns < MB__TARGET_SAMPLE_NS)
-    batch = (uint32_t)ceil(MB__TARGET_SAMPLE_NS / ns);
-  double *v = st == MB_OK ? malloc(samples * sizeof *v) : NULL;
-  if (st == MB_OK && !v)
-    st = mb__fail(MB_ERR_NO_MEMORY, "out of memory for step samples");
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < samples && st == MB_OK; i++) {
-    if (cache == MB_CACHE_COLD) st = mb__timing_flush(c->dev, how);
-    if (st == MB_OK) st = mb__timing_batch(&t, batch, &ns);
-    if (st == MB_OK && !isnan(ns)) v[n++] = ns / batch;
-  }
-  mb__timing_end(&t);
-  if (st == MB_OK && n == 0)
-    st = mb__fail(MB_ERR_BACKEND, "every sample of a step was dropped: %s",
-                  mb_error_last());
-  mb_stats_t s = MB_STATS_INIT;
-  if (st == MB_OK) st = mb__stats_compute(v, n, &s);
-  free(v);
-  *median = s.median;
-  return st;
-}
-
-mb_status_t mb__composite_time(void *state, mb_cache_policy_t cache,
-                               uint32_t samples, mb_result_t *res) {
+mb_status_t mb__composite_run_part(void *state, int step, mb_phase_t phase) {
   mb__composite_t *c = state;
-  int has_phase[2] = {0, 0};
+  if (step >= 0) return run_step(c, (uint32_t)step);
   for (uint32_t i = 0; i < c->g.num_steps; i++) {
-    const mb__gstep_t *gs = &c->g.steps[i];
-    mb_step_time_t t = MB_STEP_TIME_INIT;
-    t.label = gs->label;
-    t.op = gs->op->name;
-    t.impl = c->steps[i].kernel.name;
-    t.phase = gs->phase;
-    t.flop = gs->op->flop(&gs->params);
-    t.bytes = gs->op->bytes(&gs->params);
-    if (gs->phase != MB_PHASE_SETUP) {
-      has_phase[gs->phase] = 1;
-      subset_t sub = {c, (int)i, gs->phase};
-      mb_status_t st =
-          time_subset(c, &sub, cache, res->info.flush, samples, &t.median_ns);
-      if (st != MB_OK) return st;
-    }
-    mb_status_t st = mb__result_add_step(res, &t);
+    if (c->g.steps[i].phase != phase) continue;
+    mb_status_t st = run_step(c, i);
     if (st != MB_OK) return st;
-  }
-  for (int p = 0; p < 2; p++) {
-    if (!has_phase[p]) continue;
-    subset_t sub = {c, -1, (mb_phase_t)p};
-    double ns;
-    mb_status_t st = time_subset(c, &sub, cache, res->info.flush, samples, &ns);
-    if (st != MB_OK) return st;
-    mb__result_set_phase(res, (mb_phase_t)p, ns);
   }
   return MB_OK;
+}
+
+uint32_t mb__composite_step_count(const void *state) {
+  const mb__composite_t *c = state;
+  return c->g.num_steps;
+}
+
+void mb__composite_step(const void *state, uint32_t i, mb_step_time_t *t) {
+  const mb__composite_t *c = state;
+  const mb__gstep_t *gs = &c->g.steps[i];
+  *t = (mb_step_time_t)MB_STEP_TIME_INIT;
+  t->label = gs->label;
+  t->op = gs->op->name;
+  t->impl = c->steps[i].kernel.name;
+  t->phase = gs->phase;
+  t->flop = gs->op->flop(&gs->params);
+  t->bytes = gs->op->bytes(&gs->params);
 }

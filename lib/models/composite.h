@@ -42,10 +42,12 @@ void mb__accuracy_from(const mb_correctness_t *hp, mb_recipe_t recipe,
 mb_status_t mb__composite_check(void *state, uint64_t seed,
                                 mb_correctness_t *corr, mb_result_t *res);
 
-/* Each timed step alone, then each phase's steps together, `samples`
- * samples each (cold: a flush before every sample; otherwise batched to
- * at least 200 us); medians into res's steps and phases. */
-mb_status_t mb__composite_time(void *state, mb_cache_policy_t cache,
-                               uint32_t samples, mb_result_t *res);
+/* One run of step `step` alone (>= 0), or of every step of `phase` in
+ * order (step < 0): a part of the graph, timed by the runner as it times
+ * the whole (measure/runner_parts.c). */
+mb_status_t mb__composite_run_part(void *state, int step, mb_phase_t phase);
+uint32_t mb__composite_step_count(const void *state);
+/* Step i's label, op, impl, phase and model (FLOP, bytes); times NAN. */
+void mb__composite_step(const void *state, uint32_t i, mb_step_time_t *t);
 
 #endif

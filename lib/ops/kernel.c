@@ -248,3 +248,28 @@ mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
                                       char *why, size_t why_cap) {
   return select_kernel(ctx, op, p, dev, NULL, 0, out, why, why_cap);
 }
+
+/* The dtype a kernel's MB_KERNEL_NOTE_MATH note names; NONE without one. */
+static mb_dtype_t math_dtype(const mb_backend_kernel_t *bk, void *kstate) {
+  if (!bk || !bk->notes) return MB_DTYPE_NONE;
+  mb_kernel_note_t notes[MB__MAX_KERNEL_NOTES];
+  uint32_t n = bk->notes(kstate, notes, MB__MAX_KERNEL_NOTES);
+  mb_dtype_t d = MB_DTYPE_NONE;
+  for (uint32_t i = 0; i < n && i < MB__MAX_KERNEL_NOTES; i++)
+    if (notes[i].text && !strcmp(notes[i].key, MB_KERNEL_NOTE_MATH) &&
+        mb_dtype_from_name(notes[i].text, &d) == MB_OK)
+      return d;
+  return MB_DTYPE_NONE;
+}
+
+double mb__kernel_peak(const mb_device_t *dev, const mb_backend_kernel_t *bk,
+                       void *kstate, const mb_op_t *op,
+                       const mb_op_params_t *p) {
+  if (bk && (bk->flags & MB_KERNEL_EMULATED)) return 0.0;
+  const mb_dtype_t math = math_dtype(bk, kstate);
+  if (math != MB_DTYPE_NONE) return mb_device_peak_flops(dev, math);
+  const mb__backend_t *b = dev->backend;
+  return MB__VT_HAS(b->vt, peak_for)
+             ? b->vt->peak_for(b->state, dev->index, op->name, p)
+             : mb_device_peak_flops(dev, p->dtype);
+}

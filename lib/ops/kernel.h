@@ -28,4 +28,17 @@ mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
                                       const mb_device_t *dev, mb__kernel_t *out,
                                       char *why, size_t why_cap);
 
+/* The most notes a kernel's notes hook is asked for. */
+#define MB__MAX_KERNEL_NOTES 32
+
+/* The peak FLOP/s of the math a prepared kernel runs (op, p) with on dev,
+ * what a result's %peak compares against: 0 for an emulated kernel (its
+ * speed says nothing about the format's hardware); the peak of the dtype a
+ * MB_KERNEL_NOTE_MATH note names (the kernel widened its operands to it);
+ * else the backend's peak_for, else the peak of p's dtype. bk NULL (a user
+ * kernel): the last two. */
+double mb__kernel_peak(const mb_device_t *dev, const mb_backend_kernel_t *bk,
+                       void *kstate, const mb_op_t *op,
+                       const mb_op_params_t *p);
+
 #endif

@@ -62,8 +62,9 @@ static const mb_dtype_t k_peak_dtypes[] = {
     MB_DTYPE_F32,    MB_DTYPE_F16, MB_DTYPE_BF16, MB_DTYPE_F8E4M3,
     MB_DTYPE_F8E5M2, MB_DTYPE_I8,  MB_DTYPE_I4};
 
-/* How far the device's timer and cache flush can be trusted (measured once
- * per device and context; the flush check runs a copy benchmark). */
+/* How far the device's timer and cache flush can be trusted, and the copy
+ * bandwidth every %roof uses (measured once per device and context; the
+ * flush check and the bandwidth run copy benchmarks). */
 static void add_calibration(cJSON *d, mb_device_t *dev) {
   mb_calibration_t c = MB_CALIBRATION_INIT;
   if (mb_device_calibration(dev, &c) != MB_OK) return;
@@ -81,6 +82,13 @@ static void add_calibration(cJSON *d, mb_device_t *dev) {
     cJSON_AddNumberToObject(f, "bytes", c.flush_bytes);
   }
   cJSON_AddStringToObject(f, "how", c.flush_note);
+  cJSON *b = cJSON_AddObjectToObject(d, "copy_bandwidth");
+  cJSON_AddBoolToObject(b, "measured", c.copy_gbps > 0);
+  if (c.copy_gbps > 0) {
+    cJSON_AddNumberToObject(b, "gbps", c.copy_gbps);
+    cJSON_AddNumberToObject(b, "bytes", c.copy_bytes);
+  }
+  cJSON_AddStringToObject(b, "how", c.copy_note);
 }
 
 /* The backend's facts: topology, binding, clock source, driver. */

@@ -70,7 +70,14 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
   r->stats.struct_size = sizeof r->stats;
   r->stats.stop_reason = "";
   r->derived.struct_size = sizeof r->derived;
-  r->phase_ns[0] = r->phase_ns[1] = NAN;
+  r->derived.bound = "";
+  for (int i = 0; i < 2; i++) {
+    r->phase[i] = (mb_step_time_t)MB_STEP_TIME_INIT;
+    r->phase[i].label = mb_phase_name((mb_phase_t)i);
+    r->phase[i].op = r->phase[i].impl = "";
+    r->phase[i].phase = (mb_phase_t)i;
+  }
+  r->parts = (mb_parts_check_t)MB_PARTS_CHECK_INIT;
   r->accuracy = (mb_accuracy_t)MB_ACCURACY_INIT;
   return r;
 }

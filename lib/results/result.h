@@ -35,15 +35,15 @@ struct mb_result {
   char *name, *recipe, *model, *mode, *shape_name;
   cJSON *config; /* the file's facts about this entry (owned); NULL */
   /* Composites (result_model.c): the graph's steps, each timed alone
-   * (strings owned), the phases' medians (NAN: not measured) and the
-   * output's accuracy against the high-precision model. */
+   * (label, op and impl owned: t's point at them), the phases (median NAN:
+   * not measured; static strings), whether the parts add up to the whole,
+   * and the output's accuracy against the high-precision model. */
   struct mb__step {
-    char *label, *op, *impl;
-    mb_phase_t phase;
-    double median_ns, flop, bytes;
+    mb_step_time_t t;
   } * steps;
   size_t num_steps;
-  double phase_ns[2];
+  mb_step_time_t phase[2];
+  mb_parts_check_t parts;
   mb_accuracy_t accuracy;
   char *json; /* built on first mb_result_json() */
 };
@@ -82,7 +82,15 @@ mb_status_t mb__result_set_plan(mb_result_t *r, const mb__result_plan_t *p);
 /* result_model.c: a composite's step (strings copied), phase times and
  * accuracy. */
 mb_status_t mb__result_add_step(mb_result_t *r, const mb_step_time_t *s);
-void mb__result_set_phase(mb_result_t *r, mb_phase_t phase, double ns);
+/* s's strings are not kept: a phase's label is mb_phase_name's, its op
+ * and impl "", its stop reason must be static. */
+void mb__result_set_phase(mb_result_t *r, mb_phase_t phase,
+                          const mb_step_time_t *s);
+/* Compares the parts (phases when there is a backward one, else the timed
+ * steps) with the whole's median and its interval; warns on a
+ * disagreement (mb_parts_check_t's rule). */
+mb_status_t mb__result_check_parts(mb_result_t *r, double whole_ci_low_ns,
+                                   double whole_ci_high_ns);
 void mb__result_set_accuracy(mb_result_t *r, const mb_accuracy_t *a);
 void mb__result_free_steps(mb_result_t *r);
 

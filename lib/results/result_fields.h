@@ -77,15 +77,36 @@
   X("min_sqnr_db", min_sqnr_db, NUM, 0)    \
   X("elements_checked", elements_checked, U64, 0)
 
-/* Each of a composite's `steps`: X(key, struct mb__step member, NUM | STR,
- * flags); "phase" (a name) is written after "impl". */
-#define MB__STEP_FIELDS(X)          \
-  X("label", label, STR, 0)         \
-  X("op", op, STR, 0)               \
-  X("impl", impl, STR, 0)           \
-  X("median_ns", median_ns, NUM, 0) \
-  X("flop", flop, NUM, 0)           \
-  X("bytes", bytes, NUM, 0)
+/* A step's or a phase's time alone: X(key, mb_step_time_t member, NUM |
+ * U64, flags); "stop_reason" (one of the criterion's) is written after.
+ * The noise fields came with the parts check: older results lack them. */
+#define MB__PART_TIME_FIELDS(X)                 \
+  X("median_ns", median_ns, NUM, 0)             \
+  X("flop", flop, NUM, 0)                       \
+  X("bytes", bytes, NUM, 0)                     \
+  X("samples", samples, U64, MB__FIELD_OPT)     \
+  X("rel_stdev", rel_stdev, NUM, MB__FIELD_OPT) \
+  X("ci_low_ns", ci_low_ns, NUM, MB__FIELD_OPT) \
+  X("ci_high_ns", ci_high_ns, NUM, MB__FIELD_OPT)
+
+/* Each of a composite's `steps`: X(key, mb_step_time_t member, NUM | U64 |
+ * STR, flags); "phase" (a name) is written after "impl". */
+#define MB__STEP_FIELDS(X)  \
+  X("label", label, STR, 0) \
+  X("op", op, STR, 0)       \
+  X("impl", impl, STR, 0)   \
+  MB__PART_TIME_FIELDS(X)
+
+/* `phases.parts`, written when the parts were compared with the whole:
+ * X(key, mb_parts_check_t member, NUM | BOOL, flags); "of" after. */
+#define MB__PARTS_FIELDS(X)                     \
+  X("agree", agree, BOOL, 0)                    \
+  X("sum_ns", sum_ns, NUM, 0)                   \
+  X("sum_ci_low_ns", sum_ci_low_ns, NUM, 0)     \
+  X("sum_ci_high_ns", sum_ci_high_ns, NUM, 0)   \
+  X("whole_ns", whole_ns, NUM, 0)               \
+  X("whole_ci_low_ns", whole_ci_low_ns, NUM, 0) \
+  X("whole_ci_high_ns", whole_ci_high_ns, NUM, 0)
 
 /* A NUM whose null stands for +inf (sqnr of an exact result), not NaN. */
 #define MB__NULL_INF 2u

@@ -106,6 +106,7 @@ static void add_count(cJSON *o, const char *k, double v) {
 #define add_NUM add_num
 #define add_U32 add_count
 #define add_U64 add_count
+#define add_BOOL(j, key, v) cJSON_AddBoolToObject(j, key, v)
 
 static void add_correctness(cJSON *o, const mb_correctness_t *c) {
   cJSON *j = cJSON_AddObjectToObject(o, "correctness");
@@ -182,6 +183,10 @@ static void add_derived(cJSON *o, const mb_derived_t *d) {
   add_num(j, "gbps", d->gbps);
   add_num(j, "peak_tflops", d->peak_flops / 1e12);
   add_num(j, "pct_peak", d->pct_peak);
+  add_num(j, "bandwidth_gbps", d->bandwidth_gbps);
+  add_num(j, "roof_ns", d->roof_ns);
+  add_num(j, "pct_roof", d->pct_roof);
+  cJSON_AddStringToObject(j, "bound", d->bound ? d->bound : "");
 }
 
 static void add_rotate(cJSON *o, const mb_result_t *r) {
@@ -215,35 +220,56 @@ static void add_telemetry(cJSON *o, const mb_result_t *r) {
   cJSON_AddNumberToObject(j, "throttled_samples", (double)r->stats.throttled);
 }
 
-/* A composite's per-step times, phase medians and accuracy. */
+/* A step's or phase's time alone and its noise. */
+static void add_part_time(cJSON *j, const mb_step_time_t *s) {
+#define WRITE(key, member, kind, opt) add_##kind(j, key, s->member);
+  MB__PART_TIME_FIELDS(WRITE)
+#undef WRITE
+  cJSON_AddStringToObject(j, "stop_reason", s->stop_reason);
+}
+
+static void add_phases(cJSON *o, const mb_result_t *r) {
+  const double fwd = r->phase[MB_PHASE_FORWARD].median_ns,
+               bwd = r->phase[MB_PHASE_BACKWARD].median_ns;
+  if (!isfinite(fwd) && !isfinite(bwd)) return;
+  cJSON *j = cJSON_AddObjectToObject(o, "phases");
+  add_num(j, "forward_ns", fwd);
+  add_num(j, "backward_ns", bwd);
+  for (int p = 0; p < 2; p++)
+    if (isfinite(r->phase[p].median_ns))
+      add_part_time(cJSON_AddObjectToObject(j, mb_phase_name((mb_phase_t)p)),
+                    &r->phase[p]);
+  const mb_parts_check_t *c = &r->parts;
+  if (!c->checked) return;
+  cJSON *k = cJSON_AddObjectToObject(j, "parts");
+#define WRITE(key, member, kind, opt) add_##kind(k, key, c->member);
+  MB__PARTS_FIELDS(WRITE)
+#undef WRITE
+  cJSON_AddStringToObject(k, "of", c->of);
+}
+
+/* A composite's per-step times, phases and accuracy. */
 static void add_model(cJSON *o, const mb_result_t *r) {
-  if (isfinite(r->phase_ns[0]) || isfinite(r->phase_ns[1])) {
-    cJSON *j = cJSON_AddObjectToObject(o, "phases");
-    add_num(j, "forward_ns", r->phase_ns[MB_PHASE_FORWARD]);
-    add_num(j, "backward_ns", r->phase_ns[MB_PHASE_BACKWARD]);
-  }
+  add_phases(o, r);
   if (r->num_steps) {
     cJSON *a = cJSON_AddArrayToObject(o, "steps");
     for (size_t i = 0; i < r->num_steps; i++) {
-      const struct mb__step *s = &r->steps[i];
+      const mb_step_time_t *s = &r->steps[i].t;
       cJSON *j = cJSON_CreateObject();
-#define add_STR(j, key, v) cJSON_AddStringToObject(j, key, v)
-#define WRITE(key, member, kind, opt) add_##kind(j, key, s->member);
-      MB__STEP_FIELDS(WRITE)
-#undef WRITE
-#undef add_STR
+      cJSON_AddStringToObject(j, "label", s->label);
+      cJSON_AddStringToObject(j, "op", s->op);
+      cJSON_AddStringToObject(j, "impl", s->impl);
       cJSON_AddStringToObject(j, "phase", mb_phase_name(s->phase));
+      add_part_time(j, s);
       cJSON_AddItemToArray(a, j);
     }
   }
   const mb_accuracy_t *c = &r->accuracy;
   if (!c->checked) return;
   cJSON *j = cJSON_AddObjectToObject(o, "accuracy");
-#define add_BOOL(j, key, v) cJSON_AddBoolToObject(j, key, v)
 #define WRITE(key, member, kind, opt) add_##kind(j, key, c->member);
   MB__ACCURACY_FIELDS(WRITE)
 #undef WRITE
-#undef add_BOOL
 }
 
 static void add_notes(cJSON *o, const mb_result_t *r) {

@@ -14,12 +14,13 @@
 static const char *const k_stop_reasons[] = {
     "converged", "plateau", "fixed", "unstable", "timeout", "entropy", ""};
 
-static mb_status_t read_stop_reason(const cJSON *o, const char *block,
-                                    const char **out) {
+static mb_status_t read_stop_reason_opt(const cJSON *o, const char *block,
+                                        unsigned flags, const char **out) {
   const char *text = "";
   char path[160];
   snprintf(path, sizeof path, "%s.stop_reason", block);
-  mb_status_t st = mb__rj_value(o, block, "stop_reason", MB__RJ_STR, 0, &text);
+  mb_status_t st =
+      mb__rj_value(o, block, "stop_reason", MB__RJ_STR, flags, &text);
   for (size_t i = 0; st == MB_OK && i < MB__COUNT(k_stop_reasons); i++)
     if (strcmp(text, k_stop_reasons[i]) == 0) {
       *out = k_stop_reasons[i];
@@ -31,6 +32,11 @@ static mb_status_t read_stop_reason(const cJSON *o, const char *block,
                           "unknown stop reason \"%s\"; valid: converged, "
                           "plateau, fixed, unstable, timeout, entropy, \"\"",
                           text);
+}
+
+static mb_status_t read_stop_reason(const cJSON *o, const char *block,
+                                    const char **out) {
+  return read_stop_reason_opt(o, block, 0, out);
 }
 
 /* ---- the measurement ------------------------------------------------------
@@ -130,18 +136,33 @@ static mb_status_t read_derived(const cJSON *root, mb_result_t *r) {
       {"tflops", offsetof(mb_derived_t, tflops), MB__RJ_NUM, 0},
       {"gbps", offsetof(mb_derived_t, gbps), MB__RJ_NUM, 0},
       {"pct_peak", offsetof(mb_derived_t, pct_peak), MB__RJ_NUM, 0},
+      {"bandwidth_gbps", offsetof(mb_derived_t, bandwidth_gbps), MB__RJ_NUM,
+       MB__FIELD_OPT},
+      {"roof_ns", offsetof(mb_derived_t, roof_ns), MB__RJ_NUM, MB__FIELD_OPT},
+      {"pct_roof", offsetof(mb_derived_t, pct_roof), MB__RJ_NUM, MB__FIELD_OPT},
   };
+  static const char *const k_bounds[] = {"", "compute", "memory"};
   const cJSON *o;
   double peak_tflops = 0;
+  const char *bound = "";
   mb_status_t st = mb__rj_block(root, "derived", &o);
   if (st != MB_OK || !o) return st;
   if ((st = mb__rj_fields(o, "derived", &r->derived, k_fields,
                           MB__COUNT(k_fields))) != MB_OK ||
       (st = mb__rj_value(o, "derived", "peak_tflops", MB__RJ_NUM, 0,
-                         &peak_tflops)) != MB_OK)
+                         &peak_tflops)) != MB_OK ||
+      (st = mb__rj_value(o, "derived", "bound", MB__RJ_STR, MB__FIELD_OPT,
+                         &bound)) != MB_OK)
     return st;
   r->derived.peak_flops = unscale(peak_tflops, 1e12, 1);
-  return MB_OK;
+  for (size_t i = 0; i < MB__COUNT(k_bounds); i++)
+    if (!strcmp(bound, k_bounds[i])) {
+      r->derived.bound = k_bounds[i];
+      return MB_OK;
+    }
+  return mb__rj_bad("derived.bound",
+                    "unknown bound \"%s\"; valid: compute, memory, \"\"",
+                    bound);
 }
 
 static mb_status_t read_rotate(const cJSON *root, mb_result_t *r) {
@@ -391,6 +412,24 @@ static mb_status_t read_phase_name(const char *name, const char *path,
       path, "unknown phase \"%s\"; valid: forward, backward, setup", name);
 }
 
+/* A step's or phase's time fields from the object at `block`. */
+static mb_status_t read_part_time(const cJSON *o, const char *block,
+                                  mb_step_time_t *t) {
+  const mb__rj_field_t k_fields[] = {
+#define ROW(key, member, kind, flags) \
+  {key, offsetof(mb_step_time_t, member), MB__RJ_##kind, flags},
+      MB__STEP_FIELDS(ROW)
+#undef ROW
+  };
+  /* The label, op and impl rows are the step's; a phase has none. */
+  const size_t skip = t->label ? 0 : 3;
+  mb_status_t st =
+      mb__rj_fields(o, block, t, k_fields + skip, MB__COUNT(k_fields) - skip);
+  return st != MB_OK
+             ? st
+             : read_stop_reason_opt(o, block, MB__FIELD_OPT, &t->stop_reason);
+}
+
 static mb_status_t read_steps(const cJSON *root, mb_result_t *r) {
   const cJSON *arr;
   size_t n;
@@ -401,14 +440,9 @@ static mb_status_t read_steps(const cJSON *root, mb_result_t *r) {
     snprintf(block, sizeof block, "steps[%zu]", i);
     if (!cJSON_IsObject(o)) return mb__rj_bad(block, "expected an object");
     mb_step_time_t t = MB_STEP_TIME_INIT;
+    t.label = ""; /* a step: read its label, op and impl */
     const char *phase = NULL;
-    const mb__rj_field_t k_fields[] = {
-#define ROW(key, member, kind, flags) \
-  {key, offsetof(mb_step_time_t, member), MB__RJ_##kind, flags},
-        MB__STEP_FIELDS(ROW)
-#undef ROW
-    };
-    st = mb__rj_fields(o, block, &t, k_fields, MB__COUNT(k_fields));
+    st = read_part_time(o, block, &t);
     if (st == MB_OK)
       st = mb__rj_value(o, block, "phase", MB__RJ_STR, 0, &phase);
     if (st == MB_OK) st = read_phase_name(phase, block, &t.phase);
@@ -417,17 +451,58 @@ static mb_status_t read_steps(const cJSON *root, mb_result_t *r) {
   return st;
 }
 
+/* phases: the medians (every version), each phase's noise and the parts
+ * check (optional: added later). */
+static mb_status_t read_phases(const cJSON *root, mb_result_t *r) {
+  const cJSON *o, *k;
+  mb_status_t st = mb__rj_block(root, "phases", &o);
+  if (st != MB_OK || !o) return st;
+  static const char *const k_median[] = {"forward_ns", "backward_ns"};
+  for (int p = 0; p < 2 && st == MB_OK; p++) {
+    mb_step_time_t t = MB_STEP_TIME_INIT;
+    const char *name = mb_phase_name((mb_phase_t)p);
+    char block[32];
+    snprintf(block, sizeof block, "phases.%s", name);
+    st = mb__rj_value(o, "phases", k_median[p], MB__RJ_NUM, 0, &t.median_ns);
+    if (st == MB_OK && (k = cJSON_GetObjectItemCaseSensitive(o, name)))
+      st = cJSON_IsObject(k) ? read_part_time(k, block, &t)
+                             : mb__rj_bad(block, "expected an object");
+    if (st == MB_OK && isfinite(t.median_ns))
+      mb__result_set_phase(r, (mb_phase_t)p, &t);
+  }
+  if (st != MB_OK || !(k = cJSON_GetObjectItemCaseSensitive(o, "parts")))
+    return st;
+  if (!cJSON_IsObject(k))
+    return mb__rj_bad("phases.parts", "expected an object");
+  static const char *const k_of[] = {"phases", "steps"};
+  const mb__rj_field_t k_fields[] = {
+#define ROW(key, member, kind, flags) \
+  {key, offsetof(mb_parts_check_t, member), MB__RJ_##kind, flags},
+      MB__PARTS_FIELDS(ROW)
+#undef ROW
+  };
+  mb_parts_check_t c = MB_PARTS_CHECK_INIT;
+  const char *of = "";
+  st = mb__rj_fields(k, "phases.parts", &c, k_fields, MB__COUNT(k_fields));
+  if (st == MB_OK)
+    st = mb__rj_value(k, "phases.parts", "of", MB__RJ_STR, 0, &of);
+  for (size_t i = 0; st == MB_OK && i < MB__COUNT(k_of); i++)
+    if (!strcmp(of, k_of[i])) {
+      c.of = k_of[i];
+      c.checked = 1;
+      r->parts = c;
+      return MB_OK;
+    }
+  return st != MB_OK ? st
+                     : mb__rj_bad("phases.parts.of",
+                                  "\"%s\"; valid: phases, steps", of);
+}
+
 static mb_status_t read_model(const cJSON *root, mb_result_t *r) {
   const cJSON *o;
   mb_status_t st = mb__rj_value(root, "", "peak_memory_bytes", MB__RJ_NUM,
                                 MB__FIELD_OPT, &r->info.peak_memory_bytes);
-  if (st == MB_OK) st = mb__rj_block(root, "phases", &o);
-  if (st == MB_OK && o)
-    st =
-        mb__rj_value(o, "phases", "forward_ns", MB__RJ_NUM, 0, &r->phase_ns[0]);
-  if (st == MB_OK && o)
-    st = mb__rj_value(o, "phases", "backward_ns", MB__RJ_NUM, 0,
-                      &r->phase_ns[1]);
+  if (st == MB_OK) st = read_phases(root, r);
   if (st == MB_OK) st = read_steps(root, r);
   if (st == MB_OK) st = mb__rj_block(root, "accuracy", &o);
   if (st != MB_OK || !o) return st;

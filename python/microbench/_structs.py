@@ -101,7 +101,9 @@ class Calibration(_Struct):
                 ("timer_readings", c_uint32), ("flush_checked", c_int),
                 ("flush_pass", c_int), ("flush_hot_ns", c_double),
                 ("flush_cold_ns", c_double), ("flush_ratio", c_double),
-                ("flush_bytes", c_double), ("flush_note", c_char_p)]
+                ("flush_bytes", c_double), ("flush_note", c_char_p),
+                ("copy_gbps", c_double), ("copy_bytes", c_double),
+                ("copy_note", c_char_p)]
 
 
 class Scaling(ctypes.Structure):
@@ -216,7 +218,9 @@ class Derived(_Struct):
     _fields_ = [("struct_size", c_uint32), ("flop", c_double),
                 ("bytes", c_double), ("intensity", c_double),
                 ("tflops", c_double), ("gbps", c_double),
-                ("peak_flops", c_double), ("pct_peak", c_double)]
+                ("peak_flops", c_double), ("pct_peak", c_double),
+                ("bandwidth_gbps", c_double), ("roof_ns", c_double),
+                ("pct_roof", c_double), ("bound", c_char_p)]
 
 
 class Accuracy(_Struct):

@@ -333,6 +333,9 @@ def _calibration(dev):
                         "ratio": S.number(c.flush_ratio),
                         "bytes": c.flush_bytes,
                         "how": S.text(c.flush_note)},
+        "copy_bandwidth": {"measured": c.copy_gbps > 0,
+                           "gbps": c.copy_gbps, "bytes": c.copy_bytes,
+                           "how": S.text(c.copy_note)},
     }
 
 

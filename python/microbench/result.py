@@ -33,7 +33,7 @@ class Result:
     - ``correctness`` (dict) and ``passed`` (True when checked and within
       the tolerance)
     - ``flop``, ``bytes`` (per run), ``gflops``, ``gbps``, ``pct_peak``,
-      ``derived`` (dict)
+      ``pct_roof`` (% of the roofline bound), ``derived`` (dict)
     - models: ``recipe``, ``model``, ``mode``, ``accuracy`` (dict),
       ``steps`` (list of dicts), ``phases`` (dict), ``speedup_vs_baseline``
     - ``warnings`` (list of str: what makes the figures doubtful)
@@ -147,6 +147,7 @@ class Result:
     bytes = property(lambda self: self._get("derived", "bytes"))
     gbps = property(lambda self: self._get("derived", "gbps"))
     pct_peak = property(lambda self: self._get("derived", "pct_peak"))
+    pct_roof = property(lambda self: self._get("derived", "pct_roof"))
     accuracy = property(lambda self: copy.deepcopy(self._get("accuracy")))
     steps = property(lambda self: copy.deepcopy(self._get("steps")))
     phases = property(lambda self: copy.deepcopy(self._get("phases")))
@@ -189,7 +190,8 @@ class Result:
 
     def to_record(self):
         """One flat dict (a table row): name, op, shape, dtype, backend,
-        impl, cache, status, median_ns, gflops, gbps, pct_peak, check."""
+        impl, cache, status, median_ns, gflops, gbps, pct_peak, pct_roof,
+        check."""
         return {
             "name": self.name or self.id,
             "op": self.op,
@@ -203,6 +205,7 @@ class Result:
             "gflops": self.gflops,
             "gbps": self.gbps if self.ok else None,
             "pct_peak": self.pct_peak if self.ok else None,
+            "pct_roof": self.pct_roof if self.ok else None,
             "check": self.check_text(),
         }
 

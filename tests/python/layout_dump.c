@@ -68,6 +68,9 @@ static void context_structs(void) {
   F(mb_calibration_t, flush_ratio);
   F(mb_calibration_t, flush_bytes);
   F(mb_calibration_t, flush_note);
+  F(mb_calibration_t, copy_gbps);
+  F(mb_calibration_t, copy_bytes);
+  F(mb_calibration_t, copy_note);
 }
 
 static void op_structs(void) {
@@ -224,6 +227,10 @@ static void bench_structs(void) {
   F(mb_derived_t, gbps);
   F(mb_derived_t, peak_flops);
   F(mb_derived_t, pct_peak);
+  F(mb_derived_t, bandwidth_gbps);
+  F(mb_derived_t, roof_ns);
+  F(mb_derived_t, pct_roof);
+  F(mb_derived_t, bound);
 
   S(mb_accuracy_t);
   F(mb_accuracy_t, struct_size);

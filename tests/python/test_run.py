@@ -273,7 +273,7 @@ class StructCrossCheckTest(unittest.TestCase):
         else:
             self.assertSame(corr.sqnr_db, c["sqnr_db"], "sqnr_db")
         for c_name in ("flop", "bytes", "intensity", "tflops", "gbps",
-                       "pct_peak"):
+                       "pct_peak", "bandwidth_gbps", "roof_ns", "pct_roof"):
             self.assertSame(getattr(der, c_name), d["derived"][c_name],
                              c_name)
         # Written in TFLOP/s: a unit converted there and back.
@@ -359,7 +359,8 @@ class ReportTest(unittest.TestCase):
         rec = results.to_records()[0]
         self.assertEqual(set(rec), {"name", "op", "shape", "dtype", "backend",
                                     "impl", "cache", "status", "median_ns",
-                                    "gflops", "gbps", "pct_peak", "check"})
+                                    "gflops", "gbps", "pct_peak", "pct_roof",
+                                    "check"})
         self.assertEqual((rec["shape"], rec["check"]), ("64x32x16", "pass"))
         self.assertEqual(rec["median_ns"], GEMM.median_ns)
         self.assertIn("64x32x16", results.table(context=CTX))

@@ -125,6 +125,12 @@ typedef struct mb_backend_kernel {
  * marked "emulated": they measure the emulation, not native fp8 hardware. */
 #define MB_KERNEL_EMULATED 1u
 
+/* A kernel note whose text names the dtype its arithmetic runs in, when
+ * that is not the op's (the CPU's int4 weight-only GEMM dequantizes to f32
+ * and multiplies in f32): the result's %peak compares against that dtype's
+ * peak instead of peak_for's. The note is recorded in the result too. */
+#define MB_KERNEL_NOTE_MATH "math_dtype"
+
 typedef struct mb_backend_vtable {
   uint32_t abi_version; /* MB_BACKEND_ABI_VERSION */
   uint32_t struct_size; /* sizeof(mb_backend_vtable_t) the module knows */
