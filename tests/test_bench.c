@@ -174,6 +174,23 @@ static void test_roofline(void **state) {
   assert_roof(&o, "memory"); /* 1 FLOP per 12 bytes */
 }
 
+/* A copy kernel that skips the work cannot raise the bandwidth roof: the
+ * measurement checks the copy's whole output and is refused (no roof). */
+static void test_lazy_copy_gives_no_roof(void **state) {
+  (void)state;
+  char path[8192];
+  snprintf(path, sizeof path, "%s/lazy", test_env_dir("MB_TEST_FIXTURE_DIR"));
+  mb_context_t *ctx = test_context(path);
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, "lazy", 0, &dev), MB_OK);
+  mb_calibration_t cal = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(dev, &cal), MB_OK);
+  assert_true(cal.copy_gbps == 0);
+  assert_non_null(strstr(cal.copy_note, "not measured"));
+  assert_non_null(strstr(cal.copy_note, "is 0, not 1"));
+  mb_context_destroy(ctx);
+}
+
 /* The CPU's int4 weight-only GEMM dequantizes B and widens A to f32, then
  * multiplies in f32: its %peak is against the f32 peak, not bf16's. An
  * emulated fp8 GEMM has no peak at all, and so no roof. */
@@ -389,6 +406,7 @@ int main(void) {
       cmocka_unit_test(test_stdrel_hot_batches),
       cmocka_unit_test(test_roofline),
       cmocka_unit_test(test_peak_of_the_math_that_ran),
+      cmocka_unit_test(test_lazy_copy_gives_no_roof),
       cmocka_unit_test(test_no_kernel_is_skipped),
       cmocka_unit_test(test_input_errors),
       cmocka_unit_test(test_out_of_memory_is_a_failed_result),
