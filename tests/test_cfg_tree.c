@@ -118,6 +118,59 @@ static void test_errors_name_file_and_line(void **state) {
   assert_non_null(strstr(mb_error_last(), "dup.json: key \"a\" appears twice"));
 }
 
+/* depth lists (or maps) inside each other, each written flow-style on
+ * its own line, so the innermost one sits on line `depth`. */
+static char *nested(int depth, int map) {
+  char *t = malloc((size_t)depth * 8 + 8), *p = t;
+  for (int i = 0; i < depth; i++) p += sprintf(p, map ? "{a:\n" : "[\n");
+  p += sprintf(p, "1");
+  for (int i = 0; i < depth; i++) *p++ = map ? '}' : ']';
+  *p = '\0';
+  return t;
+}
+
+/* A config nested 50,000 deep crashed the recursive reader (stack
+ * overflow); JSON's reader stops at cJSON's 1000, and YAML now does too,
+ * naming the line. 1000 levels still read. */
+static void test_depth_bounded(void **state) {
+  (void)state;
+  for (int map = 0; map < 2; map++) {
+    char *deep = nested(50000, map);
+    expect_yaml_error(deep, "bad.yaml:1001: nested deeper than 1000 levels");
+    free(deep);
+    char *ok = nested(MB__CFG_MAX_DEPTH, map);
+    mb_cfg_node_t *n = NULL;
+    assert_int_equal(mb__cfg_parse_yaml(ok, strlen(ok), "ok.yaml", &n), MB_OK);
+    mb__cfg_free(n);
+    free(ok);
+  }
+  char json[3 * 1024];
+  memset(json, '[', 2000);
+  memset(json + 2000, ']', 1000);
+  json[3000] = '\0';
+  mb_cfg_node_t *n = NULL;
+  assert_int_equal(mb__cfg_parse_json(json, "deep.json", &n), MB_ERR_PARSE);
+  assert_null(n);
+}
+
+/* 100,000 keys read (a hash finds duplicates: the check was quadratic,
+ * 15 s); a duplicate at the very end is still found, with its line. */
+static void test_many_keys(void **state) {
+  (void)state;
+  enum { KEYS = 100000 };
+  char *t = malloc((size_t)KEYS * 16 + 32), *p = t;
+  for (int i = 0; i < KEYS; i++) p += sprintf(p, "k%d: %d\n", i, i);
+  mb_cfg_node_t *n = NULL;
+  assert_int_equal(mb__cfg_parse_yaml(t, (size_t)(p - t), "keys.yaml", &n),
+                   MB_OK);
+  assert_int_equal(n->count, KEYS);
+  assert_string_equal(mb__cfg_get(n, "k99999")->text, "99999");
+  mb__cfg_free(n);
+  sprintf(p, "k77777: 0\n");
+  expect_yaml_error(t, "bad.yaml:100001: key \"k77777\" appears twice");
+  free(t);
+}
+
 static void test_files(void **state) {
   (void)state;
   char path[] = "/tmp/mb_cfg_XXXXXX";
@@ -145,6 +198,8 @@ int main(void) {
       cmocka_unit_test(test_yaml_and_json_make_the_same_tree),
       cmocka_unit_test(test_scalar_typing),
       cmocka_unit_test(test_errors_name_file_and_line),
+      cmocka_unit_test(test_depth_bounded),
+      cmocka_unit_test(test_many_keys),
       cmocka_unit_test(test_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

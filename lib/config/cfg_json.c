@@ -19,16 +19,17 @@ static mb_cfg_node_t *convert(const cJSON *j, mb_status_t *st) {
   mb_cfg_node_t *n = NULL;
   if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
     n = mb__cfg_new(cJSON_IsObject(j) ? MB_CFG_MAP : MB_CFG_LIST, 0, NULL);
+    mb__cfg_keyset_t ks = {0};
     for (const cJSON *c = j->child; n && c && *st == MB_OK; c = c->next) {
-      mb_cfg_node_t *child = convert(c, st);
-      if (*st != MB_OK) break;
-      if (mb__cfg_get(n, c->string ? c->string : "") && cJSON_IsObject(j)) {
-        mb__cfg_free(child);
+      int dup = 0;
+      if (cJSON_IsObject(j) &&
+          (*st = mb__cfg_keyset_add(&ks, n, c->string, &dup)) == MB_OK && dup)
         *st = mb__fail(MB_ERR_PARSE, "key \"%s\" appears twice", c->string);
-        break;
-      }
+      mb_cfg_node_t *child = *st == MB_OK ? convert(c, st) : NULL;
+      if (*st != MB_OK) break;
       *st = mb__cfg_append(n, cJSON_IsObject(j) ? c->string : NULL, child);
     }
+    mb__cfg_keyset_free(&ks);
   } else if (cJSON_IsString(j)) {
     n = mb__cfg_new(MB_CFG_STRING, 0, j->valuestring);
   } else if (cJSON_IsNumber(j)) {

@@ -54,6 +54,25 @@ mb_cfg_node_t *mb__cfg_new(mb_cfg_kind_t kind, int line, const char *text);
 mb_status_t mb__cfg_append(mb_cfg_node_t *parent, const char *key,
                            mb_cfg_node_t *child);
 
+/* How deep a config may nest: cJSON's own limit (CJSON_NESTING_LIMIT), so
+ * both syntaxes refuse the same documents. The readers and the tree's free
+ * recurse per level: a 50,000-deep YAML list overflowed the stack. */
+#define MB__CFG_MAX_DEPTH 1000
+
+/* Duplicate keys while a map is read (cfg_keys.c): a hash of indices into
+ * map->keys, so a map of n keys costs O(n), not n look-ups of O(n) each
+ * (100,000 keys took 15 s). Zero-initialise; free when the map is done. */
+typedef struct mb__cfg_keyset {
+  size_t *slots; /* index + 1 into map->keys; 0 empty */
+  size_t cap;    /* a power of two, or 0 */
+} mb__cfg_keyset_t;
+/* Before appending `key` to `map`: *dup = 1 when the map has it already,
+ * else the key is recorded as map->keys[map->count], the entry about to
+ * be appended. MB_ERR_NO_MEMORY. */
+mb_status_t mb__cfg_keyset_add(mb__cfg_keyset_t *ks, const mb_cfg_node_t *map,
+                               const char *key, int *dup);
+void mb__cfg_keyset_free(mb__cfg_keyset_t *ks);
+
 /* The value of `key` in a map; NULL when absent or not a map. */
 const mb_cfg_node_t *mb__cfg_get(const mb_cfg_node_t *map, const char *key);
 /* "list", "map", "string", ... */

@@ -59,55 +59,78 @@ static mb_status_t next(reader_t *r, yaml_event_t *e) {
   return yaml_parser_parse(&r->parser, e) ? MB_OK : parse_error(r);
 }
 
-static mb_status_t node(reader_t *r, yaml_event_t *e, mb_cfg_node_t **out);
+static mb_status_t node(reader_t *r, yaml_event_t *e, int depth,
+                        mb_cfg_node_t **out);
+
+/* A map's key (e consumed); the map must not have it yet. */
+static mb_status_t map_key(reader_t *r, yaml_event_t *e,
+                           const mb_cfg_node_t *map, mb__cfg_keyset_t *ks,
+                           char **key) {
+  const int line = (int)e->start_mark.line + 1;
+  const int scalar = e->type == YAML_SCALAR_EVENT;
+  *key = scalar ? strdup((const char *)e->data.scalar.value) : NULL;
+  yaml_event_delete(e);
+  if (!scalar)
+    return mb__fail(MB_ERR_PARSE, "%s:%d: a map key must be a plain value",
+                    r->name, line);
+  if (!*key) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  int dup = 0;
+  mb_status_t st = mb__cfg_keyset_add(ks, map, *key, &dup);
+  if (st == MB_OK && dup)
+    st = mb__fail(MB_ERR_PARSE, "%s:%d: key \"%s\" appears twice", r->name,
+                  line, *key);
+  if (st != MB_OK) {
+    free(*key);
+    *key = NULL;
+  }
+  return st;
+}
 
 /* Children until the closing event; maps take a scalar key first. */
 static mb_status_t children(reader_t *r, mb_cfg_node_t *n,
-                            yaml_event_type_t end) {
-  for (;;) {
+                            yaml_event_type_t end, int depth) {
+  mb__cfg_keyset_t ks = {0};
+  mb_status_t st = MB_OK;
+  while (st == MB_OK) {
     yaml_event_t e;
-    mb_status_t st = next(r, &e);
-    if (st != MB_OK) return st;
+    if ((st = next(r, &e)) != MB_OK) break;
     if (e.type == end) {
       yaml_event_delete(&e);
-      return MB_OK;
+      break;
     }
     char *key = NULL;
-    int key_line = (int)e.start_mark.line + 1;
-    if (n->kind == MB_CFG_MAP) {
-      if (e.type != YAML_SCALAR_EVENT) {
-        yaml_event_delete(&e);
-        return mb__fail(MB_ERR_PARSE, "%s:%d: a map key must be a plain value",
-                        r->name, key_line);
-      }
-      key = strdup((const char *)e.data.scalar.value);
-      yaml_event_delete(&e);
-      if (!key) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
-      if (mb__cfg_get(n, key)) {
-        st = mb__fail(MB_ERR_PARSE, "%s:%d: key \"%s\" appears twice", r->name,
-                      key_line, key);
-        free(key);
-        return st;
-      }
-      if ((st = next(r, &e)) != MB_OK) {
-        free(key);
-        return st;
-      }
+    const int key_line = (int)e.start_mark.line + 1;
+    if (n->kind == MB_CFG_MAP &&
+        ((st = map_key(r, &e, n, &ks, &key)) != MB_OK ||
+         (st = next(r, &e)) != MB_OK)) {
+      free(key);
+      break;
     }
     mb_cfg_node_t *child = NULL;
-    st = node(r, &e, &child);
+    st = node(r, &e, depth + 1, &child);
     if (st == MB_OK && key) child->key_line = key_line;
     if (st == MB_OK) st = mb__cfg_append(n, key, child);
     free(key);
-    if (st != MB_OK) return st;
   }
+  mb__cfg_keyset_free(&ks);
+  return st;
 }
 
-/* One node starting at event e (consumed). */
-static mb_status_t node(reader_t *r, yaml_event_t *e, mb_cfg_node_t **out) {
+/* One node starting at event e (consumed), `depth` levels down. */
+static mb_status_t node(reader_t *r, yaml_event_t *e, int depth,
+                        mb_cfg_node_t **out) {
   const int line = (int)e->start_mark.line + 1;
   mb_status_t st = MB_OK;
   *out = NULL;
+  const int nests = e->type == YAML_SEQUENCE_START_EVENT ||
+                    e->type == YAML_MAPPING_START_EVENT;
+  if (nests && depth > MB__CFG_MAX_DEPTH) { /* scalars do not count */
+    yaml_event_delete(e);
+    return mb__fail(MB_ERR_PARSE,
+                    "%s:%d: nested deeper than %d levels (lists and maps "
+                    "inside each other); a config needs a handful",
+                    r->name, line, MB__CFG_MAX_DEPTH);
+  }
   switch (e->type) {
     case YAML_SCALAR_EVENT:
       *out = typed_scalar((const char *)e->data.scalar.value, line,
@@ -119,7 +142,8 @@ static mb_status_t node(reader_t *r, yaml_event_t *e, mb_cfg_node_t **out) {
       *out = mb__cfg_new(map ? MB_CFG_MAP : MB_CFG_LIST, line, NULL);
       if (*out)
         st = children(r, *out,
-                      map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT);
+                      map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT,
+                      depth);
       break;
     }
     case YAML_ALIAS_EVENT:
@@ -159,7 +183,7 @@ static mb_status_t document(reader_t *r, mb_cfg_node_t **out) {
       *out = mb__cfg_new(MB_CFG_MAP, 1, NULL);
       return *out ? MB_OK : mb__fail(MB_ERR_NO_MEMORY, "out of memory");
     }
-    if ((st = node(r, &e, out)) != MB_OK) return st;
+    if ((st = node(r, &e, 1, out)) != MB_OK) return st;
     break;
   }
   if ((st = next(r, &e)) != MB_OK) return st; /* document end */
