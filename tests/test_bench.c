@@ -222,6 +222,21 @@ static void test_peak_of_the_math_that_ran(void **state) {
   assert_string_equal(o.derived.bound, "");
 }
 
+/* A device index is honoured or refused, with a backend named or not:
+ * device 7 of a one-device CPU backend used to run on cpu:0. */
+static void test_device_index_honoured(void **state) {
+  (void)state;
+  mb_op_params_t p = shape3(8, 8, 8);
+  for (int named = 0; named < 2; named++) {
+    mb_bench_spec_t s = quick_spec("gemm", &p);
+    s.backend = named ? "cpu" : NULL;
+    s.device = 7;
+    outcome_t o = run_ok(&s);
+    assert_int_equal(o.info.status, MB_RESULT_SKIPPED);
+    assert_non_null(strstr(o.info.reason, "device 7 does not exist"));
+  }
+}
+
 static void test_no_kernel_is_skipped(void **state) {
   (void)state;
   mb_op_params_t p = shape3(8, 8, 8);
@@ -407,6 +422,7 @@ int main(void) {
       cmocka_unit_test(test_roofline),
       cmocka_unit_test(test_peak_of_the_math_that_ran),
       cmocka_unit_test(test_lazy_copy_gives_no_roof),
+      cmocka_unit_test(test_device_index_honoured),
       cmocka_unit_test(test_no_kernel_is_skipped),
       cmocka_unit_test(test_input_errors),
       cmocka_unit_test(test_out_of_memory_is_a_failed_result),
