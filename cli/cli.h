@@ -45,7 +45,16 @@ typedef struct cli_opts {
   int isolate;             /* each benchmark in a child process */
   double isolate_timeout;  /* its watchdog, s; 0: from the spec */
   const char *child_index; /* set in that child: run only entry N */
+  /* The fields (offsets into this struct) the command line set: whether
+   * an option was given is never read from its value, so no value the user
+   * can type stands for "not given" (--timeout -1 ran 15 s). */
+  size_t given[64];
+  size_t num_given;
 } cli_opts_t;
+
+/* 1 when the option behind cli_opts_t's `field` was given. */
+int cli_given(const cli_opts_t *o, size_t offset);
+#define CLI_GIVEN(o, field) cli_given((o), offsetof(cli_opts_t, field))
 
 typedef enum opt_kind { OPT_STR, OPT_UINT, OPT_DOUBLE, OPT_FLAG } opt_kind_t;
 
@@ -85,7 +94,8 @@ int cli_context(const char *cmd, int verbose, mb_context_t **ctx);
 
 /* The defaults every command starts from. */
 void cli_init_opts(cli_opts_t *o);
-/* v as an integer in 0 .. max into *out; else the usual message, -1. */
+/* v as an integer in 0 .. max into *out; else a message that says whether
+ * v is not a non-negative integer or out of range (naming max), -1. */
 int cli_parse_u64(const char *cmd, const char *name, const char *v,
                   unsigned long long max, unsigned long long *out);
 

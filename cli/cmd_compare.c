@@ -303,9 +303,6 @@ static int parse_request(int argc, char **argv, request_t *req) {
                      "mbench compare --help",
                      nwords);
   *req = (request_t){words[0], words[1], o.output, defaults, OUT_TABLE, 0};
-  if (o.threshold < 0)
-    return cli_error("compare", "--threshold %g: expected a percentage >= 0",
-                     o.threshold);
   req->opts.threshold_pct = o.threshold;
   req->opts.alpha = o.alpha; /* checked by mb_results_compare */
   if (o.fail_on && parse_fail_on(o.fail_on, req) != 0) return EXIT_USAGE;

@@ -189,9 +189,9 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
     return cli_error("run", "--act: %s", mb_error_last());
   p->alpha = o->alpha;
   p->beta = o->beta;
-  if (o->act_alpha >= 0) p->act_alpha = o->act_alpha;
-  if (o->eps >= 0) p->eps = o->eps;
-  if (o->static_scale != 0) {
+  if (CLI_GIVEN(o, act_alpha)) p->act_alpha = o->act_alpha;
+  if (CLI_GIVEN(o, eps)) p->eps = o->eps;
+  if (CLI_GIVEN(o, static_scale)) {
     p->flags |= MB_PARAM_STATIC;
     p->scale = o->static_scale;
   }
@@ -249,24 +249,9 @@ static int check_problem(const char *name, const mb_op_params_t *params) {
 
 /* "1024x512x256" -> params->shape. */
 static int parse_shape(const char *text, mb_op_params_t *p) {
-  const char *s = text;
-  p->ndim = 0;
-  while (*s) {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || v <= 0 || p->ndim == MB_MAX_DIMS)
-      return cli_error("run",
-                       "--shape \"%s\": expected positive integers joined by "
-                       "'x', e.g. 1024x1024x1024",
-                       text);
-    p->shape[p->ndim++] = v;
-    s = end;
-    if (*s == 'x' || *s == 'X' || *s == ',')
-      s++;
-    else if (*s)
-      return cli_error("run", "--shape \"%s\": unexpected \"%s\"", text, s);
-  }
-  return p->ndim ? 0 : cli_error("run", "--shape is empty");
+  if (mb_shape_parse(text, &p->ndim, p->shape) != MB_OK)
+    return cli_error("run", "--shape: %s", mb_error_last());
+  return 0;
 }
 
 /* What run_one did. */
@@ -303,19 +288,12 @@ static int config_conflict(const cli_opts_t *o) {
       "child-index", "criterion",  "repetitions",     "samples",
       "min-samples", "min-time",   "max-noise",       "timeout",
       "warmup",      "warmup-runs"};
-  cli_opts_t d;
-  cli_init_opts(&d);
-  static const size_t k_size[] = {[OPT_STR] = sizeof(const char *),
-                                  [OPT_UINT] = sizeof(unsigned),
-                                  [OPT_DOUBLE] = sizeof(double),
-                                  [OPT_FLAG] = sizeof(int)};
   for (size_t i = 0; i < NUM_RUN_OPTS; i++) {
     const opt_def_t *def = &k_run_opts[i];
     size_t a = 0, n = sizeof k_allowed / sizeof *k_allowed;
     while (a < n && strcmp(k_allowed[a], def->name) != 0) a++;
     if (a < n) continue;
-    if (memcmp((const char *)o + def->offset, (const char *)&d + def->offset,
-               k_size[def->kind]) != 0)
+    if (cli_given(o, def->offset))
       return cli_error("run",
                        "--%s cannot be combined with --config: the file "
                        "describes the benchmarks (allowed with --config: "
@@ -337,7 +315,7 @@ int cmd_run(int argc, char **argv) {
   if (parsed != 0) return parsed < 0 ? EXIT_USAGE : EXIT_OK;
   if (o.config)
     return config_conflict(&o) ? EXIT_USAGE : cli_run_config(&o, argc, argv);
-  if (o.dry_run || o.filter || o.max_flop > 0 || o.interleave)
+  if (o.dry_run || o.filter || CLI_GIVEN(&o, max_flop) || o.interleave)
     return cli_error("run",
                      "--dry-run, --filter, --max-flop and --interleave need "
                      "--config");

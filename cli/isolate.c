@@ -29,7 +29,7 @@ static double now_s(void) {
 /* The watchdog: the sampling limit of every repetition, twice over, plus a
  * generous allowance for set-up, the check and the warm-up. */
 static double watchdog_s(const cli_runner_t *c, const mb_bench_spec_t *spec) {
-  if (c->opts->isolate_timeout > 0) return c->opts->isolate_timeout;
+  if (CLI_GIVEN(c->opts, isolate_timeout)) return c->opts->isolate_timeout;
   double reps = spec->repetitions ? spec->repetitions : 1;
   return 120.0 + 2.0 * spec->timeout_s * reps;
 }

@@ -30,27 +30,66 @@ int cli_context(const char *cmd, int verbose, mb_context_t **ctx) {
 
 void cli_init_opts(cli_opts_t *o) {
   memset(o, 0, sizeof *o);
-  o->min_time = o->max_noise = o->timeout = o->warmup = -1;
-  o->act_alpha = o->eps = -1;
   o->alpha = 1;
+}
+
+int cli_given(const cli_opts_t *o, size_t offset) {
+  for (size_t i = 0; i < o->num_given; i++)
+    if (o->given[i] == offset) return 1;
+  return 0;
 }
 
 int cli_parse_u64(const char *cmd, const char *name, const char *v,
                   unsigned long long max, unsigned long long *out) {
   char *end = NULL;
   errno = 0;
-  unsigned long long x = strtoull(v, &end, 10);
-  if (!*v || *end || errno || v[0] == '-' || x > max)
+  const int digits = *v && strspn(v, "0123456789") == strlen(v);
+  unsigned long long x = digits ? strtoull(v, &end, 10) : 0;
+  if (!digits)
     return cli_error(cmd, "--%s: \"%s\" is not a non-negative integer", name,
                      v),
+           -1;
+  if (errno == ERANGE || x > max)
+    return cli_error(cmd, "--%s: %s is out of range (at most %llu)", name, v,
+                     max),
            -1;
   *out = x;
   return 0;
 }
 
-static int set_value(const char *cmd, const opt_def_t *d, const char *v,
-                     cli_opts_t *o) {
-  char *end = NULL, *field = (char *)o + d->offset;
+/* Where a number has a range, the range; every other number is any
+ * finite value (alpha, beta, a leaky ReLU's slope, -0.5 included). */
+typedef enum { ANY, POSITIVE, NON_NEGATIVE } range_t;
+#define O(field) offsetof(cli_opts_t, field)
+static const struct {
+  size_t offset;
+  range_t range;
+} k_ranges[] = {
+    {O(samples), POSITIVE},         {O(min_samples), POSITIVE},
+    {O(repetitions), POSITIVE},     {O(timeout), POSITIVE},
+    {O(max_noise), POSITIVE},       {O(min_time), NON_NEGATIVE},
+    {O(warmup), NON_NEGATIVE},      {O(max_flop), POSITIVE},
+    {O(isolate_timeout), POSITIVE}, {O(eps), POSITIVE},
+    {O(static_scale), POSITIVE},    {O(threshold), NON_NEGATIVE},
+};
+#undef O
+
+static int in_range(const char *cmd, const opt_def_t *d, const char *v,
+                    double x) {
+  range_t r = ANY;
+  for (size_t i = 0; i < sizeof k_ranges / sizeof *k_ranges; i++)
+    if (k_ranges[i].offset == d->offset) r = k_ranges[i].range;
+  if ((r == POSITIVE && !(x > 0)) || (r == NON_NEGATIVE && !(x >= 0)))
+    return cli_error(cmd, "--%s: %s is out of range; valid: %s", d->name, v,
+                     r == POSITIVE ? (d->kind == OPT_UINT ? "1 or more" : "> 0")
+                                   : ">= 0"),
+           0;
+  return 1;
+}
+
+static int parse_value(const char *cmd, const opt_def_t *d, const char *v,
+                       void *field) {
+  char *end = NULL;
   errno = 0;
   switch (d->kind) {
     case OPT_STR:
@@ -58,7 +97,9 @@ static int set_value(const char *cmd, const opt_def_t *d, const char *v,
       return 0;
     case OPT_UINT: {
       unsigned long long x;
-      if (cli_parse_u64(cmd, d->name, v, 0xFFFFFFFFull, &x) != 0) return -1;
+      if (cli_parse_u64(cmd, d->name, v, 0xFFFFFFFFull, &x) != 0 ||
+          !in_range(cmd, d, v, (double)x))
+        return -1;
       *(unsigned *)field = (unsigned)x;
       return 0;
     }
@@ -66,6 +107,7 @@ static int set_value(const char *cmd, const opt_def_t *d, const char *v,
       double x = strtod(v, &end);
       if (!*v || *end || errno || !isfinite(x))
         return cli_error(cmd, "--%s: \"%s\" is not a number", d->name, v), -1;
+      if (!in_range(cmd, d, v, x)) return -1;
       *(double *)field = x;
       return 0;
     }
@@ -74,6 +116,15 @@ static int set_value(const char *cmd, const opt_def_t *d, const char *v,
       return 0;
   }
   return -1;
+}
+
+static int set_value(const char *cmd, const opt_def_t *d, const char *v,
+                     cli_opts_t *o) {
+  if (parse_value(cmd, d, v, (char *)o + d->offset) != 0) return -1;
+  if (!cli_given(o, d->offset) &&
+      o->num_given < sizeof o->given / sizeof *o->given)
+    o->given[o->num_given++] = d->offset;
+  return 0;
 }
 
 static const opt_def_t *find_def(const opt_def_t *defs, size_t n,

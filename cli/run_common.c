@@ -11,8 +11,7 @@
 #include "cli.h"
 
 /* The timing options besides --criterion: where each is in cli_opts_t and
- * in the spec, and its MB_TIMING_* bit. Not given: 0 for a count, < 0 for
- * seconds and noise (cli_init_opts). */
+ * in the spec, and its MB_TIMING_* bit. Only those given apply. */
 #define TIMING(opt, kind, member, bit)                                  \
   {                                                                     \
     offsetof(cli_opts_t, opt), kind, offsetof(mb_bench_spec_t, member), \
@@ -44,18 +43,18 @@ int cli_apply_timing(const char *cmd, const cli_opts_t *o,
     *fields |= MB_TIMING_CRITERION;
   }
   for (size_t i = 0; i < sizeof k_timing / sizeof *k_timing; i++) {
+    if (!cli_given(o, k_timing[i].opt)) continue;
     const char *opt = (const char *)o + k_timing[i].opt;
     char *member = (char *)spec + k_timing[i].member;
-    if (k_timing[i].kind == OPT_UINT && *(const unsigned *)opt)
+    if (k_timing[i].kind == OPT_UINT)
       *(uint32_t *)member = *(const unsigned *)opt;
-    else if (k_timing[i].kind == OPT_DOUBLE && *(const double *)opt >= 0)
-      *(double *)member = *(const double *)opt;
     else
-      continue;
+      *(double *)member = *(const double *)opt;
     *fields |= k_timing[i].bit;
   }
+  const int samples = CLI_GIVEN(o, samples);
   /* --samples alone asks for exactly that many. */
-  if (o->samples && !o->criterion) {
+  if (samples && !o->criterion) {
     spec->criterion = MB_CRITERION_FIXED;
     *fields |= MB_TIMING_CRITERION;
   }
@@ -64,7 +63,7 @@ int cli_apply_timing(const char *cmd, const cli_opts_t *o,
   /* As a config's `samples:` (schema_native.c): a count means nothing to
    * the criteria that stop on their own, so asking for both is a mistake,
    * not a fixed count in disguise. */
-  if (o->samples && spec->criterion != MB_CRITERION_FIXED)
+  if (samples && spec->criterion != MB_CRITERION_FIXED)
     return cli_error(cmd,
                      "--samples is for --criterion fixed; %s stops on its "
                      "own (drop --samples, or use --criterion fixed)",

@@ -620,7 +620,7 @@ static const bad_case_t k_bad[] = {
      {"benchmarks[0].shapes[0]:", "model linear takes 3 dimensions (MxKxN)"}},
     {"bad shape text",
      "benchmarks:\n  - op: gemm\n    shapes: [\"8x0x8\"]\n",
-     {"t.yaml:3: benchmarks[0].shapes[0]:", "\"8x0x8\" is not a shape",
+     {"t.yaml:3: benchmarks[0].shapes[0]:", "shape \"8x0x8\": a dimension is 0",
       "joined by x"}},
     {"negative dimension",
      "benchmarks:\n  - op: gemm\n    shapes:\n      - [8, -1, 8]\n",

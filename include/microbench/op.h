@@ -213,6 +213,16 @@ MB_API const char *mb_op_alias_name(size_t index, const char **op,
  * Unknown names: MB_ERR_NOT_FOUND with the valid ops. */
 MB_API mb_status_t mb_op_apply_alias(const char *name, mb_op_params_t *params);
 
+/* The largest dimension a shape may have (2^40). */
+#define MB_MAX_DIM_SIZE ((int64_t)1 << 40)
+/* "1024x512x256" (x or X between): 1 to MB_MAX_DIMS positive integers of
+ * at most MB_MAX_DIM_SIZE, digits only. Anything else - a sign, a space, an
+ * empty or trailing dimension, a number past the limit - is
+ * MB_ERR_INVALID_ARG naming the text and what is wrong with it; *ndim and
+ * dims are left alone then. */
+MB_API mb_status_t mb_shape_parse(const char *text, uint32_t *ndim,
+                                  int64_t *dims);
+
 /* Fills defaults into *params and validates them for `op`. Errors name the
  * field, the bad value and the valid choices. */
 MB_API mb_status_t mb_op_resolve(const mb_op_t *op, mb_op_params_t *params);

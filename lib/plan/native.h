@@ -17,7 +17,7 @@
 #define MAX_ENTRIES 100000
 #define PATH_CAP 256
 #define NAME_CAP 512
-#define MAX_DIM ((int64_t)1 << 40)
+#define MAX_DIM MB_MAX_DIM_SIZE
 
 /* ---- swept fields ----------------------------------------------------- */
 

@@ -38,25 +38,12 @@ static mb_status_t push_shape(bench_t *b, const shape_t *s) {
   return MB_OK;
 }
 
-/* "1024x1024x1024": positive integers joined by x. */
+/* "1024x1024x1024": positive integers joined by x (or a list). */
 static mb_status_t parse_shape_text(const mb__pb_t *pb, const mb_cfg_node_t *n,
                                     const char *path, shape_t *s) {
-  const char *p = n->text;
-  s->ndim = 0;
-  for (;;) {
-    char *end;
-    long long v = *p >= '0' && *p <= '9' ? strtoll(p, &end, 10) : 0;
-    if (v <= 0 || v > MAX_DIM || s->ndim == MB_MAX_DIMS) break;
-    s->dims[s->ndim++] = v;
-    if (*end == '\0') return MB_OK;
-    if (*end != 'x') break;
-    p = end + 1;
-  }
-  return mb__pb_error(pb, n, path,
-                      "\"%s\" is not a shape; write positive integers joined "
-                      "by x (\"1024x1024x1024\") or a list ([1024, 1024, "
-                      "1024]), at most %d dimensions",
-                      n->text, MB_MAX_DIMS);
+  if (mb_shape_parse(n->text, &s->ndim, s->dims) == MB_OK) return MB_OK;
+  return mb__pb_error(pb, n, path, "%s (or a list: [1024, 1024, 1024])",
+                      mb_error_last());
 }
 
 static mb_status_t parse_dims(const mb__pb_t *pb, const mb_cfg_node_t *n,

@@ -241,9 +241,46 @@ class BadInput(unittest.TestCase):
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8"],
                                 "needs 3 (MxKxN)")
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8xax8"],
-                                '--shape "8xax8"')
+                                'shape "8xax8"')
         self.expect_usage_error(["run", "--op", "add", "--shape", "0x8"],
-                                "--shape \"0x8\": expected positive integers")
+                                'shape "0x8": a dimension is 0')
+        # strtoll took a sign, a trailing x and clamped a huge number.
+        for shape, why in (("64x64x64x", "a dimension is missing"),
+                           ("+64x64x64", "each dimension is a number, digits only"),
+                           ("18446744073709551617x2",
+                            "a dimension is larger than 2^40"),
+                           ("256x256x256,512x512x512",
+                            "a ',' separates two shapes")):
+            self.expect_usage_error(["run", "--op", "gemm", "--shape", shape],
+                                    f'shape "{shape}": {why}')
+
+    def test_given_is_not_a_value(self):
+        # "Not given" was a value the user could type: --timeout -1 ran
+        # 15 s, --samples 0 switched to stdrel, --static-scale 0 dropped
+        # the static scale. Each is now an error naming the valid range.
+        base = ["run", "--op", "add", "--shape", "8x8"]
+        for opt, value, valid in (
+                ("timeout", "-1", "> 0"), ("samples", "0", "1 or more"),
+                ("max-noise", "-1", "> 0"), ("min-time", "-1", ">= 0"),
+                ("warmup", "-1", ">= 0"), ("repetitions", "0", "1 or more"),
+                ("min-samples", "0", "1 or more"), ("max-flop", "0", "> 0"),
+                ("isolate-timeout", "-1", "> 0"), ("eps", "-1", "> 0"),
+                ("static-scale", "0", "> 0")):
+            self.expect_usage_error(
+                base + [f"--{opt}", value],
+                f"--{opt}: {value} is out of range; valid: {valid}")
+        self.expect_usage_error(base + ["--samples", "5000000000"],
+                                "5000000000 is out of range (at most")
+        self.expect_usage_error(base + ["--samples", "5", "--criterion",
+                                        "stdrel"], "--samples is for")
+        # A negative slope is a valid value, not "not given".
+        doc = Run.json_run(self, "--op", "activation", "--act", "leakyrelu",
+                           "--act-alpha", "-0.5", "--shape", "8x8", *QUICK)
+        self.assertEqual(doc["results"][0]["params"]["act_alpha"], -0.5)
+        # A given timing option is kept whatever its value: --min-time 0.
+        doc = Run.json_run(self, "--op", "add", "--shape", "8x8",
+                           "--min-time", "0", "--timeout", "0.2")
+        self.assertEqual(doc["results"][0]["timing"]["min_time_s"], 0)
 
     def test_unknown_backend_and_impl(self):
         self.expect_usage_error(
