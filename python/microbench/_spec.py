@@ -2,12 +2,15 @@
 semantics of ``mbench run``'s options (cli/cmd_run.c): every name goes
 through the library's parser, and an error names the argument."""
 import ctypes
+import difflib
 import inspect
+import math
+import numbers
 
 from . import _parse as P
 from . import _structs as S
 from ._lib import check, lib
-from .errors import MB_ERR_INVALID_ARG, MB_ERR_NOT_FOUND, Error
+from .errors import MB_ERR_INVALID_ARG, MB_ERR_NOT_FOUND, Error, KeywordError
 
 # Boolean keyword -> mb_op_params_t flag: the flags of MB_PARAM_FLAG_LIST
 # (op.h) that mbench run has an option for, under their `key`
@@ -44,6 +47,64 @@ def _bad(message):
     return Error(message, MB_ERR_INVALID_ARG)
 
 
+_U32, _U64 = 2**32 - 1, 2**64 - 1
+# Numeric keyword -> (integer?, lowest, highest, lowest excluded?), as
+# ``mbench run``'s option ranges (cli/options.c). Checked before anything
+# reaches ctypes, which would wrap samples=-3 to 4294967293 (a run that
+# never ends) and device=2**40 to 0.
+_NUMBERS = {
+    "device": (True, 0, _U32, False),
+    "samples": (True, 1, _U32, False),
+    "min_samples": (True, 1, _U32, False),
+    "repetitions": (True, 1, _U32, False),
+    "warmup_runs": (True, 0, _U32, False),
+    "batch": (True, 0, _U32, False),
+    "seed": (True, 0, _U64, False),
+    "min_time": (False, 0, None, False),
+    "warmup": (False, 0, None, False),
+    "max_noise": (False, 0, None, True),
+    "timeout": (False, 0, None, True),
+    "static_scale": (False, 0, None, True),
+    "eps": (False, 0, None, True),
+    "max_flop": (False, 0, None, True),
+    "alpha": (False, None, None, False),
+    "beta": (False, None, None, False),
+    "act_alpha": (False, None, None, False),
+}
+
+
+def check_number(name, value):
+    """value for keyword `name`, checked against _NUMBERS (None passes):
+    an Error naming the keyword, the value and the valid range."""
+    if value is None or name not in _NUMBERS:
+        return value
+    integer, low, high, open_low = _NUMBERS[name]
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(
+            value, numbers.Integral if integer else numbers.Real):
+        raise _bad("%s=%r: expected %s, got %s"
+                   % (name, value, kind, type(value).__name__))
+    if not integer and not math.isfinite(value):
+        raise _bad("%s=%r: expected a finite number" % (name, value))
+    too_low = low is not None and (value <= low if open_low else value < low)
+    if too_low or (high is not None and value > high):
+        valid = ("> %s" % low if open_low else
+                 "%s to %s" % (low, high) if high is not None else
+                 ">= %s" % low)
+        raise _bad("%s=%r is out of range; valid: %s" % (name, value, valid))
+    return value
+
+
+def unknown_keyword(fn_name, given, valid):
+    """The KeywordError for keyword `given` of fn_name(), which takes
+    `valid`."""
+    close = difflib.get_close_matches(given, valid, n=3)
+    hint = "; did you mean %s?" % " or ".join(repr(c) for c in close) \
+        if close else ""
+    return KeywordError("%s() got an unknown keyword %r%s; valid: %s"
+                        % (fn_name, given, hint, ", ".join(sorted(valid))))
+
+
 def _opt_bytes(value):
     return None if value is None else str(value).encode()
 
@@ -64,6 +125,9 @@ def apply_timing(spec, criterion=None, samples=None, **timing):
     an error. Returns the MB_TIMING_* bits of the
     fields it set (a plan's timing_fields)."""
     fields = 0
+    check_number("samples", samples)
+    for key, value in timing.items():
+        check_number(key, value)
     if criterion is not None:
         spec.criterion = P.criterion(criterion)
         fields |= S.TIMING_CRITERION
@@ -166,8 +230,13 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
     op flags' keywords (_PARAM_FLAGS) come in `flags`."""
     unknown = set(flags) - set(dict(_PARAM_FLAGS))
     if unknown:
-        raise TypeError("build() got an unexpected keyword argument %r"
-                        % sorted(unknown)[0])
+        raise unknown_keyword("run", sorted(unknown)[0],
+                              list(build.__signature__.parameters))
+    for name, value in (("device", device), ("batch", batch), ("seed", seed),
+                        ("alpha", alpha), ("beta", beta),
+                        ("static_scale", static_scale),
+                        ("act_alpha", act_alpha), ("eps", eps)):
+        check_number(name, value)
     if shape is None:
         raise _bad("shape is required, e.g. shape=(1024, 1024, 1024)")
     params = S.OpParams()

@@ -50,3 +50,9 @@ class Error(Exception):
 
     def __repr__(self):
         return "microbench.Error(%r, status=%r)" % (self.message, self.status)
+
+
+class KeywordError(Error, TypeError):
+    """A keyword the function does not take: an Error naming it and the
+    keywords it does take (the closest first), and a TypeError as Python
+    itself would raise."""

@@ -63,8 +63,11 @@ def run_config(context, path, backend=None, filter=None, max_flop=None,
     """Context.run_config (see there)."""
     unknown = set(timing) - set(_spec.TIMING_KEYWORDS)
     if unknown:
-        raise TypeError("run_config() got an unexpected keyword argument %r"
-                        % sorted(unknown)[0])
+        raise _spec.unknown_keyword(
+            "run_config", sorted(unknown)[0],
+            ("path", "backend", "filter", "max_flop", "dry_run")
+            + _spec.TIMING_KEYWORDS)
+    _spec.check_number("max_flop", max_flop)
     ctx = context._ptr()
     plan = _load(path, backend, filter, max_flop, timing)
     try:

@@ -444,6 +444,42 @@ class ErrorTest(unittest.TestCase):
     def test_unknown_keyword_is_a_type_error(self):
         with self.assertRaises(TypeError):
             CTX.run(op="add", shape=(4, 4), colour="blue")
+        # ... and an Error that names it, the closest keywords and the
+        # valid ones (it named an internal function).
+        with self.assertRaises(microbench.Error) as cm:
+            CTX.run(op="add", shape=(4, 4), sampels=3)
+        self.assertIn("run() got an unknown keyword 'sampels'; did you mean "
+                      "'samples'", str(cm.exception))
+        self.assertIn("valid: acc_dtype", str(cm.exception))
+        with self.assertRaises(microbench.Error) as cm:
+            CTX.run_config("x.yaml", sampels=3)
+        self.assertIn("run_config() got an unknown keyword 'sampels'",
+                      str(cm.exception))
+
+    def test_numbers_checked_before_the_library(self):
+        # ctypes wrapped samples=-3 to 4294967293 (a run that never ends),
+        # device=2**40 to device 0, seed=-1 to 2**64 - 1.
+        for kw, words in (
+                ({"samples": -3}, "samples=-3 is out of range; valid: 1 to"),
+                ({"device": 2**40}, "device=1099511627776 is out of range"),
+                ({"seed": -1}, "seed=-1 is out of range; valid: 0 to"),
+                ({"samples": "3"}, "samples='3': expected an integer, got "
+                                   "str"),
+                ({"samples": True}, "expected an integer, got bool"),
+                ({"timeout": 0}, "timeout=0 is out of range; valid: > 0"),
+                ({"min_time": float("nan")}, "expected a finite number"),
+                ({"eps": -1.0}, "eps=-1.0 is out of range")):
+            with self.assertRaises(microbench.Error) as cm:
+                CTX.run(op="add", shape=(4, 4), **kw)
+            self.assertIn(words, str(cm.exception))
+            self.assertEqual(cm.exception.status, "MB_ERR_INVALID_ARG")
+        with self.assertRaises(microbench.Error) as cm:
+            CTX.run_config("x.yaml", timeout=-1)
+        self.assertIn("timeout=-1 is out of range", str(cm.exception))
+        # In range: the largest seed, a negative slope.
+        r = CTX.run(op="add", shape=(4, 4), samples=2, seed=2**64 - 1,
+                    act_alpha=-0.5)
+        self.assertTrue(r.ok)
 
     def test_error_attributes(self):
         e = microbench.Error("boom", -2)
