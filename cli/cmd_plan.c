@@ -264,29 +264,36 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
             "mbench run: note: the timing options given override every "
             "benchmark's timing (each result records the timing it ran "
             "with)\n");
+  const size_t n = mb_plan_count(plan);
+  size_t *order = malloc((n ? n : 1) * sizeof *order);
+  mb_context_t *ctx = NULL;
+  /* Everything that can be wrong with the command is found before the
+   * first benchmark runs, --dry-run or not: the order's seed, every
+   * entry's backend and impl (the backends are loaded for that, and to
+   * predict the entries they cannot run). */
+  if (!order || plan_order(o, plan, order) != 0 ||
+      cli_context("run", o->verbose, &ctx) != 0 ||
+      (mb_plan_check(ctx, plan) != MB_OK &&
+       cli_error("run", "%s", mb_error_last()))) {
+    if (!order) cli_error("run", "out of memory");
+    free(order);
+    mb_context_destroy(ctx);
+    mb_plan_destroy(plan);
+    return EXIT_USAGE;
+  }
   if (o->dry_run) {
-    /* The backends are loaded to predict the entries they cannot run. */
-    mb_context_t *ctx = NULL;
-    int rc = cli_context("run", o->verbose, &ctx) != 0
-                 ? EXIT_USAGE
-                 : print_plan(ctx, plan, o->config);
+    int rc = print_plan(ctx, plan, o->config);
+    free(order);
     mb_context_destroy(ctx);
     mb_plan_destroy(plan);
     return rc;
   }
-  const size_t n = mb_plan_count(plan);
-  if (n == 0) {
-    mb_plan_destroy(plan);
-    return cli_error("run", "%s: no benchmark left to run", o->config);
-  }
   size_t child;
-  int is_child = cli_child_index("run", o, n, &child);
-  size_t *order = malloc(n * sizeof *order);
-  mb_context_t *ctx = NULL;
-  if (is_child < 0 || !order || plan_order(o, plan, order) != 0 ||
-      cli_context("run", o->verbose, &ctx) != 0) {
-    if (!order) cli_error("run", "out of memory");
+  int is_child = n ? cli_child_index("run", o, n, &child) : 0;
+  if (n == 0 || is_child < 0) {
+    if (n == 0) cli_error("run", "%s: no benchmark left to run", o->config);
     free(order);
+    mb_context_destroy(ctx);
     mb_plan_destroy(plan);
     return EXIT_USAGE;
   }

@@ -100,3 +100,23 @@ double mb_device_peak_flops(const mb_device_t *dev, mb_dtype_t dtype) {
   if (!dev || !dev->backend->vt->peak_flops) return 0.0;
   return dev->backend->vt->peak_flops(dev->backend->state, dev->index, dtype);
 }
+
+/* Without a backend: device `index` of the backend of the first GPU
+ * device if any, else of the first device. Its device 0 is that device;
+ * an index it does not have is MB_ERR_NO_DEVICE saying so (a skip), never
+ * quietly another device. */
+mb_status_t mb__device_default(mb_context_t *ctx, uint32_t index,
+                               mb_device_t **out) {
+  size_t n = mb_device_count(ctx);
+  const mb_device_t *best = n ? &ctx->devices[0] : NULL;
+  for (size_t i = 0; i < n; i++)
+    if (ctx->devices[i].info.kind == MB_DEVICE_GPU) {
+      best = &ctx->devices[i];
+      break;
+    }
+  if (!best)
+    return mb__fail(MB_ERR_NO_DEVICE, "no device: %s",
+                    ctx->num_backends ? "no backend has a device"
+                                      : "no backend module found");
+  return mb_device_find(ctx, best->backend->name, index, out);
+}

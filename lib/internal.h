@@ -95,6 +95,12 @@ struct mb_tensor {
   void *data;
 };
 
+/* device.c: a spec's device when it names no backend: device `index` of
+ * the backend of the first GPU device if any, else of the first device.
+ * MB_ERR_NO_DEVICE (with the reason) when there is none or the backend
+ * lacks that index. */
+mb_status_t mb__device_default(mb_context_t *ctx, uint32_t index,
+                               mb_device_t **out);
 /* timer.c: the device's timer, measured once (cheap; every benchmark
  * needs it to size its batch). */
 mb_status_t mb__device_timer(mb_device_t *dev);

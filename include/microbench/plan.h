@@ -116,6 +116,13 @@ MB_API mb_status_t mb_plan_entry(const mb_plan_t *plan, size_t index,
 MB_API size_t mb_plan_note_count(const mb_plan_t *plan);
 MB_API const char *mb_plan_note(const mb_plan_t *plan, size_t index);
 
+/* Checks every entry against ctx before anything runs: its backend is one
+ * ctx knows (else MB_ERR_NOT_FOUND listing them) and its `impl` names a
+ * kernel of its op there (else MB_ERR_NOT_FOUND listing the kernels). The
+ * message starts with the entry's name. A backend without a device is not
+ * an error: its entries are skipped when run. */
+MB_API mb_status_t mb_plan_check(mb_context_t *ctx, const mb_plan_t *plan);
+
 /* Runs entry `index` (or makes its skipped result) and records the plan's
  * facts in the result: name, recipe, model, mode, shape name, the file's
  * extra keys (`config`) and, when the entry's baseline already ran,

@@ -447,26 +447,6 @@ static void samples_mean_fixed(mb_bench_spec_t *s) {
     s->criterion = MB_CRITERION_FIXED;
 }
 
-/* Without a backend: device `index` of the backend of the first GPU
- * device if any, else of the first device. Its device 0 is that device;
- * an index it does not have is MB_ERR_NO_DEVICE saying so (a skip), never
- * quietly another device. */
-static mb_status_t best_device(mb_context_t *ctx, uint32_t index,
-                               mb_device_t **out) {
-  size_t n = mb_device_count(ctx);
-  const mb_device_t *best = n ? &ctx->devices[0] : NULL;
-  for (size_t i = 0; i < n; i++)
-    if (ctx->devices[i].info.kind == MB_DEVICE_GPU) {
-      best = &ctx->devices[i];
-      break;
-    }
-  if (!best)
-    return mb__fail(MB_ERR_NO_DEVICE, "no device: %s",
-                    ctx->num_backends ? "no backend has a device"
-                                      : "no backend module found");
-  return mb_device_find(ctx, best->backend->name, index, out);
-}
-
 /* A composite's result says which model, recipe and mode it measured
  * (a plan may set them again, the same). */
 static mb_status_t label_model(const mb__run_t *r, mb_result_t *res) {
@@ -508,7 +488,7 @@ static mb_status_t resolve(mb_context_t *ctx, const mb_bench_spec_t *spec,
     st = mb_device_find(ctx, spec->backend, spec->device, &r->dev);
     if (st == MB_ERR_NOT_FOUND) return st; /* unknown backend: input error */
   } else {
-    best_device(ctx, spec->device, &r->dev);
+    mb__device_default(ctx, spec->device, &r->dev);
   }
   *res = mb__result_new(r->op->name, r->op->shape_syntax, &r->params, spec,
                         r->dev);

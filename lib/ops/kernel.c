@@ -164,13 +164,43 @@ static void describe_kernels(const mb_context_t *ctx, const mb_op_t *op,
   }
 }
 
+static int impl_on(const mb_context_t *ctx, const mb_op_t *op,
+                   const mb__backend_t *b, const char *impl, int users) {
+  for (size_t i = 0; users && i < ctx->num_user_kernels; i++) {
+    const mb__user_kernel_t *u = &ctx->user_kernels[i];
+    if (!strcmp(u->name, impl) && !strcmp(u->op, op->name) &&
+        !strcmp(u->backend, b->name))
+      return 1;
+  }
+  for (size_t i = 0; i < b->vt->num_kernels; i++)
+    if (!strcmp(b->vt->kernels[i].name, impl) &&
+        !strcmp(b->vt->kernels[i].op, op->name))
+      return 1;
+  return 0;
+}
+
+mb_status_t mb__kernel_impl_known(const mb_context_t *ctx, const mb_op_t *op,
+                                  const mb__backend_t *b, const char *impl,
+                                  int users) {
+  if (!impl || impl_on(ctx, op, b, impl, users)) return MB_OK;
+  char list[1024] = "";
+  describe_kernels(ctx, op, b, list, sizeof list);
+  return mb__fail(MB_ERR_NOT_FOUND,
+                  "unknown implementation \"%s\" for %s on %s; available:%s",
+                  impl, op->name, b->name, *list ? list : " none");
+}
+
 static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
                                  const mb_op_params_t *p,
                                  const mb_device_t *dev, const char *impl,
                                  int users, mb__kernel_t *out, char *why,
                                  size_t why_cap) {
   const mb__backend_t *b = dev->backend;
-  int impl_exists = 0;
+  mb_status_t st = mb__kernel_impl_known(ctx, op, b, impl, users);
+  if (st != MB_OK) {
+    snprintf(why, why_cap, "%s", mb_error_last());
+    return st;
+  }
   /* Every distinct reason a matching kernel gave, so a skip explains
    * itself ("tf32: ..." rather than only the last kernel's reason), copied
    * as each supports() returns: a formatted one lives in the context's
@@ -180,8 +210,6 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
   why[0] = '\0';
   for (size_t i = 0; users && i < ctx->num_user_kernels; i++) {
     const mb__user_kernel_t *u = &ctx->user_kernels[i];
-    if (impl && strcmp(u->name, impl) == 0 && strcmp(u->op, op->name) == 0)
-      impl_exists = 1;
     if ((impl && strcmp(u->name, impl) != 0) ||
         !user_kernel_matches(u, op, p, b->name))
       continue;
@@ -190,8 +218,6 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
   }
   for (size_t i = 0; i < b->vt->num_kernels; i++) {
     const mb_backend_kernel_t *k = &b->vt->kernels[i];
-    if (impl && strcmp(k->name, impl) == 0 && strcmp(k->op, op->name) == 0)
-      impl_exists = 1;
     if ((impl && strcmp(k->name, impl) != 0) ||
         !backend_kernel_matches(k, op, p))
       continue;
@@ -207,12 +233,6 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
     }
     *out = (mb__kernel_t){k->name, k, NULL, 0};
     return MB_OK;
-  }
-  if (impl && !impl_exists) {
-    describe_kernels(ctx, op, b, why, why_cap);
-    return mb__fail(MB_ERR_NOT_FOUND,
-                    "unknown implementation \"%s\" for %s on %s; available:%s",
-                    impl, op->name, b->name, *why ? why : " none");
   }
   int n = snprintf(why, why_cap, "no %s kernel on %s for %s x %s -> %s%s%s%s",
                    op->name, b->name, mb_dtype_name(p->dtype),

@@ -28,6 +28,14 @@ mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
                                       const mb_device_t *dev, mb__kernel_t *out,
                                       char *why, size_t why_cap);
 
+/* MB_OK when impl is NULL or names a kernel of op on backend b (user
+ * kernels too when `users`), else MB_ERR_NOT_FOUND listing the ones there
+ * are: an input error, whatever the params (a config's `impl:` checked
+ * before anything runs, as a run's). */
+mb_status_t mb__kernel_impl_known(const mb_context_t *ctx, const mb_op_t *op,
+                                  const mb__backend_t *b, const char *impl,
+                                  int users);
+
 /* The most notes a kernel's notes hook is asked for. */
 #define MB__MAX_KERNEL_NOTES 32
 

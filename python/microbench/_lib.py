@@ -116,6 +116,7 @@ PROTOTYPES = {
     "mb_report_close": (_STATUS, [_P]),
     # plan.h
     "mb_plan_load": (_STATUS, [c_char_p, POINTER(S.PlanOptions), _PP]),
+    "mb_plan_check": (_STATUS, [_P, _P]),
     "mb_plan_destroy": (None, [_P]),
     "mb_plan_schema": (c_char_p, [_P]),
     "mb_plan_count": (c_size_t, [_P]),

@@ -71,6 +71,8 @@ def run_config(context, path, backend=None, filter=None, max_flop=None,
     ctx = context._ptr()
     plan = _load(path, backend, filter, max_flop, timing)
     try:
+        # Every entry's backend and impl, before the first one runs.
+        check(lib().mb_plan_check(ctx, plan), "run_config")
         notes = [S.text(lib().mb_plan_note(plan, i))
                  for i in range(lib().mb_plan_note_count(plan))]
         count = lib().mb_plan_count(plan)

@@ -220,6 +220,39 @@ class Config(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("need --config", p.stderr)
 
+    def test_checked_whole_before_running(self):
+        # An unknown backend or impl in a later entry: the earlier entries
+        # used to run first (then exit 2); now nothing runs, --dry-run
+        # says so too, and no output file is written.
+        for key, value, words in (
+                ("backend", "tpu", 'unknown backend "tpu"; backends: cpu'),
+                ("impl", "mine", 'unknown implementation "mine" for add on '
+                                 "cpu; available:")):
+            path = self.write(f"late_{key}.yaml", f"""\
+                benchmarks:
+                  - op: copy
+                    shapes: [[64, 64]]
+                  - op: add
+                    shapes: [[64, 64]]
+                    {key}: {value}
+                """)
+            out = os.path.join(self.dir, f"{key}.json")
+            for extra in (["--dry-run"], ["--samples", "2", "-o", out]):
+                p = mbench("run", "--config", path, *extra)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("add/64x64/f32: " + words, p.stderr)
+                self.assertNotIn("copy", p.stdout)
+                self.assertFalse(os.path.exists(out))
+        path = self.write("ok.yaml", """\
+            benchmarks:
+              - op: copy
+                shapes: [[64, 64]]
+            """)
+        p = mbench("run", "--config", path, "--interleave", "abc",
+                   "--dry-run")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('--interleave: "abc" is not a seed', p.stderr)
+
     def test_progress_only_on_a_terminal(self):
         path = self.write("p.yaml", """\
             benchmarks:

@@ -183,6 +183,22 @@ benchmarks:
         with self.assertRaises(microbench.Error) as cm:
             self.ctx.run_config(self.yaml, filter="(")
         self.assertIn("(", str(cm.exception))
+        # An unknown backend in the second entry: an error before the
+        # first runs (and in a dry run), naming the entry.
+        late = self.write("late.yaml", """\
+benchmarks:
+  - op: copy
+    shapes: [[8, 8]]
+  - op: add
+    shapes: [[8, 8]]
+    backend: tpu
+""")
+        for dry in (True, False):
+            with self.assertRaises(microbench.Error) as cm:
+                self.ctx.run_config(late, dry_run=dry)
+            self.assertEqual(cm.exception.status, "MB_ERR_NOT_FOUND")
+            self.assertIn('add/8x8/f32: unknown backend "tpu"',
+                          str(cm.exception))
 
     def test_module_level(self):
         plan = microbench.run_config(self.yaml, filter="^elt/copy",
