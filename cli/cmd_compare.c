@@ -360,7 +360,21 @@ int cmd_compare(int argc, char **argv) {
       mb_compare_row_t r = MB_COMPARE_ROW_INIT;
       if (mb_comparison_row(cmp, i, &r) == MB_OK) v.counts[r.verdict]++;
     }
-    rc = write_output(&v);
+    /* A gate that compared nothing (an empty NEW, ids that never match)
+     * must not pass. */
+    const size_t only = v.counts[MB_VERDICT_MISSING] + v.counts[MB_VERDICT_NEW];
+    rc = mb_comparison_count(cmp) > only
+             ? write_output(&v)
+             : cli_error("compare",
+                         "nothing to compare: %s has %zu result%s, %s %zu, "
+                         "none under the same id%s",
+                         req.base, mb_results_count(base),
+                         mb_results_count(base) == 1 ? "" : "s", req.new_path,
+                         mb_results_count(nw),
+                         req.opts.match_problem ? ""
+                                                : " (--by problem "
+                                                  "matches across "
+                                                  "devices)");
     size_t flagged = fail_on_count(&v);
     /* Say why a run with nothing SLOWER or FAILED fails the job. */
     if (rc == 0 && flagged)

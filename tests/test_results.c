@@ -219,7 +219,7 @@ static void test_document_errors(void **state) {
                                           "microbench.results/1", NULL});
   put_file(path_of("noid.json", p, sizeof p),
            "{\n\"schema\": \"microbench.results/1\", \"results\": "
-           "[{\"id\": \"a\"}, {\"op\": \"gemm\"}]}\n");
+           "[{\"id\": \"a\", \"status\": \"ok\"}, {\"op\": \"gemm\"}]}\n");
   assert_load_fails(
       p, MB_ERR_PARSE,
       (const char *const[]){"noid.json", "results[1]", "no \"id\"", NULL});

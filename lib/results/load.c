@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "results/json_exact.h"
+#include "results/result_read.h"
 #include "results/results_internal.h"
 
 /* ---- small readers shared by the results files ------------------------- */
@@ -128,6 +129,15 @@ static mb_status_t index_results(mb_results_t *set) {
     if (!mb__json_str(r, "id"))
       return mb__fail(MB_ERR_PARSE, "%s: results[%zu] has no \"id\" string",
                       set->path, set->count);
+    /* What compare, merge and report read, as the result reader checks
+     * it (they read the JSON itself: a hand-edited "status": "great"
+     * compared as skipped, a negative median as a time). */
+    mb_result_status_t status;
+    if ((st = mb__rj_status(r, &status)) != MB_OK ||
+        (st = mb__rj_times(r)) != MB_OK) {
+      mb__error_prefix("%s: results[%zu]", set->path, set->count);
+      return st;
+    }
     set->items[set->count++] = (cJSON *)r;
   }
   return MB_OK;

@@ -107,6 +107,32 @@ static mb_status_t read_correctness(const cJSON *root, mb_result_t *r) {
                        MB__COUNT(k_fields));
 }
 
+mb_status_t mb__rj_times(const cJSON *root) {
+  static const char *const k_stats[] = {"min_ns", "median_ns", "mean_ns",
+                                        "max_ns", "iqr_ns"};
+  const cJSON *o, *arr;
+  size_t n = 0;
+  char path[64];
+  mb_status_t st = mb__rj_block(root, "stats", &o);
+  for (size_t i = 0; st == MB_OK && o && i < MB__COUNT(k_stats); i++) {
+    double v = NAN;
+    snprintf(path, sizeof path, "stats.%s", k_stats[i]);
+    st = mb__rj_value(o, "stats", k_stats[i], MB__RJ_NUM, MB__FIELD_OPT, &v);
+    if (st == MB_OK && v < 0)
+      st = mb__rj_bad(path, "%g ns: a time is not negative", v);
+  }
+  if (st == MB_OK)
+    st = mb__rj_array(root, "", "samples_ns", MB__FIELD_OPT, &arr, &n);
+  const cJSON *v = n ? arr->child : NULL;
+  for (size_t i = 0; st == MB_OK && i < n; i++, v = v->next) {
+    double ns = 0;
+    snprintf(path, sizeof path, "samples_ns[%zu]", i);
+    if ((st = mb__rj_item(v, path, MB__RJ_NUM, 0, &ns)) == MB_OK && ns < 0)
+      st = mb__rj_bad(path, "%g ns: a time is not negative", ns);
+  }
+  return st;
+}
+
 static mb_status_t read_stats(const cJSON *root, mb_result_t *r) {
 #define FIELD(key, member, kind, flags) \
   {key, offsetof(mb_stats_t, member), MB__RJ_##kind, flags},
@@ -116,6 +142,7 @@ static mb_status_t read_stats(const cJSON *root, mb_result_t *r) {
   mb_status_t st = mb__rj_block(root, "stats", &o);
   if (st != MB_OK || !o) return st;
   st = mb__rj_fields(o, "stats", &r->stats, k_fields, MB__COUNT(k_fields));
+  if (st == MB_OK) st = mb__rj_times(root);
   return st != MB_OK ? st : read_stop_reason(o, "stats", &r->stats.stop_reason);
 }
 
@@ -520,7 +547,7 @@ static mb_status_t read_model(const cJSON *root, mb_result_t *r) {
 }
 
 /* timer, warning, status and the rest of the identity. */
-static mb_status_t read_status(const cJSON *root, mb_result_status_t *out) {
+mb_status_t mb__rj_status(const cJSON *root, mb_result_status_t *out) {
   const char *name = NULL;
   mb_status_t st = mb__rj_value(root, "", "status", MB__RJ_STR, 0, &name);
   for (int i = MB_RESULT_OK; st == MB_OK && i <= MB_RESULT_FAILED; i++)
@@ -538,7 +565,7 @@ static mb_status_t read_status(const cJSON *root, mb_result_status_t *out) {
 static mb_status_t read_texts(const cJSON *root, mb_result_t *r) {
   const char *timer = "", *warning = "", *reason = "";
   mb_result_status_t status = MB_RESULT_OK;
-  mb_status_t st = read_status(root, &status);
+  mb_status_t st = mb__rj_status(root, &status);
   if (st == MB_OK)
     st = mb__rj_value(root, "", "reason", MB__RJ_STR, 0, &reason);
   if (st == MB_OK)

@@ -56,5 +56,10 @@ mb_status_t mb__rj_fields(const cJSON *o, const char *block, void *base,
  * repetitions, derived, model, notes, plan, texts), in the order each
  * needs (result_parse_measure.c). */
 mb_status_t mb__rj_measurement(const cJSON *root, mb_result_t *r);
+/* The result's status: one of ok, skipped, failed. */
+mb_status_t mb__rj_status(const cJSON *root, mb_result_status_t *out);
+/* Its times: stats.{min,median,mean,max,iqr}_ns and every samples_ns[i]
+ * numbers, none negative. */
+mb_status_t mb__rj_times(const cJSON *root);
 
 #endif

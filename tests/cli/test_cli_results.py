@@ -163,9 +163,11 @@ class CompareAndMerge(unittest.TestCase):
             r["id"] = r["id"].replace("cpu:0", "cpu:1")
 
         new = self.new_file("moved.json", 0.5, elsewhere)
-        p = self.compare(self.base, new, rc=0)
-        self.assertIn("MISSING", p.stdout)
-        self.assertIn("1 only in base, 1 only in new", p.stdout)
+        # By id nothing matches: an error, never a pass (it used to print
+        # MISSING and exit 0).
+        p = self.compare(self.base, new, rc=2)
+        self.assertIn("nothing to compare: ", p.stderr)
+        self.assertIn("none under the same id (--by problem", p.stderr)
         p = self.compare(self.base, new, "--by", "problem", rc=0)
         self.assertIn(self.doc["results"][0]["problem"], p.stdout)
         self.assertIn("FASTER", p.stdout)
@@ -179,10 +181,14 @@ class CompareAndMerge(unittest.TestCase):
 
         # +10 % within +-50 % spread, 5 a side: the test cannot tell.
         noisy = self.write("noisy_base.json", pinned(self.doc, 0.5))
+        # A base with one more result than the new file: one MISSING.
+        two = pinned(self.doc, 0.01)
+        two["results"].append(copy.deepcopy(two["results"][0]))
+        elsewhere(two["results"][1])
         cases = (
             (noisy, self.new_file("noisy.json", 1.1, noise=0.5), "noisy"),
-            (self.base, self.new_file("moved_f.json", 1.0, elsewhere),
-             "missing"),
+            (self.write("base_two.json", two),
+             self.new_file("same_f.json", 1.0), "missing"),
             (self.base, self.new_file("skipped.json", 1.0, skip), "skipped"))
         for base, new, state in cases:
             with self.subTest(state=state):
@@ -195,6 +201,18 @@ class CompareAndMerge(unittest.TestCase):
                               p.stderr)
                 self.compare(base, new, "--fail-on", ",".join(others + [state]),
                              rc=1)
+        # A result file the reader would refuse is refused here too.
+        for edit, words in ((lambda r: r.update(status="great"),
+                             'status: unknown status "great"'),
+                            (lambda r: r["stats"].update(median_ns=-5),
+                             "stats.median_ns: -5 ns: a time is not "
+                             "negative"),
+                            (lambda r: r["samples_ns"].__setitem__(0, -1),
+                             "samples_ns[0]: -1 ns")):
+            p = self.compare(self.base, self.new_file("bad.json", 1.0, edit),
+                             rc=2)
+            self.assertIn("bad.json: results[0]: result JSON: " + words,
+                          p.stderr)
         for bad in ("slower", "", "noisy,", "noisy,,missing", "NOISY"):
             p = self.compare(self.base, self.base, "--fail-on", bad, rc=2)
             self.assertIn("valid: missing, skipped, noisy", p.stderr)
