@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -131,6 +132,21 @@ static int already_tried(const mb_context_t *ctx, const char *path) {
   return 0;
 }
 
+/* Code another user can change is not loaded into this process (SSH's
+ * rule for keys): the module, or the directory it is in, writable by
+ * every user. "" when neither is. */
+static const char *writable_by_others(const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0 && (st.st_mode & S_IWOTH)) return "the module";
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  if (slash && stat(*dir ? dir : "/", &st) == 0 && (st.st_mode & S_IWOTH))
+    return "its directory";
+  return "";
+}
+
 static void load_module(mb_context_t *ctx, const char *file,
                         const char *given) {
   /* Canonical path, so one file reached through two directories (build
@@ -140,6 +156,15 @@ static void load_module(mb_context_t *ctx, const char *file,
   if (already_tried(ctx, path)) return;
   mb__backend_t *b = add_entry(ctx, file, path);
   if (!b) return;
+  const char *who = writable_by_others(path);
+  if (*who) {
+    set_reason(b,
+               "refused: %s is writable by every user, so anyone could put "
+               "code into this process (chmod o-w)",
+               who);
+    mb__log(ctx, MB_LOG_WARN, "%s: %s", path, b->reason);
+    return;
+  }
   /* NODELETE: backends start threads (OpenMP teams, GPU runtimes) that
    * outlive fini() and keep thread-local storage in the module; unmapping
    * the code under them would crash the process at exit. */
@@ -234,15 +259,30 @@ static void scan_dir(mb_context_t *ctx, const char *dir, int report_missing) {
   free(names);
 }
 
-/* Each non-empty component of a colon-separated list. */
-static void scan_path_list(mb_context_t *ctx, const char *list) {
+/* Each non-empty component of a colon-separated list. From the
+ * environment (`what` names it) only absolute directories: a relative one
+ * means whatever the working directory holds, a classic way to load a
+ * planted library. */
+static void scan_path_list(mb_context_t *ctx, const char *list,
+                           const char *what) {
   if (!list) return;
   char *copy = mb__strdup(list);
   if (!copy) return;
   char *save = NULL;
   for (char *dir = strtok_r(copy, ":", &save); dir;
-       dir = strtok_r(NULL, ":", &save))
+       dir = strtok_r(NULL, ":", &save)) {
+    if (what && dir[0] != '/') {
+      mb__backend_t *b = add_entry(ctx, dir, dir);
+      if (b)
+        set_reason(b,
+                   "%s entry \"%s\" is relative: give an absolute directory "
+                   "(a relative one depends on the working directory)",
+                   what, dir);
+      mb__log(ctx, MB_LOG_WARN, "%s: %s", dir, b ? b->reason : "relative");
+      continue;
+    }
     scan_dir(ctx, dir, 1);
+  }
   free(copy);
 }
 
@@ -260,9 +300,9 @@ static void scan_beside_library(mb_context_t *ctx) {
 
 void mb__loader_scan(mb_context_t *ctx, const char *option_path,
                      uint32_t flags) {
-  scan_path_list(ctx, option_path);
+  scan_path_list(ctx, option_path, NULL);
   if (flags & MB_CONTEXT_NO_DEFAULT_BACKENDS) return;
-  scan_path_list(ctx, getenv("MB_BACKEND_PATH"));
+  scan_path_list(ctx, getenv("MB_BACKEND_PATH"), "MB_BACKEND_PATH");
   scan_beside_library(ctx);
   scan_dir(ctx, MB_MODULE_INSTALL_DIR_STR, 0);
 }

@@ -1,6 +1,8 @@
 /* The loader: every failure is a reason, never a crash. */
 #include <dirent.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -143,6 +145,61 @@ static void test_same_module_twice(void **state) {
   mb_context_destroy(ctx);
 }
 
+/* Modules inside their trust boundary: a relative MB_BACKEND_PATH entry
+ * (whatever the working directory holds) and a module that every user can
+ * write, or in a directory every user can write, are refused with the
+ * reason. */
+static void copy_module(const char *dir, mode_t dir_mode, mode_t file_mode,
+                        char *file, size_t cap) {
+  char cmd[8192];
+  snprintf(file, cap, "%s/mb_backend_fake.so", dir);
+  snprintf(cmd, sizeof cmd, "cp %s/mb_backend_wrong.so %s", fixture("working"),
+           file);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(chmod(file, file_mode), 0);
+  assert_int_equal(chmod(dir, dir_mode), 0);
+}
+
+static void test_trust_boundary(void **state) {
+  (void)state;
+  char dir[] = "/tmp/mb_test_loader_XXXXXX", file[512];
+  assert_non_null(mkdtemp(dir));
+  const struct {
+    mode_t dir, file;
+    const char *reason; /* NULL: loads */
+  } k_cases[] = {{0755, 0755, NULL},
+                 {0777, 0755, "refused: its directory is writable by every"},
+                 {0755, 0757, "refused: the module is writable by every"}};
+  for (size_t i = 0; i < sizeof k_cases / sizeof *k_cases; i++) {
+    copy_module(dir, k_cases[i].dir, k_cases[i].file, file, sizeof file);
+    mb_context_t *ctx;
+    mb_backend_info_t b;
+    single_entry(dir, &b, &ctx);
+    assert_int_equal(b.loaded, k_cases[i].reason == NULL);
+    if (k_cases[i].reason) assert_contains(b.reason, k_cases[i].reason);
+    mb_context_destroy(ctx);
+    assert_int_equal(chmod(dir, 0755), 0);
+    assert_int_equal(unlink(file), 0);
+  }
+  assert_int_equal(rmdir(dir), 0);
+  /* The environment's list: absolute directories only. */
+  mb_context_options_t o = MB_CONTEXT_OPTIONS_INIT;
+  setenv("MB_BACKEND_PATH", "lib/microbench", 1);
+  mb_context_t *ctx = NULL;
+  assert_int_equal(mb_context_create(&ctx, &o), MB_OK);
+  int said = 0;
+  for (size_t i = 0; i < mb_backend_count(ctx); i++) {
+    mb_backend_info_t b = MB_BACKEND_INFO_INIT;
+    assert_int_equal(mb_backend_info(ctx, i, &b), MB_OK);
+    said |= b.reason && strstr(b.reason,
+                               "MB_BACKEND_PATH entry "
+                               "\"lib/microbench\" is relative") != NULL;
+  }
+  assert_true(said);
+  mb_context_destroy(ctx);
+  unsetenv("MB_BACKEND_PATH");
+}
+
 static void test_options_struct_size(void **state) {
   (void)state;
   mb_context_options_t o = MB_CONTEXT_OPTIONS_INIT;
@@ -165,6 +222,7 @@ int main(void) {
       cmocka_unit_test(test_no_device),
       cmocka_unit_test(test_cpu_and_failures_together),
       cmocka_unit_test(test_same_module_twice),
+      cmocka_unit_test(test_trust_boundary),
       cmocka_unit_test(test_options_struct_size),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
