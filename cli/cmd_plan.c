@@ -164,8 +164,11 @@ static int print_plan(mb_context_t *ctx, const mb_plan_t *plan,
     const char *where = *skip            ? "skipped: "
                         : e.spec.backend ? e.spec.backend
                                          : "best available";
-    printf("%-5zu %-58s %12.4g %12.4g  %s%s\n", i + 1, e.name, e.flop, e.bytes,
-           where, skip);
+    char name[256], why[1024];
+    mb_escape_controls(e.name, name, sizeof name);
+    mb_escape_controls(skip, why, sizeof why);
+    printf("%-5zu %-58s %12.4g %12.4g  %s%s\n", i + 1, name, e.flop, e.bytes,
+           where, why);
   }
   printf(
       "plan: %s (%s schema): %zu benchmark%s; one run of each: %.4g FLOP, "
@@ -257,8 +260,11 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
   mb_plan_t *plan;
   if (mb_plan_load(o->config, &po, &plan) != MB_OK)
     return cli_error("run", "%s", mb_error_last());
-  for (size_t i = 0; i < mb_plan_note_count(plan); i++)
-    fprintf(stderr, "mbench run: note: %s\n", mb_plan_note(plan, i));
+  for (size_t i = 0; i < mb_plan_note_count(plan); i++) {
+    char note[1024];
+    mb_escape_controls(mb_plan_note(plan, i), note, sizeof note);
+    fprintf(stderr, "mbench run: note: %s\n", note);
+  }
   if (po.timing_fields && !o->child_index)
     fprintf(stderr,
             "mbench run: note: the timing options given override every "

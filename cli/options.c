@@ -8,13 +8,16 @@
 
 #include "cli.h"
 
+/* Messages quote what the user gave (a name from a file, an option's
+ * value): control characters in it are escaped, not sent to the terminal. */
 int cli_error(const char *cmd, const char *fmt, ...) {
+  char msg[4096], safe[4096];
   va_list ap;
-  fprintf(stderr, "mbench%s%s: ", cmd ? " " : "", cmd ? cmd : "");
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  mb_escape_controls(msg, safe, sizeof safe);
+  fprintf(stderr, "mbench%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", safe);
   return EXIT_USAGE;
 }
 

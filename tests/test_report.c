@@ -777,6 +777,43 @@ static void test_table_model_details(void **state) {
   free(text);
 }
 
+/* Control characters in names and reasons are printed as \xNN: a name
+ * holding ESC [ 2 J cannot clear the terminal, a newline cannot forge a
+ * row. The length returned is the whole escaped text's, as snprintf's. */
+static void test_escape_controls(void **state) {
+  (void)state;
+  char out[64];
+  const char *evil = "a\x1b[2Jb\nc\x7f\td\xc3\xa9";
+  size_t n = mb_escape_controls(evil, out, sizeof out);
+  assert_string_equal(out, "a\\x1b[2Jb\\x0ac\\x7f\\x09d\xc3\xa9");
+  assert_int_equal(n, strlen(out));
+  assert_int_equal(mb_escape_controls(evil, out, 4), n); /* cut, sized */
+  assert_string_equal(out, "a\\x");
+  assert_int_equal(mb_escape_controls("", out, sizeof out), 0);
+  assert_string_equal(out, "");
+  /* The table writer prints a reason through it. */
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 2;
+  p.shape[0] = p.shape[1] = 8;
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = "add";
+  s.params = &p;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_result_without_run(g_ctx, &s, MB_RESULT_SKIPPED,
+                                               "why\x1b[2J", &r),
+                   MB_OK);
+  char path[512];
+  snprintf(path, sizeof path, "%s/evil.txt", g_dir);
+  mb_report_t *rep = open_report(MB_FORMAT_TABLE, path);
+  assert_int_equal(mb_report_add(rep, r), MB_OK);
+  assert_int_equal(mb_report_close(rep), MB_OK);
+  mb_result_destroy(r);
+  char *text = slurp(path);
+  assert_contains(text, "skipped: why\\x1b[2J");
+  assert_null(strchr(text, '\x1b'));
+  free(text);
+}
+
 static void test_format_names(void **state) {
   (void)state;
   static const char *const k_names[] = {"table", "json", "csv", "md", "ossdb"};
@@ -825,6 +862,7 @@ int main(void) {
       cmocka_unit_test(test_ossdb),
       cmocka_unit_test(test_table_and_markdown),
       cmocka_unit_test(test_table_model_details),
+      cmocka_unit_test(test_escape_controls),
       cmocka_unit_test(test_format_names),
       cmocka_unit_test(test_unwritable_path),
   };

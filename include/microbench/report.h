@@ -36,6 +36,14 @@ typedef enum mb_format {
  * "1.234 ms", "56.78 us". What the table prints. */
 MB_API void mb_format_ns(double ns, char *buf, size_t cap);
 
+/* `text` with every control character (bytes below 0x20, and 0x7f) written
+ * as \xNN into out (cap bytes, always NUL-terminated, cut when short).
+ * Returns the length the whole would take, as snprintf does. The table
+ * writers and mbench print names, ids and reasons through it: text from a
+ * file or a command line cannot move the cursor, clear a terminal or forge
+ * a line. */
+MB_API size_t mb_escape_controls(const char *text, char *out, size_t cap);
+
 /* "table", "json", "csv", "md" (also "markdown"), "ossdb"; errors list
  * valid names. */
 MB_API mb_status_t mb_format_from_name(const char *name, mb_format_t *out);

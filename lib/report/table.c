@@ -154,12 +154,12 @@ static char *details(const mb_result_t *r, const char *title) {
 /* Markdown: kept in rep->doc (an array of texts) until the table ends. */
 static mb_status_t add_details(mb_report_t *rep, const mb_result_t *r,
                                const char *const *cells) {
-  char title[256];
+  char title[256], name[128];
   int md = rep->format == MB_FORMAT_MARKDOWN;
+  mb_escape_controls(*r->name ? r->name : cells[0], name, sizeof name);
   if (md)
-    snprintf(title, sizeof title, "%s %s %s %s (%s)",
-             *r->name ? r->name : cells[0], cells[1], cells[2], cells[3],
-             r->backend);
+    snprintf(title, sizeof title, "%s %s %s %s (%s)", name, cells[1], cells[2],
+             cells[3], r->backend);
   char *text = details(r, md ? title : NULL);
   if (!text) return mb__fail(MB_ERR_NO_MEMORY, "table report: out of memory");
   mb_status_t st = MB_OK;
@@ -192,12 +192,14 @@ static void put_kept_details(mb_report_t *rep) {
 /* One line about the row just printed: under it on the console; in
  * markdown kept, with the row's identity, for the list after the table. */
 static mb_status_t add_note(mb_report_t *rep, const char *const *cells,
-                            const char *text) {
+                            const char *raw) {
+  char text[1024];
+  mb_escape_controls(raw, text, sizeof text);
   if (rep->format != MB_FORMAT_MARKDOWN) {
     fprintf(rep->out, "  %s\n", text);
     return MB_OK;
   }
-  char line[1024];
+  char line[2048];
   snprintf(line, sizeof line, "- %s %s %s%s%s (%s%s%s): %s", cells[0], cells[1],
            cells[2], *cells[3] ? " " : "", cells[3], cells[4],
            *cells[5] ? " " : "", cells[5], text);
@@ -286,6 +288,11 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
                                     roof,
                                     speedup,
                                     check};
+  char safe[NUM_COLUMNS][192];
+  for (size_t i = 0; i < NUM_COLUMNS; i++) {
+    mb_escape_controls(cells[i], safe[i], sizeof safe[i]);
+    cells[i] = safe[i];
+  }
   put_row(rep, cells);
   /* Why it did not run belongs with the row, not in a log; so do doubts
    * about the figures it did produce. */

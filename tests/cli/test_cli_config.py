@@ -253,6 +253,26 @@ class Config(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn('--interleave: "abc" is not a seed', p.stderr)
 
+    def test_control_characters_escaped(self):
+        # A name or an impl from a file reaches the terminal as text: ESC
+        # [ 2 J (clear screen) printed as \x1b[2J.
+        path = self.write("evil.yaml", """\
+            benchmarks:
+              - name: "evil\\e[2Jname"
+                op: copy
+                shapes: [[64, 64]]
+            """)
+        p = mbench("run", "--config", path, "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("evil\\x1b[2Jname/64x64/f32", p.stdout)
+        self.assertNotIn("\x1b", p.stdout)
+        with open(path, "a") as f:
+            f.write('    impl: "x\\e[31my"\n')
+        p = mbench("run", "--config", path, "--dry-run")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn('unknown implementation "x\\x1b[31my"', p.stderr)
+        self.assertNotIn("\x1b", p.stderr)
+
     def test_progress_only_on_a_terminal(self):
         path = self.write("p.yaml", """\
             benchmarks:
