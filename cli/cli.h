@@ -14,7 +14,8 @@ enum {
   /* Every result was skipped (no device, ...): a CI job that measured
    * nothing must not pass as if it had. */
   EXIT_NOTHING_MEASURED = 3,
-  EXIT_INTERRUPTED = 130 /* 128 + SIGINT, as shells report it */
+  /* Interrupted: 128 + the signal, as shells report it (130 SIGINT, 143
+   * SIGTERM; cli_interrupt_status). */
 };
 
 /* Everything any command accepts; each command takes a subset. */
@@ -173,6 +174,9 @@ int cli_child_report(const char *cmd, mb_context_t *ctx,
  * dropped) with every finished result written. */
 void cli_interrupt_install(mb_context_t *ctx);
 int cli_interrupted(void);
+/* The exit status of an interrupted run: 128 + the signal that stopped it
+ * (130 for Ctrl-C, 143 for SIGTERM). */
+int cli_interrupt_status(void);
 
 /* cmd_plan.c: mbench run --config FILE (o holds the parsed options). */
 int cli_run_config(const cli_opts_t *o, int argc, char **argv);

@@ -9,10 +9,11 @@
 
 #include "cli.h"
 
-static volatile sig_atomic_t g_interrupted;
+static volatile sig_atomic_t g_interrupted, g_signal;
 
 static void on_signal(int sig) {
   g_interrupted = 1;
+  g_signal = sig;
   signal(sig, SIG_DFL);
 }
 
@@ -29,4 +30,8 @@ void cli_interrupt_install(mb_context_t *ctx) {
 
 int cli_interrupted(void) {
   return g_interrupted != 0;
+}
+
+int cli_interrupt_status(void) {
+  return 128 + (g_signal ? (int)g_signal : SIGINT);
 }

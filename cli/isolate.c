@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -47,6 +48,7 @@ static char **child_argv(const cli_runner_t *c, size_t index, char *num,
 }
 
 static pid_t spawn(const cli_runner_t *c, size_t index, int *out_fd) {
+  const pid_t parent = getpid();
   int fds[2];
   if (pipe(fds) != 0) return -1;
   char num[32];
@@ -60,8 +62,13 @@ static pid_t spawn(const cli_runner_t *c, size_t index, int *out_fd) {
   pid_t pid = fork();
   if (pid == 0) {
     /* Its own process group: the watchdog kills it and anything it
-     * started; the terminal's Ctrl-C reaches only us, and we decide. */
+     * started; the terminal's Ctrl-C reaches only us, and we decide. So
+     * that it cannot outlive us (mbench killed with SIGKILL), it dies
+     * with its parent; a parent that died before the call is seen as a
+     * changed parent pid. */
     setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+      _exit(127);
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);

@@ -120,7 +120,7 @@ int cli_exit_status(const char *cmd, const sinks_t *s, int worst,
             "mbench: interrupted: %zu of %zu benchmark%s finished and "
             "written\n",
             done, total, total == 1 ? "" : "s");
-    return EXIT_INTERRUPTED;
+    return cli_interrupt_status();
   }
   if (worst != EXIT_OK || !s || !s->results || s->skipped < s->results)
     return worst;

@@ -148,6 +148,51 @@ class Isolate(unittest.TestCase):
             doc = json.load(f)
         self.assertEqual(doc["results"], [])
 
+    def children_of(self, marker):
+        """Pids of the processes whose command line holds `marker` (this
+        test's own output path) and --child-index: isolated children."""
+        pids = []
+        for d in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if marker.encode() in argv and b"--child-index" in argv:
+                pids.append(int(d))
+        return pids
+
+    def start_hanging(self):
+        plan = os.path.join(self.tmp.name, "hang.yaml")
+        with open(plan, "w") as f:
+            f.write(PLAN.replace("[ok, segv, hang, abort]", "[hang]"))
+        p = subprocess.Popen(
+            [MBENCH, "run", "--config", plan, "--isolate",
+             "--isolate-timeout", "120", "-o", self.out],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env())
+        deadline = time.monotonic() + 60
+        while not self.children_of(self.out) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(self.children_of(self.out), "no child started")
+        return p
+
+    def test_sigterm_and_a_killed_parent(self):
+        # SIGTERM: finished results kept, exit 128 + 15 (it said 130).
+        p = self.start_hanging()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 143, err)
+        # A parent killed outright (no handler runs): its isolated child
+        # dies with it (PR_SET_PDEATHSIG), not left hanging for 120 s.
+        p = self.start_hanging()
+        p.kill()
+        p.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while self.children_of(self.out) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.children_of(self.out), [])
+
     def test_child_index_out_of_range(self):
         p = subprocess.run(
             [MBENCH, "run", "--config", self.plan, "--child-index", "9"],
