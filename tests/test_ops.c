@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "test_util.h"
+#include "dtype_internal.h"
 #include "ops/op_internal.h"
 #include "ops/verify.h"
 
@@ -186,6 +187,160 @@ static void test_gemm_trans_reference(void **state) {
                    k_flags[f], i, j, v, sc, 0.5 * want, 0.5 * mag);
       }
     mb__op_gemm.ref_release(ref);
+  }
+}
+
+/* The GEMM reference reads its operands where they lie (a row converted at
+ * a time) or from a transposed copy; every path must give the value a
+ * naive product of the logical operands gives, bit for bit: each product
+ * a sa b sb in double, summed in K order, plus beta D. One small shape
+ * (operands converted whole) and one whose operands pass 2^22 elements
+ * (converted a row at a time, transposed by several threads), with dims
+ * that are not multiples of the transpose's tiles where no scale forbids. */
+typedef struct ref_path {
+  const char *name;
+  mb_dtype_t a, b, out, q;
+  uint32_t flags;
+  const char *sa, *sb;
+  double beta;
+} ref_path_t;
+
+/* Logical element (r, c) of a side: stored transposed when `t`. */
+static double side_at(const void *v, mb_dtype_t dt, int t, int64_t r, int64_t c,
+                      int64_t rows, int64_t cols) {
+  return mb__load(v, dt, (size_t)(t ? c * rows + r : r * cols + c));
+}
+
+static double grid_at(const float *g, const mb_scaling_t *s, int64_t cols,
+                      int64_t r, int64_t c) {
+  if (s->mode == MB_SCALE_NONE) return 1.0;
+  return (double)g[r / s->block[0] * (cols / s->block[1]) + c / s->block[1]];
+}
+
+/* The values and grid of a side the op quantizes itself (its semantics,
+ * mb__quantize_ref), or the host's. */
+static void *naive_side(const mb_op_params_t *p, const void *host,
+                        const float *host_grid, int b, float **grid) {
+  const mb_scaling_t *s = b ? &p->scale_b : &p->scale_a;
+  const int64_t rows = b ? p->shape[1] : p->shape[0];
+  const int64_t cols = b ? p->shape[2] : p->shape[1];
+  if (!(p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
+    *grid = (float *)host_grid;
+    return (void *)host;
+  }
+  const size_t count = (size_t)(rows * cols);
+  int64_t gr, gc;
+  mb__scaling_grid(s, rows, cols, &gr, &gc);
+  float *x = malloc(count * sizeof *x);
+  void *q = malloc(mb_dtype_bytes(p->dtype_q, count));
+  *grid = malloc((size_t)(gr * gc) * sizeof **grid);
+  assert_non_null(x);
+  assert_non_null(q);
+  assert_non_null(*grid);
+  mb_convert(x, MB_DTYPE_F32, host, b ? p->dtype_b : p->dtype, count, 0);
+  mb__quantize_ref(x, rows, cols, s, p->dtype_q, 0.0, q, *grid);
+  free(x);
+  return q;
+}
+
+static void check_ref_path(const ref_path_t *c, int64_t m, int64_t k, int64_t n,
+                           int every) {
+  mb_op_params_t p = gemm_params(m, k, n);
+  p.dtype = c->a, p.dtype_b = c->b, p.dtype_out = c->out, p.dtype_q = c->q;
+  p.flags = c->flags, p.alpha = 1.5, p.beta = c->beta;
+  if (c->sa) assert_int_equal(mb_scaling_from_string(c->sa, &p.scale_a), MB_OK);
+  if (c->sb) assert_int_equal(mb_scaling_from_string(c->sb, &p.scale_b), MB_OK);
+  assert_int_equal(mb_op_resolve(&mb__op_gemm, &p), MB_OK);
+  void *buf[5];
+  mb_dtype_t dt[5];
+  for (uint32_t role = 0; role < 5; role++) {
+    uint32_t nd;
+    int64_t sh[MB_MAX_DIMS];
+    assert_int_equal(mb_op_operand(&mb__op_gemm, &p, role, &dt[role], &nd, sh),
+                     MB_OK);
+    const size_t count = (size_t)(sh[0] * sh[1]);
+    buf[role] = malloc(mb_dtype_bytes(dt[role], count));
+    assert_non_null(buf[role]);
+    mb_fill_t f = MB_FILL_INIT;
+    f.seed = 11 + role;
+    if (role == 2 || role == 3) f.kind = MB_FILL_UNIFORM, f.a = 0.25, f.b = 4;
+    assert_int_equal(mb_fill_host(buf[role], dt[role], count, &f), MB_OK);
+  }
+  const void *host[] = {buf[0], buf[1], buf[2], buf[3], buf[4]};
+  void *ref;
+  assert_int_equal(mb__op_gemm.ref_prepare(&p, host, &ref), MB_OK);
+  float *ga, *gb;
+  const void *va = naive_side(&p, buf[0], buf[2], 0, &ga);
+  const void *vb = naive_side(&p, buf[1], buf[3], 1, &gb);
+  const int qi = (p.flags & MB_PARAM_QUANTIZE_INPUTS) != 0;
+  const mb_dtype_t da = qi ? p.dtype_q : dt[0], db = qi ? p.dtype_q : dt[1];
+  const int ta = (p.flags & MB_PARAM_TRANS_A) != 0;
+  const int tb = (p.flags & MB_PARAM_TRANS_B) != 0;
+  /* Every element, or a 4 x 4 grid of them with the corners. */
+  const int64_t steps = every ? 0 : 4;
+  for (int64_t si = 0; si < (every ? m : steps); si++)
+    for (int64_t sj = 0; sj < (every ? n : steps); sj++) {
+      const int64_t i = every ? si : si * (m - 1) / (steps - 1);
+      const int64_t j = every ? sj : sj * (n - 1) / (steps - 1);
+      double acc = 0, mag = 0, v, sc;
+      for (int64_t q = 0; q < k; q++) {
+        double prod =
+            side_at(va, da, ta, i, q, m, k) * grid_at(ga, &p.scale_a, k, i, q) *
+            side_at(vb, db, tb, q, j, k, n) * grid_at(gb, &p.scale_b, n, q, j);
+        acc += prod;
+        mag += fabs(prod);
+      }
+      const double d0 = mb__load(buf[4], dt[4], (size_t)(i * n + j));
+      const double want = p.alpha * acc + (p.beta != 0 ? p.beta * d0 : 0);
+      const double wsc =
+          fabs(p.alpha) * mag + (p.beta != 0 ? fabs(p.beta * d0) : 0);
+      mb__op_gemm.ref_element(ref, 0, (size_t)(i * n + j), &v, &sc);
+      if (v != want || sc != wsc)
+        fail_msg(
+            "%s %lldx%lldx%lld: D[%lld,%lld] = %.17g (scale %.17g), "
+            "want %.17g (%.17g)",
+            c->name, (long long)m, (long long)k, (long long)n, (long long)i,
+            (long long)j, v, sc, want, wsc);
+    }
+  mb__op_gemm.ref_release(ref);
+  if (qi) {
+    free((void *)va), free((void *)vb);
+    free(ga), free(gb);
+  }
+  for (int r = 0; r < 5; r++) free(buf[r]);
+}
+
+static void test_gemm_reference_paths(void **state) {
+  (void)state;
+  enum { TA = MB_PARAM_TRANS_A, TB = MB_PARAM_TRANS_B };
+  const mb_dtype_t F32 = MB_DTYPE_F32, BF16 = MB_DTYPE_BF16, F16 = MB_DTYPE_F16,
+                   E4 = MB_DTYPE_F8E4M3, E5 = MB_DTYPE_F8E5M2, I8 = MB_DTYPE_I8,
+                   NO = MB_DTYPE_NONE;
+  const uint32_t QI = MB_PARAM_QUANTIZE_INPUTS;
+  const ref_path_t k_paths[] = {
+      {"f32", F32, F32, NO, NO, 0, NULL, NULL, 0.75},
+      {"f32 trans_a", F32, F32, NO, NO, TA, NULL, NULL, 0.75},
+      {"f32 trans_b", F32, F32, NO, NO, TB, NULL, NULL, 0},
+      {"bf16", BF16, BF16, NO, NO, 0, NULL, NULL, -0.5},
+      {"bf16 trans_a trans_b", BF16, BF16, F32, NO, TA | TB, NULL, NULL, 2},
+      {"f16 trans_a", F16, F16, NO, NO, TA, NULL, NULL, 0.25},
+      {"e4m3 blocks", E4, E4, BF16, NO, 0, "block:1x128", "block:128x128", 0.5},
+      {"e5m2 row col", E5, E5, F32, NO, 0, "row", "col", 0},
+      {"i8 tensor col", I8, I8, F32, NO, 0, "tensor", "col", 0.25},
+      {"bf16 x i4 group", BF16, MB_DTYPE_I4, NO, NO, 0, NULL, "group:128", 1},
+      {"quantize e4m3", BF16, BF16, NO, E4, QI, NULL, NULL, 0},
+      {"quantize i8 blocks", F32, F32, NO, I8, QI, "block:1x128",
+       "block:128x128", 0},
+  };
+  for (size_t c = 0; c < sizeof k_paths / sizeof k_paths[0]; c++) {
+    const ref_path_t *r = &k_paths[c];
+    if (r->sa || r->sb || (r->flags & QI)) { /* K, N whole blocks */
+      check_ref_path(r, 5, 256, 128, 1);
+      check_ref_path(r, 128, 33024, 128, 0);
+    } else {
+      check_ref_path(r, 37, 45, 29, 1);
+      check_ref_path(r, 67, 65537, 71, 0);
+    }
   }
 }
 
@@ -525,6 +680,7 @@ int main(void) {
       cmocka_unit_test(test_flop_bytes),
       cmocka_unit_test(test_gemm_reference_known),
       cmocka_unit_test(test_gemm_trans_reference),
+      cmocka_unit_test(test_gemm_reference_paths),
       cmocka_unit_test(test_gemm_trans_rejected),
       cmocka_unit_test(test_gemm_fast_accum_rejected),
       cmocka_unit_test(test_add_reference_known),

@@ -15,11 +15,9 @@
 #include <string.h>
 
 #include "dtype_internal.h"
-#include "ops/op_internal.h"
+#include "ops/gemm_internal.h"
 #include "rng.h"
 
-enum { GM, GK, GN };
-enum { ROLE_A, ROLE_B, ROLE_SA, ROLE_SB, ROLE_D };
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const mb_dtype_t k_float[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
@@ -43,15 +41,6 @@ static int is_quantized(mb_dtype_t d) {
          d == MB_DTYPE_I4;
 }
 
-/* The dtype A and B hold inside the product: dtype_q when quantized in the
- * op, else their own. */
-static mb_dtype_t qa_dtype(const mb_op_params_t *p) {
-  return (p->flags & MB_PARAM_QUANTIZE_INPUTS) ? p->dtype_q : p->dtype;
-}
-static mb_dtype_t qb_dtype(const mb_op_params_t *p) {
-  return (p->flags & MB_PARAM_QUANTIZE_INPUTS) ? p->dtype_q : p->dtype_b;
-}
-
 static mb_status_t check_scaling(mb_op_params_t *p) {
   const int64_t m = p->shape[GM], k = p->shape[GK], n = p->shape[GN];
   mb_status_t st =
@@ -69,13 +58,6 @@ static mb_status_t check_scaling(mb_op_params_t *p) {
                     "must divide the other",
                     (long long)ka, (long long)kb);
   return MB_OK;
-}
-
-static int trans_a(const mb_op_params_t *p) {
-  return (p->flags & MB_PARAM_TRANS_A) != 0;
-}
-static int trans_b(const mb_op_params_t *p) {
-  return (p->flags & MB_PARAM_TRANS_B) != 0;
 }
 
 /* The layout flags exist for a training backward pass (dX = dY.W^T,
@@ -339,151 +321,6 @@ static mb_status_t gemm_post_fill(const mb_op_params_t *p, void *const *host,
   return st;
 }
 
-static double gemm_ref_cost(const mb_op_params_t *p) {
-  return (double)p->shape[GK];
-}
-
-/* A's values as f32 rows (M x K), B's as f32 columns (N x K): one
- * contiguous dot product per element, whatever the operands' storage
- * (every input dtype is exact in f32); the scale grids, and D's initial
- * values. */
-typedef struct gemm_ref {
-  int64_t m, k, n;
-  double alpha, beta;
-  float *a, *bt, *sa, *sb;
-  mb_scaling_t scale_a, scale_b;
-  int64_t sa_cols, sb_cols;
-  double *d0;
-} gemm_ref_t;
-
-static void gemm_ref_release(void *state) {
-  gemm_ref_t *r = state;
-  if (!r) return;
-  free(r->a);
-  free(r->bt);
-  free(r->sa);
-  free(r->sb);
-  free(r->d0);
-  free(r);
-}
-
-/* dst (cols x rows) = src (rows x cols)^T, in 64 x 64 blocks. */
-static void transpose(const float *src, float *dst, int64_t rows,
-                      int64_t cols) {
-  for (int64_t r0 = 0; r0 < rows; r0 += 64)
-    for (int64_t c0 = 0; c0 < cols; c0 += 64)
-      for (int64_t r = r0; r < r0 + 64 && r < rows; r++)
-        for (int64_t c = c0; c < c0 + 64 && c < cols; c++)
-          dst[c * rows + r] = src[r * cols + c];
-}
-
-/* One side of the product as f32 values in its stored layout + f32 scale
- * grid: given, or quantized here exactly as the op's semantics say (scales
- * and quantization never go with the trans flags, so their rows x cols is
- * the stored shape too). */
-static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
-                            uint32_t role, float *vals, float **grid) {
-  const mb_scaling_t *s = role == ROLE_A ? &p->scale_a : &p->scale_b;
-  const int64_t rows = role == ROLE_A ? p->shape[GM] : p->shape[GK];
-  const int64_t cols = role == ROLE_A ? p->shape[GK] : p->shape[GN];
-  const size_t count = (size_t)(rows * cols);
-  int64_t gr, gc;
-  mb__scaling_grid(s, rows, cols, &gr, &gc);
-  *grid = malloc((size_t)(gr * gc) * sizeof **grid);
-  if (!*grid) return MB_ERR_NO_MEMORY;
-  mb_dtype_t dt = role == ROLE_A ? p->dtype : p->dtype_b;
-  if (p->flags & MB_PARAM_QUANTIZE_INPUTS) {
-    mb_dtype_t qd = role == ROLE_A ? qa_dtype(p) : qb_dtype(p);
-    float *x = malloc(count * sizeof *x);
-    void *q = malloc(mb_dtype_bytes(qd, count));
-    if (!x || !q) {
-      free(x);
-      free(q);
-      return MB_ERR_NO_MEMORY;
-    }
-    mb_convert(x, MB_DTYPE_F32, host[role], dt, count, 0);
-    mb__quantize_ref(x, rows, cols, s, qd, 0.0, q, *grid);
-    mb_convert(vals, MB_DTYPE_F32, q, qd, count, 0);
-    free(x);
-    free(q);
-  } else {
-    mb_convert(vals, MB_DTYPE_F32, host[role], dt, count, 0);
-    const float *given = host[role == ROLE_A ? ROLE_SA : ROLE_SB];
-    if (s->mode == MB_SCALE_NONE)
-      (*grid)[0] = 1.0f;
-    else
-      memcpy(*grid, given, (size_t)(gr * gc) * sizeof **grid);
-  }
-  return MB_OK;
-}
-
-/* *m (rows x cols as stored) becomes its cols x rows transpose when `flip`;
- * the stored copy is released. */
-static mb_status_t flip_if(float **m, int64_t rows, int64_t cols, int flip) {
-  if (!flip) return MB_OK;
-  float *t = malloc((size_t)(rows * cols) * sizeof *t);
-  if (t) transpose(*m, t, rows, cols);
-  free(*m);
-  *m = t;
-  return t ? MB_OK : MB_ERR_NO_MEMORY;
-}
-
-static mb_status_t gemm_ref_prepare(const mb_op_params_t *p,
-                                    const void *const *host, void **state) {
-  gemm_ref_t *r = calloc(1, sizeof *r);
-  if (!r) return mb__fail(MB_ERR_NO_MEMORY, "gemm reference: out of memory");
-  r->m = p->shape[GM], r->k = p->shape[GK], r->n = p->shape[GN];
-  r->alpha = p->alpha, r->beta = p->beta;
-  r->scale_a = p->scale_a, r->scale_b = p->scale_b;
-  int64_t rows;
-  mb__scaling_grid(&p->scale_a, r->m, r->k, &rows, &r->sa_cols);
-  mb__scaling_grid(&p->scale_b, r->k, r->n, &rows, &r->sb_cols);
-  r->a = malloc((size_t)(r->m * r->k) * sizeof *r->a);
-  r->bt = malloc((size_t)(r->k * r->n) * sizeof *r->bt);
-  if (p->beta != 0) r->d0 = malloc((size_t)(r->m * r->n) * sizeof *r->d0);
-  mb_status_t st =
-      (!r->a || !r->bt || (p->beta != 0 && !r->d0)) ? MB_ERR_NO_MEMORY : MB_OK;
-  if (st == MB_OK) st = ref_side(p, host, ROLE_A, r->a, &r->sa);
-  if (st == MB_OK) st = ref_side(p, host, ROLE_B, r->bt, &r->sb);
-  /* Stored K x M (trans_a) -> M x K; stored K x N (no trans_b) -> N x K. */
-  if (st == MB_OK) st = flip_if(&r->a, r->k, r->m, trans_a(p));
-  if (st == MB_OK) st = flip_if(&r->bt, r->k, r->n, !trans_b(p));
-  if (st != MB_OK) {
-    gemm_ref_release(r);
-    return mb__fail(MB_ERR_NO_MEMORY,
-                    "gemm reference: out of memory for %lldx%lldx%lld",
-                    (long long)p->shape[GM], (long long)p->shape[GK],
-                    (long long)p->shape[GN]);
-  }
-  if (r->d0)
-    for (int64_t i = 0; i < r->m * r->n; i++)
-      r->d0[i] = mb__load(host[ROLE_D], p->dtype_out, (size_t)i);
-  *state = r;
-  return MB_OK;
-}
-
-static void gemm_ref_element(const void *state, uint32_t out, size_t idx,
-                             double *value, double *scale) {
-  const gemm_ref_t *r = state;
-  const int64_t i = (int64_t)idx / r->n, j = (int64_t)idx % r->n;
-  const float *a = r->a + i * r->k, *b = r->bt + j * r->k;
-  double acc = 0, mag = 0;
-  (void)out;
-  for (int64_t k = 0; k < r->k; k++) {
-    double sa = mb__scale_at(r->sa, &r->scale_a, r->sa_cols, i, k);
-    double sb = mb__scale_at(r->sb, &r->scale_b, r->sb_cols, k, j);
-    double prod = (double)a[k] * sa * (double)b[k] * sb;
-    acc += prod;
-    mag += fabs(prod);
-  }
-  *value = r->alpha * acc;
-  *scale = fabs(r->alpha) * mag;
-  if (r->d0) {
-    *value += r->beta * r->d0[idx];
-    *scale += fabs(r->beta * r->d0[idx]);
-  }
-}
-
 /* Output: one rounding, 0.5 ulp (exact for i32). Accumulating K products in
  * f32 (blocked or pairwise) errs by about sqrt(K) u relative to sum |a b|;
  * applying scales and alpha/beta costs a few more roundings in f32. Integer
@@ -548,9 +385,9 @@ const mb_op_t mb__op_gemm = {
     .reads_output = gemm_reads_output,
     .fill = gemm_fill,
     .post_fill = gemm_post_fill,
-    .ref_cost = gemm_ref_cost,
-    .ref_prepare = gemm_ref_prepare,
-    .ref_element = gemm_ref_element,
-    .ref_release = gemm_ref_release,
+    .ref_cost = mb__gemm_ref_cost,
+    .ref_prepare = mb__gemm_ref_prepare,
+    .ref_element = mb__gemm_ref_element,
+    .ref_release = mb__gemm_ref_release,
     .tolerance = gemm_tolerance,
 };
