@@ -296,47 +296,39 @@ def cmd_recipes(args):
 
 
 def phase_text(phases, name):
-    """A phase's median, and whatever else the result says about it (its
-    noise, a flag) as it is: those fields are still being added."""
+    """A phase's median (timed alone, under the whole's criterion) and its
+    noise: the relative stdev of its samples."""
     v = fmt_ns(phases.get(name + "_ns"))
-    extra = []
-    for k, x in sorted(phases.items()):
-        if not k.startswith(name + "_") or k == name + "_ns":
-            continue
-        key = k[len(name) + 1:]
-        if isinstance(x, bool):
-            extra.append(key if x else "")
-        elif num(x) is not None and ("stdev" in key or "noise" in key):
-            extra.append("noise %.2f%%" % (100 * x if x < 1 else x))
-        elif num(x) is not None and key.endswith("_ns"):
-            extra.append("%s %s" % (key[:-3], fmt_ns(x)))
-        elif x not in (None, ""):
-            extra.append("%s %s" % (key, x))
-    extra = [e for e in extra if e]
-    return v + (" (%s)" % ", ".join(extra) if extra else "")
+    noise = num(phases.get(name, {}).get("rel_stdev"))
+    return v + (" (%.1f %%)" % (100 * noise) if noise is not None else "")
+
+
+def parts_text(phases):
+    """Whether forward + backward alone add up to the whole: the sum, its
+    distance from the whole and the verdict (docs/measurement.md)."""
+    p = phases.get("parts")
+    if not p:
+        return "-"
+    off = 100 * (p["sum_ns"] / p["whole_ns"] - 1)
+    return "%s (%+.0f %%), %s" % (fmt_ns(p["sum_ns"]), off,
+                                  "agree" if p["agree"] else "**disagree**")
 
 
 def cmd_training(args):
     rows = model_rows(args[0], "training")
-    header = ["recipe", "total", "forward", "backward", "speedup",
-              "SQNR (floor)", "peak memory"]
-    align = [":---", "---:", "---:", "---:", "---:", "---:", "---:"]
-    out, notes = [], []
+    header = ["recipe", "total", "forward (noise)", "backward (noise)",
+              "forward + backward", "speedup", "SQNR (floor)", "peak memory"]
+    align = [":---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]
+    out = []
     for r in rows:
         s, ph = r.get("stats", {}), r.get("phases", {})
         out.append([r.get("recipe", "?") + ("" if check_of(r) == "pass" else
                                             " (%s)" % check_of(r)),
-                    fmt_ns(s.get("median_ns")), phase_text(ph, "forward"), phase_text(ph, "backward"),
+                    fmt_ns(s.get("median_ns")), phase_text(ph, "forward"),
+                    phase_text(ph, "backward"), parts_text(ph),
                     speedup_text(r), sqnr_text(r),
                     fmt_bytes(r.get("peak_memory_bytes"))])
-        # Phase-level fields that are neither phase's (a flag that the parts
-        # disagree with the whole, say) go under the table as they are.
-        for k, x in sorted(ph.items()):
-            if not (k.startswith("forward_") or k.startswith("backward_")):
-                notes.append("%s: phases.%s = %s" % (r.get("recipe"), k, x))
     print(table(header, align, out))
-    if notes:
-        print("\n" + "\n".join("- " + n for n in notes))
 
 
 def read_text(path):
