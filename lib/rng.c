@@ -1,13 +1,12 @@
 #include "rng.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
-#include <unistd.h>
 
 #include "dtype_internal.h"
 #include "error.h"
 #include "internal.h"
+#include "parallel.h"
 
 uint64_t mb__rng_u64(uint64_t seed, uint64_t counter) {
   uint64_t z = seed * 0x9E3779B97F4A7C15ull + counter * 0xD1B54A32D192ED03ull +
@@ -46,51 +45,18 @@ double mb__fill_value(const mb_fill_t *fill, uint64_t i) {
  * share a byte of a packed (i4) tensor. */
 
 #define MB__FILL_MIN_PART ((size_t)1 << 20) /* elements a thread at least */
-#define MB__FILL_MAX_THREADS 32u
 
-typedef struct fill_part {
+typedef struct fill_job {
   void *dst;
   mb_dtype_t dtype;
   const mb_fill_t *fill;
-  size_t lo, hi;
-} fill_part_t;
+} fill_job_t;
 
-static void *fill_range(void *arg) {
-  const fill_part_t *p = arg;
-  for (size_t i = p->lo; i < p->hi; i++)
-    mb__store(p->dst, p->dtype, i, mb__fill_value(p->fill, i),
+static void fill_range(void *arg, size_t lo, size_t hi) {
+  const fill_job_t *j = arg;
+  for (size_t i = lo; i < hi; i++)
+    mb__store(j->dst, j->dtype, i, mb__fill_value(j->fill, i),
               MB_CONVERT_SATURATE);
-  return NULL;
-}
-
-static unsigned fill_threads(size_t count) {
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  size_t n = count / MB__FILL_MIN_PART;
-  if (cpus > 0 && n > (size_t)cpus) n = (size_t)cpus;
-  if (n > MB__FILL_MAX_THREADS) n = MB__FILL_MAX_THREADS;
-  return n ? (unsigned)n : 1u;
-}
-
-/* Parts [lo, hi) of `count`; a part whose thread cannot be started is
- * filled by the caller, so the fill completes either way. */
-static void fill_parallel(void *dst, mb_dtype_t dtype, size_t count,
-                          const mb_fill_t *fill) {
-  const unsigned n = fill_threads(count);
-  fill_part_t parts[MB__FILL_MAX_THREADS];
-  pthread_t tid[MB__FILL_MAX_THREADS];
-  int started[MB__FILL_MAX_THREADS] = {0};
-  const size_t per = (count / n + 7) / 8 * 8;
-  for (unsigned t = 0; t < n; t++) {
-    const size_t lo = (size_t)t * per < count ? (size_t)t * per : count;
-    const size_t hi = lo + per < count && t + 1 < n ? lo + per : count;
-    parts[t] = (fill_part_t){dst, dtype, fill, lo, hi};
-    started[t] =
-        t > 0 && pthread_create(&tid[t], NULL, fill_range, &parts[t]) == 0;
-  }
-  for (unsigned t = 0; t < n; t++)
-    if (!started[t]) fill_range(&parts[t]);
-  for (unsigned t = 1; t < n; t++)
-    if (started[t]) pthread_join(tid[t], NULL);
 }
 
 mb_status_t mb_fill_host(void *dst, mb_dtype_t dtype, size_t count,
@@ -110,6 +76,7 @@ mb_status_t mb_fill_host(void *dst, mb_dtype_t dtype, size_t count,
                     "mb_fill_host: unknown fill kind %d; valid: normal, "
                     "uniform, constant",
                     (int)fill->kind);
-  fill_parallel(dst, dtype, count, fill);
+  fill_job_t job = {dst, dtype, fill};
+  mb__parallel_for(count, MB__FILL_MIN_PART, 8, fill_range, &job);
   return MB_OK;
 }

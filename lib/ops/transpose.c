@@ -7,9 +7,9 @@
  * copied, not converted: the caller reads them in their own dtype. */
 #include "ops/transpose.h"
 
-#include <pthread.h>
+#include "parallel.h"
+
 #include <string.h>
-#include <unistd.h>
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
@@ -17,7 +17,6 @@
 enum { BLOCK = 128, MICRO = 8 };
 
 #define MB__TRANSPOSE_MIN_PART ((int64_t)1 << 20) /* elements a thread */
-#define MB__TRANSPOSE_MAX_THREADS 32u
 
 static int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
@@ -100,30 +99,20 @@ static void tile_i4(const unsigned char *src, unsigned char *dst, int64_t rows,
 typedef void (*tile_fn)(const unsigned char *, unsigned char *, int64_t,
                         int64_t, int64_t, int64_t, int64_t, int64_t);
 
-typedef struct part {
+typedef struct job {
   tile_fn tile;
   const unsigned char *src;
   unsigned char *dst;
-  int64_t rows, cols, c_lo, c_hi;
-} part_t;
+  int64_t rows, cols;
+} job_t;
 
-static void *run_part(void *arg) {
-  const part_t *p = arg;
-  for (int64_t c0 = p->c_lo; c0 < p->c_hi; c0 += BLOCK)
-    for (int64_t r0 = 0; r0 < p->rows; r0 += BLOCK)
-      p->tile(p->src, p->dst, p->rows, p->cols, c0, min64(c0 + BLOCK, p->c_hi),
-              r0, min64(r0 + BLOCK, p->rows));
-  return NULL;
-}
-
-/* One thread per core, each with at least MB__TRANSPOSE_MIN_PART elements
- * (a small matrix is not worth a thread's start). */
-static unsigned transpose_threads(int64_t rows, int64_t cols) {
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int64_t n = rows * cols / MB__TRANSPOSE_MIN_PART;
-  if (cpus > 0 && n > cpus) n = cpus;
-  if (n > (int64_t)MB__TRANSPOSE_MAX_THREADS) n = MB__TRANSPOSE_MAX_THREADS;
-  return n > 0 ? (unsigned)n : 1u;
+/* dst rows (src columns) [lo, hi), block by block. */
+static void run_band(void *arg, size_t lo, size_t hi) {
+  const job_t *j = arg;
+  for (int64_t c0 = (int64_t)lo; c0 < (int64_t)hi; c0 += BLOCK)
+    for (int64_t r0 = 0; r0 < j->rows; r0 += BLOCK)
+      j->tile(j->src, j->dst, j->rows, j->cols, c0,
+              min64(c0 + BLOCK, (int64_t)hi), r0, min64(r0 + BLOCK, j->rows));
 }
 
 mb_dtype_t mb__transpose_dtype(mb_dtype_t dtype) {
@@ -137,22 +126,9 @@ void mb__transpose(const void *src, mb_dtype_t dtype, void *dst, int64_t rows,
                        : bits == 16 ? tile2
                        : bits == 8  ? tile1
                                     : tile_i4;
-  const unsigned n = transpose_threads(rows, cols);
-  part_t parts[MB__TRANSPOSE_MAX_THREADS];
-  pthread_t tid[MB__TRANSPOSE_MAX_THREADS];
-  int started[MB__TRANSPOSE_MAX_THREADS] = {0};
-  /* Bands of whole blocks; a band whose thread cannot start is done by the
-   * caller, so the transpose completes either way. */
-  const int64_t per = (cols / n + BLOCK - 1) / BLOCK * BLOCK;
-  for (unsigned t = 0; t < n; t++) {
-    const int64_t lo = min64((int64_t)t * per, cols);
-    const int64_t hi = t + 1 < n ? min64(lo + per, cols) : cols;
-    parts[t] = (part_t){tile, src, dst, rows, cols, lo, hi};
-    started[t] =
-        t > 0 && pthread_create(&tid[t], NULL, run_part, &parts[t]) == 0;
-  }
-  for (unsigned t = 0; t < n; t++)
-    if (!started[t]) run_part(&parts[t]);
-  for (unsigned t = 1; t < n; t++)
-    if (started[t]) pthread_join(tid[t], NULL);
+  job_t job = {tile, src, dst, rows, cols};
+  /* Bands of whole blocks of columns, each worth a thread's start. */
+  const int64_t min_cols = MB__TRANSPOSE_MIN_PART / (rows > 0 ? rows : 1);
+  mb__parallel_for((size_t)cols, (size_t)(min_cols > 0 ? min_cols : 1), BLOCK,
+                   run_band, &job);
 }
