@@ -201,6 +201,7 @@ class Context:
         status = lib().mb_bench_run(ctx, ctypes.byref(built.spec),
                                     ctypes.byref(out))
         exc = self._kernel_exception()
+        self._end_kernels()
         check(status, "run")
         try:
             yield out, self._reraise(exc)
@@ -211,6 +212,12 @@ class Context:
         """Before a run: no Python kernel has raised yet."""
         for k in self._kernels:
             k.reset()
+
+    def _end_kernels(self):
+        """After a run: the tensors the library freed are refused from now
+        on, wherever a kernel kept them."""
+        for k in self._kernels:
+            k.end()
 
     def _kernel_exception(self):
         """The first exception a Python kernel raised since the reset."""

@@ -19,15 +19,19 @@ _NUMPY = {"f32": "float32", "f16": "float16", "bf16": "uint16",
 
 
 class Tensor:
-    """A tensor a kernel receives: borrowed for the call only (do not keep
-    it, nor its array(), after the kernel returns).
+    """A tensor a kernel receives: borrowed for the call only. After the
+    kernel returns, the memoryviews its array() gave are released (using a
+    kept one raises ValueError instead of writing memory the library may
+    have freed), and once the benchmark is over the Tensor itself refuses
+    array() and numpy(). A numpy array cannot be revoked: do not keep one.
 
     ``dtype`` (name), ``shape`` (tuple), ``nbytes``, ``ptr`` (the device
     address as an int: host memory on the cpu backend), ``host`` (whether
     that is host memory, which array() and numpy() can read).
     """
 
-    __slots__ = ("dtype", "shape", "nbytes", "ptr", "host")
+    __slots__ = ("dtype", "shape", "nbytes", "ptr", "host", "_views",
+                 "_valid")
 
     def __init__(self, handle):
         L = lib()
@@ -40,15 +44,38 @@ class Tensor:
         check(L.mb_device_info(L.mb_tensor_device(handle),
                                ctypes.byref(info)), "Tensor")
         self.host = info.kind != S.DEVICE_GPU
+        self._views = []
+        self._valid = True
+
+    def _release_views(self):
+        """After a call: every view array() gave, newest first; a view that
+        something still exports (a numpy array, a slice kept) stays."""
+        for v in reversed(self._views):
+            try:
+                v.release()
+            except BufferError:
+                pass
+        self._views = []
+
+    def _invalidate(self):
+        self._release_views()
+        self._valid = False
 
     def _bytes(self):
+        if not self._valid:
+            raise Error("Tensor: %s was used after its benchmark ended; a "
+                        "kernel's tensors are borrowed for the call" % self,
+                        "MB_ERR_INVALID_ARG")
         if not self.host:
             # Reading a device address from the host would crash.
             raise Error("Tensor: %s is in device memory; use .ptr with a "
                         "library for that device (CuPy, PyTorch)" % self,
                         "MB_ERR_UNSUPPORTED")
         buf = (ctypes.c_char * self.nbytes).from_address(self.ptr)
-        return memoryview(buf).cast("B")
+        raw = memoryview(buf)
+        view = raw.cast("B")
+        self._views += [raw, view]
+        return view
 
     def array(self, flat=False):
         """The data as a writable memoryview of the element type and shape
@@ -58,7 +85,9 @@ class Tensor:
         fmt = _FORMATS.get(self.dtype)
         if fmt is None:
             return raw
-        return raw.cast(fmt) if flat else raw.cast(fmt, self.shape)
+        view = raw.cast(fmt) if flat else raw.cast(fmt, self.shape)
+        self._views.append(view)
+        return view
 
     def numpy(self):
         """The data as a writable numpy array over the same memory (needs
@@ -93,8 +122,15 @@ class _Adapter:
 
     def reset(self):
         """Before a run: forget the last run's exception and tensors (a
-        freed tensor's address may come back with another shape)."""
+        freed tensor's address may come back with another shape); a
+        Tensor a kernel kept from that run refuses to be read."""
+        self.end()
         self.exception = None
+
+    def end(self):
+        """After a run: its tensors are freed; a kept Tensor refuses."""
+        for t in self._tensors or ():
+            t._invalidate()
         self._key = None
         self._tensors = None
 
@@ -105,6 +141,8 @@ class _Adapter:
         key = (tuple(a.inputs[i] for i in range(a.num_inputs)) +
                tuple(a.outputs[i] for i in range(a.num_outputs)))
         if key != self._key:
+            for t in self._tensors or ():
+                t._invalidate()
             self._tensors = [Tensor(h) for h in key]
             self._key = key
         return self._tensors
@@ -113,8 +151,10 @@ class _Adapter:
         def call(user, args_p):
             # Nothing may propagate into C: the error becomes the result's
             # reason, the exception the Result's kernel_exception.
+            tensors = ()
             try:
-                fn(*self._args(args_p))
+                tensors = self._args(args_p)
+                fn(*tensors)
                 return 0
             except BaseException as e:  # noqa: BLE001
                 if self.exception is None:
@@ -123,6 +163,9 @@ class _Adapter:
                 lib().mb_error_set(message.encode("utf-8", "replace"))
                 return (MB_ERR_BACKEND if isinstance(e, Exception)
                         else MB_ERR_INTERRUPTED)
+            finally:
+                for t in tensors:
+                    t._release_views()
         return call
 
 

@@ -98,6 +98,7 @@ def _run_entry(context, ctx, plan, index, name):
     context._reset_kernels()
     status = lib().mb_plan_run(ctx, plan, index, ctypes.byref(out))
     exc = context._kernel_exception()
+    context._end_kernels()
     check(status, "run_config: %s" % name)
     try:
         return Result._from_handle(out, context._reraise(exc))

@@ -131,6 +131,26 @@ class KernelTest(unittest.TestCase):
         self.assertTrue(r.passed, r.reason)
         self.assertEqual(seen["x"], ("f", (3, 5), True))
 
+    def test_kept_arrays_are_revoked(self):
+        # A kernel that keeps its arrays or Tensors past the call: writing
+        # through them later would write memory the library freed; now the
+        # kept view raises ValueError and the kept Tensor an Error.
+        kept = {}
+
+        def keeper(x, y):
+            kept["view"] = y.array(flat=True)
+            kept["tensor"] = y
+            copy(x, y)
+
+        self.ctx.register_kernel("copy", "keeper", keeper)
+        r = self.ctx.run(op="copy", shape=(4, 4), impl="keeper", **QUICK)
+        self.assertTrue(r.passed, r.reason)
+        with self.assertRaises(ValueError):
+            kept["view"][0] = 1.0
+        with self.assertRaises(microbench.Error) as cm:
+            kept["tensor"].array()
+        self.assertIn("used after its benchmark ended", str(cm.exception))
+
     def test_numpy_view(self):
         try:
             import numpy  # noqa: F401
