@@ -51,6 +51,9 @@ int cli_out_open(const char *cmd, mb_context_t *ctx,
   memset(out, 0, sizeof *out);
   out->ctx = ctx;
   out->ro = *ro;
+  /* A path that cannot take results is refused before anything runs. */
+  if (ro->path && mb_report_check_path(ro->path) != MB_OK)
+    return cli_error(cmd, "-o: %s", mb_error_last());
   /* stdout is no file to keep: the results go there as they come. */
   return ro->path ? 0 : out_start(cmd, out);
 }

@@ -3,6 +3,7 @@
 #define MB_LIB_INTERNAL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "microbench.h"
 #include "microbench/sys/backend.h"
@@ -210,6 +211,12 @@ mb_status_t mb__read_file(const char *path, char **out, size_t *len);
 /* Writes text + "\n" to path.tmp and renames it over path, so path is
  * never half-written; MB_ERR_IO names path and the system's reason. */
 mb_status_t mb__write_file_atomic(const char *path, const char *text);
+/* Where a result file may go: a new path, or an existing regular file this
+ * process can write (*mode, when given: its permission bits, 0 for a new
+ * file). A device, FIFO, socket or directory is MB_ERR_INVALID_ARG (a
+ * rename over /dev/full replaced the device with a file), a read-only
+ * file MB_ERR_IO. */
+mb_status_t mb__output_path_ok(const char *path, mode_t *mode);
 double mb__now_s(void); /* CLOCK_MONOTONIC seconds */
 /* Batched samples run long enough to last at least this (ns): the runner's
  * and a composite's per-step samples alike. */

@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -53,7 +55,37 @@ mb_status_t mb__read_file(const char *path, char **out, size_t *len) {
   return MB_OK;
 }
 
+mb_status_t mb_report_check_path(const char *path) {
+  if (!path)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_report_check_path: NULL path");
+  return mb__output_path_ok(path, NULL);
+}
+
+mb_status_t mb__output_path_ok(const char *path, mode_t *mode) {
+  struct stat st;
+  if (mode) *mode = 0;
+  if (stat(path, &st) != 0) return MB_OK; /* a new file */
+  if (!S_ISREG(st.st_mode))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s is not a regular file (a device, FIFO, socket or "
+                    "directory): results are written to files; give a file "
+                    "path",
+                    path);
+  /* The owner's write bit, not access() alone: root may write anything,
+   * but a file marked read-only was marked so to be kept. */
+  if (!(st.st_mode & S_IWUSR) || access(path, W_OK) != 0)
+    return mb__fail(MB_ERR_IO,
+                    "%s is read-only (mode %04o); results are not written "
+                    "over it",
+                    path, (unsigned)(st.st_mode & 07777));
+  if (mode) *mode = st.st_mode & 07777;
+  return MB_OK;
+}
+
 mb_status_t mb__write_file_atomic(const char *path, const char *text) {
+  mode_t mode;
+  mb_status_t st = mb__output_path_ok(path, &mode);
+  if (st != MB_OK) return st;
   size_t n = strlen(path) + 5;
   char *tmp = malloc(n);
   if (!tmp) return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory", path);
@@ -61,6 +93,8 @@ mb_status_t mb__write_file_atomic(const char *path, const char *text) {
   FILE *f = fopen(tmp, "w");
   int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
   ok = f && fclose(f) == 0 && ok;
+  /* The replaced file's permissions carry over to its replacement. */
+  ok = ok && (!mode || chmod(tmp, mode) == 0);
   ok = ok && rename(tmp, path) == 0;
   int err = errno;
   if (!ok) remove(tmp);

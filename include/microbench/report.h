@@ -44,6 +44,13 @@ MB_API void mb_format_ns(double ns, char *buf, size_t cap);
  * a line. */
 MB_API size_t mb_escape_controls(const char *text, char *out, size_t cap);
 
+/* Whether a report may be written to `path`: a new file, or an existing
+ * regular file whose owner may write it. A device, FIFO, socket or
+ * directory is MB_ERR_INVALID_ARG; a read-only file MB_ERR_IO; the message
+ * names the path. mb_report_open checks the same, but a program that
+ * defers opening (mbench opens once a result was measured) asks first. */
+MB_API mb_status_t mb_report_check_path(const char *path);
+
 /* "table", "json", "csv", "md" (also "markdown"), "ossdb"; errors list
  * valid names. */
 MB_API mb_status_t mb_format_from_name(const char *name, mb_format_t *out);

@@ -82,6 +82,8 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *given,
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_report_open: format %d; valid formats: " VALID_FORMATS,
                     (int)opts->format);
+  if (opts->path && (st = mb__output_path_ok(opts->path, NULL)) != MB_OK)
+    return st;
   mb_report_t *rep = calloc(1, sizeof *rep);
   if (!rep) return mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
   rep->ctx = ctx;

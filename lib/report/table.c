@@ -7,6 +7,7 @@
  * would end the table). Rows of primitive ops have none. The same goes for
  * the one-line notes under a row (why it did not run, warnings): under it
  * on the console, in a list after the table in markdown. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,14 @@ static void put_row(mb_report_t *rep, const char *const *cells) {
   fputs(md ? "|\n" : "\n", rep->out);
 }
 
+/* Everything written so far reached the stream: a full disk or a closed
+ * pipe is an error with its reason, not a table that silently stops. */
+static mb_status_t flushed(mb_report_t *rep) {
+  if (fflush(rep->out) == 0 && !ferror(rep->out)) return MB_OK;
+  return mb__fail(MB_ERR_IO, "writing the table: %s",
+                  errno ? strerror(errno) : "write error");
+}
+
 static mb_status_t table_begin(mb_report_t *rep) {
   const char *titles[NUM_COLUMNS];
   for (size_t i = 0; i < NUM_COLUMNS; i++) titles[i] = k_columns[i].title;
@@ -46,8 +55,7 @@ static mb_status_t table_begin(mb_report_t *rep) {
       fputs(k_columns[i].width < 0 ? "|:---" : "|---:", rep->out);
     fputs("|\n", rep->out);
   }
-  fflush(rep->out);
-  return MB_OK;
+  return flushed(rep);
 }
 
 static void fmt_rate(double v, char *buf, size_t cap) {
@@ -319,15 +327,13 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
   const int model = mb_result_step_count(r) > 0 ||
                     (mb_result_accuracy(r, &a) == MB_OK && a.checked);
   if (ran && model) st = add_details(rep, r, cells);
-  fflush(rep->out);
-  return st;
+  return st != MB_OK ? st : flushed(rep);
 }
 
 static mb_status_t table_end(mb_report_t *rep) {
   put_kept_notes(rep);
   put_kept_details(rep);
-  fflush(rep->out);
-  return MB_OK;
+  return flushed(rep);
 }
 
 const mb__writer_t mb__writer_table = {table_begin, table_row, table_end, 0};

@@ -254,6 +254,19 @@ class BadInput(unittest.TestCase):
             self.expect_usage_error(["run", "--op", "gemm", "--shape", shape],
                                     f'shape "{shape}": {why}')
 
+    def test_a_full_stdout_is_an_error(self):
+        # The table to a full disk (/dev/full) exited 0 with nothing
+        # written; now it fails with the reason.
+        e = dict(os.environ)
+        e.pop("MB_BACKEND_PATH", None)
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([MBENCH, "run", "--op", "add", "--shape",
+                                "8x8", *QUICK], stdout=full,
+                               stderr=subprocess.PIPE, text=True, env=e,
+                               timeout=600)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("writing the table: No space left on device", p.stderr)
+
     def test_given_is_not_a_value(self):
         # "Not given" was a value the user could type: --timeout -1 ran
         # 15 s, --samples 0 switched to stdrel, --static-scale 0 dropped
@@ -340,6 +353,31 @@ class BadInput(unittest.TestCase):
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
                                  *QUICK, "-o", "/nonexistent/x.csv"],
                                 "/nonexistent/x.csv")
+        # Only regular files: a rename over /dev/full replaced the device
+        # with a file. A read-only file is kept; nothing runs first.
+        run = ["run", "--op", "add", "--shape", "8x8", *QUICK, "-o"]
+        for path, words in (("/dev/full", "-o: /dev/full is not a regular "
+                                          "file"),
+                            (tempfile.gettempdir(), "is not a regular file")):
+            self.expect_usage_error(run + [path, "-f", "json"], words)
+        self.assertTrue(os.path.exists("/dev/full") and
+                        not os.path.isfile("/dev/full"))
+        with tempfile.TemporaryDirectory() as d:
+            ro = os.path.join(d, "ro.json")
+            with open(ro, "w") as f:
+                f.write("keep")
+            os.chmod(ro, 0o444)
+            self.expect_usage_error(run + [ro], "is read-only (mode 0444)")
+            with open(ro) as f:
+                self.assertEqual(f.read(), "keep")
+            # A replaced file keeps its permissions.
+            kept = os.path.join(d, "kept.json")
+            with open(kept, "w") as f:
+                f.write("{}")
+            os.chmod(kept, 0o640)
+            p = mbench(*run, kept)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(os.stat(kept).st_mode & 0o777, 0o640)
 
 
 class Listing(unittest.TestCase):
