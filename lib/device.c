@@ -84,6 +84,18 @@ mb_status_t mb_device_find(const mb_context_t *ctx, const char *backend,
     *out = &ctx->devices[b->first_device + index];
     return MB_OK;
   }
+  /* This project's own backends: a build or an install may lack a module
+   * (no CUDA toolkit, -DMB_WITH_HIP=OFF), and a config written for it
+   * should skip there, not be an input error. */
+  static const char *const k_shipped[] = {"cpu", "cuda", "hip"};
+  for (size_t i = 0; i < sizeof k_shipped / sizeof *k_shipped; i++)
+    if (!strcmp(backend, k_shipped[i]))
+      return mb__fail(MB_ERR_NO_DEVICE,
+                      "backend \"%s\" is not available here: its module "
+                      "(mb_backend_%s.so) was not found (a build without "
+                      "it?); MB_BACKEND_VERBOSE=1 shows where it was looked "
+                      "for",
+                      backend, backend);
   describe_backends(ctx, list, sizeof list);
   return mb__fail(MB_ERR_NOT_FOUND, "unknown backend \"%s\"; backends: %s",
                   backend, list);

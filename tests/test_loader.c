@@ -200,6 +200,20 @@ static void test_trust_boundary(void **state) {
   unsetenv("MB_BACKEND_PATH");
 }
 
+/* One of this project's backends that is not loaded here (a build without
+ * CUDA) is a device that is not available, so a config written for it
+ * skips; a name no build has is an input error. */
+static void test_shipped_backend_not_built(void **state) {
+  (void)state;
+  mb_context_t *ctx = test_context(fixture("working"));
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, "hip", 0, &dev), MB_ERR_NO_DEVICE);
+  assert_contains(mb_error_last(), "backend \"hip\" is not available here");
+  assert_int_equal(mb_device_find(ctx, "tpu", 0, &dev), MB_ERR_NOT_FOUND);
+  assert_contains(mb_error_last(), "unknown backend \"tpu\"");
+  mb_context_destroy(ctx);
+}
+
 static void test_options_struct_size(void **state) {
   (void)state;
   mb_context_options_t o = MB_CONTEXT_OPTIONS_INIT;
@@ -223,6 +237,7 @@ int main(void) {
       cmocka_unit_test(test_cpu_and_failures_together),
       cmocka_unit_test(test_same_module_twice),
       cmocka_unit_test(test_trust_boundary),
+      cmocka_unit_test(test_shipped_backend_not_built),
       cmocka_unit_test(test_options_struct_size),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
