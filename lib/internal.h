@@ -218,8 +218,9 @@ mb_status_t mb__write_file_atomic(const char *path, const char *text);
  * file MB_ERR_IO. */
 mb_status_t mb__output_path_ok(const char *path, mode_t *mode);
 double mb__now_s(void); /* CLOCK_MONOTONIC seconds */
-/* Batched samples run long enough to last at least this (ns): the runner's
- * and a composite's per-step samples alike. */
+/* Batched samples run long enough to last at least this (ns): every
+ * sample the runner takes, a composite's parts included (runner_parts.c
+ * measures them through the runner). */
 #define MB__TARGET_SAMPLE_NS 2e5
 
 #endif

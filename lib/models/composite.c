@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "models/graph.h"
-#include "measure/stats.h"
 #include "ops/verify.h"
 
 typedef struct mb__cstep {
