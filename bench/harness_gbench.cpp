@@ -21,6 +21,19 @@
 
 namespace {
 
+// A run's error text. Google Benchmark 1.8 replaced error_occurred and
+// error_message with skipped and skip_message; the overload that compiles
+// is the one for the installed version (Debian's is older than the one
+// some GPU machines carry).
+template <typename R>
+auto run_error(const R &r, int) -> decltype(r.error_occurred, std::string()) {
+  return r.error_occurred ? r.error_message : std::string();
+}
+template <typename R>
+auto run_error(const R &r, long) -> decltype(r.skipped, std::string()) {
+  return r.skipped != decltype(r.skipped)() ? r.skip_message : std::string();
+}
+
 // Keeps what the runs of one benchmark report: the median aggregate of real
 // time and its coefficient of variation, and each repetition's iterations.
 class Capture : public benchmark::BenchmarkReporter {
@@ -28,7 +41,8 @@ class Capture : public benchmark::BenchmarkReporter {
   bool ReportContext(const Context &) override { return true; }
   void ReportRuns(const std::vector<Run> &runs) override {
     for (const Run &r : runs) {
-      if (r.error_occurred) error = r.error_message;
+      std::string e = run_error(r, 0);
+      if (!e.empty()) error = e;
       if (r.run_type == Run::RT_Iteration) {
         iterations.push_back(static_cast<long long>(r.iterations));
       } else if (r.aggregate_name == "median") {

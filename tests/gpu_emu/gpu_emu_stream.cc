@@ -3,6 +3,7 @@
  * work executes. Every entry point holds one lock, so the state below is
  * never touched by two host threads at once; kernels run under it through
  * mb_emu_run, which takes the scheduler's own lock inside. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
