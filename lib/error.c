@@ -55,11 +55,13 @@ void mb__error_prefix(const char *fmt, ...) {
   va_end(ap);
   if (n < 0) return;
   size_t plen = strlen(prefix);
-  memcpy(prefix + plen, ": ", 3);
-  plen += 2;
+  size_t olen = strnlen(g_error, sizeof g_error - 1);
+  if (olen) { /* "prefix: old"; with no old message, the prefix alone */
+    memcpy(prefix + plen, ": ", 3);
+    plen += 2;
+  }
   /* Shift the old message right (truncating its tail), then put the prefix
    * in front: no second buffer of the full size on the stack. */
-  size_t olen = strnlen(g_error, sizeof g_error - 1);
   if (plen + olen > sizeof g_error - 1) olen = sizeof g_error - 1 - plen;
   memmove(g_error + plen, g_error, olen);
   memcpy(g_error, prefix, plen);

@@ -17,7 +17,8 @@
 mb_status_t mb__fail(mb_status_t status, const char *fmt, ...) MB__FMT(2, 3);
 void mb__error_setv(const char *fmt, va_list ap);
 void mb__error_set(const char *fmt, ...) MB__FMT(1, 2);
-/* Prepends "prefix: " to the current message (adds where to what). */
+/* Prepends "prefix: " to the current message (adds where to what); with
+ * no current message, the prefix becomes the message. */
 void mb__error_prefix(const char *fmt, ...) MB__FMT(1, 2);
 
 #endif

@@ -47,13 +47,15 @@ mb_status_t mb_tensor_create(mb_device_t *dev, mb_dtype_t dtype, uint32_t ndim,
   st = b->vt->alloc(b->state, dev->index, t->nbytes ? t->nbytes : 1, &t->data);
   if (st != MB_OK) {
     free(t);
+    /* Out of memory: ours first, then the backend's own words (how much
+     * is free). */
     if (st == MB_ERR_NO_MEMORY)
-      return mb__fail(MB_ERR_NO_MEMORY,
-                      "out of memory: cannot allocate %zu bytes on %s:%u (%s)",
-                      mb_dtype_bytes(dtype, numel), b->name, dev->index,
-                      dev->info.name);
-    mb__error_prefix("%s:%u: allocating %zu bytes", b->name, dev->index,
-                     mb_dtype_bytes(dtype, numel));
+      mb__error_prefix("out of memory: cannot allocate %zu bytes on %s:%u (%s)",
+                       mb_dtype_bytes(dtype, numel), b->name, dev->index,
+                       dev->info.name);
+    else
+      mb__error_prefix("%s:%u: allocating %zu bytes", b->name, dev->index,
+                       mb_dtype_bytes(dtype, numel));
     return st;
   }
   /* What tensors on this device hold now and at most (a benchmark's peak

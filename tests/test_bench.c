@@ -295,6 +295,8 @@ static void test_out_of_memory_is_a_failed_result(void **state) {
   assert_int_equal(o.info.status, MB_RESULT_FAILED);
   assert_contains(o.info.reason, "out of memory");
   assert_contains(o.info.reason, "cpu:0");
+  /* The backend's own words follow (a GPU's say how much is free). */
+  assert_contains(o.info.reason, "posix_memalign: ");
 }
 
 /* ---- user kernels ----------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "cpu_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,8 +26,9 @@ mb_status_t mb__cpu_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr) {
   const size_t align = bytes >= huge_page ? huge_page : SMALL_ALIGN;
   void *p = NULL;
   /* A zero-byte buffer still gets a unique pointer that free() accepts. */
-  if (posix_memalign(&p, align, bytes ? bytes : 1) != 0) {
-    MB_CPU_ERROR(st, "cpu: cannot allocate %zu bytes", bytes);
+  const int rc = posix_memalign(&p, align, bytes ? bytes : 1);
+  if (rc != 0) {
+    MB_CPU_ERROR(st, "cpu: posix_memalign: %s", strerror(rc));
     return MB_ERR_NO_MEMORY;
   }
 #ifdef MADV_HUGEPAGE
