@@ -208,7 +208,7 @@ static mb_status_t run_kernel(fixture_t *fx, const mb_backend_kernel_t *k,
                               operand_t *out) {
   void *ins[2] = {in[0].dev, in[1].dev};
   void *outs[1] = {out->dev};
-  const mb_kernel_call_t call = {sizeof call, p, ins, 2, outs, 1, 0};
+  const mb_kernel_call_t call = {sizeof call, p, ins, 2, outs, 1, 0, 0u};
   void *ks = NULL;
   g_last_error[0] = '\0';
   mb_status_t s = k->prepare(fx->state, &call, &ks);
@@ -643,7 +643,7 @@ static void test_time_batch(void **state) {
   operand_fill(fx, &in[0], &rng, 0);
   operand_fill(fx, &in[1], &rng, 0);
   void *ins[2] = {in[0].dev, in[1].dev}, *outs[1] = {z.dev};
-  const mb_kernel_call_t call = {sizeof call, &p, ins, 2, outs, 1, 0};
+  const mb_kernel_call_t call = {sizeof call, &p, ins, 2, outs, 1, 0, 0u};
   void *ks = NULL;
   assert_int_equal(k->prepare(fx->state, &call, &ks), MB_OK);
   /* The fastest of a few single runs: on a busy machine any one of them

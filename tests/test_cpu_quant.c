@@ -168,7 +168,7 @@ static const mb_backend_kernel_t *find_kernel(fixture_t *fx, const char *op,
 static void run_kernel(fixture_t *fx, const char *op, const mb_op_params_t *p,
                        void **in, uint32_t nin, void **out, uint32_t nout) {
   const mb_backend_kernel_t *k = find_kernel(fx, op, p);
-  const mb_kernel_call_t call = {sizeof call, p, in, nin, out, nout, 0};
+  const mb_kernel_call_t call = {sizeof call, p, in, nin, out, nout, 0, 0u};
   void *ks = NULL;
   if (k->prepare(fx->state, &call, &ks) != MB_OK) fail_msg("%s", g_error);
   /* Twice: a second run must not depend on what the first left behind. */

@@ -201,8 +201,9 @@ static mb_status_t qi_prepare(
   q->p.flags &= ~MB_PARAM_QUANTIZE_INPUTS;
   q->ins[0] = q->a, q->ins[1] = q->b, q->ins[2] = q->ga, q->ins[3] = q->gb;
   q->outs[0] = call->out[0];
-  q->call = (mb_kernel_call_t){sizeof q->call, &q->p, q->ins,      4,
-                               q->outs,        1,     call->device};
+  /* The quantized operands and their grids are written inside the run. */
+  q->call = (mb_kernel_call_t){sizeof q->call, &q->p, q->ins,       4,
+                               q->outs,        1,     call->device, 0xfu};
   q->run = run;
   q->release = release;
   q->notes = notes;

@@ -147,8 +147,11 @@ static mb_status_t prepare_inner(mb_cpu_state_t *st, sgemm_dnnl_t *g,
   g->ins[0] = g->v.ca ? g->a : call->in[0];
   g->ins[1] = g->v.cb ? g->b : call->in[1];
   g->outs[0] = g->v.acc ? g->acc : call->out[0];
-  g->icall = (mb_kernel_call_t){sizeof g->icall, &g->ip, g->ins,      2,
-                                g->outs,         1,      call->device};
+  /* A and B converted inside the run are written there: varying. */
+  const uint32_t varying = (MB_CALL_VARYING_IN(call) & 3u) |
+                           (g->v.ca ? 1u : 0u) | (g->v.cb ? 2u : 0u);
+  g->icall = (mb_kernel_call_t){sizeof g->icall, &g->ip, g->ins,       2,
+                                g->outs,         1,      call->device, varying};
   return mb__cpu_gemm_onednn_prepare(st, &g->icall, &g->inner);
 }
 

@@ -263,9 +263,15 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
     k->q_in[side][0] = call->in[our_b ? 1 : 0];
     k->q_out[side][0] = our_b ? k->bt : k->qa;
     k->q_out[side][1] = k->scale[side];
-    k->qcall[side] =
-        (mb_kernel_call_t){sizeof(mb_kernel_call_t), q, k->q_in[side], 1,
-                           k->q_out[side],           2, call->device};
+    k->qcall[side] = (mb_kernel_call_t){
+        sizeof(mb_kernel_call_t),
+        q,
+        k->q_in[side],
+        1,
+        k->q_out[side],
+        2,
+        call->device,
+        MB_CALL_VARYING_IN(call) & (side == SIDE_A ? 2u : 1u) ? 1u : 0u};
     k->bound[side] = k->scale[side];
   }
   snprintf(k->b_layout, sizeof k->b_layout,
@@ -527,8 +533,8 @@ static mb_status_t tune_candidates(lt_kernel_t *k,
                                    const cublasLtMatmulHeuristicResult_t *res,
                                    int nres, const void *pa, const void *pb,
                                    void *pd) {
-  const mb_kernel_call_t none = {sizeof none, &k->p, NULL,       0,
-                                 NULL,        0,     (uint32_t)0};
+  const mb_kernel_call_t none = {sizeof none, &k->p, NULL,        0,
+                                 NULL,        0,     (uint32_t)0, 0u};
   int best = -1;
   double best_ns = 0;
   char last[512] = "none fits the workspace";
@@ -679,6 +685,32 @@ void mb__cuda_lt_release(void *kstate) {
   free(k);
 }
 
+/* Prepare reads B (the fp8 B^T copy) and re-laid scales from the call's
+ * buffers once; an input the call says varies (written inside the timed
+ * run, sys/backend.h) would leave a stale copy, so such a call is declined
+ * and a composite runs that step with the backend's next kernel. */
+static mb_status_t check_varying(lt_kernel_t *k, const mb_kernel_call_t *call) {
+  const uint32_t varying = MB_CALL_VARYING_IN(call);
+  if (k->plan.variant != MB_LT_FP8 || !varying) return MB_OK;
+  if (k->plan.b_copy && (varying & 2u))
+    return decline(k,
+                   "B is written inside the timed run and cuBLASLt's fp8 "
+                   "GEMM needs it N x K: the copy prepare makes would be "
+                   "stale");
+  for (int side = SIDE_A; side <= SIDE_B; side++) {
+    const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
+    const uint32_t input = side == SIDE_A ? 3u : 2u; /* scale_b, scale_a */
+    const int relaid = sd->src == MB_LT_SC_OUTER ||
+                       sd->src == MB_LT_SC_VEC128 || sd->src == MB_LT_SC_BLK128;
+    if (relaid && (varying & (1u << input)))
+      return decline(k,
+                     "%s is written inside the timed run and cuBLASLt reads "
+                     "it re-laid out: the copy prepare makes would be stale",
+                     side == SIDE_A ? "scale_b" : "scale_a");
+  }
+  return MB_OK;
+}
+
 mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
                                 void **kstate) {
   mb_cuda_state_t *st = bstate;
@@ -709,6 +741,7 @@ mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
     return MB_ERR_UNSUPPORTED;
   }
   s = check_alignment(k, call);
+  if (s == MB_OK) s = check_varying(k, call);
   if (s == MB_OK && k->plan.variant == MB_LT_QI) s = stage_qi(k, call);
   if (s == MB_OK && k->plan.variant != MB_LT_QI && k->plan.b_copy)
     s = stage_b(k, call->in[1]);

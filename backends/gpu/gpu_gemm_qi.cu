@@ -49,7 +49,8 @@ void plan_quantize(qi_kernel_t *k, int side, const mb_op_params_t *p) {
                                     1,
                                     k->q_out[side],
                                     2,
-                                    0};
+                                    0,
+                                    0u /* quantize reads it in run only */};
 }
 
 /* Device memory for both sides' Q and scales. */

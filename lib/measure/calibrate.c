@@ -143,12 +143,12 @@ static mb_status_t time_copy(mb_device_t *dev, const mb_op_params_t *p,
   const mb_op_t *op = mb_op_find("copy");
   mb__kernel_t k;
   char why[512];
-  mb_status_t st =
-      mb__kernel_select_backend(dev->ctx, op, p, dev, &k, why, sizeof why);
+  mb_status_t st = mb__kernel_select_backend(dev->ctx, op, p, dev, NULL, &k,
+                                             why, sizeof why);
   if (st != MB_OK) return mb__fail(st, "no copy kernel: %s", why);
   const mb__backend_t *b = dev->backend;
-  const mb_kernel_call_t call = {sizeof call, p, ptrs,      1,
-                                 ptrs + 1,    1, dev->index};
+  const mb_kernel_call_t call = {sizeof call, p, ptrs,       1,
+                                 ptrs + 1,    1, dev->index, 0u};
   void *ks = NULL;
   if (k.bk->prepare) st = k.bk->prepare(b->state, &call, &ks);
   mb__timing_t t = {0};

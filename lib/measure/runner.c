@@ -84,9 +84,14 @@ static mb_status_t setup_operands(mb__run_t *r) {
         r->tensors[role], r->host[role], mb_tensor_nbytes(r->tensors[role]));
     if (st != MB_OK) return st;
   }
-  r->call = (mb_kernel_call_t){
-      sizeof r->call,           &r->params,      r->ptrs,      op->num_inputs,
-      r->ptrs + op->num_inputs, op->num_outputs, r->dev->index};
+  r->call = (mb_kernel_call_t){sizeof r->call,
+                               &r->params,
+                               r->ptrs,
+                               op->num_inputs,
+                               r->ptrs + op->num_inputs,
+                               op->num_outputs,
+                               r->dev->index,
+                               0u /* every operand is filled before prepare */};
   r->args = (mb_kernel_args_t){sizeof r->args, op,
                                &r->params,     r->tensors,
                                op->num_inputs, r->tensors + op->num_inputs,

@@ -59,8 +59,8 @@ mb_status_t mb__device_timer(mb_device_t *dev) {
   double *ns = malloc(MB__TIMER_READINGS * sizeof *ns);
   if (!ns) return mb__fail(MB_ERR_NO_MEMORY, "out of memory (timer)");
   mb_op_params_t params = MB_OP_PARAMS_INIT;
-  const mb_kernel_call_t call = {sizeof call, &params, NULL,      0,
-                                 NULL,        0,       dev->index};
+  const mb_kernel_call_t call = {sizeof call, &params, NULL,       0,
+                                 NULL,        0,       dev->index, 0u};
   mb__timing_t t;
   uint32_t n = 0, tries = 0;
   mb_status_t st = mb__timing_begin(&t, dev, empty_run, NULL, &call);

@@ -44,8 +44,9 @@ static mb_status_t choose_kernels(mb__composite_t *c, mb_context_t *ctx) {
   char why[768];
   for (uint32_t i = 0; i < c->g.num_steps; i++) {
     const mb__gstep_t *gs = &c->g.steps[i];
-    mb_status_t st = mb__kernel_select_backend(
-        ctx, gs->op, &gs->params, c->dev, &c->steps[i].kernel, why, sizeof why);
+    mb_status_t st =
+        mb__kernel_select_backend(ctx, gs->op, &gs->params, c->dev, NULL,
+                                  &c->steps[i].kernel, why, sizeof why);
     if (st != MB_OK)
       return mb__fail(MB_ERR_UNSUPPORTED,
                       "%s under %s: step %u \"%s\" (%s %s -> %s) has no "
@@ -84,32 +85,71 @@ static mb_status_t allocate(mb__composite_t *c, const mb_kernel_call_t *call) {
   return MB_OK;
 }
 
-static mb_status_t prepare_steps(mb__composite_t *c) {
+/* Bit r of the result: input r of step i is written by a timed step
+ * (varying_in in sys/backend.h): its contents change from run to run. */
+static uint32_t varying_inputs(const mb__composite_t *c, uint32_t i) {
+  const mb__gstep_t *gs = &c->g.steps[i];
+  uint32_t bits = 0;
+  for (uint32_t r = 0; r < gs->op->num_inputs; r++)
+    for (uint32_t j = 0; j < c->g.num_steps; j++) {
+      const mb__gstep_t *w = &c->g.steps[j];
+      if (w->phase == MB_PHASE_SETUP) continue;
+      for (uint32_t o = 0; o < w->op->num_outputs; o++)
+        if (w->arg[w->op->num_inputs + o] == gs->arg[r]) bits |= 1u << r;
+    }
+  return bits;
+}
+
+/* Prepares step i with its kernel; a backend kernel whose prepare declines
+ * the call (MB_ERR_UNSUPPORTED: it would pre-pack an input that varies)
+ * gives way to the backend's next kernel for the step, as a kernel whose
+ * supports() declines does. */
+static mb_status_t prepare_step(mb__composite_t *c, mb_context_t *ctx,
+                                uint32_t i) {
   const mb__backend_t *b = backend(c);
-  for (uint32_t i = 0; i < c->g.num_steps; i++) {
-    const mb__gstep_t *gs = &c->g.steps[i];
-    mb__cstep_t *s = &c->steps[i];
-    const uint32_t nin = gs->op->num_inputs, nout = gs->op->num_outputs;
-    for (uint32_t r = 0; r < nin + nout; r++) s->ptrs[r] = c->ptr[gs->arg[r]];
-    s->call = (mb_kernel_call_t){sizeof s->call, &gs->params, s->ptrs,      nin,
-                                 s->ptrs + nin,  nout,        c->dev->index};
-    mb_status_t st = MB_OK;
+  const mb__gstep_t *gs = &c->g.steps[i];
+  mb__cstep_t *s = &c->steps[i];
+  const uint32_t nin = gs->op->num_inputs, nout = gs->op->num_outputs;
+  for (uint32_t r = 0; r < nin + nout; r++) s->ptrs[r] = c->ptr[gs->arg[r]];
+  s->call = (mb_kernel_call_t){
+      sizeof s->call, &gs->params, s->ptrs,       nin,
+      s->ptrs + nin,  nout,        c->dev->index, varying_inputs(c, i)};
+  for (;;) {
     mb_error_clear();
+    mb_status_t st = MB_OK;
     if (s->kernel.bk->prepare)
       st = s->kernel.bk->prepare(b->state, &s->call, &s->kstate);
-    if (st != MB_OK) {
+    if (st == MB_OK) break;
+    char declined[512], why[512];
+    snprintf(declined, sizeof declined, "%s", mb_error_last());
+    if (st != MB_ERR_UNSUPPORTED ||
+        mb__kernel_select_backend(ctx, gs->op, &gs->params, c->dev,
+                                  s->kernel.bk, &s->kernel, why,
+                                  sizeof why) != MB_OK) {
+      mb__fail(st, "%s", declined);
       mb__error_prefix("%s: step %u \"%s\"", c->op->name, i + 1, gs->label);
       return st;
     }
-    s->prepared = 1;
   }
-  /* Weight quantization, once and untimed (inference recipes). */
-  for (uint32_t i = 0; i < c->g.num_steps; i++) {
-    if (c->g.steps[i].phase != MB_PHASE_SETUP) continue;
-    mb_status_t st = run_step(c, i);
-    if (st != MB_OK) return st;
-  }
-  return b->vt->sync(b->state, c->dev->index);
+  s->prepared = 1;
+  return MB_OK;
+}
+
+/* The setup steps (weight quantization, once and untimed) are prepared and
+ * run before the timed steps are prepared: a kernel that pre-packs an
+ * input in prepare (cuBLASLt's fp8 B^T) then reads the quantized weights,
+ * not a buffer nothing has written yet. */
+static mb_status_t prepare_steps(mb__composite_t *c, mb_context_t *ctx) {
+  const mb__backend_t *b = backend(c);
+  mb_status_t st = MB_OK;
+  for (uint32_t i = 0; st == MB_OK && i < c->g.num_steps; i++)
+    if (c->g.steps[i].phase == MB_PHASE_SETUP) st = prepare_step(c, ctx, i);
+  for (uint32_t i = 0; st == MB_OK && i < c->g.num_steps; i++)
+    if (c->g.steps[i].phase == MB_PHASE_SETUP) st = run_step(c, i);
+  if (st == MB_OK) st = b->vt->sync(b->state, c->dev->index);
+  for (uint32_t i = 0; st == MB_OK && i < c->g.num_steps; i++)
+    if (c->g.steps[i].phase != MB_PHASE_SETUP) st = prepare_step(c, ctx, i);
+  return st;
 }
 
 mb_status_t mb__composite_prepare(mb_context_t *ctx, mb_device_t *dev,
@@ -124,7 +164,7 @@ mb_status_t mb__composite_prepare(mb_context_t *ctx, mb_device_t *dev,
   mb_status_t st = c->g.status;
   if (st == MB_OK) st = choose_kernels(c, ctx);
   if (st == MB_OK) st = allocate(c, call);
-  if (st == MB_OK) st = prepare_steps(c);
+  if (st == MB_OK) st = prepare_steps(c, ctx);
   if (st != MB_OK) {
     mb__composite_release(c);
     return st;

@@ -190,11 +190,13 @@ mb_status_t mb__kernel_impl_known(const mb_context_t *ctx, const mb_op_t *op,
                   impl, op->name, b->name, *list ? list : " none");
 }
 
+/* `after`: a backend kernel entry already tried (its prepare declined):
+ * the search resumes behind it, user kernels not considered. */
 static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
                                  const mb_op_params_t *p,
                                  const mb_device_t *dev, const char *impl,
-                                 int users, mb__kernel_t *out, char *why,
-                                 size_t why_cap) {
+                                 int users, const mb_backend_kernel_t *after,
+                                 mb__kernel_t *out, char *why, size_t why_cap) {
   const mb__backend_t *b = dev->backend;
   mb_status_t st = mb__kernel_impl_known(ctx, op, b, impl, users);
   if (st != MB_OK) {
@@ -208,7 +210,7 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
   char refusals[4][sizeof ctx->reason];
   size_t num_refusals = 0;
   why[0] = '\0';
-  for (size_t i = 0; users && i < ctx->num_user_kernels; i++) {
+  for (size_t i = 0; users && !after && i < ctx->num_user_kernels; i++) {
     const mb__user_kernel_t *u = &ctx->user_kernels[i];
     if ((impl && strcmp(u->name, impl) != 0) ||
         !user_kernel_matches(u, op, p, b->name))
@@ -216,7 +218,11 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
     *out = (mb__kernel_t){u->name, NULL, u, 0};
     return MB_OK;
   }
-  for (size_t i = 0; i < b->vt->num_kernels; i++) {
+  size_t first = 0;
+  if (after && after >= b->vt->kernels &&
+      after < b->vt->kernels + b->vt->num_kernels)
+    first = (size_t)(after - b->vt->kernels) + 1;
+  for (size_t i = first; i < b->vt->num_kernels; i++) {
     const mb_backend_kernel_t *k = &b->vt->kernels[i];
     if ((impl && strcmp(k->name, impl) != 0) ||
         !backend_kernel_matches(k, op, p))
@@ -258,15 +264,14 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
                               const mb_op_params_t *p, const mb_device_t *dev,
                               const char *impl, mb__kernel_t *out, char *why,
                               size_t why_cap) {
-  return select_kernel(ctx, op, p, dev, impl, 1, out, why, why_cap);
+  return select_kernel(ctx, op, p, dev, impl, 1, NULL, out, why, why_cap);
 }
 
-mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
-                                      const mb_op_t *op,
-                                      const mb_op_params_t *p,
-                                      const mb_device_t *dev, mb__kernel_t *out,
-                                      char *why, size_t why_cap) {
-  return select_kernel(ctx, op, p, dev, NULL, 0, out, why, why_cap);
+mb_status_t mb__kernel_select_backend(
+    const mb_context_t *ctx, const mb_op_t *op, const mb_op_params_t *p,
+    const mb_device_t *dev, const mb_backend_kernel_t *after, mb__kernel_t *out,
+    char *why, size_t why_cap) {
+  return select_kernel(ctx, op, p, dev, NULL, 0, after, out, why, why_cap);
 }
 
 /* The dtype a kernel's MB_KERNEL_NOTE_MATH note names; NONE without one. */

@@ -21,12 +21,13 @@ mb_status_t mb__kernel_select(const mb_context_t *ctx, const mb_op_t *op,
                               size_t why_cap);
 
 /* The backend's own first kernel that runs (op, params) on `dev`, user
- * kernels not considered (a composite's steps run backend kernels). */
-mb_status_t mb__kernel_select_backend(const mb_context_t *ctx,
-                                      const mb_op_t *op,
-                                      const mb_op_params_t *p,
-                                      const mb_device_t *dev, mb__kernel_t *out,
-                                      char *why, size_t why_cap);
+ * kernels not considered (a composite's steps run backend kernels); with
+ * `after` (an entry of the backend's table whose prepare declined the
+ * call), the first one behind it. */
+mb_status_t mb__kernel_select_backend(
+    const mb_context_t *ctx, const mb_op_t *op, const mb_op_params_t *p,
+    const mb_device_t *dev, const mb_backend_kernel_t *after, mb__kernel_t *out,
+    char *why, size_t why_cap);
 
 /* MB_OK when impl is NULL or names a kernel of op on backend b (user
  * kernels too when `users`), else MB_ERR_NOT_FOUND listing the ones there

@@ -10,7 +10,11 @@
 #include <stdio.h>
 
 #include "gpu_host.h"
+#include "gpu_kernels.h"
 #include "mb_backend_entry.h"
+#ifdef MB_EMU_PREPACK
+#include "gpuemu_prepack.h"
+#endif
 
 #ifndef MB_EMU_NAME
 #error "MB_EMU_NAME: the backend's name (the build defines it)"
@@ -60,7 +64,12 @@ static mb_status_t emu_init(const mb_host_api_t *host, void **state) {
   return mb__gpuh_init(&emu_vendor, host, state);
 }
 
+/* With MB_EMU_PREPACK (gpuemu64), a vendor-like fp8 GEMM that pre-packs B
+ * comes first, as cuBLASLt's entries come before the shared ones. */
 static const mb_backend_kernel_t emu_kernels[] = {
+#ifdef MB_EMU_PREPACK
+    MB_EMU_PREPACK_ENTRY(F8E4M3) MB_EMU_PREPACK_ENTRY(F8E5M2)
+#endif
 #include "gpu_kernel_entries.inc"
 };
 

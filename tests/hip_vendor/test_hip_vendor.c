@@ -404,7 +404,7 @@ static void fixture_init(fixture_t *f, const char *arch, int fnuz) {
   f->in[3] = (void *)(uintptr_t)0x4000;  /* scale_b */
   f->out[0] = (void *)(uintptr_t)0x5000; /* D */
   f->call = (mb_kernel_call_t){
-      sizeof(mb_kernel_call_t), &f->p, f->in, 4, f->out, 1, 0};
+      sizeof(mb_kernel_call_t), &f->p, f->in, 4, f->out, 1, 0, 0u};
   g_error[0] = '\0';
 }
 

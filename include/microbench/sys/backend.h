@@ -25,6 +25,8 @@
 #ifndef MICROBENCH_SYS_BACKEND_H
 #define MICROBENCH_SYS_BACKEND_H
 
+#include <stddef.h>
+
 #include "../bench.h"
 #include "../device.h"
 #include "../op.h"
@@ -81,7 +83,25 @@ typedef struct mb_kernel_call {
   void *const *out;
   uint32_t num_out;
   uint32_t device;
+
+  /* ---- appended; read through MB_CALL_VARYING_IN() --------------------- */
+  /* Bit i set: input i is written by another kernel inside the timed run (a
+   * composite's intermediate, such as activations quantized in the forward
+   * pass). Its contents are not final at prepare and change from run to
+   * run, so a prepare that reads contents (to pre-pack B, to re-lay scales)
+   * must not read this input: run must read it, or prepare declines with
+   * MB_ERR_UNSUPPORTED and the composite takes the backend's next kernel.
+   * Inputs whose bit is clear hold their final contents when prepare is
+   * called (operands filled by the runner, a composite's setup products). */
+  uint32_t varying_in;
 } mb_kernel_call_t;
+
+/* A call's varying_in, 0 from a core that predates the field. */
+#define MB_CALL_VARYING_IN(call)                                     \
+  ((call)->struct_size >=                                            \
+           offsetof(mb_kernel_call_t, varying_in) + sizeof(uint32_t) \
+       ? (call)->varying_in                                          \
+       : 0u)
 
 typedef mb_status_t (*mb_kernel_run_fn)(void *kstate,
                                         const mb_kernel_call_t *call);
