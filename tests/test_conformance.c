@@ -504,7 +504,8 @@ static void tally(const mb_result_info_t *info, int passed,
 }
 
 /* Runs case c (with alpha, beta) with kernel `impl`; 1 ran and passed, 0
- * not applicable. */
+ * not applicable, -1 failed or wrong (printed: the suite goes on, so that
+ * one run on a GPU shows every case that fails, and fails at the end). */
 static int run_case(const conf_case_t *c, double alpha, double beta,
                     const char *impl, conf_tally_t *tallies) {
   mb_op_params_t p = case_params(c, alpha, beta);
@@ -523,27 +524,34 @@ static int run_case(const conf_case_t *c, double alpha, double beta,
   mb_correctness_t corr = MB_CORRECTNESS_INIT;
   mb_result_info(r, &info);
   mb_result_correctness(r, &corr);
-  int ran = info.status == MB_RESULT_OK;
-  if (info.status == MB_RESULT_FAILED)
-    fail_msg("%s %lldx%lldx%lld [%s]: failed: %s", c->op,
-             (long long)c->shape[0], (long long)c->shape[1],
-             (long long)c->shape[2], impl, info.reason);
+  int ran = info.status == MB_RESULT_OK, bad = 0;
+  if (info.status == MB_RESULT_FAILED) {
+    printf("ERROR: %s %lldx%lldx%lld [%s]: failed: %s\n", c->op,
+           (long long)c->shape[0], (long long)c->shape[1],
+           (long long)c->shape[2], impl, info.reason);
+    bad = 1;
+  }
   if (ran) {
     printf("  %-22s %-18s %6s->%-6s %-7s%s %s (err %.3g x tol)\n", c->op,
            case_label(c), mb_dtype_name(info.params.dtype),
            mb_dtype_name(info.params.dtype_out), info.impl,
            info.emulated ? " (emulated)" : "", corr.pass ? "pass" : "FAIL",
            corr.max_err_ratio);
-    if (!corr.checked || !corr.pass)
-      fail_msg("%s [%s]: wrong or unchecked result, error %.3g x the tolerance",
-               c->op, impl, corr.max_err_ratio);
+    if (!corr.checked || !corr.pass) {
+      printf(
+          "ERROR: %s %s %lldx%lldx%lld alpha %g beta %g [%s]: wrong or "
+          "unchecked result, error %.3g x the tolerance\n",
+          c->op, case_label(c), (long long)c->shape[0], (long long)c->shape[1],
+          (long long)c->shape[2], alpha, beta, impl, corr.max_err_ratio);
+      bad = 1;
+    }
   }
   /* A skip names the implementation asked for; a run, the one that ran. */
   if (info.status == MB_RESULT_SKIPPED && (!info.impl || !*info.impl))
     info.impl = impl;
   tally(&info, ran && corr.checked && corr.pass, tallies);
   mb_result_destroy(r);
-  return ran;
+  return bad ? -1 : ran;
 }
 
 /* Entry j's verdict: 0 fine, 1 a gap (printed). */
@@ -598,6 +606,7 @@ static void test_every_case_on_every_kernel(void **state) {
     listed++;
   }
   assert_int_equal(listed, g_vt->num_kernels);
+  int wrong = 0;
   for (size_t c = 0; c < NUM_CASES + NUM_AB_CASES; c++) {
     double alpha, beta;
     const conf_case_t *cc = case_at(c, &alpha, &beta);
@@ -611,7 +620,7 @@ static void test_every_case_on_every_kernel(void **state) {
       for (size_t j = 0; j < i && !seen; j++)
         seen = !strcmp(g_vt->kernels[j].op, k->op) &&
                !strcmp(g_vt->kernels[j].name, k->name);
-      if (!seen) run_case(cc, alpha, beta, k->name, tallies);
+      if (!seen) wrong += run_case(cc, alpha, beta, k->name, tallies) < 0;
     }
   }
   int gaps = 0, ran = 0;
@@ -636,6 +645,10 @@ static void test_every_case_on_every_kernel(void **state) {
     }
   }
   free(tallies);
+  if (wrong)
+    printf("  %s: %d case(s) failed or wrong (ERROR lines)\n", g_backend,
+           wrong);
+  assert_int_equal(wrong, 0);
   assert_int_equal(gaps, 0);
 }
 
