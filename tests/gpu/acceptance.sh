@@ -246,11 +246,16 @@ fact timing "$timing"
 # What torch and the report need after the benchmarks; the rest is theirs.
 if $py -c 'import torch' >/dev/null 2>&1; then reserve=100; else reserve=20; fi
 results=
-# bench NAME ARGS...: one mbench run under what is left of the budget.
+# bench NAME ARGS...: one mbench run under what is left of the budget, or
+# under $share percent of it when share is set (the first H100 run spent
+# the whole budget on the GEMMs and models, and no memory-bound benchmark
+# ran).
+share=
 bench() {
   name=$1; shift
   out=$work/mbench-$name.json
   rem=$(($(left) - reserve))
+  [ -z "$share" ] || rem=$((rem * share / 100))
   if [ "$rem" -lt 20 ]; then
     fact not_run "mbench run $* (time budget spent)"
     return 0
@@ -277,7 +282,9 @@ bench() {
 # ops (their 512 MiB operands are filled on the host, a few seconds each):
 # what the budget cuts is the end of that list. The two filters together
 # must cover the file (the emulated self-check counts).
+share=50
 bench compute --config "$config" --filter '^(gemm_|linear/|transformer_block/)'
+share=
 help=$("$mbench" run --help 2>&1)
 case $help in *--fast-accum*)
   bench fast-accum-tensor --op gemm --shape $gbig --dtype f8e4m3 --out-dtype bf16 \
