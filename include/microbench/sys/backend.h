@@ -144,6 +144,12 @@ typedef struct mb_backend_kernel {
  * formats (e.g. fp8 GEMM as dequantize + f32 GEMM on a CPU): its results are
  * marked "emulated": they measure the emulation, not native fp8 hardware. */
 #define MB_KERNEL_EMULATED 1u
+/* A copy kernel that may set the device's bandwidth roof besides the
+ * backend's first copy (the runtime's own device-to-device copy, which on
+ * an H200 ran 10 % faster than the first): the roof is the fastest of them.
+ * Copy kernels without it (test doubles that crash, hang or skip work) are
+ * never run by the calibration. */
+#define MB_KERNEL_ROOF_COPY 2u
 
 /* A kernel note whose text names the dtype its arithmetic runs in, when
  * that is not the op's (the CPU's int4 weight-only GEMM dequantizes to f32
