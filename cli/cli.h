@@ -126,8 +126,11 @@ typedef struct cli_out {
   char **held; /* the skipped results' JSON until rep opens */
   size_t num_held;
 } cli_out_t;
+/* `input`: a file the command reads (its --config), which the output must
+ * not be; NULL when none. */
 int cli_out_open(const char *cmd, mb_context_t *ctx,
-                 const mb_report_options_t *ro, cli_out_t *out);
+                 const mb_report_options_t *ro, const char *input,
+                 cli_out_t *out);
 int cli_out_add(const char *cmd, cli_out_t *out, const mb_result_t *r);
 /* 0: written; 1: nothing measured and the file exists, left untouched
  * (said on stderr); -1: an error, reported. */
@@ -156,6 +159,11 @@ int cli_close_sinks(const char *cmd, sinks_t *s);
 /* 1 when the result counts as a failure for the exit code: failed, or
  * wrong. */
 int cli_result_failed(const mb_result_t *r);
+/* 1 when Ctrl-C (SIGTERM) stopped the benchmark before it finished (failed,
+ * reason "interrupted"): such a result is not written. */
+int cli_result_unfinished(const mb_result_t *r);
+/* What reading a results file dropped (mb_results_note), on stderr. */
+void cli_results_note(const char *cmd, const mb_results_t *set);
 /* How every command runs a benchmark: in this process, or (--isolate) in
  * a child process re-executed with argv + --child-index N (isolate.c). */
 typedef struct cli_runner {

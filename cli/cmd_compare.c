@@ -355,6 +355,8 @@ int cmd_compare(int argc, char **argv) {
       mb_results_compare(base, nw, &req.opts, &cmp) != MB_OK) {
     rc = cli_error("compare", "%s", mb_error_last());
   } else {
+    cli_results_note("compare", base);
+    cli_results_note("compare", nw);
     view_t v = {&req, cmp, {0}};
     for (size_t i = 0; i < mb_comparison_count(cmp); i++) {
       mb_compare_row_t r = MB_COMPARE_ROW_INIT;

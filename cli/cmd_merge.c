@@ -34,6 +34,17 @@ static int report(const char *out, size_t inputs) {
   return EXIT_OK;
 }
 
+/* What reading each input drops (a stream's cut last line), said before
+ * the merge; a file that cannot be read is the merge's error to report. */
+static void note_inputs(const char *const *paths, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    mb_results_t *set = NULL;
+    if (mb_results_load(paths[i], &set) == MB_OK)
+      cli_results_note("merge", set);
+    mb_results_destroy(set);
+  }
+}
+
 int cmd_merge(int argc, char **argv) {
   cli_opts_t o;
   cli_init_opts(&o);
@@ -51,7 +62,8 @@ int cmd_merge(int argc, char **argv) {
     rc = cli_error("merge",
                    "-o OUT is required (where the merged document "
                    "goes)");
-  else if (mb_results_merge(words, nwords, o.output) != MB_OK)
+  else if (note_inputs(words, nwords),
+           mb_results_merge(words, nwords, o.output) != MB_OK)
     rc = cli_error("merge", "%s", mb_error_last());
   else
     rc = report(o.output, nwords);

@@ -66,12 +66,46 @@ static cli_out_t *csv_for(csv_outs_t *outs, mb_context_t *ctx, const char *path,
     return NULL;
   }
   ro.path = c->path;
-  if (cli_out_open("run", ctx, &ro, &c->out) != 0) {
+  if (cli_out_open("run", ctx, &ro, NULL, &c->out) != 0) {
     free(c->path);
     return NULL;
   }
   outs->count++;
   return &c->out;
+}
+
+/* Before anything runs, every CSV file the config names: a path results
+ * cannot go to, or one that is the config itself or the -o file, is an
+ * input error; an existing file is replaced, and said so once (it may be
+ * an unrelated file that happens to have that name). */
+static int check_csvs(const mb_plan_t *plan, const cli_opts_t *o) {
+  const char *inputs[2] = {o->config, o->output};
+  const size_t num_inputs = o->output ? 2 : 1;
+  const size_t n = mb_plan_count(plan);
+  const char **seen = calloc(n ? n : 1, sizeof *seen); /* distinct paths */
+  size_t num_seen = 0;
+  if (!seen) return cli_error("run", "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
+    mb_plan_entry(plan, i, &e);
+    size_t s = 0;
+    while (s < num_seen && strcmp(seen[s], e.csv_path)) s++;
+    if (!*e.csv_path || s < num_seen) continue;
+    seen[num_seen++] = e.csv_path;
+    if (mb_report_check_output(e.csv_path, inputs, num_inputs) != MB_OK) {
+      free(seen);
+      return cli_error("run", "%s: the CSV file the config names: %s", e.name,
+                       mb_error_last());
+    }
+    struct stat st;
+    if (stat(e.csv_path, &st) == 0)
+      fprintf(stderr,
+              "mbench run: note: %s (named by the config) exists; this run's "
+              "results replace it\n",
+              e.csv_path);
+  }
+  free(seen);
+  return 0;
 }
 
 static int close_csvs(csv_outs_t *outs) {
@@ -221,7 +255,7 @@ static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
       return EXIT_USAGE;
     }
     progress_clear(&prog);
-    if (cli_interrupted()) { /* it did not finish: not written */
+    if (cli_result_unfinished(r)) { /* stopped by Ctrl-C: not written */
       mb_result_destroy(r);
       break;
     }
@@ -234,6 +268,12 @@ static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
     }
     mb_result_destroy(r);
     if (bad) return EXIT_USAGE;
+    /* Finished (or kept its finished repetitions) as Ctrl-C came: it
+     * counts, and nothing more starts. */
+    if (cli_interrupted()) {
+      ++*done;
+      break;
+    }
   }
   return rc;
 }
@@ -312,7 +352,8 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
     csv_outs_t csvs = {NULL, 0};
     const cli_runner_t runner = {o, argc, argv};
     size_t done = 0;
-    const int opened = cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0;
+    const int opened = check_csvs(plan, o) == 0 &&
+                       cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0;
     if (opened) {
       rc = run_plan(ctx, plan, order, &sinks, &csvs, &runner, &done);
       if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;

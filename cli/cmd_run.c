@@ -257,21 +257,27 @@ static int parse_shape(const char *text, mb_op_params_t *p) {
 /* What run_one did. */
 enum { RUN_OK = 0, RUN_FAILED = 1, RUN_INPUT_ERROR = -1, RUN_INTERRUPTED = -2 };
 
-/* Runs spec (benchmark `index` of the command's list) into the sinks. A
- * benchmark stopped by Ctrl-C is not written: it did not finish. */
+/* Runs spec (benchmark `index` of the command's list) into the sinks;
+ * *written: its result went there. A benchmark stopped by Ctrl-C before it
+ * finished is not written; one that finished, or kept its finished
+ * repetitions, is, and then the run stops. */
 static int run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
                    const cli_runner_t *runner, size_t index,
-                   const mb_bench_spec_t *spec) {
+                   const mb_bench_spec_t *spec, int *written) {
   mb_result_t *r = NULL;
+  *written = 0;
   if (cli_bench_runner((void *)runner, ctx, index, spec, &r) != MB_OK) {
     cli_error(cmd, "%s", mb_error_last());
     return RUN_INPUT_ERROR;
   }
   int rc = cli_result_failed(r) ? RUN_FAILED : RUN_OK;
-  if (cli_interrupted())
-    rc = RUN_INTERRUPTED;
-  else if (cli_add_result(cmd, sinks, r) != 0)
-    rc = RUN_INPUT_ERROR;
+  if (!cli_result_unfinished(r)) {
+    if (cli_add_result(cmd, sinks, r) != 0)
+      rc = RUN_INPUT_ERROR;
+    else
+      *written = 1;
+  }
+  if (cli_interrupted() && rc != RUN_INPUT_ERROR) rc = RUN_INTERRUPTED;
   mb_result_destroy(r);
   return rc;
 }
@@ -352,12 +358,14 @@ int cmd_run(int argc, char **argv) {
     rc = cli_child_report("run", ctx, &spec);
   } else if (cli_open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
     const cli_runner_t runner = {&o, argc, argv};
-    int r = run_one("run", ctx, &sinks, &runner, 0, &spec);
+    int written = 0;
+    int r = run_one("run", ctx, &sinks, &runner, 0, &spec, &written);
     rc = r == RUN_INPUT_ERROR ? EXIT_USAGE
          : r == RUN_FAILED    ? EXIT_BENCH_FAILED
                               : EXIT_OK;
     if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
-    rc = cli_exit_status("run", &sinks, rc, r == RUN_INTERRUPTED, 0, 1);
+    rc = cli_exit_status("run", &sinks, rc, r == RUN_INTERRUPTED,
+                         (size_t)written, 1);
   }
   mb_context_destroy(ctx);
   return rc;
@@ -441,9 +449,12 @@ int cmd_suite(int argc, char **argv) {
       size_t done = 0;
       int r = RUN_OK;
       for (; done < total; done++) {
-        r = run_one("suite", ctx, &sinks, &runner, done, &specs[done]);
+        int written = 0;
+        r = run_one("suite", ctx, &sinks, &runner, done, &specs[done],
+                    &written);
         if (r == RUN_INPUT_ERROR) rc = EXIT_USAGE;
         if (r == RUN_FAILED) rc = EXIT_BENCH_FAILED;
+        if (r == RUN_INTERRUPTED) done += (size_t)written;
         if (r == RUN_INPUT_ERROR || r == RUN_INTERRUPTED) break;
       }
       if (cli_close_sinks("suite", &sinks) != 0 && rc == EXIT_OK)

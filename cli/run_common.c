@@ -1,7 +1,8 @@
 /* What the commands that run benchmarks share — mbench run, the default
  * suite (cmd_run.c) and run --config (cmd_plan.c): the spec from the
  * options, --child-index, the exit status. Both command files call into
- * this one and not into each other's helpers. */
+ * this one and not into each other's helpers. Also what compare and merge
+ * say about a results file they read (cli_results_note). */
 #include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
@@ -137,4 +138,9 @@ int cli_exit_status(const char *cmd, const sinks_t *s, int worst,
           cmd, s->results == 1 ? "the benchmark was" : "every benchmark was",
           s->results > 1 ? "the first: " : "", s->skip_reason, try);
   return EXIT_NOTHING_MEASURED;
+}
+
+void cli_results_note(const char *cmd, const mb_results_t *set) {
+  const char *note = mb_results_note(set);
+  if (*note) fprintf(stderr, "mbench %s: note: %s\n", cmd, note);
 }

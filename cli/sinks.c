@@ -47,12 +47,15 @@ static int out_release(const char *cmd, cli_out_t *out) {
 }
 
 int cli_out_open(const char *cmd, mb_context_t *ctx,
-                 const mb_report_options_t *ro, cli_out_t *out) {
+                 const mb_report_options_t *ro, const char *input,
+                 cli_out_t *out) {
   memset(out, 0, sizeof *out);
   out->ctx = ctx;
   out->ro = *ro;
-  /* A path that cannot take results is refused before anything runs. */
-  if (ro->path && mb_report_check_path(ro->path) != MB_OK)
+  /* A path that cannot take results, or that names the config being run,
+   * is refused before anything runs. */
+  const size_t num_inputs = input ? 1 : 0;
+  if (ro->path && mb_report_check_output(ro->path, &input, num_inputs) != MB_OK)
     return cli_error(cmd, "-o: %s", mb_error_last());
   /* stdout is no file to keep: the results go there as they come. */
   return ro->path ? 0 : out_start(cmd, out);
@@ -93,6 +96,20 @@ int cli_out_close(const char *cmd, cli_out_t *out) {
             cmd, out->ro.path);
     return 1;
   }
+  /* Stopped by Ctrl-C or SIGTERM: an existing file is not replaced by the
+   * few results that finished; they stay in the stream or .partial file. */
+  if (out->rep && out->ro.path && cli_interrupted()) {
+    char kept[4096];
+    const mb_status_t st = mb_report_abandon(out->rep, kept, sizeof kept);
+    out->rep = NULL;
+    if (st != MB_OK) return cli_error(cmd, "%s", mb_error_last());
+    if (strcmp(kept, out->ro.path) != 0)
+      fprintf(stderr,
+              "mbench %s: interrupted: %s left as it was; the finished "
+              "results are in %s\n",
+              cmd, out->ro.path, kept);
+    return 0;
+  }
   int rc = !out->rep ? out_release(cmd, out) : 0;
   if (mb_report_close(out->rep) != MB_OK && rc == 0)
     rc = cli_error(cmd, "writing results: %s", mb_error_last());
@@ -117,7 +134,7 @@ int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
   ro.path = o->output;
   ro.argc = argc;
   ro.argv = (const char *const *)argv;
-  if (cli_out_open(cmd, ctx, &ro, &s->file) != 0) return -1;
+  if (cli_out_open(cmd, ctx, &ro, o->config, &s->file) != 0) return -1;
   if (o->output) {
     mb_report_options_t co = MB_REPORT_OPTIONS_INIT;
     if (mb_report_open(ctx, &co, &s->console) != MB_OK)
@@ -145,6 +162,13 @@ int cli_close_sinks(const char *cmd, sinks_t *s) {
   if (mb_report_close(s->console) != MB_OK)
     rc = cli_error(cmd, "writing results: %s", mb_error_last());
   return rc;
+}
+
+int cli_result_unfinished(const mb_result_t *r) {
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(r, &info);
+  return info.status == MB_RESULT_FAILED && info.reason &&
+         !strcmp(info.reason, "interrupted");
 }
 
 /* 1 when the result is a failure for the exit code: failed, or wrong. */

@@ -28,8 +28,14 @@ void mb_error_set(const char *message) {
   g_error[n] = '\0';
 }
 
+/* Formatted into a local buffer first: an argument may be mb_error_last()
+ * itself ("%s; every result is kept in ...", mb_error_last()), and
+ * vsnprintf onto its own source wrote an empty message (a disk-full error
+ * read "writing results: ; every result ..."). */
 void mb__error_setv(const char *fmt, va_list ap) {
-  vsnprintf(g_error, sizeof g_error, fmt, ap);
+  char text[MB__ERROR_CAP];
+  vsnprintf(text, sizeof text, fmt, ap);
+  memcpy(g_error, text, sizeof g_error);
 }
 
 void mb__error_set(const char *fmt, ...) {

@@ -205,8 +205,10 @@ void mb__loader_unload(mb_context_t *ctx);
 
 /* util.c */
 char *mb__strdup(const char *s);
-/* A whole file, NUL-terminated (*len excludes the NUL); the caller frees
- * *out. MB_ERR_IO / MB_ERR_NO_MEMORY name the path. */
+/* A whole regular file of at most MB__MAX_READ_BYTES, NUL-terminated (*len
+ * excludes the NUL); the caller frees *out. MB_ERR_IO / MB_ERR_NO_MEMORY
+ * name the path. */
+#define MB__MAX_READ_BYTES (1 << 30)
 mb_status_t mb__read_file(const char *path, char **out, size_t *len);
 /* Writes text + "\n" to path.tmp and renames it over path, so path is
  * never half-written; MB_ERR_IO names path and the system's reason. */
@@ -217,6 +219,14 @@ mb_status_t mb__write_file_atomic(const char *path, const char *text);
  * rename over /dev/full replaced the device with a file), a read-only
  * file MB_ERR_IO. */
 mb_status_t mb__output_path_ok(const char *path, mode_t *mode);
+/* 1 when a and b name one file: the same device and inode when both exist
+ * (a link or another spelling of the path counts), the same path with its
+ * directory resolved when neither does (two outputs yet to be written). */
+int mb__same_file(const char *a, const char *b);
+/* MB_ERR_INVALID_ARG when `path` is one of the `count` inputs: writing it
+ * would destroy what is being read. */
+mb_status_t mb__output_not_input(const char *path, const char *const *inputs,
+                                 size_t count);
 double mb__now_s(void); /* CLOCK_MONOTONIC seconds */
 /* Batched samples run long enough to last at least this (ns): every
  * sample the runner takes, a composite's parts included (runner_parts.c

@@ -199,9 +199,6 @@ static void test_every_path_times_the_runs_exactly(void **state) {
   }
 }
 
-/* The read-only flush runs on a GPU backend and is recorded; a backend
- * without one (a fixture that only writes) is skipped saying so, not
- * flushed some other way. */
 /* The bandwidth roof is the fastest of the backend's copy kernels: the
  * emulated GPU has its own copy kernel (fibers) and the runtime's memcpy,
  * far faster here, so a roof taken from the first kernel alone would be
@@ -219,6 +216,34 @@ static void test_copy_roof_is_the_fastest_copy(void **state) {
   mb_context_destroy(ctx);
 }
 
+/* A sample expected to outlast 0.25 s is timed in parts, summed, so that
+ * Ctrl-C is honoured within it: 600 runs of 1 ms each are three parts
+ * (250, 250, 100), and every sample is still exactly 600 x 1 ms. */
+static void test_long_samples_are_timed_in_parts(void **state) {
+  (void)state;
+  mb_context_t *ctx = emu_context("MB_GPUEMU_KERNEL_NS", "1000000");
+  const mb_op_params_t add = test_shape2(MB_DTYPE_F32, 8, 64);
+  mb_result_t *r = run(ctx, "add", &add, MB_CACHE_HOT, 3, 600);
+  expect_ok(r);
+  double part = 0;
+  const char *text = note(r, "sample_parts", &part);
+  if (!text) fail_msg("no sample_parts note");
+  assert_true(part == 250);
+  assert_contains(text, "600 runs are timed in parts of at most 250 runs");
+  expect_samples(r, 1e6);
+  mb_result_destroy(r);
+  /* A short sample is timed whole. */
+  r = run(ctx, "add", &add, MB_CACHE_HOT, 3, 100);
+  expect_ok(r);
+  assert_null(note(r, "sample_parts", NULL));
+  expect_samples(r, 1e6);
+  mb_result_destroy(r);
+  mb_context_destroy(ctx);
+}
+
+/* The read-only flush runs on a GPU backend and is recorded; a backend
+ * without one (a fixture that only writes) is skipped saying so, not
+ * flushed some other way. */
 static void test_read_flush(void **state) {
   (void)state;
   mb_context_t *ctx = emu_context(NULL, NULL);
@@ -262,6 +287,7 @@ int main(void) {
       cmocka_unit_test(test_every_path_times_the_runs_exactly),
       cmocka_unit_test(test_read_flush),
       cmocka_unit_test(test_copy_roof_is_the_fastest_copy),
+      cmocka_unit_test(test_long_samples_are_timed_in_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  *
  * A report is streamed: each mb_report_add() puts the row on disk before it
  * returns, so a crash keeps every finished result. CSV, markdown and table
- * rows are appended and flushed; JSON and ossdb files get a JSON-lines
+ * rows are appended and flushed to `<path>.partial`, renamed onto the path
+ * by mb_report_close() (an existing file is replaced only by a finished
+ * one); JSON and ossdb files get a JSON-lines
  * stream beside them (results.json -> results.jsonl, any other path ->
  * `<path>.jsonl`: a header line, then one result per line) and the final
  * document is written, atomically, by mb_report_close(), which then
@@ -50,6 +52,13 @@ MB_API size_t mb_escape_controls(const char *text, char *out, size_t cap);
  * names the path. mb_report_open checks the same, but a program that
  * defers opening (mbench opens once a result was measured) asks first. */
 MB_API mb_status_t mb_report_check_path(const char *path);
+/* The same, and `path` is none of the `count` files the program reads
+ * (a config, results being merged): `mbench run --config x.json -o x.json`
+ * would replace the config with its own results. MB_ERR_INVALID_ARG names
+ * both. */
+MB_API mb_status_t mb_report_check_output(const char *path,
+                                          const char *const *inputs,
+                                          size_t count);
 
 /* "table", "json", "csv", "md" (also "markdown"), "ossdb"; errors list
  * valid names. */
@@ -78,6 +87,14 @@ MB_API mb_status_t mb_report_open(mb_context_t *ctx,
 MB_API mb_status_t mb_report_add(mb_report_t *rep, const mb_result_t *r);
 /* Finishes the document and frees the report. NULL is a no-op (MB_OK). */
 MB_API mb_status_t mb_report_close(mb_report_t *rep);
+/* Ends a report that did not finish (a run stopped by Ctrl-C) without
+ * replacing an existing file at its path with fewer results: the results
+ * added so far stay in the JSON-lines stream (documents) or in
+ * `<path>.partial` (CSV, markdown, table), and the existing file is left
+ * as it was. When nothing was at the path, the same as mb_report_close.
+ * `kept` (cap bytes) receives the path that holds the results. Frees the
+ * report; NULL is a no-op. */
+MB_API mb_status_t mb_report_abandon(mb_report_t *rep, char *kept, size_t cap);
 
 #ifdef __cplusplus
 }

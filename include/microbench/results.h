@@ -21,9 +21,13 @@ typedef struct mb_results mb_results_t;
 /* Reads a results document or stream. Wrong schema, bad JSON or a result
  * without an id: MB_ERR_PARSE naming the file (and line, for streams). A
  * stream's last line cut short (no newline, not valid JSON: the run died
- * while writing it) is dropped without an error. The caller owns *out. */
+ * while writing it) is dropped without an error, and mb_results_note says
+ * so. The caller owns *out. */
 MB_API mb_status_t mb_results_load(const char *path, mb_results_t **out);
 MB_API void mb_results_destroy(mb_results_t *set);
+/* What reading the file dropped ("file:line: the last line is cut short
+ * ..."), "" when nothing; owned by the set. */
+MB_API const char *mb_results_note(const mb_results_t *set);
 MB_API size_t mb_results_count(const mb_results_t *set);
 /* Result i's id and its whole JSON object, unformatted (owned by the set,
  * valid until mb_results_destroy); NULL when index >= count. */
@@ -35,7 +39,9 @@ MB_API const char *mb_results_json(const mb_results_t *set, size_t index);
  * {file, host} (a result that has one, from a merged input, keeps it);
  * meta.merged_from lists the inputs' meta; devices are the union, each
  * tagged with its input's host. All inputs are read before anything is
- * written; the output is written to out_path.tmp and renamed. */
+ * written; the output is written to out_path.tmp and renamed. An output
+ * that is one of the inputs, or an input given twice (the same file by
+ * any path), is MB_ERR_INVALID_ARG before anything is read. */
 MB_API mb_status_t mb_results_merge(const char *const *paths, size_t count,
                                     const char *out_path);
 

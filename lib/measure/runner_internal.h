@@ -47,6 +47,7 @@ typedef struct mb__run {
   mb__timing_t timing; /* while sampling */
   uint32_t dropped;    /* samples the device's timer invalidated */
   char drop_reason[256];
+  uint32_t part; /* runs per timed part of a long sample; 0: whole */
 } mb__run_t;
 
 /* A user kernel behind the backend's kernel-call interface. */

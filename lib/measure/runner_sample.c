@@ -33,9 +33,19 @@ static mb_status_t rotate_run(void *kstate, const mb_kernel_call_t *call) {
   return mb__run_copy(r, i);
 }
 
-/* The elapsed ns of `batch` runs, or NAN for a sample the backend's timer
- * dropped (counted; too many fail the benchmark). */
-static mb_status_t time_runs(mb__run_t *r, uint32_t batch, double *ns) {
+/* A sample whose batch would run longer than this is timed in parts of
+ * about this length, their times summed, so that Ctrl-C is honoured
+ * within it: a --batch of 10^8 short runs went on for six minutes after
+ * it. A part's own timer overhead is under a millionth of it. */
+#define MB__PART_NS 0.25e9
+
+static mb_status_t interrupted(void) {
+  return mb__fail(MB_ERR_INTERRUPTED, "interrupted");
+}
+
+/* The elapsed ns of `batch` runs timed at once, or NAN for a sample the
+ * backend's timer dropped (counted; too many fail the benchmark). */
+static mb_status_t time_whole(mb__run_t *r, uint32_t batch, double *ns) {
   mb_status_t st = mb__timing_batch(&r->timing, batch, ns);
   if (st != MB_OK || !isnan(*ns)) return st;
   snprintf(r->drop_reason, sizeof r->drop_reason, "%s", mb_error_last());
@@ -46,8 +56,31 @@ static mb_status_t time_runs(mb__run_t *r, uint32_t batch, double *ns) {
   return MB_OK;
 }
 
-static mb_status_t interrupted(void) {
-  return mb__fail(MB_ERR_INTERRUPTED, "interrupted");
+/* `batch` runs: at once, or in parts of r->part runs with a look at the
+ * interrupt flag between them. A dropped part drops the sample. */
+static mb_status_t time_runs(mb__run_t *r, uint32_t batch, double *ns) {
+  if (!r->part || batch <= r->part) return time_whole(r, batch, ns);
+  double sum = 0;
+  for (uint32_t done = 0; done < batch;) {
+    if (done && mb__interrupted(r->ctx)) return interrupted();
+    const uint32_t n = batch - done < r->part ? batch - done : r->part;
+    mb_status_t st = time_whole(r, n, ns);
+    if (st != MB_OK || isnan(*ns)) return st;
+    sum += *ns;
+    done += n;
+  }
+  *ns = sum;
+  return MB_OK;
+}
+
+/* Runs per part of a sample expected to last longer than MB__PART_NS (0:
+ * none), a whole number of copy cycles under rotate, like the batch. */
+static uint32_t part_for(const mb__run_t *r, uint32_t batch, double est_ns) {
+  if (!(est_ns > 0) || est_ns * batch <= MB__PART_NS) return 0;
+  double p = floor(MB__PART_NS / est_ns);
+  if (r->spec.cache == MB_CACHE_ROTATE && r->num_copies > 1)
+    p = fmax(1.0, floor(p / r->num_copies)) * r->num_copies;
+  return p < 1.0 ? 1u : p >= batch ? 0u : (uint32_t)p;
 }
 
 /* Runs until both warm-up limits are met; returns the fastest run (ns), the
@@ -207,12 +240,35 @@ static mb_status_t sample(mb__run_t *r, mb_result_t *res) {
   mb_status_t st = warm_up(r, &warm_runs, &est_ns);
   if (st != MB_OK) return st;
   const uint32_t batch = choose_batch(r, est_ns);
+  r->part = part_for(r, batch, est_ns);
+  if (r->part) {
+    char text[200];
+    snprintf(text, sizeof text,
+             "each sample's %u runs are timed in parts of at most %u runs "
+             "(about %.2g s each), their times summed",
+             batch, r->part, MB__PART_NS / 1e9);
+    st = mb__result_add_note(res, "sample_parts", text, (double)r->part);
+  }
   const uint32_t reps = r->spec.repetitions ? r->spec.repetitions : 1;
   mb__runmed_t med = MB__RUNMED_INIT;
   const double start = mb__now_s();
   for (uint32_t i = 0; i < reps && st == MB_OK; i++)
     st = repetition(r, res, batch, &med);
   mb__runmed_fini(&med);
+  /* Stopped by Ctrl-C after a repetition finished: what finished stands
+   * (the unfinished repetition's samples are kept too, as every sample
+   * is); before that, the benchmark did not finish. */
+  if (st == MB_ERR_INTERRUPTED && res->num_reps > 0) {
+    char w[200];
+    snprintf(w, sizeof w,
+             "interrupted: %zu of %u repetitions finished; the aggregate is "
+             "theirs",
+             res->num_reps, reps);
+    mb__result_warn(res, w);
+    res->stats.stop_reason = "interrupted";
+    mb_error_clear();
+    st = MB_OK;
+  }
   res->stats.wall_s = mb__now_s() - start;
   res->stats.batch = batch;
   res->stats.warmup_runs = warm_runs;

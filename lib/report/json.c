@@ -26,10 +26,13 @@ static char *lines_path(const char *path) {
 static mb_status_t put_line(mb_report_t *rep, const cJSON *obj) {
   char *text = cJSON_PrintUnformatted(obj);
   if (!text) return mb__fail(MB_ERR_NO_MEMORY, "JSON report: out of memory");
-  int ok = fputs(text, rep->lines) >= 0 && fputc('\n', rep->lines) != EOF &&
-           fflush(rep->lines) == 0;
+  int ok = !rep->lines_cut && fputs(text, rep->lines) >= 0 &&
+           fputc('\n', rep->lines) != EOF && fflush(rep->lines) == 0;
   free(text);
-  return ok ? MB_OK : mb__fail(MB_ERR_IO, "writing %s: %m", rep->lines_path);
+  if (ok) return MB_OK;
+  if (rep->lines_cut) return MB_OK; /* said once, when it failed */
+  rep->lines_cut = 1;
+  return mb__fail(MB_ERR_IO, "writing %s: %m", rep->lines_path);
 }
 
 mb_status_t mb__lines_open(mb_report_t *rep) {
@@ -42,7 +45,12 @@ mb_status_t mb__lines_open(mb_report_t *rep) {
 }
 
 mb_status_t mb__lines_put(mb_report_t *rep, const cJSON *result) {
-  return rep->lines ? put_line(rep, result) : MB_OK;
+  if (!rep->lines) return MB_OK;
+  rep->lines_total++;
+  const int cut = rep->lines_cut;
+  mb_status_t st = put_line(rep, result);
+  if (st == MB_OK && !cut && !rep->lines_cut) rep->lines_kept++;
+  return st;
 }
 
 mb_status_t mb__lines_finish(mb_report_t *rep, int keep) {
@@ -55,8 +63,17 @@ mb_status_t mb__lines_finish(mb_report_t *rep, int keep) {
   return MB_OK;
 }
 
+/* When the document cannot be written, the error says what the stream
+ * beside it holds: every result, or (its own write failed too: a full
+ * disk) the results before the failure, its last line maybe cut. */
 static mb_status_t put_file(const mb_report_t *rep, const char *text) {
   if (mb__write_file_atomic(rep->path, text) == MB_OK) return MB_OK;
+  if (rep->lines_cut)
+    return mb__fail(MB_ERR_IO,
+                    "%s; %s holds only the first %zu of %zu results (writing "
+                    "it failed too; its last line may be cut)",
+                    mb_error_last(), rep->lines_path, rep->lines_kept,
+                    rep->lines_total);
   return mb__fail(MB_ERR_IO, "%s; every result is kept in %s", mb_error_last(),
                   rep->lines_path);
 }

@@ -2,8 +2,10 @@
 #include "report/report.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct {
   const char *name;
@@ -61,8 +63,34 @@ static void free_report(mb_report_t *rep) {
   cJSON_Delete(rep->doc);
   cJSON_Delete(rep->notes);
   free(rep->path);
+  free(rep->partial_path);
   free(rep->lines_path);
   free(rep);
+}
+
+/* "<path>.partial": where a row format's file grows until close renames it
+ * onto path, so an existing file is replaced only by a finished one. */
+static mb_status_t open_rows(mb_report_t *rep, const char *path) {
+  const size_t n = strlen(path) + sizeof ".partial";
+  if (!(rep->path = mb__strdup(path)) || !(rep->partial_path = malloc(n)))
+    return mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
+  snprintf(rep->partial_path, n, "%s.partial", path);
+  rep->out = fopen(rep->partial_path, "w");
+  rep->own_out = rep->out != NULL;
+  return rep->out ? MB_OK
+                  : mb__fail(MB_ERR_IO, "cannot write %s (growing %s): %m",
+                             rep->partial_path, path);
+}
+
+/* The finished rows onto the target, which keeps its permissions. */
+static mb_status_t finish_rows(mb_report_t *rep) {
+  mode_t mode = 0;
+  mb_status_t st = mb__output_path_ok(rep->path, &mode);
+  if (st == MB_OK && ((mode && chmod(rep->partial_path, mode) != 0) ||
+                      rename(rep->partial_path, rep->path) != 0))
+    st = mb__fail(MB_ERR_IO, "cannot rename %s to %s: %m; the rows are in %s",
+                  rep->partial_path, rep->path, rep->partial_path);
+  return st;
 }
 
 mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *given,
@@ -99,14 +127,13 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *given,
     else if (opts->path)
       st = mb__lines_open(rep);
   } else if (opts->path) {
-    rep->out = fopen(opts->path, "w");
-    rep->own_out = rep->out != NULL;
-    if (!rep->out) st = mb__fail(MB_ERR_IO, "cannot write %s: %m", opts->path);
+    st = open_rows(rep, opts->path);
   }
   if (st == MB_OK) st = writer->begin(rep);
   if (st != MB_OK) {
-    /* No result was written: no stream is left behind. */
+    /* No result was written: no stream or partial file is left behind. */
     if (rep->lines) remove(rep->lines_path);
+    if (rep->own_out) remove(rep->partial_path);
     free_report(rep);
     return st;
   }
@@ -125,12 +152,39 @@ mb_status_t mb_report_add(mb_report_t *rep, const mb_result_t *r) {
 mb_status_t mb_report_close(mb_report_t *rep) {
   if (!rep) return MB_OK;
   mb_status_t st = rep->writer->end(rep);
+  const int rows_file = rep->own_out;
   if (rep->own_out && fclose(rep->out) != 0 && st == MB_OK)
-    st = mb__fail(MB_ERR_IO, "closing the report: %m");
+    st = mb__fail(MB_ERR_IO, "closing %s: %m", rep->partial_path);
   rep->own_out = 0;
+  if (rows_file && st == MB_OK) st = finish_rows(rep);
   /* The stream goes once the document is safely written; else it is kept
    * (the error names it) with every result. */
   mb_status_t lst = mb__lines_finish(rep, st != MB_OK);
+  if (st == MB_OK) st = lst;
+  free_report(rep);
+  return st;
+}
+
+mb_status_t mb_report_abandon(mb_report_t *rep, char *kept, size_t cap) {
+  if (kept && cap) kept[0] = '\0';
+  if (!rep) return MB_OK;
+  struct stat st_target;
+  if (!rep->path || stat(rep->path, &st_target) != 0) {
+    /* Nothing to keep safe: the finished results become the file. */
+    if (kept && cap && rep->path) snprintf(kept, cap, "%s", rep->path);
+    return mb_report_close(rep);
+  }
+  const char *where =
+      rep->writer->document ? rep->lines_path : rep->partial_path;
+  if (kept && cap) snprintf(kept, cap, "%s", where);
+  mb_status_t st = MB_OK;
+  if (rep->own_out) {
+    /* The rows so far stay in <path>.partial, flushed and closed. */
+    if (fclose(rep->out) != 0)
+      st = mb__fail(MB_ERR_IO, "closing %s: %m", rep->partial_path);
+    rep->own_out = 0;
+  }
+  mb_status_t lst = mb__lines_finish(rep, 1);
   if (st == MB_OK) st = lst;
   free_report(rep);
   return st;

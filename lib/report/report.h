@@ -27,10 +27,15 @@ struct mb_report {
   /* Document writers: the file written at close (NULL: printed to `out`),
    * and the JSON-lines stream beside it (NULL when no file). */
   char *path;
+  char *partial_path; /* rows (CSV, markdown, table): written here, renamed
+                         onto path at close */
   char *lines_path;
   FILE *lines;
-  cJSON *head;  /* {schema, meta, devices}; the writer may take it over */
-  cJSON *doc;   /* the document being built */
+  size_t lines_kept;  /* results written whole to the stream */
+  size_t lines_total; /* results offered to it */
+  int lines_cut;      /* a write to the stream failed: it ends short */
+  cJSON *head;        /* {schema, meta, devices}; the writer may take it over */
+  cJSON *doc;         /* the document being built */
   cJSON *notes; /* markdown: lines under rows, kept until the table ends */
   size_t rows;
 };

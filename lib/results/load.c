@@ -186,7 +186,13 @@ static mb_status_t load_stream(mb_results_t *set, cJSON *header,
   line_t l;
   while (next_line(text, len, &pos, &no, &l)) {
     cJSON *r = parse_line(&l);
-    if (!r && !l.terminated) break; /* truncated last line */
+    if (!r && !l.terminated) { /* truncated last line */
+      snprintf(set->note, sizeof set->note,
+               "%s:%d: the last line is cut short (the run that wrote it "
+               "stopped in the middle of it): dropped, %d results read",
+               set->path, l.no, cJSON_GetArraySize(arr));
+      break;
+    }
     if (!r || !cJSON_IsObject(r)) {
       cJSON_Delete(r);
       return mb__fail(MB_ERR_PARSE,
@@ -250,6 +256,10 @@ void mb_results_destroy(mb_results_t *set) {
   cJSON_Delete(set->doc);
   free(set->path);
   free(set);
+}
+
+const char *mb_results_note(const mb_results_t *set) {
+  return set ? set->note : "";
 }
 
 size_t mb_results_count(const mb_results_t *set) {

@@ -118,10 +118,20 @@ mb_status_t mb_results_merge(const char *const *paths, size_t count,
   if (count == 0)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_results_merge: no input files; give at least one");
+  /* Before anything is read: the output must not be an input, and an
+   * input given twice would have every result twice. */
+  for (size_t i = 0; i < count; i++)
+    for (size_t j = 0; paths[i] && j < i; j++)
+      if (paths[j] && mb__same_file(paths[i], paths[j]))
+        return mb__fail(MB_ERR_INVALID_ARG,
+                        "input %zu (%s) is the same file as input %zu (%s): "
+                        "its results would be there twice",
+                        i + 1, paths[i], j + 1, paths[j]);
+  mb_status_t st = mb__output_not_input(out_path, paths, count);
+  if (st != MB_OK) return st;
   mb_results_t **sets = calloc(count, sizeof *sets);
   if (!sets)
     return mb__fail(MB_ERR_NO_MEMORY, "mb_results_merge: out of memory");
-  mb_status_t st = MB_OK;
   for (size_t i = 0; st == MB_OK && i < count; i++)
     st = paths[i] ? mb_results_load(paths[i], &sets[i])
                   : mb__fail(MB_ERR_INVALID_ARG,

@@ -18,6 +18,7 @@ struct mb_results {
   cJSON **items; /* the result objects, views into doc.results */
   char **json;   /* mb_results_json's cache, one per item; NULL until asked */
   size_t count;
+  char note[512]; /* mb_results_note: "" or what reading dropped */
 };
 
 /* The result objects and the document parts (owned by the set). */

@@ -130,6 +130,7 @@ PROTOTYPES = {
     "mb_results_load": (_STATUS, [c_char_p, _PP]),
     "mb_results_destroy": (None, [_P]),
     "mb_results_count": (c_size_t, [_P]),
+    "mb_results_note": (c_char_p, [_P]),
     "mb_results_json": (c_char_p, [_P, c_size_t]),
 }
 

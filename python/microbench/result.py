@@ -262,12 +262,14 @@ class ResultList(list):
 
 def load_results(path):
     """The results of a results file (JSON document or .jsonl stream, as
-    ``mbench`` and write_report write them) as a ResultList."""
+    ``mbench`` and write_report write them) as a ResultList; its ``notes``
+    say what reading dropped (a stream's last line cut short)."""
     handle = ctypes.c_void_p()
     check(lib().mb_results_load(str(path).encode(), ctypes.byref(handle)),
           "load_results")
     try:
-        out = ResultList()
+        note = lib().mb_results_note(handle).decode()
+        out = ResultList(notes=[note] if note else [])
         for i in range(lib().mb_results_count(handle)):
             out.append(Result(json.loads(
                 lib().mb_results_json(handle, i).decode())))

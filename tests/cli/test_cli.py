@@ -349,6 +349,92 @@ class BadInput(unittest.TestCase):
                                  "--dtype", "f8e4m3", "--trans-a"],
                                 "trans_a applies to unscaled float gemms")
 
+    def test_output_is_not_the_config(self):
+        # run --config x.json -o x.json replaced the config with results.
+        with tempfile.TemporaryDirectory() as d:
+            cfg = os.path.join(d, "c.yml")
+            text = ("benchmarks:\n  - op: copy\n    shapes: [[64, 64]]\n"
+                    "    backend: cpu\n")
+            with open(cfg, "w") as f:
+                f.write(text)
+            link = os.path.join(d, "link.yml")
+            os.symlink(cfg, link)
+            for given in (cfg, link):
+                self.expect_usage_error(
+                    ["run", "--config", given, "-o", cfg, "-f", "json"],
+                    f"-o: {cfg} is also an input ({given})")
+            with open(cfg) as f:
+                self.assertEqual(f.read(), text)
+
+    def test_inputs_that_are_not_files(self):
+        # A FIFO as config blocked mbench in open(); /dev/zero was read until
+        # memory ran out. Only regular files are read.
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "fifo")
+            os.mkfifo(fifo)
+            for args in (["run", "--config", fifo, "--dry-run"],
+                         ["run", "--config", "/dev/zero", "--dry-run"],
+                         ["compare", fifo, "/dev/zero"],
+                         ["merge", fifo, "-o", os.path.join(d, "m.json")]):
+                p = subprocess.run([MBENCH, *args], capture_output=True,
+                                   text=True, timeout=60)
+                self.assertEqual(p.returncode, 2, (args, p.stderr))
+                self.assertIn("is not a regular file", p.stderr)
+
+    def test_disk_full(self):
+        # A full disk (here: a file-size limit, EFBIG) named no error ("writing
+        # results: ; every result is kept in ...") and claimed the stream was
+        # whole when it was cut too.
+        import resource
+        import signal
+
+        def limit(n):
+            def pre():
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
+            return pre
+
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "x.json")
+            cmd = [MBENCH, "run", "--op", "add", "--shape", "64x64", *QUICK,
+                   "-o", out]
+            # The sizes: the document (indented) and its stream (a compact
+            # header line and result line), estimated from a run without a
+            # limit.
+            p = subprocess.run(cmd, capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            os.remove(out)
+            compact = dict(separators=(",", ":"))
+            head = {k: v for k, v in doc.items() if k != "results"}
+            head_line = len(json.dumps(head, **compact)) + 1
+            result_line = len(json.dumps(doc["results"][0], **compact)) + 1
+            stream = head_line + result_line
+            fits = stream + stream // 10
+            if fits >= len(json.dumps(doc, indent=2)):
+                self.skipTest("the document is not larger than its stream")
+            # The stream fits, the document does not.
+            p = subprocess.run(cmd, capture_output=True, text=True,
+                               preexec_fn=limit(fits), timeout=300)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn(f"cannot write {out}: File too large; every result "
+                          f"is kept in {out}l", p.stderr)
+            with open(out + "l") as f:
+                self.assertEqual(len(f.read().splitlines()), 2)
+            os.remove(out + "l")
+            # Neither fits, the result line is cut: the stream is not
+            # claimed whole.
+            p = subprocess.run(cmd, capture_output=True, text=True,
+                               preexec_fn=limit(head_line + result_line // 2),
+                               timeout=300)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn(f"writing {out}l: File too large", p.stderr)
+            self.assertIn(f"{out}l holds only the first 0 of 1 results "
+                          "(writing it failed too", p.stderr)
+            self.assertNotIn("every result is kept", p.stderr)
+
     def test_unwritable_output(self):
         self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
                                  *QUICK, "-o", "/nonexistent/x.csv"],

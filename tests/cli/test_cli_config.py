@@ -173,6 +173,44 @@ class Config(unittest.TestCase):
             rows = list(csv.reader(f))
         self.assertEqual(len(rows), 4)  # header + 3
         self.assertIn("median_ns", rows[0])
+        # Run again: the CSV it wrote exists now, and replacing it is said.
+        p = mbench("run", "--config", path, "--backend", "cpu", "-f", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("note: " + os.path.join(self.dir, "csv", "add.csv") +
+                      " (named by the config) exists; this run's results "
+                      "replace it", p.stderr)
+
+    def test_csv_path_that_cannot_be_written(self):
+        # A CSV path the config names is checked before anything runs: the
+        # config itself (a csv_path ending in .csv names the file), a
+        # directory of that name, the -o file.
+        os.makedirs(os.path.join(self.dir, "d.csv"), exist_ok=True)
+        for name, target, needle in (
+                ("self.csv", None, "is also an input"),
+                ("dir.yaml", os.path.join(self.dir, "d.csv"),
+                 "is not a regular file"),
+                ("o.yaml", os.path.join(self.dir, "o.csv"),
+                 "is also an input")):
+            path = os.path.join(self.dir, name)
+            self.write(name, f"""\
+                benchmarks:
+                - benchmark_name: "add"
+                  csv_path: "{target or path}"
+                  benchmark_sweep_params:
+                    - {{ m: 64, n: 64, num_runs: 2 }}
+                """)
+            with open(path) as f:
+                before = f.read()
+            args = ["run", "--config", path, "--backend", "cpu"]
+            if name == "o.yaml":
+                args += ["-o", target]
+            p = mbench(*args)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("the CSV file the config names", p.stderr)
+            self.assertIn(needle, p.stderr)
+            self.assertEqual(p.stdout, "")  # nothing ran
+            with open(path) as f:
+                self.assertEqual(f.read(), before)
 
     def test_filter_and_max_flop(self):
         path = self.write("f.yaml", """\

@@ -132,6 +132,55 @@ class Isolate(unittest.TestCase):
         self.assertEqual([r["impl"] for r in doc["results"]], ["ok"])
         self.assertFalse(os.path.exists(lines))
 
+    def interrupt_after_first(self, out):
+        """Runs ok, hang, ok into `out` and stops it with SIGINT once the
+        first result is on disk; returns stderr."""
+        plan = os.path.join(self.tmp.name, "slow.yaml")
+        with open(plan, "w") as f:
+            f.write(PLAN.replace("[ok, segv, hang, abort]", "[ok, hang, ok]"))
+        p = subprocess.Popen(
+            [MBENCH, "run", "--config", plan, "--isolate",
+             "--isolate-timeout", "120", "-o", out],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env())
+        growing = out + ("l" if out.endswith(".json") else ".partial")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if os.path.exists(growing):
+                with open(growing) as f:
+                    if sum(1 for _ in f) >= 2:  # head + the first result
+                        break
+            time.sleep(0.05)
+        time.sleep(0.5)  # now inside the hanging one
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 130, err)
+        return err
+
+    def test_interrupt_keeps_an_existing_file(self):
+        # An earlier run's file is not replaced by the one result that
+        # finished before Ctrl-C: it stays, the result is in the stream
+        # (JSON) or the .partial file (CSV), and the message says where.
+        for name, growing, rows in (("earlier.json", "earlier.jsonl", 2),
+                                    ("earlier.csv", "earlier.csv.partial",
+                                     2)):
+            out = os.path.join(self.tmp.name, name)
+            with open(out, "w") as f:
+                f.write("an earlier run's results\n")
+            err = self.interrupt_after_first(out)
+            kept = os.path.join(self.tmp.name, growing)
+            self.assertIn(f"interrupted: {out} left as it was; the finished "
+                          f"results are in {kept}", err)
+            with open(out) as f:
+                self.assertEqual(f.read(), "an earlier run's results\n")
+            with open(kept) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(len(lines), rows)  # header + the finished one
+            if name.endswith(".json"):
+                self.assertEqual(json.loads(lines[1])["impl"], "ok")
+            else:
+                self.assertIn(",ok,", lines[1])
+
     def test_interrupt_without_isolation(self):
         # In process: the library stops sampling at the flag.
         p = subprocess.Popen(
@@ -147,6 +196,47 @@ class Isolate(unittest.TestCase):
         with open(self.out) as f:
             doc = json.load(f)
         self.assertEqual(doc["results"], [])
+
+    def test_interrupt_within_a_long_sample(self):
+        # One sample of 10^9 runs (hours): Ctrl-C took effect only after
+        # it, six minutes for 10^8. Now it stops within a part (0.25 s).
+        p = subprocess.Popen(
+            [MBENCH, "run", "--op", "add", "--shape", "64x64", "--backend",
+             "cpu", "--cache", "hot", "--batch", "1000000000", "--samples",
+             "3", "--warmup", "0", "-o", self.out],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env())
+        time.sleep(2)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        self.assertLess(time.monotonic() - sent, 10)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted: 0 of 1 benchmark finished", err)
+
+    def test_interrupt_keeps_finished_repetitions(self):
+        # Ctrl-C in repetition k: repetitions 1..k-1 finished and stand
+        # (they were thrown away with the unfinished one).
+        p = subprocess.Popen(
+            [MBENCH, "run", "--op", "add", "--shape", "64x64", "--backend",
+             "cpu", "--repetitions", "1000000", "--criterion", "fixed",
+             "--samples", "20", "--warmup", "0", "-o", self.out],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env())
+        time.sleep(4)  # start-up, then a few repetitions (also under ASan)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted: 1 of 1 benchmark finished", err)
+        with open(self.out) as f:
+            (r,) = json.load(f)["results"]
+        self.assertEqual(r["status"], "ok")
+        reps = r["stats"]["repetitions"]
+        self.assertTrue(1 <= reps < 1000000, reps)
+        self.assertGreaterEqual(r["stats"]["count"], 20 * reps)
+        self.assertIn(f"interrupted: {reps} of 1000000 repetitions "
+                      "finished", r["warning"])
+        self.assertEqual(r["stats"]["stop_reason"], "interrupted")
 
     def children_of(self, marker):
         """Pids of the processes whose command line holds `marker` (this

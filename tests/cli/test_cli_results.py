@@ -245,6 +245,12 @@ class CompareAndMerge(unittest.TestCase):
             f.write(json.dumps(head) + "\n" + line + "\n" + line[:40])
         p = self.compare(self.base, path, rc=1)
         self.assertIn("SLOWER", p.stdout)
+        # The cut line is said, not dropped in silence.
+        said = path + ":3: the last line is cut short"
+        self.assertIn("mbench compare: note: " + said, p.stderr)
+        p = mbench("merge", path, "-o", os.path.join(self.dir, "m.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("mbench merge: note: " + said, p.stderr)
 
     def test_input_errors(self):
         missing = os.path.join(self.dir, "nope.json")
@@ -304,6 +310,26 @@ class CompareAndMerge(unittest.TestCase):
             p = mbench("merge", *args)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn(needle, p.stderr)
+        self.assertFalse(os.path.exists(out))
+        # The output is no input (by any path), and no input twice: merge a
+        # a -o a replaced a with a document holding its results twice.
+        copy = self.write("copy.json", self.doc)
+        link = os.path.join(self.dir, "link.json")
+        os.symlink(copy, link)
+        with open(copy) as f:
+            before = f.read()
+        for args, needle in (((copy, "-o", copy),
+                              "is also an input (" + copy + ")"),
+                             ((self.base, copy, "-o", link),
+                              "is also an input (" + copy + ")"),
+                             ((copy, link, "-o", out),
+                              "input 2 (" + link + ") is the same file as "
+                              "input 1")):
+            p = mbench("merge", *args)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(needle, p.stderr)
+        with open(copy) as f:
+            self.assertEqual(f.read(), before)
         self.assertFalse(os.path.exists(out))
 
 

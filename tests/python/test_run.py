@@ -348,9 +348,22 @@ class ReportTest(unittest.TestCase):
             self.assertIsInstance(loaded, microbench.ResultList)
             self.assertEqual(loaded, results)
             self.assertEqual(loaded[0].samples, GEMM.samples)
+            self.assertEqual(loaded.notes, [])
             with self.assertRaises(microbench.Error) as cm:
                 microbench.load_results(os.path.join(tmp, "missing.json"))
             self.assertIn("missing.json", str(cm.exception))
+            # A stream whose last line is cut: read, and the cut is said.
+            doc = json.loads(open(path).read())
+            head = {k: v for k, v in doc.items() if k != "results"}
+            line = json.dumps(doc["results"][0])
+            died = os.path.join(tmp, "died.jsonl")
+            with open(died, "w") as f:
+                f.write(json.dumps(head) + "\n" + line + "\n" + line[:50])
+            loaded = microbench.load_results(died)
+            self.assertEqual(len(loaded), 1)
+            self.assertEqual(len(loaded.notes), 1)
+            self.assertIn(died + ":3: the last line is cut short",
+                          loaded.notes[0])
 
     def test_result_list_conversions(self):
         results = microbench.ResultList([GEMM])
