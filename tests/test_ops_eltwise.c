@@ -137,7 +137,7 @@ static void test_resolve_errors(void **state) {
                "attention: \"no-affine\" does not apply to this op");
   p = mn(4, 4);
   expect_error(&mb__op_attention, p,
-               "attention: shape has 2 dimension(s); attention needs 5 "
+               "attention: shape 4x4 has 2 dimensions; attention needs 5 "
                "(BxHxSqxSkvxD)");
   p = attn(1 << 20, 1 << 20, 1, 1, 1 << 20);
   expect_error(&mb__op_attention, p,

@@ -130,10 +130,18 @@ mb_status_t mb_op_operand(const mb_op_t *op, const mb_op_params_t *given,
 }
 
 mb_status_t mb__check_shape(const mb_op_t *op, const mb_op_params_t *p) {
-  if (p->ndim != op->rank)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "%s: shape has %u dimension(s); %s needs %u (%s)", op->name,
-                    p->ndim, op->name, op->rank, op->shape_syntax);
+  if (p->ndim != op->rank) {
+    /* The shape as given ("8x8" for a gemm), so the message names it. */
+    char given[MB_MAX_DIMS * 21 + 1] = "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < p->ndim && i < MB_MAX_DIMS; i++)
+      len += (size_t)snprintf(given + len, sizeof given - len, "%s%lld",
+                              i ? "x" : "", (long long)p->shape[i]);
+    return mb__fail(
+        MB_ERR_INVALID_ARG, "%s: shape %s has %u dimension%s; %s needs %u (%s)",
+        op->name, p->ndim ? given : "(none)", p->ndim, p->ndim == 1 ? "" : "s",
+        op->name, op->rank, op->shape_syntax);
+  }
   for (uint32_t i = 0; i < p->ndim; i++)
     if (p->shape[i] <= 0 || p->shape[i] > ((int64_t)1 << 40))
       return mb__fail(MB_ERR_INVALID_ARG,

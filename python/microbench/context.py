@@ -23,8 +23,13 @@ _PY_LEVELS = {S.LOG_ERROR: logging.ERROR, S.LOG_WARN: logging.WARNING,
 def _backend_path(value):
     if value is None:
         return None
+    paths = value if isinstance(value, (list, tuple)) else [value]
+    for p in paths:
+        if not isinstance(p, (str, bytes, os.PathLike)):
+            raise Error("Context: backend_path: %r is not a path (a str, "
+                        "bytes or os.PathLike, or a list of them)" % (p,))
     if isinstance(value, (list, tuple)):
-        return os.pathsep.join(os.fspath(p) for p in value).encode()
+        return os.pathsep.join(os.fsdecode(p) for p in value).encode()
     return os.fsencode(value)
 
 

@@ -239,6 +239,7 @@ class BadInput(unittest.TestCase):
 
     def test_bad_shapes(self):
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8"],
+                                "gemm: shape 8x8 has 2 dimensions; gemm "
                                 "needs 3 (MxKxN)")
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8xax8"],
                                 'shape "8xax8"')

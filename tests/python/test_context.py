@@ -57,6 +57,14 @@ class ContextTest(unittest.TestCase):
             self.assertFalse(b["loaded"])
             self.assertTrue(b["reason"])
 
+    def test_backend_path_that_is_no_path(self):
+        # Context(backend_path=5) raised os.fsencode's TypeError.
+        for bad in (5, [None], ["dir", 3.5]):
+            with self.assertRaises(microbench.Error) as cm:
+                microbench.Context(backend_path=bad)
+            self.assertIn("backend_path", str(cm.exception))
+            self.assertIn("is not a path", str(cm.exception))
+
     def test_devices(self):
         with mbsupport.module_context() as ctx:
             devices = ctx.devices()
