@@ -16,7 +16,8 @@ Prints a markdown summary (classes, outcomes, whether each message names
 the bad value) and, with --out, writes it with the commands that made it.
 
   bench/robustness.py --mbench build/bin/mbench --pythonpath build/python \\
-      [--out docs/results/robustness.md] [--jobs 2] [--only CLASS,...]
+      [--out docs/results/robustness.md [--append TITLE]] [--jobs 2]
+      [--only CLASS,...]
 
 Exit status 1 when any input crashed or hung (ctest runs a few classes:
 robustness_smoke).
@@ -350,7 +351,7 @@ def python_cases():
 
 
 def classify(case, p_rc, stderr, timed_out):
-    crash_words = ("Traceback", "AddressSanitizer", "runtime error:",
+    crash_words = ("Traceback", "ERROR: AddressSanitizer", "runtime error:",
                    "Segmentation fault", "core dumped", "LeakSanitizer")
     if timed_out:
         return "hang"
@@ -457,6 +458,21 @@ def summary(cases, mbench, argv, wall_s):
     return "\n".join(out)
 
 
+# What this battery found, and where it was fixed (kept in the report).
+FOUND = [
+    ("a config or results file that is a FIFO blocked open(); /dev/zero "
+     "was read until memory ran out", "f28c4fa: only regular files are "
+     "read, up to 1 GiB"),
+    ("a full disk: \"writing results: ; every result is kept in ...\" "
+     "(an empty reason, and a stream claimed whole though cut)",
+     "f28c4fa"),
+    ("`run --config x.json -o x.json`, `merge a a -o a` replaced an input",
+     "f28c4fa"),
+    ("`Context(backend_path=5)` raised a TypeError", "8c51dc3"),
+    ("a shape of the wrong rank was not named in the message", "8c51dc3"),
+]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mbench", required=True)
@@ -464,6 +480,9 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only")
+    ap.add_argument("--append", metavar="TITLE",
+                    help="add this run to --out under a heading TITLE "
+                         "(a second build, e.g. under ASan)")
     args = ap.parse_args()
     mbench = os.path.abspath(args.mbench)
     t0 = time.monotonic()
@@ -480,7 +499,13 @@ def main():
     wall = time.monotonic() - t0
     text = summary(cases, mbench, sys.argv, wall)
     print(text)
-    if args.out:
+    if args.out and args.append:
+        with open(args.out, "a") as f:
+            f.write(f"\n## {args.append}\n\n{len(cases)} inputs, "
+                    f"{wall:.0f} s:\n\n```sh\n" +
+                    " ".join(shlex.quote(a) for a in sys.argv) +
+                    "\n```\n\n" + text)
+    elif args.out:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                                 capture_output=True, text=True).stdout.strip()
         head = (
@@ -509,8 +534,10 @@ def main():
             "CI runs the quick classes (CLI usage, config, result files, "
             "output paths) on every build, also under ASan and UBSan "
             "(ctest `robustness_smoke`).\n\n")
+        found = ("\n## Found by this battery, and fixed\n\n" + "".join(
+            f"- {what} ({fix})\n" for what, fix in FOUND))
         with open(args.out, "w") as f:
-            f.write(head + text)
+            f.write(head + text + found)
     bad = sum(c.outcome in ("crash", "hang") for c in cases)
     return 1 if bad else 0
 
