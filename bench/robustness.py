@@ -501,8 +501,11 @@ def main():
     print(text)
     if args.out and args.append:
         with open(args.out, "a") as f:
+            env = " ".join(f"{k}={os.environ[k]}" for k in
+                           ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS")
+                           if k in os.environ)
             f.write(f"\n## {args.append}\n\n{len(cases)} inputs, "
-                    f"{wall:.0f} s:\n\n```sh\n" +
+                    f"{wall:.0f} s:\n\n```sh\n" + (env + " " if env else "") +
                     " ".join(shlex.quote(a) for a in sys.argv) +
                     "\n```\n\n" + text)
     elif args.out:
