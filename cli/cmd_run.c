@@ -254,6 +254,16 @@ static int parse_shape(const char *text, mb_op_params_t *p) {
   return 0;
 }
 
+/* Every spec checked (an unknown backend or implementation) before the
+ * devices or the table's header print: the error is the only output. */
+static int check_specs(const char *cmd, mb_context_t *ctx,
+                       const mb_bench_spec_t *specs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (mb_bench_check(ctx, &specs[i]) != MB_OK)
+      return cli_error(cmd, "%s", mb_error_last());
+  return 0;
+}
+
 /* What run_one did. */
 enum { RUN_OK = 0, RUN_FAILED = 1, RUN_INPUT_ERROR = -1, RUN_INTERRUPTED = -2 };
 
@@ -356,6 +366,8 @@ int cmd_run(int argc, char **argv) {
   sinks_t sinks;
   if (is_child) {
     rc = cli_child_report("run", ctx, &spec);
+  } else if (check_specs("run", ctx, &spec, 1) != 0) {
+    rc = EXIT_USAGE;
   } else if (cli_open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
     const cli_runner_t runner = {&o, argc, argv};
     int written = 0;
@@ -441,7 +453,7 @@ int cmd_suite(int argc, char **argv) {
   sinks_t sinks;
   if (is_child) {
     rc = cli_child_report("suite", ctx, &specs[child]);
-  } else {
+  } else if (check_specs("suite", ctx, specs, total) == 0) {
     print_devices(ctx, o.backend);
     if (cli_open_sinks("suite", ctx, &o, argc, argv, &sinks) == 0) {
       const cli_runner_t runner = {&o, argc, argv};

@@ -342,6 +342,14 @@ MB_API const char *mb_result_json(const mb_result_t *r);
  * (e.g. one a child process wrote), equal field for field, samples and
  * telemetry included. Errors name the field. The caller owns *out. */
 MB_API mb_status_t mb_result_from_json(const char *json, mb_result_t **out);
+/* What mb_bench_run() would refuse as an input error about names the
+ * context must know — an unknown backend, an implementation the op does
+ * not have there — checked without running anything, so a program can say
+ * so before it prints anything (mbench checks before its table header). A
+ * backend without a device is MB_OK: its result is skipped, with why. */
+MB_API mb_status_t mb_bench_check(mb_context_t *ctx,
+                                  const mb_bench_spec_t *spec);
+
 /* A result for `spec` that did not run here, with status `status` (skipped
  * or failed) and `reason`: the identity (op, params, backend, device) is
  * resolved as mb_bench_run() would, nothing runs. For harnesses that run

@@ -144,23 +144,41 @@ static const char *slot(mb_dtype_t d) {
 }
 
 /* Appends "name(dtype->out)" for every kernel of `op` on the backend. */
+/* Appends " token" to buf unless buf has it already (a backend lists one
+ * kernel per dtype row: "onednn(bf16->*)" came several times). */
+static void add_token(char *buf, size_t cap, const char *token) {
+  const size_t tn = strlen(token), len = strlen(buf);
+  for (const char *p = buf; (p = strstr(p, token)) != NULL; p += tn)
+    if (p > buf && p[-1] == ' ' && (p[tn] == ' ' || p[tn] == '\0')) return;
+  if (len + 1 + tn < cap) snprintf(buf + len, cap - len, " %s", token);
+}
+
+/* The kernels of op on backend b, each once: "name(in->out)", or with
+ * `names_only` the implementation names alone. */
 static void describe_kernels(const mb_context_t *ctx, const mb_op_t *op,
-                             const mb__backend_t *b, char *buf, size_t cap) {
-  size_t len = strlen(buf);
-  for (size_t i = 0; i < ctx->num_user_kernels && len < cap; i++) {
+                             const mb__backend_t *b, int names_only, char *buf,
+                             size_t cap) {
+  char token[160];
+  for (size_t i = 0; i < ctx->num_user_kernels; i++) {
     const mb__user_kernel_t *u = &ctx->user_kernels[i];
     if (strcmp(u->op, op->name) != 0 || strcmp(u->backend, b->name) != 0)
       continue;
-    int n = snprintf(buf + len, cap - len, " %s(%s)", u->name,
-                     mb_dtype_name(u->desc.dtype));
-    if (n > 0) len += (size_t)n;
+    if (names_only)
+      snprintf(token, sizeof token, "%s", u->name);
+    else
+      snprintf(token, sizeof token, "%s(%s)", u->name,
+               mb_dtype_name(u->desc.dtype));
+    add_token(buf, cap, token);
   }
-  for (size_t i = 0; i < b->vt->num_kernels && len < cap; i++) {
+  for (size_t i = 0; i < b->vt->num_kernels; i++) {
     const mb_backend_kernel_t *k = &b->vt->kernels[i];
     if (strcmp(k->op, op->name) != 0) continue;
-    int n = snprintf(buf + len, cap - len, " %s(%s->%s)", k->name,
-                     slot(k->dtype), slot(k->dtype_out));
-    if (n > 0) len += (size_t)n;
+    if (names_only)
+      snprintf(token, sizeof token, "%s", k->name);
+    else
+      snprintf(token, sizeof token, "%s(%s->%s)", k->name, slot(k->dtype),
+               slot(k->dtype_out));
+    add_token(buf, cap, token);
   }
 }
 
@@ -184,7 +202,7 @@ mb_status_t mb__kernel_impl_known(const mb_context_t *ctx, const mb_op_t *op,
                                   int users) {
   if (!impl || impl_on(ctx, op, b, impl, users)) return MB_OK;
   char list[1024] = "";
-  describe_kernels(ctx, op, b, list, sizeof list);
+  describe_kernels(ctx, op, b, 1, list, sizeof list);
   return mb__fail(MB_ERR_NOT_FOUND,
                   "unknown implementation \"%s\" for %s on %s; available:%s",
                   impl, op->name, b->name, *list ? list : " none");
@@ -255,7 +273,7 @@ static mb_status_t select_kernel(const mb_context_t *ctx, const mb_op_t *op,
     if (num_refusals && len + 1 < why_cap)
       snprintf(why + len, why_cap - len, ")");
     else if (!num_refusals)
-      describe_kernels(ctx, op, b, why, why_cap);
+      describe_kernels(ctx, op, b, 0, why, why_cap);
   }
   return MB_ERR_UNSUPPORTED;
 }

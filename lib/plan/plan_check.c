@@ -12,9 +12,10 @@
 #include "ops/kernel.h"
 #include "plan/plan_internal.h"
 
-static mb_status_t check_entry(mb_context_t *ctx, const plan_entry_t *e) {
-  const mb_bench_spec_t *s = &e->pub.spec;
-  if (*e->pub.skip_reason) return MB_OK; /* the file's own skip */
+/* What a spec names that the context must know: its backend, and the
+ * implementation on that backend. A backend without a device is no input
+ * error (its results are skipped, saying why). */
+static mb_status_t check_spec(mb_context_t *ctx, const mb_bench_spec_t *s) {
   mb_device_t *dev = NULL;
   mb_status_t st = s->backend ? mb_device_find(ctx, s->backend, s->device, &dev)
                               : mb__device_default(ctx, s->device, &dev);
@@ -24,6 +25,17 @@ static mb_status_t check_entry(mb_context_t *ctx, const plan_entry_t *e) {
   if (mb_op_is_composite(op) && !strcmp(s->impl, MB__COMPOSITE_IMPL))
     return MB_OK;
   return mb__kernel_impl_known(ctx, op, dev->backend, s->impl, 1);
+}
+
+static mb_status_t check_entry(mb_context_t *ctx, const plan_entry_t *e) {
+  if (*e->pub.skip_reason) return MB_OK; /* the file's own skip */
+  return check_spec(ctx, &e->pub.spec);
+}
+
+mb_status_t mb_bench_check(mb_context_t *ctx, const mb_bench_spec_t *spec) {
+  if (!ctx || !spec || !spec->op)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_bench_check: NULL argument");
+  return check_spec(ctx, spec);
 }
 
 mb_status_t mb_plan_check(mb_context_t *ctx, const mb_plan_t *plan) {

@@ -303,6 +303,16 @@ class BadInput(unittest.TestCase):
         self.expect_usage_error(
             ["run", "--op", "add", "--shape", "8x8", "--impl", "mine"],
             'unknown implementation "mine"', CPU_IMPLS[0])
+        # The error is the only output: no table header (nor the suite's
+        # device list) before it, and each implementation named once.
+        p = mbench("run", "--op", "gemm", "--shape", "8x8x8", "--impl",
+                   "mine", "--backend", "cpu")
+        self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+        listed = p.stderr.split("available:")[1].split()
+        self.assertEqual(sorted(listed), sorted(CPU_IMPLS), p.stderr)
+        p = mbench("--backend", "tpu")
+        self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+        self.assertIn('unknown backend "tpu"', p.stderr)
 
     def test_bad_options(self):
         self.expect_usage_error(["run", "--frobnicate"], "unknown option --frobnicate")
