@@ -29,8 +29,6 @@ import json
 import os
 import platform
 import shlex
-import signal
-import stat
 import subprocess
 import sys
 import tempfile

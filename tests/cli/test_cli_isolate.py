@@ -106,31 +106,12 @@ class Isolate(unittest.TestCase):
     def test_interrupt_keeps_finished_results(self):
         # The first benchmark finishes fast; the second hangs (isolated, with
         # a long watchdog) until SIGINT arrives.
-        plan = os.path.join(self.tmp.name, "slow.yaml")
-        with open(plan, "w") as f:
-            f.write(PLAN.replace("[ok, segv, hang, abort]", "[ok, hang, ok]"))
-        p = subprocess.Popen(
-            [MBENCH, "run", "--config", plan, "--isolate",
-             "--isolate-timeout", "120", "-o", self.out],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env())
-        lines = self.out + "l"  # the JSON-lines stream while running
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if os.path.exists(lines):
-                with open(lines) as f:
-                    if sum(1 for _ in f) >= 2:  # head + the first result
-                        break
-            time.sleep(0.05)
-        time.sleep(0.5)  # now inside the hanging one
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
-        self.assertEqual(p.returncode, 130, err)
+        err = self.interrupt_after_first(self.out)
         self.assertIn("interrupted: 1 of 4 benchmarks finished", err)
         with open(self.out) as f:
             doc = json.load(f)
         self.assertEqual([r["impl"] for r in doc["results"]], ["ok"])
-        self.assertFalse(os.path.exists(lines))
+        self.assertFalse(os.path.exists(self.out + "l"))
 
     def interrupt_after_first(self, out):
         """Runs ok, hang, ok into `out` and stops it with SIGINT once the
