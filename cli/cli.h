@@ -38,6 +38,9 @@ typedef struct cli_opts {
   const char *config, *filter; /* run --config */
   double max_flop;
   int dry_run;
+  /* list: every backend's kernels (--all); bare names, one a line, for
+   * completion scripts (--names) */
+  int list_all, list_names;
   double threshold; /* compare */
   const char *by;
   const char *fail_on; /* compare: verdicts that also fail, comma-separated */
