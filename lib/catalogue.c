@@ -3,6 +3,7 @@
  * and iterated by cursor. It sits above both folders so neither names the
  * other. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/model_ops.h"
@@ -70,4 +71,43 @@ const mb_op_t *mb_op_next(const mb_op_t *prev) {
   for (size_t i = 0; i + 1 < MB__NUM_OPS; i++)
     if (k_ops[i] == prev) return k_ops[i + 1];
   return NULL;
+}
+
+/* Whether composite `op` runs primitive `prim` under some recipe. Each
+ * recipe's graph is composed at a shape every recipe takes (256 in every
+ * dimension: a multiple of the largest block, 128, and group, 256); a
+ * recipe the op refuses (weight-only in training) is passed over. Asking
+ * the graph, not a list kept beside it, keeps the answer true when a
+ * recipe's steps change. */
+static int composite_runs(const mb_op_t *op, const mb_op_t *prim,
+                          mb__graph_t *g) {
+  for (int r = 0; r < MB_RECIPE_COUNT; r++) {
+    mb_op_params_t p = MB_OP_PARAMS_INIT;
+    p.ndim = op->rank;
+    for (uint32_t d = 0; d < op->rank; d++) p.shape[d] = 256;
+    p.recipe = (uint32_t)r;
+    if (op->resolve(&p) != MB_OK) continue;
+    op->compose(&p, g);
+    for (uint32_t s = 0; g->status == MB_OK && s < g->num_steps; s++)
+      if (g->steps[s].op == prim) return 1;
+  }
+  return 0;
+}
+
+const mb_op_t *mb_op_primitive(const mb_op_t *op, size_t index) {
+  if (!mb_op_is_composite(op)) return NULL;
+  mb__graph_t *g = malloc(sizeof *g);
+  if (!g) return NULL;
+  /* A recipe the op refuses sets the thread's message; the caller asked
+   * a question, not for an operation, so its last error stays. */
+  char saved[2048];
+  snprintf(saved, sizeof saved, "%s", mb_error_last());
+  const mb_op_t *found = NULL;
+  for (size_t i = 0; i < MB__NUM_OPS && !found; i++)
+    if (!mb_op_is_composite(k_ops[i]) && composite_runs(op, k_ops[i], g) &&
+        index-- == 0)
+      found = k_ops[i];
+  mb_error_set(saved);
+  free(g);
+  return found;
 }

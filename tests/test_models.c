@@ -180,6 +180,34 @@ static void test_linear_graphs(void **state) {
   expect_graph("ln_linear", ln, ln_steps, 5);
 }
 
+/* The primitives a composite says it runs are those of its recipes'
+ * graphs (above): every one, each once, in catalogue order; a primitive
+ * op runs on none, and asking leaves the last error as it was. */
+static void expect_primitives(const char *opname, const char *want) {
+  const mb_op_t *op = mb_op_find(opname), *p;
+  char got[256] = "";
+  for (size_t i = 0; (p = mb_op_primitive(op, i)) != NULL; i++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "",
+             mb_op_name(p));
+  assert_string_equal(got, want);
+}
+
+static void test_composite_primitives(void **state) {
+  (void)state;
+  mb_error_set("earlier");
+  expect_primitives("linear", "dequantize gemm quantize");
+  /* weight-only recipes do not train: no dequantize */
+  expect_primitives("linear_training", "gemm quantize");
+  expect_primitives("ln_linear",
+                    "activation dequantize gemm layernorm quantize");
+  expect_primitives("transformer_block",
+                    "activation add attention dequantize gemm quantize "
+                    "rmsnorm");
+  assert_string_equal(mb_error_last(), "earlier");
+  assert_null(mb_op_primitive(mb_op_find("gemm"), 0));
+  assert_null(mb_op_primitive(NULL, 0));
+}
+
 static void test_resolve_errors(void **state) {
   (void)state;
   const mb_op_t *lin = mb_op_find("linear");
@@ -771,6 +799,7 @@ int main(void) {
       cmocka_unit_test(test_recipe_names),
       cmocka_unit_test(test_model_names),
       cmocka_unit_test(test_linear_graphs),
+      cmocka_unit_test(test_composite_primitives),
       cmocka_unit_test(test_recipes_are_what_they_say),
       cmocka_unit_test(test_resolve_errors),
       cmocka_unit_test(test_linear_reference),

@@ -29,6 +29,11 @@ MB_API const char *mb_op_summary(const mb_op_t *op);
  * model.h): defined as a graph of primitive ops, so any backend with the
  * primitives runs it without a kernel of its own. */
 MB_API int mb_op_is_composite(const mb_op_t *op);
+/* A composite's primitive ops, those its graph runs under one recipe or
+ * another, in mb_op_next order: index 0, 1, ... until NULL. NULL for a
+ * primitive op. What a backend needs kernels for to run the composite;
+ * mb_error_last() is left as it was. */
+MB_API const mb_op_t *mb_op_primitive(const mb_op_t *op, size_t index);
 /* Number of shape dimensions and their names, e.g. 3 and "MxKxN". */
 MB_API uint32_t mb_op_rank(const mb_op_t *op);
 MB_API const char *mb_op_shape_syntax(const mb_op_t *op);
@@ -37,7 +42,9 @@ MB_API uint32_t mb_op_num_inputs(const mb_op_t *op);
 MB_API uint32_t mb_op_num_outputs(const mb_op_t *op);
 /* "A", "B", "scale_a", ...; "" when out of range. Static. */
 MB_API const char *mb_op_operand_name(const mb_op_t *op, uint32_t role);
-/* Parameters beyond shape and dtypes, one line ("" if none). Static. */
+/* Parameters beyond shape and dtypes, one line ("" if none), named as
+ * config keys and Python keywords name them (no_affine, fast_accum; `mbench
+ * list ops` spells the flags as its options, --no-affine). Static. */
 MB_API const char *mb_op_params_doc(const mb_op_t *op);
 /* Input dtypes the op defines. Static array of *count entries. */
 MB_API const mb_dtype_t *mb_op_dtypes(const mb_op_t *op, size_t *count);

@@ -447,7 +447,7 @@ const mb_op_t mb__op_transformer_block = {
     .dim_names = k_dims,
     .param_mask = MB__P_RECIPE | MB__P_EPS,
     .params_doc =
-        "recipe (mbench list recipes); eps (1e-5); no-affine: no "
+        "recipe (mbench list recipes); eps (1e-5); no_affine: no "
         "norm weights",
     .rank = 3,
     .num_inputs = ROLE_Y,

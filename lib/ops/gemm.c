@@ -387,9 +387,9 @@ const mb_op_t mb__op_gemm = {
                   MB__P_TRANS_AB | MB__P_FAST_ACCUM,
     .params_doc =
         "alpha, beta; scale_a/scale_b: none|tensor|row|col|block:BMxBN|"
-        "group:G; quantize-inputs with dtype_q (fp8, i8); out: "
+        "group:G; quantize_inputs with dtype_q (fp8, i8); out: "
         "f32|bf16|f16|i32; tf32 (f32 inputs); fast_accum (fp8 inputs or "
-        "quantize-inputs to fp8); trans_a (A stored KxM), trans_b (B stored "
+        "quantize_inputs to fp8); trans_a (A stored KxM), trans_b (B stored "
         "NxK): unscaled float inputs",
     .rank = 3,
     .num_inputs = 4,
