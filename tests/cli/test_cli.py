@@ -22,7 +22,7 @@ def mbench(*args, env=None):
 
 # The CPU backend's oneDNN kernels exist only in a build with oneDNN
 # (-DMB_WITH_ONEDNN=OFF, the portable and the lent-GPU builds, have none).
-HAS_ONEDNN = "cpu/onednn(" in mbench("list", "ops").stdout
+HAS_ONEDNN = "cpu: onednn" in mbench("list", "ops", "gemm").stdout
 CPU_IMPLS = ("onednn", "c") if HAS_ONEDNN else ("c",)
 
 
@@ -485,18 +485,28 @@ class Listing(unittest.TestCase):
             p = mbench(*args)
             self.assertEqual(p.returncode, 0, (args, p.stderr))
             self.assertTrue(p.stdout.strip(), args)
-        self.assertIn(f"cpu/{CPU_IMPLS[0]}(f32->f32)",
+        self.assertIn("kernels: cpu: %s (f32" % ", ".join(CPU_IMPLS),
                       mbench("list", "ops").stdout)
 
     def test_list_presets(self):
+        # a line per preset: name, shape count, summary
         p = mbench("list", "presets")
         self.assertEqual(p.returncode, 0, p.stderr)
-        for name in ("custom", "llama", "llama4", "deepseek_v3_236b",
-                     "deepseek_v3_671b", "qwen3_32b", "gemma3_27b", "pow2",
-                     "pow2_extended", "small_sweep", "sweep"):
-            self.assertIn("\n%s\n" % name, "\n" + p.stdout)
-        self.assertIn("attn.wqkv (16384, 8192, 1280)", p.stdout)
-        self.assertIn("512 shapes", p.stdout)
+        rows = {l.split()[0]: l.split()[1] for l in p.stdout.splitlines()[1:]
+                if l.strip() and not l.startswith("the shapes")}
+        self.assertEqual(sorted(rows), sorted((
+            "custom", "llama", "llama4", "deepseek_v3_236b",
+            "deepseek_v3_671b", "qwen3_32b", "gemma3_27b", "pow2",
+            "pow2_extended", "small_sweep", "sweep")))
+        self.assertEqual((rows["sweep"], rows["llama"], rows["custom"]),
+                         ("512", "4", "-"))
+        # list presets NAME: its shapes, a line each, as --shape takes them
+        p = mbench("list", "presets", "llama")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"\n  attn\.wqkv +16384x8192x1280\n")
+        self.assertEqual(len(p.stdout.splitlines()), 1 + 4)
+        self.assertEqual(len(mbench("list", "presets", "sweep")
+                             .stdout.splitlines()), 1 + 512)
 
     def test_nonexistent_backend_path_explains(self):
         p = mbench("list", "backends", env={"MB_BACKEND_PATH": "/nonexistent"})
