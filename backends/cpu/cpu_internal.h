@@ -69,7 +69,7 @@ typedef struct mb_cpu_state {
 
   /* Peaks (cpu_peak.c), FLOP/s per input dtype; 0 = unknown. */
   double peak[MB_DTYPE_COUNT];
-  char peak_source[128];
+  char peak_source[1024]; /* with where it came from: cache path, age */
 
   /* Cache flush buffer (cpu_flush.c), allocated on first use. */
   uint64_t *flush_buf;
@@ -159,7 +159,28 @@ int mb__cpu_fs_path(const mb_cpu_state_t *st, char *buf, size_t size,
                     const char *fmt, ...) MB__PRINTF(4, 5);
 
 /* ---- cpu_peak.c ---------------------------------------------------------- */
+/* st->peak and st->peak_source: from the cache when it holds this machine's,
+ * else measured (and saved). After pinning and mb__cpu_env_init. */
 void mb__cpu_peak_measure(mb_cpu_state_t *st);
+
+/* ---- cpu_peak_cache.c ---------------------------------------------------- */
+typedef struct mb_cpu_peak_cache {
+  char path[512]; /* "" when there is no cache directory */
+  char key[512];  /* the key lines the file must hold */
+  int remeasure;  /* MB_REMEASURE_PEAK set: never read, still written */
+} mb_cpu_peak_cache_t;
+
+/* Where the cache is and this machine's key; `loops` names the ISA loops
+ * the measurement would use. */
+void mb__cpu_peak_cache_init(mb_cpu_state_t *st, const char *loops,
+                             mb_cpu_peak_cache_t *c);
+/* 1 with st->peak and st->peak_source (saying "cached ... ago") set from
+ * the file; 0 when it has none for this key (missing, other key, garbage,
+ * MB_REMEASURE_PEAK). */
+int mb__cpu_peak_cache_load(mb_cpu_state_t *st, const mb_cpu_peak_cache_t *c);
+/* Saves the freshly measured st->peak and st->peak_source, then adds to
+ * peak_source where they were saved, or why they were not (never fails). */
+void mb__cpu_peak_cache_store(mb_cpu_state_t *st, const mb_cpu_peak_cache_t *c);
 
 /* ---- cpu_memory.c -------------------------------------------------------- */
 mb_status_t mb__cpu_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr);

@@ -237,16 +237,22 @@ void mb__cpu_peak_measure(mb_cpu_state_t *st) {
       first_supported(f32_loops, sizeof f32_loops / sizeof f32_loops[0]);
   const peak_loop_t *bf16 =
       first_supported(bf16_loops, sizeof bf16_loops / sizeof bf16_loops[0]);
+  /* Without a dot-product instruction there is no int8 roof worth quoting. */
+  const peak_loop_t *i8 =
+      first_supported(i8_loops, sizeof i8_loops / sizeof i8_loops[0]);
+  char loops[96];
+  snprintf(loops, sizeof loops, "f32 %s, bf16 %s, i8 %s", f32->isa,
+           bf16 ? bf16->isa : "as f32", i8 ? i8->isa : "unknown");
+  mb_cpu_peak_cache_t cache;
+  mb__cpu_peak_cache_init(st, loops, &cache);
+  if (mb__cpu_peak_cache_load(st, &cache)) return;
   st->peak[MB_DTYPE_F32] = measure_stable(st, f32);
   /* Without bf16 dot-product instructions bf16 math is converted to f32. */
   st->peak[MB_DTYPE_BF16] =
       bf16 ? measure_stable(st, bf16) : st->peak[MB_DTYPE_F32];
-  /* Without a dot-product instruction there is no int8 roof worth quoting. */
-  const peak_loop_t *i8 =
-      first_supported(i8_loops, sizeof i8_loops / sizeof i8_loops[0]);
   st->peak[MB_DTYPE_I8] = i8 ? measure_stable(st, i8) : 0.0;
   snprintf(st->peak_source, sizeof st->peak_source,
-           "measured: FMA loop, f32 %s, bf16 %s, i8 %s, %u thread%s", f32->isa,
-           bf16 ? bf16->isa : "as f32", i8 ? i8->isa : "unknown", st->threads,
+           "measured: FMA loop, %s, %u thread%s", loops, st->threads,
            st->threads == 1 ? "" : "s");
+  mb__cpu_peak_cache_store(st, &cache);
 }
