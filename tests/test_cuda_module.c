@@ -1,9 +1,10 @@
 /* The CUDA backend module through the public API.
  *
  *   test_cuda_module static   — needs no GPU: the module loads on a machine
- *       without a driver, says why it has no device, and its kernel table
- *       is consistent with the op catalogue (every op has a kernel, every
- *       entry names a real op and dtypes the op accepts).
+ *       without a driver, says why it has no device, maps no cuBLASLt
+ *       there, and its kernel table is consistent with the op catalogue
+ *       (every op has a kernel, every entry names a real op and dtypes the
+ *       op accepts).
  *   test_cuda_module device   — needs a GPU; exits 77 (ctest: skipped, with
  *       the reason printed) when there is none. Timing, cache policies,
  *       telemetry, kernel notes, peaks, tf32, fp8 fast accumulation and
@@ -55,6 +56,27 @@ static void test_loads_and_explains(void **state) {
   const char *loading = getenv("CUDA_MODULE_LOADING");
   assert_non_null(loading);
   assert_string_equal(loading, g_loading_before ? g_loading_before : "EAGER");
+}
+
+/* cuBLASLt (hundreds of MB) is loaded only when there is a device to run
+ * it on: a context on a machine without a GPU must not map it. */
+static void test_cublaslt_only_with_a_device(void **state) {
+  (void)state;
+  const mb_backend_info_t b = cuda_info();
+  FILE *maps = fopen("/proc/self/maps", "r");
+  assert_non_null(maps);
+  char line[1024];
+  int mapped = 0;
+  while (fgets(line, sizeof line, maps))
+    if (strstr(line, "libcublasLt")) mapped = 1;
+  fclose(maps);
+  if (b.device_count == 0) {
+    assert_false(mapped);
+    assert_non_null(strstr(b.version, "cuBLASLt not loaded (no device)"));
+  } else {
+    assert_true(mapped);
+    assert_null(strstr(b.version, "cuBLASLt not loaded"));
+  }
 }
 
 static int dtype_ok(const mb_op_t *op, mb_dtype_t d) {
@@ -327,6 +349,7 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "static")) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loads_and_explains),
+        cmocka_unit_test(test_cublaslt_only_with_a_device),
         cmocka_unit_test(test_kernel_table_matches_the_catalogue),
         cmocka_unit_test(test_no_device_is_a_skip),
     };

@@ -4,9 +4,10 @@
  * line. Devices, memory, flushes and timing are the GPU host layer's
  * (backends/gpu/host/).
  *
- * The module links cudart statically and cuBLASLt dynamically; NVML is
- * loaded at run time. On a machine without a driver or GPU it still loads,
- * reports 0 devices and says why ("no CUDA device: ..."). */
+ * The module links cudart statically; cuBLASLt and NVML are loaded at run
+ * time, and only when there is a device (cuda_open): a process on a machine
+ * without a GPU maps neither. There the module still loads, reports 0
+ * devices and says why ("no CUDA device: ..."). */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ mb_status_t mb__cuda_check_lt(mb_cuda_state_t *st, cublasStatus_t s,
                               const char *what) {
   if (s == CUBLAS_STATUS_SUCCESS) return MB_OK;
   snprintf(st->base.last_error, sizeof st->base.last_error,
-           "cuda: cuBLASLt: %s: %s", what, cublasLtGetStatusString(s));
+           "cuda: cuBLASLt: %s: %s", what, st->ltlib->status_string(s));
   st->base.host.set_error("%s", st->base.last_error);
   if (s == CUBLAS_STATUS_NOT_SUPPORTED) return MB_ERR_UNSUPPORTED;
   return s == CUBLAS_STATUS_ALLOC_FAILED ? MB_ERR_NO_MEMORY : MB_ERR_BACKEND;
@@ -121,10 +122,13 @@ static mb_status_t cuda_device_open(mb_gpuh_state_t *st,
   mb_cuda_state_t *c = cuda_of(st);
   mb_cuda_device_t *d = cdev_of(base);
   mb_status_t s;
-  if ((s = mb__cuda_check_lt(c, cublasLtCreate(&d->lt), "create handle")) !=
-          MB_OK ||
-      (s = mb__cuda_check(c, cudaMalloc(&d->workspace, MB_CUDA_WORKSPACE_BYTES),
-                          "cuBLASLt workspace")) != MB_OK)
+  /* Without cuBLASLt the device still runs our own kernels; its GEMM
+   * entries decline with the reason (mb__cuda_lt_supports). */
+  if (c->ltlib && ((s = mb__cuda_check_lt(c, c->ltlib->create(&d->lt),
+                                          "create handle")) != MB_OK ||
+                   (s = mb__cuda_check(
+                        c, cudaMalloc(&d->workspace, MB_CUDA_WORKSPACE_BYTES),
+                        "cuBLASLt workspace")) != MB_OK))
     return s;
   char bus[32] = "";
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, base->ordinal) == cudaSuccess)
@@ -135,9 +139,8 @@ static mb_status_t cuda_device_open(mb_gpuh_state_t *st,
 }
 
 static void cuda_device_close(mb_gpuh_state_t *st, mb_gpuh_device_t *base) {
-  (void)st;
   mb_cuda_device_t *d = cdev_of(base);
-  if (d->lt) cublasLtDestroy(d->lt);
+  if (d->lt) cuda_of(st)->ltlib->destroy(d->lt);
   cudaFree(d->workspace);
   d->lt = NULL;
   d->workspace = NULL;
@@ -145,14 +148,24 @@ static void cuda_device_close(mb_gpuh_state_t *st, mb_gpuh_device_t *base) {
 
 /* ---- instance ------------------------------------------------------------ */
 
+/* The vendor libraries are looked for only when there is a device to use
+ * them on: cuBLASLt is a large load (hundreds of MB mapped), and NVML
+ * without a driver has nothing to say. */
 static void cuda_open(mb_gpuh_state_t *st, int devices) {
   mb_cuda_state_t *c = cuda_of(st);
+  if (devices <= 0) {
+    snprintf(c->lt_why, sizeof c->lt_why, "no device");
+    return;
+  }
   c->nvml = mb__cuda_nvml_open(&st->host);
-  if (devices > 0) read_loading_mode(c);
+  c->ltlib = mb__cuda_lt_open(c->lt_why, sizeof c->lt_why);
+  if (!c->ltlib) MB_CUDA_LOG(c, MB_LOG_WARN, "cuda: cuBLASLt: %s", c->lt_why);
+  read_loading_mode(c);
 }
 
 static void cuda_close(mb_gpuh_state_t *st) {
   mb__cuda_nvml_close(cuda_of(st)->nvml);
+  mb__cuda_lt_close(cuda_of(st)->ltlib);
 }
 
 static void cuda_version(mb_gpuh_state_t *st, char *buf, size_t cap) {
@@ -161,15 +174,21 @@ static void cuda_version(mb_gpuh_state_t *st, char *buf, size_t cap) {
   cudaRuntimeGetVersion(&rt);
   if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
   (void)cudaGetLastError();
-  const size_t lt = cublasLtGetVersion();
   const char *nvml = mb__cuda_nvml_driver(c->nvml);
   char driver[96] = "no driver";
   if (drv)
     snprintf(driver, sizeof driver, "driver API %d.%d%s%.40s", drv / 1000,
              (drv % 1000) / 10, *nvml ? ", NVIDIA driver " : "", nvml);
-  snprintf(buf, cap, "CUDA runtime %d.%d, %s, cuBLASLt %zu.%zu.%zu%s",
-           rt / 1000, (rt % 1000) / 10, driver, lt / 10000, (lt / 100) % 100,
-           lt % 100, c->nvml ? "" : ", NVML not loaded");
+  char lt[200];
+  if (c->ltlib)
+    snprintf(lt, sizeof lt, "%s", c->ltlib->version_text);
+  else
+    snprintf(lt, sizeof lt, "cuBLASLt not loaded (%.160s)", c->lt_why);
+  snprintf(buf, cap, "CUDA runtime %d.%d, %s, %s%s", rt / 1000,
+           (rt % 1000) / 10, driver, lt,
+           c->nvml           ? ""
+           : st->num_devices ? ", NVML not loaded"
+                             : ", NVML not loaded (no device)");
 }
 
 static void cuda_telemetry(mb_gpuh_state_t *st, mb_gpuh_device_t *d,

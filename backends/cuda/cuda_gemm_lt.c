@@ -93,8 +93,8 @@ static mb_status_t no_memory(lt_kernel_t *k, const char *what) {
   return MB_ERR_NO_MEMORY;
 }
 
-static const char *lt_version(char *buf, size_t cap) {
-  const size_t v = cublasLtGetVersion();
+static const char *lt_version(const lt_kernel_t *k, char *buf, size_t cap) {
+  const size_t v = k->st->ltlib->version;
   snprintf(buf, cap, "%zu.%zu.%zu", v / 10000, (v / 100) % 100, v % 100);
   return buf;
 }
@@ -111,10 +111,14 @@ mb_status_t mb__cuda_lt_supports(void *bstate, uint32_t dev,
   }
   /* The plan's reason has numbers in it: the library keeps the text
    * (host.reason), this hook only formats it. */
-  char buf[320];
+  char buf[480];
   mb_lt_plan_t pl;
-  mb_status_t s =
-      mb__cuda_lt_plan(mb__cuda_device(st, dev), params, &pl, buf, sizeof buf);
+  mb_status_t s = MB_ERR_UNSUPPORTED;
+  if (!st->ltlib)
+    snprintf(buf, sizeof buf, "cuBLASLt not loaded: %s", st->lt_why);
+  else
+    s = mb__cuda_lt_plan(mb__cuda_device(st, dev), params, st->ltlib->version,
+                         &pl, buf, sizeof buf);
   if (s != MB_OK && why)
     *why = st->base.host.reason(st->base.host.host, "%s", buf);
   return s;
@@ -323,24 +327,24 @@ static mb_status_t check_alignment(lt_kernel_t *k,
 
 static mb_status_t set_attr(lt_kernel_t *k, cublasLtMatmulDescAttributes_t a,
                             const void *v, size_t size, const char *what) {
-  return ck_lt(k, cublasLtMatmulDescSetAttribute(k->op, a, v, size), what);
+  return ck_lt(k, k->st->ltlib->desc_set(k->op, a, v, size), what);
 }
 
 static mb_status_t set_scale_mode(lt_kernel_t *k, int side) {
   const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
   if (sd->mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F) return MB_OK;
   const int32_t mode = sd->mode;
-  cublasStatus_t s = cublasLtMatmulDescSetAttribute(
-      k->op,
-      side == SIDE_A ? CUBLASLT_MATMUL_DESC_A_SCALE_MODE
-                     : CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
-      &mode, sizeof mode);
+  cublasStatus_t s =
+      k->st->ltlib->desc_set(k->op,
+                             side == SIDE_A ? CUBLASLT_MATMUL_DESC_A_SCALE_MODE
+                                            : CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+                             &mode, sizeof mode);
   if (s == CUBLAS_STATUS_SUCCESS) return MB_OK;
   char v[32];
   return decline(k, "this cuBLASLt (%s) refuses scale mode %d for %s: %s",
-                 lt_version(v, sizeof v), (int)mode,
+                 lt_version(k, v, sizeof v), (int)mode,
                  side == SIDE_A ? "scale_b" : "scale_a",
-                 cublasLtGetStatusString(s));
+                 k->st->ltlib->status_string(s));
 }
 
 static mb_status_t build_descs(lt_kernel_t *k) {
@@ -349,7 +353,7 @@ static mb_status_t build_descs(lt_kernel_t *k) {
   const cublasOperation_t ta = pl->tn ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = pl->a_t ? CUBLAS_OP_T : CUBLAS_OP_N;
   mb_status_t s =
-      ck_lt(k, cublasLtMatmulDescCreate(&k->op, pl->compute, pl->scale_type),
+      ck_lt(k, k->st->ltlib->desc_create(&k->op, pl->compute, pl->scale_type),
             "cublaslt gemm: create the matmul descriptor");
   if (s == MB_OK)
     s = set_attr(k, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta,
@@ -377,20 +381,20 @@ static mb_status_t build_descs(lt_kernel_t *k) {
    * column-major (ld K), or with trans_a our A stored K x M read as M x K
    * column-major (ld M) and transposed. D^T: N x M, ld N. */
   if (s == MB_OK)
-    s = ck_lt(
-        k,
-        cublasLtMatrixLayoutCreate(&k->la, pl->b_type, pl->tn ? kk : n,
-                                   pl->tn ? n : kk, (int64_t)(pl->tn ? kk : n)),
-        "cublaslt gemm: create A's layout");
+    s = ck_lt(k,
+              k->st->ltlib->layout_create(&k->la, pl->b_type, pl->tn ? kk : n,
+                                          pl->tn ? n : kk,
+                                          (int64_t)(pl->tn ? kk : n)),
+              "cublaslt gemm: create A's layout");
   if (s == MB_OK)
     s = ck_lt(k,
-              cublasLtMatrixLayoutCreate(&k->lb, pl->a_type, pl->a_t ? m : kk,
-                                         pl->a_t ? kk : m,
-                                         (int64_t)(pl->a_t ? m : kk)),
+              k->st->ltlib->layout_create(&k->lb, pl->a_type, pl->a_t ? m : kk,
+                                          pl->a_t ? kk : m,
+                                          (int64_t)(pl->a_t ? m : kk)),
               "cublaslt gemm: create B's layout");
   if (s == MB_OK)
     s = ck_lt(k,
-              cublasLtMatrixLayoutCreate(&k->lc, pl->d_type, n, m, (int64_t)n),
+              k->st->ltlib->layout_create(&k->lc, pl->d_type, n, m, (int64_t)n),
               "cublaslt gemm: create D's layout");
   if (pl->scale_type == CUDA_R_32I) {
     k->alpha.i = 1; /* plan: i8 -> i32 takes alpha 1, beta 0 */
@@ -407,9 +411,9 @@ static mb_status_t build_descs(lt_kernel_t *k) {
 static cublasStatus_t matmul(lt_kernel_t *k, const cublasLtMatmulAlgo_t *algo,
                              size_t ws, const void *pa, const void *pb,
                              void *pd) {
-  return cublasLtMatmul(k->d->lt, k->op, &k->alpha, pa, k->la, pb, k->lb,
-                        &k->beta, pd, k->lc, pd, k->lc, algo, k->d->workspace,
-                        ws, k->d->base.stream);
+  return k->st->ltlib->matmul(k->d->lt, k->op, &k->alpha, pa, k->la, pb, k->lb,
+                              &k->beta, pd, k->lc, pd, k->lc, algo,
+                              k->d->workspace, ws, k->d->base.stream);
 }
 
 static uint64_t fnv1a(const void *data, size_t n) {
@@ -514,12 +518,12 @@ static void note_candidate(lt_kernel_t *k, int id, double ms,
              n ? "; " : "", id, ms);
 }
 
-static int algo_id(const cublasLtMatmulAlgo_t *algo) {
+static int algo_id(const lt_kernel_t *k, const cublasLtMatmulAlgo_t *algo) {
   int32_t id = -1;
   size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &id,
-                                           sizeof id,
-                                           &written) != CUBLAS_STATUS_SUCCESS)
+  if (k->st->ltlib->algo_config_get(algo, CUBLASLT_ALGO_CONFIG_ID, &id,
+                                    sizeof id,
+                                    &written) != CUBLAS_STATUS_SUCCESS)
     id = -1;
   return id;
 }
@@ -549,7 +553,7 @@ static mb_status_t tune_candidates(lt_kernel_t *k,
     const mb_status_t s = mb__gpuh_time_median(
         &k->st->base, &k->d->base, run_candidate, &c, &none, LT_TUNE_SAMPLES,
         LT_TUNE_MIN_NS, LT_SLOW_NS, &ns);
-    const int id = algo_id(&res[i].algo);
+    const int id = algo_id(k, &res[i].algo);
     if (s != MB_OK) {
       snprintf(last, sizeof last, "%s", k->st->base.last_error);
       note_candidate(k, id, 0, last);
@@ -569,7 +573,7 @@ static mb_status_t tune_candidates(lt_kernel_t *k,
   k->algo = res[best].algo;
   k->ws = res[best].workspaceSize;
   k->best_ms = best_ns * 1e-6;
-  k->algo_id = algo_id(&k->algo);
+  k->algo_id = algo_id(k, &k->algo);
   return MB_OK;
 }
 
@@ -585,8 +589,8 @@ static mb_status_t tune(lt_kernel_t *k, const mb_kernel_call_t *call) {
   if (hit) {
     cublasLtMatmulHeuristicResult_t r;
     memset(&r, 0, sizeof r);
-    if (cublasLtMatmulAlgoCheck(d->lt, k->op, k->la, k->lb, k->lc, k->lc,
-                                &hit->algo, &r) == CUBLAS_STATUS_SUCCESS &&
+    if (k->st->ltlib->algo_check(d->lt, k->op, k->la, k->lb, k->lc, k->lc,
+                                 &hit->algo, &r) == CUBLAS_STATUS_SUCCESS &&
         r.workspaceSize <= MB_CUDA_WORKSPACE_BYTES) {
       k->algo = hit->algo;
       k->ws =
@@ -600,33 +604,32 @@ static mb_status_t tune(lt_kernel_t *k, const mb_kernel_call_t *call) {
     }
   }
   cublasLtMatmulPreference_t pref = NULL;
-  mb_status_t s = ck_lt(k, cublasLtMatmulPreferenceCreate(&pref),
+  mb_status_t s = ck_lt(k, k->st->ltlib->pref_create(&pref),
                         "cublaslt gemm: create the preference");
   const uint64_t ws_max = MB_CUDA_WORKSPACE_BYTES;
   if (s == MB_OK)
-    s = ck_lt(k,
-              cublasLtMatmulPreferenceSetAttribute(
-                  pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_max,
-                  sizeof ws_max),
-              "cublaslt gemm: set the workspace limit");
+    s = ck_lt(
+        k,
+        k->st->ltlib->pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                               &ws_max, sizeof ws_max),
+        "cublaslt gemm: set the workspace limit");
   static const cublasLtMatmulPreferenceAttributes_t k_align[4] = {
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
   for (int i = 0; i < 4 && s == MB_OK; i++)
-    s = ck_lt(k,
-              cublasLtMatmulPreferenceSetAttribute(pref, k_align[i], &align[i],
-                                                   sizeof align[i]),
-              "cublaslt gemm: set an alignment");
+    s = ck_lt(
+        k, k->st->ltlib->pref_set(pref, k_align[i], &align[i], sizeof align[i]),
+        "cublaslt gemm: set an alignment");
   cublasLtMatmulHeuristicResult_t res[LT_MAX_ALGOS];
   memset(res, 0, sizeof res);
   int nres = 0;
   cublasStatus_t hs = CUBLAS_STATUS_SUCCESS;
   if (s == MB_OK)
-    hs = cublasLtMatmulAlgoGetHeuristic(d->lt, k->op, k->la, k->lb, k->lc,
-                                        k->lc, pref, LT_MAX_ALGOS, res, &nres);
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    hs = k->st->ltlib->heuristic(d->lt, k->op, k->la, k->lb, k->lc, k->lc, pref,
+                                 LT_MAX_ALGOS, res, &nres);
+  if (pref) k->st->ltlib->pref_destroy(pref);
   if (s != MB_OK) return s;
   if (hs != CUBLAS_STATUS_SUCCESS || nres <= 0) {
     char v[32];
@@ -634,12 +637,12 @@ static mb_status_t tune(lt_kernel_t *k, const mb_kernel_call_t *call) {
         k,
         "cuBLASLt %s has no algorithm for %s (%s%s%s) at %lldx%lldx%lld on "
         "%s (compute capability %d.%d)%s%s",
-        lt_version(v, sizeof v), k->plan.math, k->plan.compute_name,
+        lt_version(k, v, sizeof v), k->plan.math, k->plan.compute_name,
         k->plan.scale_mode[0] ? "; " : "", k->plan.scale_mode,
         (long long)k->plan.m, (long long)k->plan.k, (long long)k->plan.n,
         d->base.name, d->cc_major, d->cc_minor,
         hs != CUBLAS_STATUS_SUCCESS ? ": " : "",
-        hs != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusString(hs) : "");
+        hs != CUBLAS_STATUS_SUCCESS ? k->st->ltlib->status_string(hs) : "");
   }
   /* beta != 0 reads D: tune on a copy so D still holds its inputs. */
   void *scratch = NULL;
@@ -673,10 +676,10 @@ void mb__cuda_lt_release(void *kstate) {
     cudaStreamSynchronize(
         k->d->base.stream); /* nothing queued still uses them */
   }
-  if (k->lc) cublasLtMatrixLayoutDestroy(k->lc);
-  if (k->lb) cublasLtMatrixLayoutDestroy(k->lb);
-  if (k->la) cublasLtMatrixLayoutDestroy(k->la);
-  if (k->op) cublasLtMatmulDescDestroy(k->op);
+  if (k->lc) k->st->ltlib->layout_destroy(k->lc);
+  if (k->lb) k->st->ltlib->layout_destroy(k->lb);
+  if (k->la) k->st->ltlib->layout_destroy(k->la);
+  if (k->op) k->st->ltlib->desc_destroy(k->op);
   cudaFree(k->bt);
   cudaFree(k->qa);
   cudaFree(k->scale[SIDE_A]);
@@ -715,6 +718,11 @@ mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
                                 void **kstate) {
   mb_cuda_state_t *st = bstate;
   *kstate = NULL;
+  if (!st->ltlib) {
+    st->base.host.set_error("cuda: cublaslt gemm: cuBLASLt not loaded: %s",
+                            st->lt_why);
+    return MB_ERR_UNSUPPORTED;
+  }
   if (!call || !call->params || call->num_in < 4 || call->num_out < 1) {
     st->base.host.set_error(
         "cuda: cublaslt gemm: the call needs A, B, scale_a, "
@@ -735,7 +743,8 @@ mb_status_t mb__cuda_lt_prepare(void *bstate, const mb_kernel_call_t *call,
   k->d = d;
   k->p = *call->params;
   char why[320];
-  if (mb__cuda_lt_plan(d, &k->p, &k->plan, why, sizeof why) != MB_OK) {
+  if (mb__cuda_lt_plan(d, &k->p, st->ltlib->version, &k->plan, why,
+                       sizeof why) != MB_OK) {
     st->base.host.set_error("cuda: cublaslt gemm: %s", why);
     free(k);
     return MB_ERR_UNSUPPORTED;

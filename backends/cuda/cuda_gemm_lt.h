@@ -75,6 +75,7 @@ typedef struct mb_lt_side {
 } mb_lt_side_t;
 
 typedef struct mb_lt_plan {
+  size_t lt_version; /* the loaded cuBLASLt's (features by version) */
   mb_lt_variant_t variant;
   int64_t m, k, n; /* ours */
   cublasComputeType_t compute;
@@ -95,10 +96,12 @@ typedef struct mb_lt_plan {
   char scale_mode[320];
 } mb_lt_plan_t;
 
-/* The cuBLASLt problem `p` becomes on device `d`: MB_OK, or
- * MB_ERR_UNSUPPORTED with the reason in why[cap]. Pure host code. */
+/* The cuBLASLt problem `p` becomes on device `d` with the cuBLASLt of
+ * `lt_version` (cublasLtGetVersion's number): MB_OK, or MB_ERR_UNSUPPORTED
+ * with the reason in why[cap]. Pure host code. */
 mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
-                             mb_lt_plan_t *pl, char *why, size_t cap);
+                             size_t lt_version, mb_lt_plan_t *pl, char *why,
+                             size_t cap);
 
 /* Host re-layouts done in prepare (untimed). */
 /* dst (cols x rows) = src (rows x cols)^T, one byte per element. */

@@ -213,15 +213,12 @@ static void describe_scales(const mb_op_params_t *p, mb_lt_plan_t *pl) {
            mode_name(pl->la.mode), src_name(pl->la.src, 1));
 }
 
-static size_t lt_version(void) {
-  return cublasLtGetVersion();
-}
-
 /* Outer-vector and 128-block scales: Hopper (9.0) per NVIDIA's table, and a
  * cuBLASLt that has the scale-mode attributes (12.9). Newer GPUs are let
  * through: if their cuBLASLt has no algorithm, prepare says so. */
 static mb_status_t need_hopper_scales(const mb_cuda_device_t *d,
-                                      const char *what, char *why, size_t cap) {
+                                      const mb_lt_plan_t *pl, const char *what,
+                                      char *why, size_t cap) {
   if (d->cc_major < 9)
     return refuse(why, cap,
                   "fp8 GEMM with %s scales needs cuBLASLt's outer-vector or "
@@ -229,7 +226,7 @@ static mb_status_t need_hopper_scales(const mb_cuda_device_t *d,
                   "this GPU (%s) is %d.%d, where cuBLASLt scales fp8 "
                   "tensor-wide only",
                   what, d->base.name, d->cc_major, d->cc_minor);
-  const size_t v = lt_version();
+  const size_t v = pl->lt_version;
   if (v < 120900)
     return refuse(why, cap,
                   "fp8 GEMM with %s scales needs cuBLASLt >= 12.9 (scale "
@@ -338,7 +335,7 @@ static mb_status_t fp8_scales(const mb_cuda_device_t *d,
                   "arbitrary f32 (absmax / qmax), which UE8M0 cannot hold, so "
                   "the cublaslt kernel does not run them",
                   what);
-  mb_status_t st = need_hopper_scales(d, what, why, cap);
+  mb_status_t st = need_hopper_scales(d, pl, what, why, cap);
   if (st != MB_OK) return st;
   if (outer_vec) {
     /* Constant along K: one scale per row of A and per column of B. */
@@ -493,7 +490,8 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
     set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_QUANT,
              m, k);
   } else if (per_outer(&a) && per_outer(&b)) {
-    if ((st = need_hopper_scales(d, "row x col", why, cap)) != MB_OK) return st;
+    if ((st = need_hopper_scales(d, pl, "row x col", why, cap)) != MB_OK)
+      return st;
     set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
              MB_LT_SC_QUANT, n, k);
     set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
@@ -522,8 +520,10 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
 }
 
 mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
-                             mb_lt_plan_t *pl, char *why, size_t cap) {
+                             size_t lt_version, mb_lt_plan_t *pl, char *why,
+                             size_t cap) {
   memset(pl, 0, sizeof *pl);
+  pl->lt_version = lt_version;
   if (p->ndim != 3 || p->shape[GM] <= 0 || p->shape[GK] <= 0 ||
       p->shape[GN] <= 0)
     return refuse(why, cap, "gemm takes a positive M x K x N shape");

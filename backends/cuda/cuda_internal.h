@@ -1,5 +1,5 @@
 /* CUDA backend — state shared by its files (C, compiled by the host
- * compiler against cudart and cuBLASLt). The device skeleton and the
+ * compiler against cudart and cuBLASLt's header). The device skeleton and the
  * timing method are the GPU host layer's (backends/gpu/host/gpu_host.h);
  * the kernels are the shared sources in backends/gpu/. What is CUDA's
  * alone lives here: the peak table, cuBLASLt, NVML, module loading.
@@ -35,6 +35,56 @@ typedef struct mb_cuda_tuned {
 
 typedef struct mb_cuda_nvml mb_cuda_nvml_t; /* cuda_nvml.c */
 
+/* cuBLASLt's entry points, dlopen'ed when the backend has a device
+ * (cuda_lt_load.c); the types are cublasLt.h's. */
+typedef struct mb_cuda_lt {
+  void *dl;
+  size_t version; /* cublasLtGetVersion: major * 10000 + minor * 100 + patch */
+  char version_text[48]; /* "cuBLASLt 13.0.2" */
+  size_t (*get_version)(void);
+  const char *(*status_string)(cublasStatus_t);
+  cublasStatus_t (*create)(cublasLtHandle_t *);
+  cublasStatus_t (*destroy)(cublasLtHandle_t);
+  cublasStatus_t (*desc_create)(cublasLtMatmulDesc_t *, cublasComputeType_t,
+                                cudaDataType_t);
+  cublasStatus_t (*desc_destroy)(cublasLtMatmulDesc_t);
+  cublasStatus_t (*desc_set)(cublasLtMatmulDesc_t,
+                             cublasLtMatmulDescAttributes_t, const void *,
+                             size_t);
+  cublasStatus_t (*layout_create)(cublasLtMatrixLayout_t *, cudaDataType,
+                                  uint64_t, uint64_t, int64_t);
+  cublasStatus_t (*layout_destroy)(cublasLtMatrixLayout_t);
+  cublasStatus_t (*pref_create)(cublasLtMatmulPreference_t *);
+  cublasStatus_t (*pref_destroy)(cublasLtMatmulPreference_t);
+  cublasStatus_t (*pref_set)(cublasLtMatmulPreference_t,
+                             cublasLtMatmulPreferenceAttributes_t, const void *,
+                             size_t);
+  cublasStatus_t (*heuristic)(cublasLtHandle_t, cublasLtMatmulDesc_t,
+                              cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                              cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                              cublasLtMatmulPreference_t, int,
+                              cublasLtMatmulHeuristicResult_t[], int *);
+  cublasStatus_t (*algo_check)(cublasLtHandle_t, cublasLtMatmulDesc_t,
+                               cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                               cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                               const cublasLtMatmulAlgo_t *,
+                               cublasLtMatmulHeuristicResult_t *);
+  cublasStatus_t (*algo_config_get)(const cublasLtMatmulAlgo_t *,
+                                    cublasLtMatmulAlgoConfigAttributes_t,
+                                    void *, size_t, size_t *);
+  cublasStatus_t (*matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
+                           const void *, cublasLtMatrixLayout_t, const void *,
+                           cublasLtMatrixLayout_t, const void *, const void *,
+                           cublasLtMatrixLayout_t, void *,
+                           cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *,
+                           void *, size_t, cudaStream_t);
+} mb_cuda_lt_t;
+
+/* NULL with the reason in why[cap] (not found, an entry point missing,
+ * another major version). MB_CUBLASLT_LIBRARY names the file to load. */
+mb_cuda_lt_t *mb__cuda_lt_open(char *why, size_t cap);
+void mb__cuda_lt_close(mb_cuda_lt_t *lt);
+
 typedef struct mb_cuda_device {
   mb_gpuh_device_t base; /* first: the host layer's record */
   int cc_major, cc_minor;
@@ -45,15 +95,17 @@ typedef struct mb_cuda_device {
   double peak_tf32; /* f32 inputs on tensor cores (peak[F32]: CUDA cores) */
   char peak_source[200];
 
-  cublasLtHandle_t lt;
-  void *workspace; /* MB_CUDA_WORKSPACE_BYTES */
+  cublasLtHandle_t lt; /* NULL when cuBLASLt is not loaded */
+  void *workspace;     /* MB_CUDA_WORKSPACE_BYTES, with the handle */
   mb_cuda_tuned_t tuned[MB_CUDA_TUNE_CACHE];
   void *nvml_dev; /* nvmlDevice_t, NULL when NVML is not readable */
 } mb_cuda_device_t;
 
 typedef struct mb_cuda_state {
   mb_gpuh_state_t base; /* first: the host layer's state */
-  mb_cuda_nvml_t *nvml; /* NULL: NVML not loadable */
+  mb_cuda_nvml_t *nvml; /* NULL: no device, or NVML not loadable */
+  mb_cuda_lt_t *ltlib;  /* NULL: why in lt_why */
+  char lt_why[400];
   /* How the runtime loads kernels, and who chose it (cuda_backend.c). */
   char module_loading[160];
 } mb_cuda_state_t;

@@ -3,11 +3,12 @@
  * heuristic, autotuning), the timed run, release and notes. Which hipBLASLt
  * problem a request becomes is decided in hip_gemm_plan.c.
  *
- * The library is found and its entry points resolved by
- * hip_vendor_load.c. Only the entry points below are declared, from
- * ROCm/hipBLASLt library/include/hipblaslt.h (0.7 to 1.x; unchanged signatures)
- * and ROCm/hipBLAS-common library/include/hipblas-common.h (hipblasStatus_t);
- * no vendor header is needed to build.
+ * The library is found and its entry points resolved by the GPU host
+ * layer's loader (gpu_host_dlopen.c, shared with CUDA). Only the entry
+ * points below are declared, from ROCm/hipBLASLt library/include/hipblaslt.h
+ * (0.7 to 1.x; unchanged signatures) and ROCm/hipBLAS-common
+ * library/include/hipblas-common.h (hipblasStatus_t); no vendor header is
+ * needed to build.
  *
  * Autotuning (prepare, untimed): hipblasLtMatmulAlgoGetHeuristic offers up
  * to 8 algorithms within the device's workspace. One is taken as it is;
@@ -126,7 +127,7 @@ struct mb_hip_blaslt {
 
 #define SYM(name, field) \
   { name, offsetof(struct mb_hip_blaslt, field) }
-static const mb_hip_sym_t k_syms[] = {
+static const mb_gpuh_sym_t k_syms[] = {
     SYM("hipblasLtCreate", create),
     SYM("hipblasLtDestroy", destroy),
     SYM("hipblasLtGetVersion", get_version),
@@ -177,24 +178,13 @@ int mb__hip_blaslt_version_number(const mb_hip_blaslt_t *lib) {
 }
 
 mb_hip_blaslt_t *mb__hip_blaslt_open(const char *path, char *why, size_t cap) {
+  static const mb_gpuh_lib_t spec = MB_GPUH_LIB(
+      "hipBLASLt", "MB_HIPBLASLT_LIBRARY", k_sonames, k_syms, mb_hip_blaslt_t);
   char loaded[512];
-  void *dl = mb__hip_vendor_dlopen(
-      "hipBLASLt", path, "MB_HIPBLASLT_LIBRARY", k_sonames,
-      sizeof k_sonames / sizeof k_sonames[0], loaded, sizeof loaded, why, cap);
-  if (!dl) return NULL;
-  mb_hip_blaslt_t *lib = calloc(1, sizeof *lib);
-  if (!lib) {
-    snprintf(why, cap, "hipBLASLt: out of host memory");
-    dlclose(dl);
-    return NULL;
-  }
-  lib->dl = dl;
+  mb_hip_blaslt_t *lib =
+      mb__gpuh_load(&spec, path, loaded, sizeof loaded, why, cap);
+  if (!lib) return NULL;
   snprintf(lib->path, sizeof lib->path, "%s", loaded);
-  if (mb__hip_vendor_resolve(dl, lib, k_syms, sizeof k_syms / sizeof k_syms[0],
-                             "hipBLASLt", loaded, why, cap) != 0) {
-    mb__hip_blaslt_close(lib);
-    return NULL;
-  }
   const int v = query_version(lib);
   const int maj = v / 100000, min = (v / 100) % 1000, pat = v % 100;
   if (v <= 0) {

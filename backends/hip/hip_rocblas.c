@@ -80,7 +80,7 @@ struct mb_hip_rocblas {
 
 #define SYM(name, field) \
   { name, offsetof(struct mb_hip_rocblas, field) }
-static const mb_hip_sym_t k_syms[] = {
+static const mb_gpuh_sym_t k_syms[] = {
     SYM("rocblas_create_handle", create),
     SYM("rocblas_destroy_handle", destroy),
     SYM("rocblas_set_stream", set_stream),
@@ -112,24 +112,13 @@ static int read_version(mb_hip_rocblas_t *lib, char *text, size_t cap) {
 
 mb_hip_rocblas_t *mb__hip_rocblas_open(const char *path, char *why,
                                        size_t cap) {
+  static const mb_gpuh_lib_t spec = MB_GPUH_LIB(
+      "rocBLAS", "MB_ROCBLAS_LIBRARY", k_sonames, k_syms, mb_hip_rocblas_t);
   char loaded[512];
-  void *dl = mb__hip_vendor_dlopen(
-      "rocBLAS", path, "MB_ROCBLAS_LIBRARY", k_sonames,
-      sizeof k_sonames / sizeof k_sonames[0], loaded, sizeof loaded, why, cap);
-  if (!dl) return NULL;
-  mb_hip_rocblas_t *lib = calloc(1, sizeof *lib);
-  if (!lib) {
-    snprintf(why, cap, "rocBLAS: out of host memory");
-    dlclose(dl);
-    return NULL;
-  }
-  lib->dl = dl;
+  mb_hip_rocblas_t *lib =
+      mb__gpuh_load(&spec, path, loaded, sizeof loaded, why, cap);
+  if (!lib) return NULL;
   snprintf(lib->path, sizeof lib->path, "%s", loaded);
-  if (mb__hip_vendor_resolve(dl, lib, k_syms, sizeof k_syms / sizeof k_syms[0],
-                             "rocBLAS", loaded, why, cap) != 0) {
-    mb__hip_rocblas_close(lib);
-    return NULL;
-  }
   char text[96];
   if (read_version(lib, text, sizeof text) != 0) {
     snprintf(why, cap,

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "gpu_host_dlopen.h" /* mb__gpuh_dlopen, shared with CUDA */
 #include "hip_internal.h"
 
 /* ---- loading ------------------------------------------------------------- */
@@ -81,26 +82,5 @@ int mb__hip_blaslt_version_number(const mb_hip_blaslt_t *lib);
 /* The workspace a device's hipBLASLt handle gets (the sizes AMD's own
  * hipBLASLt users pick: 64 MiB on gfx950, 32 MiB elsewhere). */
 size_t mb__hip_blaslt_workspace_bytes(const mb_hip_device_t *d);
-
-/* ---- loading, shared by both libraries (in hip_blaslt.c) ---------------- */
-typedef struct mb_hip_sym {
-  const char *name;
-  size_t offset; /* of the function pointer in the library's struct */
-} mb_hip_sym_t;
-
-/* dlopen()s `path`, else the file named by the environment variable `env`,
- * else the first of `sonames` the dynamic linker finds. The file actually
- * loaded goes to loaded[loaded_cap]. NULL with why[cap] naming `lib` and
- * what was tried. */
-void *mb__hip_vendor_dlopen(const char *lib, const char *path, const char *env,
-                            const char *const *sonames, size_t n_sonames,
-                            char *loaded, size_t loaded_cap, char *why,
-                            size_t cap);
-/* Resolves every symbol into the function pointer at `offset` in `obj`
- * (copied, as ISO C has no cast from object to function pointers). 0, or
- * -1 with why[cap] naming the first missing entry point. */
-int mb__hip_vendor_resolve(void *dl, void *obj, const mb_hip_sym_t *syms,
-                           size_t n, const char *lib, const char *loaded,
-                           char *why, size_t cap);
 
 #endif

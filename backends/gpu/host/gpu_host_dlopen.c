@@ -1,15 +1,16 @@
-/* HIP backend — loading a vendor library (hipBLASLt, rocBLAS) at run time:
- * the file (an explicit path, an environment variable, or the sonames in
- * turn, with the most telling error when none loads) and its entry points,
- * resolved from a table into a struct of typed pointers (memcpy from
- * dlsym: ISO C has no cast between object and function pointers). */
+/* GPU host layer — loading a vendor library at run time (hipBLASLt and
+ * rocBLAS for HIP, cuBLASLt for CUDA): the file (an explicit path, an
+ * environment variable, or the sonames in turn, with the most telling error
+ * when none loads) and its entry points, resolved from a table into a
+ * struct of typed pointers (memcpy from dlsym: ISO C has no cast between
+ * object and function pointers). */
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hip_vendor.h"
+#include "gpu_host_dlopen.h"
 
 static void loaded_name(void *dl, const char *fallback, char *out, size_t cap) {
   struct link_map *lm = NULL;
@@ -20,10 +21,10 @@ static void loaded_name(void *dl, const char *fallback, char *out, size_t cap) {
     snprintf(out, cap, "%s", fallback);
 }
 
-void *mb__hip_vendor_dlopen(const char *lib, const char *path, const char *env,
-                            const char *const *sonames, size_t n_sonames,
-                            char *loaded, size_t loaded_cap, char *why,
-                            size_t cap) {
+static void *gpuh_dlopen(const char *lib, const char *path, const char *env,
+                         const char *const *sonames, size_t n_sonames,
+                         char *loaded, size_t loaded_cap, char *why,
+                         size_t cap) {
   const char *from_env = env ? getenv(env) : NULL;
   const char *file = path ? path : (from_env && *from_env ? from_env : NULL);
   if (file) {
@@ -67,9 +68,9 @@ void *mb__hip_vendor_dlopen(const char *lib, const char *path, const char *env,
   return NULL;
 }
 
-int mb__hip_vendor_resolve(void *dl, void *obj, const mb_hip_sym_t *syms,
-                           size_t n, const char *lib, const char *loaded,
-                           char *why, size_t cap) {
+static int gpuh_resolve(void *dl, void *obj, const mb_gpuh_sym_t *syms,
+                        size_t n, const char *lib, const char *loaded,
+                        char *why, size_t cap) {
   for (size_t i = 0; i < n; i++) {
     void *p = dlsym(dl, syms[i].name);
     if (!p) {
@@ -80,4 +81,24 @@ int mb__hip_vendor_resolve(void *dl, void *obj, const mb_hip_sym_t *syms,
     memcpy((char *)obj + syms[i].offset, &p, sizeof p);
   }
   return 0;
+}
+
+void *mb__gpuh_load(const mb_gpuh_lib_t *lib, const char *path, char *loaded,
+                    size_t loaded_cap, char *why, size_t cap) {
+  char file[512];
+  void *dl = gpuh_dlopen(lib->name, path, lib->env, lib->sonames,
+                         lib->n_sonames, file, sizeof file, why, cap);
+  if (!dl) return NULL;
+  void **obj = calloc(1, lib->size);
+  if (!obj) {
+    snprintf(why, cap, "%s: out of host memory", lib->name);
+  } else if (gpuh_resolve(dl, obj, lib->syms, lib->n_syms, lib->name, file, why,
+                          cap) == 0) {
+    *obj = dl;
+    if (loaded) snprintf(loaded, loaded_cap, "%s", file);
+    return obj;
+  }
+  free(obj);
+  dlclose(dl);
+  return NULL;
 }
