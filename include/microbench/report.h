@@ -72,10 +72,31 @@ typedef struct mb_report_options {
   FILE *stream;     /* NULL with NULL path: stdout; borrowed */
   int argc;         /* recorded in meta.argv; borrowed during open */
   const char *const *argv;
+  /* Table and markdown: the columns, by key, comma-separated
+   * (mb_report_column() lists them); "+key,-key" adds to or removes from
+   * the default set. NULL: the default set. Other formats keep every field
+   * whatever this says. */
+  const char *columns;
+  /* Table: 0 prints each row as it is added, every chosen column at a
+   * fixed width. N > 0 lays the table out at close to fit N columns of
+   * text: identity columns with one value in every row (and columns with
+   * none) move to a line above it, long variants become [1], [2], ...
+   * with a legend, and default columns that still do not fit are left out
+   * (said under the table). */
+  uint32_t width;
 } mb_report_options_t;
 
-#define MB_REPORT_OPTIONS_INIT \
-  { sizeof(mb_report_options_t), MB_FORMAT_TABLE, NULL, NULL, 0, NULL }
+#define MB_REPORT_OPTIONS_INIT                                               \
+  {                                                                          \
+    sizeof(mb_report_options_t), MB_FORMAT_TABLE, NULL, NULL, 0, NULL, NULL, \
+        0u                                                                   \
+  }
+
+/* Table column i, in the order tables print them: returns its key (for
+ * `columns`) and sets, where not NULL, its title, what it shows and
+ * whether the default set has it; NULL past the last. Static strings. */
+MB_API const char *mb_report_column(size_t i, const char **title,
+                                    const char **help, int *is_default);
 
 typedef struct mb_report mb_report_t;
 

@@ -1,5 +1,6 @@
 /* Opening, feeding and closing a report; the formats are in their files. */
 #include "report/report.h"
+#include "report/table.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -65,6 +66,8 @@ static void free_report(mb_report_t *rep) {
   free(rep->path);
   free(rep->partial_path);
   free(rep->lines_path);
+  free(rep->columns);
+  mb__table_free(rep->table);
   free(rep);
 }
 
@@ -118,7 +121,10 @@ mb_status_t mb_report_open(mb_context_t *ctx, const mb_report_options_t *given,
   rep->format = opts->format;
   rep->writer = writer;
   rep->out = opts->stream ? opts->stream : stdout;
-  if (writer->document) {
+  rep->width = opts->width;
+  if (opts->columns && !(rep->columns = mb__strdup(opts->columns)))
+    st = mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");
+  else if (writer->document) {
     /* Written whole at close; a file gets its JSON-lines stream now. */
     if (!(rep->head = header(ctx, opts)))
       st = mb__fail(MB_ERR_NO_MEMORY, "mb_report_open: out of memory");

@@ -38,6 +38,11 @@ struct mb_report {
   cJSON *doc;         /* the document being built */
   cJSON *notes; /* markdown: lines under rows, kept until the table ends */
   size_t rows;
+  /* Table and markdown: the columns asked for and the width to fit (0:
+   * streamed), and the table's layout state (table.h). */
+  char *columns;
+  unsigned width;
+  struct mb__table *table;
 };
 
 extern const mb__writer_t mb__writer_json;

@@ -13,30 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
-
-typedef struct column {
-  const char *title;
-  int width; /* table mode; negative = left-aligned */
-} column_t;
-
-static const column_t k_columns[] = {
-    {"op", -18},     {"shape", -16}, {"dtype", -14},  {"variant", -18},
-    {"backend", -7}, {"impl", -12},  {"cache", -5},   {"median", 11},
-    {"noise", 7},    {"samples", 7}, {"GFLOP/s", 10}, {"GB/s", 9},
-    {"%peak", 6},    {"%roof", 6},   {"speedup", 7},  {"check", -6}};
-#define NUM_COLUMNS (sizeof k_columns / sizeof k_columns[0])
-
-static void put_row(mb_report_t *rep, const char *const *cells) {
-  int md = rep->format == MB_FORMAT_MARKDOWN;
-  for (size_t i = 0; i < NUM_COLUMNS; i++) {
-    if (md)
-      fprintf(rep->out, "| %s ", cells[i]);
-    else
-      fprintf(rep->out, "%s%*s", i ? "  " : "", k_columns[i].width, cells[i]);
-  }
-  fputs(md ? "|\n" : "\n", rep->out);
-}
+#include "report/table.h"
 
 /* Everything written so far reached the stream: a full disk or a closed
  * pipe is an error with its reason, not a table that silently stops. */
@@ -47,14 +24,14 @@ static mb_status_t flushed(mb_report_t *rep) {
 }
 
 static mb_status_t table_begin(mb_report_t *rep) {
-  const char *titles[NUM_COLUMNS];
-  for (size_t i = 0; i < NUM_COLUMNS; i++) titles[i] = k_columns[i].title;
-  put_row(rep, titles);
-  if (rep->format == MB_FORMAT_MARKDOWN) {
-    for (size_t i = 0; i < NUM_COLUMNS; i++)
-      fputs(k_columns[i].width < 0 ? "|:---" : "|---:", rep->out);
-    fputs("|\n", rep->out);
-  }
+  /* Markdown is never fitted: it has no width to fit. Fitted, the
+   * titles come with the rows at close (their widths are the cells'). */
+  const int md = rep->format == MB_FORMAT_MARKDOWN;
+  mb_status_t st =
+      mb__table_new(rep->columns, md ? 0 : rep->width, &rep->table);
+  if (st != MB_OK) return st;
+  if (mb__table_buffered(rep->table)) return MB_OK;
+  mb__table_put_titles(rep->table, rep->out, rep->format == MB_FORMAT_MARKDOWN);
   return flushed(rep);
 }
 
@@ -159,20 +136,34 @@ static char *details(const mb_result_t *r, const char *title) {
   return text;
 }
 
-/* Markdown: kept in rep->doc (an array of texts) until the table ends. */
+/* *text += more (a malloc'd string, NULL when empty). */
+static mb_status_t append_text(char **text, const char *more) {
+  const size_t have = *text ? strlen(*text) : 0, add = strlen(more);
+  char *grown = realloc(*text, have + add + 1);
+  if (!grown) return mb__fail(MB_ERR_NO_MEMORY, "table report: out of memory");
+  memcpy(grown + have, more, add + 1);
+  *text = grown;
+  return MB_OK;
+}
+
+/* Markdown: kept in rep->doc (an array of texts) until the table ends;
+ * fitted: appended to the row's text `under`; streamed: printed. */
 static mb_status_t add_details(mb_report_t *rep, const mb_result_t *r,
-                               const char *const *cells) {
-  char title[256], name[128];
+                               mb__cells_t cells, char **under) {
+  char title[6 * MB__CELL];
   int md = rep->format == MB_FORMAT_MARKDOWN;
-  mb_escape_controls(*r->name ? r->name : cells[0], name, sizeof name);
   if (md)
-    snprintf(title, sizeof title, "%s %s %s %s (%s)", name, cells[1], cells[2],
-             cells[3], r->backend);
+    snprintf(title, sizeof title, "%.191s %.191s %.191s %.191s (%.191s)",
+             *cells[MB__COL_NAME] ? cells[MB__COL_NAME] : cells[MB__COL_OP],
+             cells[MB__COL_SHAPE], cells[MB__COL_DTYPE], cells[MB__COL_VARIANT],
+             cells[MB__COL_BACKEND]);
   char *text = details(r, md ? title : NULL);
   if (!text) return mb__fail(MB_ERR_NO_MEMORY, "table report: out of memory");
   mb_status_t st = MB_OK;
-  if (!md) {
+  if (!md && !mb__table_buffered(rep->table)) {
     fputs(text, rep->out);
+  } else if (!md) {
+    st = append_text(under, text);
   } else {
     cJSON *item = NULL;
     if ((rep->doc || (rep->doc = cJSON_CreateArray())) &&
@@ -197,20 +188,29 @@ static void put_kept_details(mb_report_t *rep) {
   fputs("```\n", rep->out);
 }
 
-/* One line about the row just printed: under it on the console; in
- * markdown kept, with the row's identity, for the list after the table. */
-static mb_status_t add_note(mb_report_t *rep, const char *const *cells,
-                            const char *raw) {
+/* One line about the row: under it on the console (printed, or appended
+ * to `under` when fitted); in markdown kept, with the row's identity, for
+ * the list after the table. */
+static mb_status_t add_note(mb_report_t *rep, mb__cells_t cells,
+                            const char *raw, char **under) {
   char text[1024];
   mb_escape_controls(raw, text, sizeof text);
   if (rep->format != MB_FORMAT_MARKDOWN) {
-    fprintf(rep->out, "  %s\n", text);
-    return MB_OK;
+    if (!mb__table_buffered(rep->table)) {
+      fprintf(rep->out, "  %s\n", text);
+      return MB_OK;
+    }
+    char line[1040];
+    snprintf(line, sizeof line, "  %s\n", text);
+    return append_text(under, line);
   }
-  char line[2048];
-  snprintf(line, sizeof line, "- %s %s %s%s%s (%s%s%s): %s", cells[0], cells[1],
-           cells[2], *cells[3] ? " " : "", cells[3], cells[4],
-           *cells[5] ? " " : "", cells[5], text);
+  const char *impl = cells[MB__COL_IMPL], *variant = cells[MB__COL_VARIANT];
+  char line[8 * MB__CELL + 1024];
+  snprintf(line, sizeof line,
+           "- %.191s %.191s %.191s%s%.191s (%.191s%s%.191s): %s",
+           *cells[MB__COL_NAME] ? cells[MB__COL_NAME] : cells[MB__COL_OP],
+           cells[MB__COL_SHAPE], cells[MB__COL_DTYPE], *variant ? " " : "",
+           variant, cells[MB__COL_BACKEND], *impl ? " " : "", impl, text);
   cJSON *item = NULL;
   if ((rep->notes || (rep->notes = cJSON_CreateArray())) &&
       (item = cJSON_CreateString(line))) {
@@ -232,87 +232,86 @@ static void put_kept_notes(mb_report_t *rep) {
 /* ---- rows ----------------------------------------------------------------
  */
 
-static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
-  char shape[64], dtype[48], median[32], noise[16], samples[24], gflops[24],
-      gbps[24], pct[16], roof[16], speedup[24], check[16], variant[160],
-      impl[48];
-  /* A plan's recipe varies the problem as the op's parameters do. */
-  mb__result_variant(r, variant, sizeof variant);
-  if (*r->recipe) {
-    size_t len = strlen(variant);
-    snprintf(variant + len, sizeof variant - len, "%s%s", len ? " " : "",
-             r->recipe);
-  }
-  snprintf(impl, sizeof impl, "%s%s", r->impl,
-           r->info.emulated ? " (emu)" : "");
+static void fmt_time(double ns, int ran, char *buf) {
+  if (ran)
+    mb_format_ns(ns, buf, MB__CELL);
+  else
+    snprintf(buf, MB__CELL, "-");
+}
+
+void mb__table_cells(const mb_result_t *r, mb__cells_t cells) {
+  mb__cells_t raw;
+  const int ran = r->info.status == MB_RESULT_OK;
   const mb_op_params_t *p = &r->info.params;
-  mb__result_shape(r, shape, sizeof shape);
+  const mb_stats_t *s = &r->stats;
+  snprintf(raw[MB__COL_NAME], MB__CELL, "%s", r->name);
+  snprintf(raw[MB__COL_OP], MB__CELL, "%s", *r->alias ? r->alias : r->op);
+  mb__result_shape(r, raw[MB__COL_SHAPE], MB__CELL);
   if (p->dtype_out != p->dtype)
-    snprintf(dtype, sizeof dtype, "%s->%s", mb_dtype_name(p->dtype),
+    snprintf(raw[MB__COL_DTYPE], MB__CELL, "%s->%s", mb_dtype_name(p->dtype),
              mb_dtype_name(p->dtype_out));
   else
-    snprintf(dtype, sizeof dtype, "%s", mb_dtype_name(p->dtype));
-  int ran = r->info.status == MB_RESULT_OK;
-  if (ran) {
-    mb_format_ns(r->stats.median, median, sizeof median);
-    snprintf(noise, sizeof noise, "%.2f%%", 100.0 * r->stats.rel_stdev);
-    snprintf(samples, sizeof samples, "%llu",
-             (unsigned long long)r->stats.count);
-    fmt_rate(r->derived.tflops * 1e3, gflops, sizeof gflops);
-    fmt_rate(r->derived.gbps, gbps, sizeof gbps);
-    fmt_rate(r->derived.pct_peak, pct, sizeof pct);
-    fmt_rate(r->derived.pct_roof, roof, sizeof roof);
-  } else {
-    snprintf(median, sizeof median, "-");
-    strcpy(noise, "-");
-    strcpy(samples, "-");
-    strcpy(gflops, "-");
-    strcpy(gbps, "-");
-    strcpy(pct, "-");
-    strcpy(roof, "-");
+    snprintf(raw[MB__COL_DTYPE], MB__CELL, "%s", mb_dtype_name(p->dtype));
+  /* A plan's recipe varies the problem as the op's parameters do. */
+  char *variant = raw[MB__COL_VARIANT];
+  mb__result_variant(r, variant, MB__CELL);
+  if (*r->recipe) {
+    size_t len = strlen(variant);
+    snprintf(variant + len, MB__CELL - len, "%s%s", len ? " " : "", r->recipe);
   }
+  snprintf(raw[MB__COL_BACKEND], MB__CELL, "%s", r->backend);
+  snprintf(raw[MB__COL_IMPL], MB__CELL, "%s%s", r->impl,
+           r->info.emulated ? " (emu)" : "");
+  snprintf(raw[MB__COL_CACHE], MB__CELL, "%s",
+           mb_cache_policy_name(r->info.cache));
+  fmt_time(s->median, ran, raw[MB__COL_MEDIAN]);
+  fmt_time(s->min, ran, raw[MB__COL_MIN]);
+  fmt_time(s->p10, ran, raw[MB__COL_P10]);
+  fmt_time(s->p90, ran, raw[MB__COL_P90]);
+  fmt_time(s->max, ran, raw[MB__COL_MAX]);
+  fmt_time(s->mean, ran, raw[MB__COL_MEAN]);
+  snprintf(raw[MB__COL_NOISE], MB__CELL, ran ? "%.2f%%" : "-",
+           100.0 * s->rel_stdev);
+  snprintf(raw[MB__COL_SAMPLES], MB__CELL, ran ? "%llu" : "-",
+           (unsigned long long)s->count);
+  snprintf(raw[MB__COL_STOP], MB__CELL, "%s",
+           ran && s->stop_reason ? s->stop_reason : "-");
+  const double rates[] = {r->derived.tflops * 1e3, r->derived.gbps,
+                          r->derived.pct_peak, r->derived.pct_roof};
+  for (int i = 0; i < 4; i++)
+    fmt_rate(ran ? rates[i] : NAN, raw[MB__COL_GFLOPS + i], MB__CELL);
   if (isfinite(r->info.speedup_vs_baseline))
-    snprintf(speedup, sizeof speedup, "%.2fx", r->info.speedup_vs_baseline);
+    snprintf(raw[MB__COL_SPEEDUP], MB__CELL, "%.2fx",
+             r->info.speedup_vs_baseline);
   else
-    strcpy(speedup, "-");
-  snprintf(check, sizeof check, "%s",
+    snprintf(raw[MB__COL_SPEEDUP], MB__CELL, "-");
+  snprintf(raw[MB__COL_CHECK], MB__CELL, "%s",
            !ran               ? mb_result_status_name(r->info.status)
            : !r->corr.checked ? "-"
            : r->corr.pass     ? "pass"
                               : "FAIL");
-  const char *cells[NUM_COLUMNS] = {*r->alias ? r->alias : r->op,
-                                    shape,
-                                    dtype,
-                                    variant,
-                                    r->backend,
-                                    impl,
-                                    mb_cache_policy_name(r->info.cache),
-                                    median,
-                                    noise,
-                                    samples,
-                                    gflops,
-                                    gbps,
-                                    pct,
-                                    roof,
-                                    speedup,
-                                    check};
-  char safe[NUM_COLUMNS][192];
-  for (size_t i = 0; i < NUM_COLUMNS; i++) {
-    mb_escape_controls(cells[i], safe[i], sizeof safe[i]);
-    cells[i] = safe[i];
-  }
-  put_row(rep, cells);
+  for (int c = 0; c < MB__COL_COUNT; c++)
+    mb_escape_controls(raw[c], cells[c], MB__CELL);
+}
+
+static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
+  mb__cells_t cells;
+  mb__table_cells(r, cells);
+  const int ran = r->info.status == MB_RESULT_OK;
+  const int md = rep->format == MB_FORMAT_MARKDOWN;
+  if (!mb__table_buffered(rep->table))
+    mb__table_put_row(rep->table, rep->out, md, cells);
   /* Why it did not run belongs with the row, not in a log; so do doubts
    * about the figures it did produce. */
-  char note[960];
+  char note[960], *under = NULL;
   mb_status_t st = MB_OK;
   if (!ran) {
-    snprintf(note, sizeof note, "%s: %s", check, r->reason);
-    st = add_note(rep, cells, note);
+    snprintf(note, sizeof note, "%s: %s", cells[MB__COL_CHECK], r->reason);
+    st = add_note(rep, cells, note, &under);
   }
   if (st == MB_OK && ran && *r->warning) {
     snprintf(note, sizeof note, "warning: %s", r->warning);
-    st = add_note(rep, cells, note);
+    st = add_note(rep, cells, note, &under);
   }
   if (st == MB_OK && ran && r->stats.throttled) {
     snprintf(note, sizeof note,
@@ -320,17 +319,20 @@ static mb_status_t table_row(mb_report_t *rep, const mb_result_t *r) {
              "reported throttling (kept; see telemetry)",
              (unsigned long long)r->stats.throttled,
              (unsigned long long)r->stats.count);
-    st = add_note(rep, cells, note);
+    st = add_note(rep, cells, note, &under);
   }
-  if (st != MB_OK) return st;
   mb_accuracy_t a = MB_ACCURACY_INIT;
   const int model = mb_result_step_count(r) > 0 ||
                     (mb_result_accuracy(r, &a) == MB_OK && a.checked);
-  if (ran && model) st = add_details(rep, r, cells);
+  if (st == MB_OK && ran && model) st = add_details(rep, r, cells, &under);
+  if (st == MB_OK && mb__table_buffered(rep->table))
+    st = mb__table_keep(rep->table, cells, under);
+  free(under);
   return st != MB_OK ? st : flushed(rep);
 }
 
 static mb_status_t table_end(mb_report_t *rep) {
+  if (mb__table_buffered(rep->table)) mb__table_render(rep->table, rep->out);
   put_kept_notes(rep);
   put_kept_details(rep);
   return flushed(rep);

@@ -255,7 +255,8 @@ class ReportOptions(_Struct):
     """mb_report_options_t"""
     _fields_ = [("struct_size", c_uint32), ("format", c_int),
                 ("path", c_char_p), ("stream", c_void_p), ("argc", c_int),
-                ("argv", POINTER(c_char_p))]
+                ("argv", POINTER(c_char_p)), ("columns", c_char_p),
+                ("width", c_uint32)]
 
 
 # mb_bench_runner_fn: mb_status_t (*)(void *user, mb_context_t *ctx,

@@ -278,6 +278,8 @@ static void plan_report_structs(void) {
   F(mb_report_options_t, stream);
   F(mb_report_options_t, argc);
   F(mb_report_options_t, argv);
+  F(mb_report_options_t, columns);
+  F(mb_report_options_t, width);
 }
 
 #define C(name) printf("const %s %lld\n", #name, (long long)(name))

@@ -308,6 +308,16 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith("op "))
         self.assertTrue(lines[1].startswith("gemm "))
         self.assertIn("64x32x16", lines[1])
+        # Fitted: no line wider than asked, the constant backend above the
+        # table, a column added by key.
+        fitted = microbench.format_table(results, context=CTX, width=70,
+                                         columns="+p90")
+        self.assertTrue(all(len(l) <= 70 for l in fitted.splitlines()
+                            if not l.startswith("  ")), fitted)
+        self.assertIn("backend cpu", fitted.splitlines()[0])
+        self.assertIn("p90", fitted)
+        with self.assertRaisesRegex(microbench.Error, "unknown table column"):
+            microbench.format_table(results, context=CTX, columns="nope")
 
         doc = json.loads(microbench.write_report(results, format="json"))
         self.assertEqual(doc["schema"], "microbench.results/1")
