@@ -3,6 +3,7 @@
 #define MBENCH_CLI_H
 
 #include <microbench.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,8 @@ typedef struct cli_opts {
   const char *op, *shape, *dtype, *out_dtype, *backend, *impl, *cache;
   const char *flush; /* cold samples: write (default) or read */
   const char *format, *output, *criterion;
+  const char *columns; /* the table's (mb_report_options_t.columns) */
+  int quiet;           /* no progress line */
   const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act;
   const char *model, *recipe, *mode; /* run: a torchao model (model.h) */
   unsigned device, samples, min_samples, warmup_runs, batch;
@@ -153,6 +156,9 @@ typedef struct sinks {
  * (said on stderr, with the reason and what to try). */
 int cli_exit_status(const char *cmd, const sinks_t *s, int worst,
                     int interrupted, size_t done, size_t total);
+/* The width a table on stdout fits: $COLUMNS, else the terminal's, else
+ * 100 (a pipe, a file). */
+unsigned cli_terminal_width(void);
 /* "json" for x.json, "csv", "md"; "table" otherwise. */
 const char *cli_format_from_extension(const char *path);
 int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
@@ -180,6 +186,25 @@ mb_status_t cli_bench_runner(void *user, mb_context_t *ctx, size_t index,
 /* In the child: runs spec and prints its result as one JSON line. */
 int cli_child_report(const char *cmd, mb_context_t *ctx,
                      const mb_bench_spec_t *spec);
+
+/* progress.c: the progress line on stderr (a terminal, not --quiet). */
+typedef struct cli_progress {
+  int on, ticking, shown, stop;
+  size_t total, done;
+  double start;
+  char name[128];
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+} cli_progress_t;
+/* Starts the line's clock (and its redrawing thread); `p` must stay put
+ * until cli_progress_stop. */
+void cli_progress_start(cli_progress_t *p, const cli_opts_t *o, size_t total);
+/* Benchmark `done` + 1 of total, `name`, starts: shown until _end. */
+void cli_progress_begin(cli_progress_t *p, size_t done, const char *name);
+/* Clears the line: before anything goes to stdout. */
+void cli_progress_end(cli_progress_t *p);
+void cli_progress_stop(cli_progress_t *p);
 
 /* interrupt.c: Ctrl-C stops after the benchmark in progress (which is
  * dropped) with every finished result written. */

@@ -122,50 +122,6 @@ static int close_csvs(csv_outs_t *outs) {
   return rc;
 }
 
-/* ---- progress: one rewritten line on a terminal, nothing otherwise ---- */
-
-typedef struct progress {
-  int on;
-  size_t total;
-  double start;
-} progress_t;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void format_duration(double s, char *buf, size_t cap) {
-  if (s < 60)
-    snprintf(buf, cap, "%.0fs", s);
-  else if (s < 3600)
-    snprintf(buf, cap, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-  else
-    snprintf(buf, cap, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-static void progress_show(const progress_t *p, size_t done, const char *name) {
-  if (!p->on) return;
-  double elapsed = now_s() - p->start;
-  char el[32], eta[32] = "?";
-  format_duration(elapsed, el, sizeof el);
-  /* The mean time per finished benchmark times those left: crude, but it
-   * needs nothing the runner does not already know. */
-  if (done > 0)
-    format_duration(elapsed / (double)done * (double)(p->total - done), eta,
-                    sizeof eta);
-  fprintf(stderr, "\r\033[K[%zu/%zu] %.60s  elapsed %s, ETA %s", done + 1,
-          p->total, name, el, eta);
-  fflush(stderr);
-}
-
-static void progress_clear(const progress_t *p) {
-  if (!p->on) return;
-  fputs("\r\033[K", stderr);
-  fflush(stderr);
-}
-
 /* ---- --dry-run ---------------------------------------------------------- */
 
 /* Why entry e will be skipped here: the file's reason, or the one its
@@ -236,25 +192,25 @@ static int plan_order(const cli_opts_t *o, const mb_plan_t *plan,
 }
 
 /* The worst exit status so far; *done: the benchmarks finished. */
-static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
-                    sinks_t *sinks, csv_outs_t *csvs,
-                    const cli_runner_t *runner, size_t *done) {
+static int run_entries(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
+                       sinks_t *sinks, csv_outs_t *csvs,
+                       const cli_runner_t *runner, cli_progress_t *prog,
+                       size_t *done) {
   const size_t total = mb_plan_count(plan);
-  progress_t prog = {isatty(fileno(stderr)), total, now_s()};
   int rc = EXIT_OK;
   for (*done = 0; *done < total && !cli_interrupted(); ++*done) {
     const size_t i = order[*done];
     mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
     mb_plan_entry(plan, i, &e);
-    progress_show(&prog, *done, e.name);
+    cli_progress_begin(prog, *done, e.name);
     mb_result_t *r = NULL;
     if (mb_plan_run_with(ctx, plan, i, cli_bench_runner, (void *)runner, &r) !=
         MB_OK) {
-      progress_clear(&prog);
+      cli_progress_end(prog);
       cli_error("run", "%s: %s", e.name, mb_error_last());
       return EXIT_USAGE;
     }
-    progress_clear(&prog);
+    cli_progress_end(prog);
     if (cli_result_unfinished(r)) { /* stopped by Ctrl-C: not written */
       mb_result_destroy(r);
       break;
@@ -275,6 +231,16 @@ static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
       break;
     }
   }
+  return rc;
+}
+
+static int run_plan(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
+                    sinks_t *sinks, csv_outs_t *csvs,
+                    const cli_runner_t *runner, size_t *done) {
+  cli_progress_t prog;
+  cli_progress_start(&prog, runner->opts, mb_plan_count(plan));
+  int rc = run_entries(ctx, plan, order, sinks, csvs, runner, &prog, done);
+  cli_progress_stop(&prog);
   return rc;
 }
 

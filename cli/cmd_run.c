@@ -1,34 +1,9 @@
-/* mbench run (one benchmark) and the default suite. */
-#include <stddef.h>
+/* mbench run: one benchmark, or one per shape and dtype of a list. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-
-#define O(field) offsetof(cli_opts_t, field)
-
-/* What both commands take for isolation. */
-/* clang-format off */
-#define ISOLATE_OPTS                                                        \
-  {"isolate", 0, OPT_FLAG, O(isolate), NULL,                                \
-   "run each benchmark in a child process: a crash or hang becomes a "      \
-   "failed result and the run goes on"},                                    \
-  {"isolate-timeout", 0, OPT_DOUBLE, O(isolate_timeout), "S",               \
-   "--isolate: kill a benchmark's process after S seconds (default 120 + "  \
-   "2 x timeout x repetitions)"},                                           \
-  {"child-index", 0, OPT_STR, O(child_index), "N",                          \
-   "internal (--isolate): run only benchmark N and print its JSON"}
-
-/* Where their results go, then -v and -h. */
-#define REPORT_OPTS(format_help)                                            \
-  {"format", 'f', OPT_STR, O(format), "table|json|csv|md|ossdb",            \
-   format_help},                                                            \
-  {"output", 'o', OPT_STR, O(output), "FILE",                               \
-   "write results to FILE (the table still goes to stdout)"},               \
-  {"verbose", 'v', OPT_FLAG, O(verbose), NULL, "log more"},                 \
-  {"help", 'h', OPT_FLAG, O(help), NULL, "show this help"}
-/* clang-format on */
+#include "opts_common.h"
 
 /* The op flags' options (MB_PARAM_FLAG_LIST): a row for each flag an
  * option sets, into its cli_opts_t field flag_<NAME>. */
@@ -62,47 +37,17 @@ static const opt_def_t k_run_opts[] = {
      "recipes; baseline)"},
     {"mode", 0, OPT_STR, O(mode), "inference|training",
      "--model: forward only, or forward + backward (inference)"},
-    {"shape", 0, OPT_STR, O(shape), "MxKxN|MxN", "problem shape"},
-    {"dtype", 0, OPT_STR, O(dtype), "DT",
-     "input dtype: f32, bf16, f16 (default f32)"},
+    {"shape", 0, OPT_STR, O(shape), "MxKxN|MxN[,...]",
+     "problem shape; a comma-separated list runs each"},
+    {"dtype", 0, OPT_STR, O(dtype), "DT[,...]",
+     "input dtype (f32; mbench list ops shows each op's); a "
+     "comma-separated list runs each"},
     {"out-dtype", 0, OPT_STR, O(out_dtype), "DT",
      "output dtype (default: op's, usually the input's)"},
-    {"backend", 0, OPT_STR, O(backend), "B",
-     "backend (default: best with a device)"},
-    {"device", 0, OPT_UINT, O(device), "N",
-     "device index within the backend (0)"},
-    {"impl", 0, OPT_STR, O(impl), "NAME",
-     "kernel implementation (default: the backend's first)"},
-    {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate",
-     "flush caches before each sample (cold, default), not (hot), or cycle "
-     "operand copies larger than the last-level cache (rotate)"},
-    {"flush", 0, OPT_STR, O(flush), "write|read",
-     "cold: flush by writing a buffer the cache's size (write, default) or "
-     "by reading twice its size (read: no dirty lines left)"},
-    {"criterion", 0, OPT_STR, O(criterion), "stdrel|fixed|entropy",
-     "stopping criterion (stdrel; fixed with --samples); this and the "
-     "timing options below override a --config file's timing"},
-    {"repetitions", 0, OPT_UINT, O(repetitions), "N",
-     "sample N times over, each until the criterion holds; aggregates "
-     "over the repetitions' medians (1)"},
-    {"samples", 0, OPT_UINT, O(samples), "N",
-     "take exactly N samples (implies --criterion fixed)"},
-    {"min-samples", 0, OPT_UINT, O(min_samples), "N",
-     "stdrel: at least N samples (10)"},
-    {"min-time", 0, OPT_DOUBLE, O(min_time), "S",
-     "stdrel: at least S seconds measured (0.5)"},
-    {"max-noise", 0, OPT_DOUBLE, O(max_noise), "F",
-     "stdrel: stop below this relative stdev (0.005)"},
-    {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
-     "stdrel: give up sampling after S seconds (15)"},
-    {"warmup", 0, OPT_DOUBLE, O(warmup), "S",
-     "warm up at least S seconds (0.025)"},
-    {"warmup-runs", 0, OPT_UINT, O(warmup_runs), "N",
-     "warm up at least N runs (1)"},
+    SELECT_OPTS("backend (default: best with a device)"),
+    TIMING_OPTS,
     {"batch", 0, OPT_UINT, O(batch), "N",
      "runs per sample (default: automatic for hot)"},
-    {"seed", 0, OPT_STR, O(seed), "N",
-     "input generator seed (42); given, the sampled check is repeatable"},
     {"dtype-b", 0, OPT_STR, O(dtype_b), "DT",
      "second input's dtype (gemm B: e.g. i4, f8e5m2)"},
     {"alpha", 0, OPT_DOUBLE, O(alpha), "A", "gemm: D = alpha*A.B + beta*D (1)"},
@@ -126,8 +71,6 @@ static const opt_def_t k_run_opts[] = {
     /* clang-format off: an option per op flag that has one */
     MB_PARAM_FLAG_LIST(PARAM_OPT)
     /* clang-format on */
-    {"strict", 0, OPT_FLAG, O(strict), NULL,
-     "a wrong result is a failure and is not timed"},
     {"interleave", 0, OPT_STR, O(interleave), "SEED",
      "--config: run the benchmarks in a random order drawn from SEED "
      "(baselines still first); spreads drift over all of them"},
@@ -151,27 +94,6 @@ static const cli_command_t k_run_command = {
     "times and accuracy (SQNR)\nagainst the high-precision model; "
     "mbench list models|recipes. With\n--config, runs every benchmark "
     "a config file asks for (docs/config.md).\n\n"
-    "options:\n"};
-
-/* The suite takes only what changes where and how it reports. */
-static const opt_def_t k_suite_opts[] = {
-    {"backend", 0, OPT_STR, O(backend), "B",
-     "backend (default: cpu, so the default suite means the same everywhere)"},
-    {"cache", 0, OPT_STR, O(cache), "cold|hot|rotate", "cache policy (cold)"},
-    {"flush", 0, OPT_STR, O(flush), "write|read", "cold: how to flush (write)"},
-    {"timeout", 0, OPT_DOUBLE, O(timeout), "S",
-     "per benchmark sampling limit (4)"},
-    ISOLATE_OPTS,
-    REPORT_OPTS("output format (table)"),
-};
-#define NUM_SUITE_OPTS (sizeof k_suite_opts / sizeof k_suite_opts[0])
-
-static const cli_command_t k_suite_command = {
-    "suite", k_suite_opts, NUM_SUITE_OPTS,
-    "usage: mbench [suite] [options]\n\n"
-    "Runs the default suite (gemm f32/bf16 at 1024^3 and 2048^3, add\n"
-    "f32/bf16) on the cpu backend (--backend to choose) and prints a "
-    "table.\n\n"
     "options:\n"};
 
 /* The op parameters beyond shape and the main dtypes; each parser's error
@@ -238,57 +160,97 @@ static int apply_model(const cli_opts_t *o, const char **op,
 /* The op resolves the params before anything is printed, so an input
  * error (a recipe the op does not take, a weight-only recipe in training)
  * is the only output, not a table header without its row. */
-static int check_problem(const char *name, const mb_op_params_t *params) {
+static int check_problem(const char *name, const mb_op_params_t *params,
+                         mb_op_params_t *resolved) {
   const mb_op_t *op = mb_op_find(name);
-  mb_op_params_t p = *params;
-  mb_op_apply_alias(name, &p);
-  if (!op || mb_op_resolve(op, &p) != MB_OK)
+  *resolved = *params;
+  mb_op_apply_alias(name, resolved);
+  if (!op || mb_op_resolve(op, resolved) != MB_OK)
     return cli_error("run", "%s", mb_error_last());
   return 0;
 }
 
-/* "1024x512x256" -> params->shape. */
-static int parse_shape(const char *text, mb_op_params_t *p) {
-  if (mb_shape_parse(text, &p->ndim, p->shape) != MB_OK)
-    return cli_error("run", "--shape: %s", mb_error_last());
-  return 0;
+/* The benchmarks of one command line: one per dtype and shape of
+ * --dtype and --shape, dtype by dtype (the table reads as a sweep of
+ * shapes for each), each problem resolved before anything runs. */
+typedef struct batch {
+  mb_bench_spec_t *specs;
+  mb_op_params_t *params;
+  char **names;
+  size_t n;
+} batch_t;
+
+static void batch_free(batch_t *b) {
+  for (size_t i = 0; i < b->n; i++) free(b->names[i]);
+  free(b->specs);
+  free(b->params);
+  free(b->names);
 }
 
-/* Every spec checked (an unknown backend or implementation) before the
- * devices or the table's header print: the error is the only output. */
-static int check_specs(const char *cmd, mb_context_t *ctx,
-                       const mb_bench_spec_t *specs, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (mb_bench_check(ctx, &specs[i]) != MB_OK)
-      return cli_error(cmd, "%s", mb_error_last());
-  return 0;
+/* The items of a comma-separated list, each at most `cap` - 1 bytes. */
+enum { MAX_ITEMS = 256, ITEM = 96 };
+static int split(const char *opt, const char *list, char (*items)[ITEM],
+                 size_t *n) {
+  *n = 0;
+  for (const char *p = list;; p++) {
+    const size_t len = strcspn(p, ",");
+    if (!len || len >= ITEM)
+      return cli_error("run", "--%s \"%s\": %s item in the list", opt, list,
+                       len ? "an overlong" : "an empty");
+    if (*n == MAX_ITEMS)
+      return cli_error("run", "--%s: at most %d items", opt, MAX_ITEMS);
+    memcpy(items[*n], p, len);
+    items[(*n)++][len] = '\0';
+    p += len;
+    if (!*p) return 0;
+  }
 }
 
-/* What run_one did. */
-enum { RUN_OK = 0, RUN_FAILED = 1, RUN_INPUT_ERROR = -1, RUN_INTERRUPTED = -2 };
+static int expand_items(const cli_opts_t *o, const mb_op_params_t *base,
+                        const mb_bench_spec_t *spec, char (*shapes)[ITEM],
+                        char (*dtypes)[ITEM], batch_t *b) {
+  size_t ns, nd = 1;
+  if (split("shape", o->shape, shapes, &ns) != 0 ||
+      (o->dtype && split("dtype", o->dtype, dtypes, &nd) != 0))
+    return EXIT_USAGE;
+  if (!o->dtype) snprintf(dtypes[0], ITEM, "%s", "");
+  const size_t total = ns * nd;
+  b->specs = calloc(total, sizeof *b->specs);
+  b->params = calloc(total, sizeof *b->params);
+  b->names = calloc(total, sizeof *b->names);
+  if (!b->specs || !b->params || !b->names)
+    return cli_error("run", "out of memory");
+  for (size_t d = 0; d < nd; d++)
+    for (size_t s = 0; s < ns; s++) {
+      mb_op_params_t *p = &b->params[b->n];
+      mb_bench_spec_t *sp = &b->specs[b->n];
+      *p = *base;
+      *sp = *spec;
+      if (mb_shape_parse(shapes[s], &p->ndim, p->shape) != MB_OK)
+        return cli_error("run", "--shape %s: %s", shapes[s], mb_error_last());
+      if (*dtypes[d] && mb_dtype_from_name(dtypes[d], &p->dtype) != MB_OK)
+        return cli_error("run", "--dtype: %s", mb_error_last());
+      mb_op_params_t resolved;
+      if (apply_model(o, &sp->op, p) != 0 ||
+          check_problem(sp->op, p, &resolved) != 0)
+        return EXIT_USAGE;
+      sp->params = p;
+      char name[3 * ITEM + 64];
+      snprintf(name, sizeof name, "%s/%s/%s", o->model ? o->model : sp->op,
+               shapes[s], mb_dtype_name(resolved.dtype));
+      if (!(b->names[b->n] = strdup(name)))
+        return cli_error("run", "out of memory");
+      b->n++;
+    }
+  return EXIT_OK;
+}
 
-/* Runs spec (benchmark `index` of the command's list) into the sinks;
- * *written: its result went there. A benchmark stopped by Ctrl-C before it
- * finished is not written; one that finished, or kept its finished
- * repetitions, is, and then the run stops. */
-static int run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
-                   const cli_runner_t *runner, size_t index,
-                   const mb_bench_spec_t *spec, int *written) {
-  mb_result_t *r = NULL;
-  *written = 0;
-  if (cli_bench_runner((void *)runner, ctx, index, spec, &r) != MB_OK) {
-    cli_error(cmd, "%s", mb_error_last());
-    return RUN_INPUT_ERROR;
-  }
-  int rc = cli_result_failed(r) ? RUN_FAILED : RUN_OK;
-  if (!cli_result_unfinished(r)) {
-    if (cli_add_result(cmd, sinks, r) != 0)
-      rc = RUN_INPUT_ERROR;
-    else
-      *written = 1;
-  }
-  if (cli_interrupted() && rc != RUN_INPUT_ERROR) rc = RUN_INTERRUPTED;
-  mb_result_destroy(r);
+static int expand(const cli_opts_t *o, const mb_op_params_t *base,
+                  const mb_bench_spec_t *spec, batch_t *b) {
+  char(*items)[ITEM] = calloc(2 * MAX_ITEMS, ITEM);
+  if (!items) return cli_error("run", "out of memory");
+  int rc = expand_items(o, base, spec, items, items + MAX_ITEMS, b);
+  free(items);
   return rc;
 }
 
@@ -298,12 +260,12 @@ static int run_one(const char *cmd, mb_context_t *ctx, sinks_t *sinks,
  * entry's (a short run of a file written for a GPU, a smoke test). */
 static int config_conflict(const cli_opts_t *o) {
   static const char *const k_allowed[] = {
-      "config",      "dry-run",    "filter",          "max-flop",
-      "backend",     "format",     "output",          "verbose",
-      "help",        "isolate",    "isolate-timeout", "interleave",
-      "child-index", "criterion",  "repetitions",     "samples",
-      "min-samples", "min-time",   "max-noise",       "timeout",
-      "warmup",      "warmup-runs"};
+      "config",      "dry-run",     "filter",          "max-flop",
+      "backend",     "format",      "output",          "verbose",
+      "help",        "isolate",     "isolate-timeout", "interleave",
+      "child-index", "criterion",   "repetitions",     "samples",
+      "min-samples", "min-time",    "max-noise",       "timeout",
+      "warmup",      "warmup-runs", "columns",         "quiet"};
   for (size_t i = 0; i < NUM_RUN_OPTS; i++) {
     const opt_def_t *def = &k_run_opts[i];
     size_t a = 0, n = sizeof k_allowed / sizeof *k_allowed;
@@ -315,7 +277,7 @@ static int config_conflict(const cli_opts_t *o) {
                        "describes the benchmarks (allowed with --config: "
                        "--dry-run, --filter, --max-flop, --backend, "
                        "--interleave, --isolate, --isolate-timeout, the "
-                       "timing options, --format, -o, -v)",
+                       "timing options, --format, -o, --columns, -q, -v)",
                        def->name);
   }
   return 0;
@@ -341,140 +303,16 @@ int cmd_run(int argc, char **argv) {
                      "mbench list ops, mbench list models");
   if (!o.shape)
     return cli_error("run", "--shape is required (e.g. 1024x1024x1024)");
-  mb_op_params_t params = MB_OP_PARAMS_INIT;
-  if (parse_shape(o.shape, &params) != 0) return EXIT_USAGE;
-  if (o.dtype && mb_dtype_from_name(o.dtype, &params.dtype) != MB_OK)
-    return cli_error("run", "--dtype: %s", mb_error_last());
-  if (o.out_dtype &&
-      mb_dtype_from_name(o.out_dtype, &params.dtype_out) != MB_OK)
+  mb_op_params_t base = MB_OP_PARAMS_INIT;
+  if (o.out_dtype && mb_dtype_from_name(o.out_dtype, &base.dtype_out) != MB_OK)
     return cli_error("run", "--out-dtype: %s", mb_error_last());
-  if (apply_op_params(&o, &params) != 0) return EXIT_USAGE;
+  if (apply_op_params(&o, &base) != 0) return EXIT_USAGE;
   mb_bench_spec_t spec = MB_BENCH_SPEC_INIT;
-  if (apply_model(&o, &spec.op, &params) != 0 ||
-      check_problem(spec.op, &params) != 0)
-    return EXIT_USAGE;
-  spec.params = &params;
   if (cli_apply_common("run", &o, &spec) != 0) return EXIT_USAGE;
-
-  size_t child;
-  int is_child = cli_child_index("run", &o, 1, &child);
-  if (is_child < 0) return EXIT_USAGE;
-  mb_context_t *ctx;
-  if (cli_context("run", o.verbose, &ctx) != 0) return EXIT_USAGE;
-  cli_interrupt_install(ctx);
-  int rc = EXIT_USAGE;
-  sinks_t sinks;
-  if (is_child) {
-    rc = cli_child_report("run", ctx, &spec);
-  } else if (check_specs("run", ctx, &spec, 1) != 0) {
-    rc = EXIT_USAGE;
-  } else if (cli_open_sinks("run", ctx, &o, argc, argv, &sinks) == 0) {
-    const cli_runner_t runner = {&o, argc, argv};
-    int written = 0;
-    int r = run_one("run", ctx, &sinks, &runner, 0, &spec, &written);
-    rc = r == RUN_INPUT_ERROR ? EXIT_USAGE
-         : r == RUN_FAILED    ? EXIT_BENCH_FAILED
-                              : EXIT_OK;
-    if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
-    rc = cli_exit_status("run", &sinks, rc, r == RUN_INTERRUPTED,
-                         (size_t)written, 1);
-  }
-  mb_context_destroy(ctx);
-  return rc;
-}
-
-/* The default suite: a few gemm and add shapes, small enough to finish in
- * well under a minute on two cores. */
-static const struct {
-  const char *op, *dtype, *out;
-  int64_t shape[3];
-  uint32_t ndim;
-} k_suite[] = {
-    {"gemm", "f32", NULL, {1024, 1024, 1024}, 3},
-    {"gemm", "f32", NULL, {2048, 2048, 2048}, 3},
-    {"gemm", "bf16", NULL, {1024, 1024, 1024}, 3},
-    {"gemm", "bf16", NULL, {2048, 2048, 2048}, 3},
-    {"gemm", "bf16", "f32", {2048, 2048, 2048}, 3},
-    {"add", "f32", NULL, {1024, 1024}, 2},
-    {"add", "f32", NULL, {4096, 4096}, 2},
-    {"add", "bf16", NULL, {4096, 4096}, 2},
-};
-
-static void print_devices(mb_context_t *ctx, const char *backend) {
-  for (size_t i = 0; i < mb_device_count(ctx); i++) {
-    mb_device_info_t di = MB_DEVICE_INFO_INIT;
-    mb_device_t *dev = mb_device_at(ctx, i);
-    mb_device_info(dev, &di);
-    if (backend && strcmp(backend, di.backend) != 0) continue;
-    printf(
-        "# %s:%u  %s  (%u cores; peak f32 %.1f GFLOP/s, bf16 %.1f GFLOP/s; "
-        "%s)\n",
-        di.backend, di.index, di.name, di.compute_units,
-        mb_device_peak_flops(dev, MB_DTYPE_F32) / 1e9,
-        mb_device_peak_flops(dev, MB_DTYPE_BF16) / 1e9,
-        *di.peak_source ? di.peak_source : "peak unknown");
-  }
-}
-
-int cmd_suite(int argc, char **argv) {
-  cli_opts_t o;
-  const char *words[1];
-  size_t nwords;
-  cli_init_opts(&o);
-  int first = argc > 1 && strcmp(argv[1], "suite") == 0 ? 2 : 1;
-  const int parsed = cli_parse_command(&k_suite_command, argc, argv, first, &o,
-                                       words, 0, &nwords);
-  if (parsed != 0) return parsed < 0 ? EXIT_USAGE : EXIT_OK;
-  mb_bench_spec_t base = MB_BENCH_SPEC_INIT;
-  base.timeout_s = 4.0;
-  if (!o.backend) o.backend = "cpu";
-  if (cli_apply_common("suite", &o, &base) != 0) return EXIT_USAGE;
-  const size_t total = sizeof k_suite / sizeof k_suite[0];
-  size_t child;
-  int is_child = cli_child_index("suite", &o, total, &child);
-  if (is_child < 0) return EXIT_USAGE;
-  mb_context_t *ctx;
-  if (cli_context("suite", o.verbose, &ctx) != 0) return EXIT_USAGE;
-  cli_interrupt_install(ctx);
-  mb_op_params_t params[sizeof k_suite / sizeof k_suite[0]];
-  mb_bench_spec_t specs[sizeof k_suite / sizeof k_suite[0]];
-  for (size_t i = 0; i < total; i++) {
-    params[i] = (mb_op_params_t)MB_OP_PARAMS_INIT;
-    params[i].ndim = k_suite[i].ndim;
-    memcpy(params[i].shape, k_suite[i].shape, sizeof k_suite[i].shape);
-    mb_dtype_from_name(k_suite[i].dtype, &params[i].dtype);
-    if (k_suite[i].out)
-      mb_dtype_from_name(k_suite[i].out, &params[i].dtype_out);
-    specs[i] = base;
-    specs[i].op = k_suite[i].op;
-    specs[i].params = &params[i];
-  }
-  int rc = EXIT_USAGE;
-  sinks_t sinks;
-  if (is_child) {
-    rc = cli_child_report("suite", ctx, &specs[child]);
-  } else if (check_specs("suite", ctx, specs, total) == 0) {
-    print_devices(ctx, o.backend);
-    if (cli_open_sinks("suite", ctx, &o, argc, argv, &sinks) == 0) {
-      const cli_runner_t runner = {&o, argc, argv};
-      rc = EXIT_OK;
-      size_t done = 0;
-      int r = RUN_OK;
-      for (; done < total; done++) {
-        int written = 0;
-        r = run_one("suite", ctx, &sinks, &runner, done, &specs[done],
-                    &written);
-        if (r == RUN_INPUT_ERROR) rc = EXIT_USAGE;
-        if (r == RUN_FAILED) rc = EXIT_BENCH_FAILED;
-        if (r == RUN_INTERRUPTED) done += (size_t)written;
-        if (r == RUN_INPUT_ERROR || r == RUN_INTERRUPTED) break;
-      }
-      if (cli_close_sinks("suite", &sinks) != 0 && rc == EXIT_OK)
-        rc = EXIT_USAGE;
-      rc = cli_exit_status("suite", &sinks, rc, r == RUN_INTERRUPTED, done,
-                           total);
-    }
-  }
-  mb_context_destroy(ctx);
+  batch_t b = {NULL, NULL, NULL, 0};
+  int rc = expand(&o, &base, &spec, &b);
+  if (rc == EXIT_OK)
+    rc = cli_run_list("run", &o, argc, argv, b.specs, b.names, b.n, 0);
+  batch_free(&b);
   return rc;
 }

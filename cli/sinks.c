@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -120,8 +122,42 @@ int cli_out_close(const char *cmd, cli_out_t *out) {
 /* ---- the sinks of a command -----------------------------------------------
  */
 
+/* --columns checked by the library that will read it, on a table that
+ * goes nowhere, before any output is opened. */
+static int check_columns(const char *cmd, mb_context_t *ctx,
+                         const char *columns) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = columns ? open_memstream(&text, &len) : NULL;
+  if (!columns) return 0;
+  if (!f) return cli_error(cmd, "out of memory");
+  mb_report_options_t ro = MB_REPORT_OPTIONS_INIT;
+  ro.format = MB_FORMAT_MARKDOWN;
+  ro.stream = f;
+  ro.columns = columns;
+  mb_report_t *rep = NULL;
+  const mb_status_t st = mb_report_open(ctx, &ro, &rep);
+  mb_report_close(rep);
+  fclose(f);
+  free(text);
+  return st == MB_OK ? 0 : cli_error(cmd, "--columns: %s", mb_error_last());
+}
+
+unsigned cli_terminal_width(void) {
+  const char *env = getenv("COLUMNS");
+  char *end = NULL;
+  const long cols = env ? strtol(env, &end, 10) : 0;
+  if (env && *env && !*end && cols > 0 && cols < 100000) return (unsigned)cols;
+  struct winsize ws;
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+      ws.ws_col > 0)
+    return ws.ws_col;
+  return 100;
+}
+
 /* Where results go: the chosen format to FILE or stdout, plus the table on
- * stdout whenever stdout is not already taken. */
+ * stdout whenever stdout is not already taken. The table on stdout fits
+ * the terminal; one written to a file streams every chosen column. */
 int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
                    int argc, char **argv, sinks_t *s) {
   mb_report_options_t ro = MB_REPORT_OPTIONS_INIT;
@@ -131,12 +167,17 @@ int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
   memset(s, 0, sizeof *s);
   if (mb_format_from_name(fname, &ro.format) != MB_OK)
     return cli_error(cmd, "--format: %s", mb_error_last());
+  if (check_columns(cmd, ctx, o->columns) != 0) return -1;
   ro.path = o->output;
   ro.argc = argc;
   ro.argv = (const char *const *)argv;
+  ro.columns = o->columns;
+  if (!o->output) ro.width = cli_terminal_width();
   if (cli_out_open(cmd, ctx, &ro, o->config, &s->file) != 0) return -1;
   if (o->output) {
     mb_report_options_t co = MB_REPORT_OPTIONS_INIT;
+    co.columns = o->columns;
+    co.width = cli_terminal_width();
     if (mb_report_open(ctx, &co, &s->console) != MB_OK)
       return cli_error(cmd, "%s", mb_error_last());
   }

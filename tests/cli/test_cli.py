@@ -249,11 +249,17 @@ class BadInput(unittest.TestCase):
         for shape, why in (("64x64x64x", "a dimension is missing"),
                            ("+64x64x64", "each dimension is a number, digits only"),
                            ("18446744073709551617x2",
-                            "a dimension is larger than 2^40"),
-                           ("256x256x256,512x512x512",
-                            "a ',' separates two shapes")):
+                            "a dimension is larger than 2^40")):
             self.expect_usage_error(["run", "--op", "gemm", "--shape", shape],
                                     f'shape "{shape}": {why}')
+        # A list runs each shape (ShapeAndDtypeLists); an empty or bad
+        # item is an error before anything runs.
+        self.expect_usage_error(
+            ["run", "--op", "gemm", "--shape", "64x64x64,"],
+            '--shape "64x64x64,": an empty item in the list')
+        self.expect_usage_error(
+            ["run", "--op", "gemm", "--shape", "64x64x64,64x64"],
+            "gemm: shape 64x64 has 2 dimensions")
 
     def test_a_full_stdout_is_an_error(self):
         # The table to a full disk (/dev/full) exited 0 with nothing
