@@ -140,7 +140,7 @@ static const char *predicted_skip(mb_context_t *ctx, const mb_plan_entry_t *e,
 
 static int print_plan(mb_context_t *ctx, const mb_plan_t *plan,
                       const char *file) {
-  size_t n = mb_plan_count(plan), skipped = 0;
+  size_t n = mb_plan_count(plan), skipped = 0, no_device = 0;
   double flop = 0, bytes = 0;
   printf("%-5s %-58s %12s %12s  %s\n", "#", "name", "FLOP", "bytes", "runs on");
   for (size_t i = 0; i < n; i++) {
@@ -151,6 +151,7 @@ static int print_plan(mb_context_t *ctx, const mb_plan_t *plan,
     char buf[1024];
     const char *skip = predicted_skip(ctx, &e, buf, sizeof buf);
     skipped += *skip != '\0';
+    no_device += skip == buf; /* the backend's, not the file's, reason */
     const char *where = *skip            ? "skipped: "
                         : e.spec.backend ? e.spec.backend
                                          : "best available";
@@ -167,7 +168,13 @@ static int print_plan(mb_context_t *ctx, const mb_plan_t *plan,
   if (n && skipped == n)
     fprintf(stderr,
             "mbench run: note: every benchmark would be skipped: the run "
-            "would measure nothing (exit 3)\n");
+            "would measure nothing (exit 3)%s\n",
+            no_device ? "; --backend cpu runs them on the CPU" : "");
+  else if (no_device)
+    fprintf(stderr,
+            "mbench run: note: %zu benchmark%s would be skipped for want of "
+            "a device; --backend cpu runs every benchmark on the CPU\n",
+            no_device, no_device == 1 ? "" : "s");
   return EXIT_OK;
 }
 

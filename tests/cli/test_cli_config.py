@@ -430,10 +430,16 @@ class NothingMeasured(unittest.TestCase):
                       'device', lines["on_nodevice/16x16x16/f32"])
         self.assertTrue(lines["on_cpu/16x16x16/f32"].endswith("  cpu"))
         self.assertNotIn("would measure nothing", p.stderr)
+        self.assertIn("1 benchmark would be skipped for want of a device; "
+                      "--backend cpu runs every benchmark on the CPU",
+                      p.stderr)
         p = self.mbench("run", "--config", self.plan(["nodevice"]),
                         "--dry-run")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("would measure nothing (exit 3)", p.stderr)
+        self.assertIn("would measure nothing (exit 3); --backend cpu runs "
+                      "them on the CPU", p.stderr)
+        p = self.mbench("run", "--config", self.plan(["cpu"]), "--dry-run")
+        self.assertNotIn("--backend cpu", p.stderr)
 
     def test_all_skipped_exit_3_keeps_outputs(self):
         out = os.path.join(self.dir, "r.json")
