@@ -463,8 +463,8 @@ static void test_torchao_device_not_here(void **state) {
   assert_null(e.spec.backend);
   assert_string_equal(e.skip_reason,
                       "device \"mps\" (Apple GPU) is not available here: "
-                      "libmicrobench has no mps backend; run with --backend "
-                      "cpu|cuda");
+                      "libmicrobench has no mps backend; override the backend "
+                      "with cpu or cuda (mbench --backend, Python backend=)");
   mb_result_t *r = NULL;
   assert_int_equal(mb_plan_run(g_ctx, plan, 0, &r), MB_OK);
   mb_result_info_t info = MB_RESULT_INFO_INIT;

@@ -113,7 +113,8 @@ static mb_status_t resolve_int8(mb_op_params_t *p) {
       (p->scale_a.mode != MB_SCALE_NONE || p->scale_b.mode != MB_SCALE_NONE))
     return mb__fail(MB_ERR_INVALID_ARG,
                     "gemm: i8 x i8 -> i32 is exact and takes no scales; "
-                    "use --out-dtype bf16 or f32 to rescale");
+                    "give an output dtype of bf16 or f32 (--out-dtype, "
+                    "out_dtype=) to rescale");
   if (st == MB_OK && (p->alpha != 1 || p->beta != 0) &&
       p->dtype_out == MB_DTYPE_I32)
     return mb__fail(MB_ERR_INVALID_ARG,

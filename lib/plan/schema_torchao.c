@@ -254,7 +254,8 @@ static mb_status_t read_device(mb__pb_t *pb, const mb_cfg_node_t *item,
     if (!d->backend)
       snprintf(g->skip, sizeof g->skip,
                "device \"%s\" (%s) is not available here: libmicrobench has "
-               "no %s backend; run with --backend cpu|cuda",
+               "no %s backend; override the backend with cpu or cuda "
+               "(mbench --backend, Python backend=)",
                d->device, d->what, d->device);
     return MB_OK;
   }
