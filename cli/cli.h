@@ -26,6 +26,7 @@ typedef struct cli_opts {
   const char *format, *output, *criterion;
   const char *columns; /* the table's (mb_report_options_t.columns) */
   int quiet;           /* no progress line */
+  int remeasure_peak;  /* MB_REMEASURE_PEAK=1 for this process */
   const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act;
   const char *model, *recipe, *mode; /* run: a torchao model (model.h) */
   unsigned device, samples, min_samples, warmup_runs, batch;
@@ -98,6 +99,10 @@ int cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Context with the CLI's defaults (log level from --verbose). */
 int cli_context(const char *cmd, int verbose, mb_context_t **ctx);
+/* --remeasure-peak: the CPU backend measures its peak afresh (and
+ * rewrites its cache) in this process; an --isolate child reads the cache
+ * its parent just wrote. */
+void cli_apply_remeasure(const cli_opts_t *o);
 
 /* The defaults every command starts from. */
 void cli_init_opts(cli_opts_t *o);

@@ -290,6 +290,7 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
    * first benchmark runs, --dry-run or not: the order's seed, every
    * entry's backend and impl (the backends are loaded for that, and to
    * predict the entries they cannot run). */
+  cli_apply_remeasure(o);
   if (!order || plan_order(o, plan, order) != 0 ||
       cli_context("run", o->verbose, &ctx) != 0 ||
       (mb_plan_check(ctx, plan) != MB_OK &&

@@ -260,12 +260,13 @@ static int expand(const cli_opts_t *o, const mb_op_params_t *base,
  * entry's (a short run of a file written for a GPU, a smoke test). */
 static int config_conflict(const cli_opts_t *o) {
   static const char *const k_allowed[] = {
-      "config",      "dry-run",     "filter",          "max-flop",
-      "backend",     "format",      "output",          "verbose",
-      "help",        "isolate",     "isolate-timeout", "interleave",
-      "child-index", "criterion",   "repetitions",     "samples",
-      "min-samples", "min-time",    "max-noise",       "timeout",
-      "warmup",      "warmup-runs", "columns",         "quiet"};
+      "config",        "dry-run",     "filter",          "max-flop",
+      "backend",       "format",      "output",          "verbose",
+      "help",          "isolate",     "isolate-timeout", "interleave",
+      "child-index",   "criterion",   "repetitions",     "samples",
+      "min-samples",   "min-time",    "max-noise",       "timeout",
+      "warmup",        "warmup-runs", "columns",         "quiet",
+      "remeasure-peak"};
   for (size_t i = 0; i < NUM_RUN_OPTS; i++) {
     const opt_def_t *def = &k_run_opts[i];
     size_t a = 0, n = sizeof k_allowed / sizeof *k_allowed;
@@ -277,7 +278,8 @@ static int config_conflict(const cli_opts_t *o) {
                        "describes the benchmarks (allowed with --config: "
                        "--dry-run, --filter, --max-flop, --backend, "
                        "--interleave, --isolate, --isolate-timeout, the "
-                       "timing options, --format, -o, --columns, -q, -v)",
+                       "timing options, --remeasure-peak, --format, -o, "
+                       "--columns, -q, -v)",
                        def->name);
   }
   return 0;

@@ -31,6 +31,10 @@ int cli_context(const char *cmd, int verbose, mb_context_t **ctx) {
   return 0;
 }
 
+void cli_apply_remeasure(const cli_opts_t *o) {
+  if (o->remeasure_peak && !o->child_index) setenv("MB_REMEASURE_PEAK", "1", 1);
+}
+
 void cli_init_opts(cli_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->alpha = 1;

@@ -50,7 +50,10 @@
   {"seed", 0, OPT_STR, O(seed), "N",                                        \
    "input generator seed (42); given, the sampled check is repeatable"},    \
   {"strict", 0, OPT_FLAG, O(strict), NULL,                                  \
-   "a wrong result is a failure and is not timed"}
+   "a wrong result is a failure and is not timed"},                         \
+  {"remeasure-peak", 0, OPT_FLAG, O(remeasure_peak), NULL,                  \
+   "measure the CPU's peak FLOP/s again and refresh its cache (else "       \
+   "measured once per machine; the result records the cache and its age)"}
 
 /* What both commands take for isolation. */
 #define ISOLATE_OPTS                                                        \

@@ -104,6 +104,7 @@ int cli_run_list(const char *cmd, const cli_opts_t *o, int argc, char **argv,
   const int is_child = cli_child_index(cmd, o, n, &child);
   if (is_child < 0) return EXIT_USAGE;
   mb_context_t *ctx;
+  cli_apply_remeasure(o);
   if (cli_context(cmd, o->verbose, &ctx) != 0) return EXIT_USAGE;
   cli_interrupt_install(ctx);
   int rc = EXIT_USAGE;

@@ -2,10 +2,12 @@
 is given, the progress line on a pseudo-terminal (and nowhere else), lists
 of shapes and dtypes, and the suite's run options."""
 import csv
+import json
 import os
 import pty
 import select
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -105,6 +107,22 @@ class Suite(unittest.TestCase):
         p = mbench("--filter", "nothing-matches")
         self.assertEqual(p.returncode, 2)
         self.assertIn("gemm/1024x1024x1024/f32", p.stderr)
+
+
+class PeakCache(unittest.TestCase):
+    def test_measured_once_then_read_unless_asked(self):
+        def source(*extra):
+            p = mbench("run", "--op", "add", "--shape", "64x64", *QUICK,
+                       "--backend", "cpu", "--format", "json", *extra,
+                       env={"MB_CACHE_DIR": tmp})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            (cpu,) = [d for d in json.loads(p.stdout)["devices"]
+                      if d["backend"] == "cpu"]
+            return cpu["peak_source"]
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertIn("measured now, cached in " + tmp, source())
+            self.assertIn("(cached ", source())
+            self.assertIn("measured again", source("--remeasure-peak"))
 
 
 def run_on_pty(args, seconds=120):
