@@ -17,12 +17,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "microbench.h"
+
 #include "test_util.h"
 
 static mb_context_t *g_ctx;
@@ -49,8 +51,15 @@ static void test_loads_and_explains(void **state) {
          b.loaded, b.device_count, b.version, b.reason);
   assert_true(b.loaded);
   assert_non_null(strstr(b.version, "cuBLASLt"));
-  if (b.device_count == 0)
+  if (b.device_count == 0) {
     assert_non_null(strstr(b.reason, "no CUDA device: "));
+    /* No driver at all is said as such, not as an old one. */
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver)
+      assert_non_null(strstr(b.reason, "no NVIDIA driver: libcuda.so.1"));
+    else
+      dlclose(driver);
+  }
   /* Starting the backend asked the runtime for eager module loading
    * before its first call, unless the environment had chosen already. */
   const char *loading = getenv("CUDA_MODULE_LOADING");

@@ -9,9 +9,11 @@
  * without a GPU maps neither. There the module still loads, reports 0
  * devices and says why ("no CUDA device: ..."). */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_gemm_lt.h"
 #include "cuda_internal.h"
@@ -191,6 +193,27 @@ static void cuda_version(mb_gpuh_state_t *st, char *buf, size_t cap) {
                              : ", NVML not loaded (no device)");
 }
 
+/* The runtime says "driver version is insufficient" both when the driver
+ * is too old and when there is none at all; the second is the usual case
+ * (a machine or container without a GPU) and is said as such, as is a
+ * driver without its device files. */
+static void cuda_why_no_device(mb_gpuh_state_t *st, cudaError_t e, char *buf,
+                               size_t cap) {
+  (void)st;
+  const char *why = cudaGetErrorString(e);
+  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!driver)
+    why =
+        "no NVIDIA driver: libcuda.so.1 is not installed (no NVIDIA GPU, or "
+        "none passed to this container)";
+  else if (e == cudaErrorNoDevice && access("/dev/nvidiactl", F_OK) != 0)
+    why =
+        "the NVIDIA driver is installed but /dev/nvidiactl is missing (no "
+        "GPU passed to this container?)";
+  if (driver) dlclose(driver);
+  snprintf(buf, cap, "%s (%s)", why, cudaGetErrorName(e));
+}
+
 static void cuda_telemetry(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                            mb_telemetry_t *out) {
   mb__cuda_nvml_read(cuda_of(st)->nvml, cdev_of(d)->nvml_dev, out);
@@ -235,6 +258,7 @@ static const mb_gpuh_vendor_t cuda_vendor = {
     .probe = cuda_probe,
     .device_open = cuda_device_open,
     .device_close = cuda_device_close,
+    .why_no_device = cuda_why_no_device,
     .version = cuda_version,
     .telemetry = cuda_telemetry,
     .environment = cuda_environment,
