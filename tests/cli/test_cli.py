@@ -3,8 +3,11 @@ gets. Run by ctest with MBENCH (the binary) and MB_TEST_FIXTURE_DIR set."""
 import csv
 import json
 import os
+import pty
+import select
 import subprocess
 import tempfile
+import time
 import unittest
 
 MBENCH = os.environ.get("MBENCH", "mbench")
@@ -18,6 +21,34 @@ def mbench(*args, env=None):
     e.update(env or {})
     return subprocess.run([MBENCH, *args], capture_output=True, text=True,
                           env=e, timeout=600)
+
+
+def run_on_pty(args, seconds=120):
+    """Runs mbench with stderr on a pseudo-terminal (stdout a pipe);
+    returns (rc, stdout, what the terminal got)."""
+    master, slave = pty.openpty()
+    e = dict(os.environ)
+    e.pop("MB_BACKEND_PATH", None)
+    p = subprocess.Popen([MBENCH, *args], stdout=subprocess.PIPE,
+                         stderr=slave, text=True, env=e)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif p.poll() is not None:
+            break
+    out = p.communicate(timeout=seconds)[0]
+    os.close(master)
+    return p.returncode, out, seen.decode("utf-8", "replace")
 
 
 # The CPU backend's oneDNN kernels exist only in a build with oneDNN

@@ -4,12 +4,13 @@ line, and the messages bad files get. Run by ctest with MBENCH set."""
 import csv
 import json
 import os
-import pty
 import re
 import subprocess
 import tempfile
 import textwrap
 import unittest
+
+from test_cli import run_on_pty
 
 MBENCH = os.environ.get("MBENCH", "mbench")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -17,12 +18,11 @@ CONFIGS = os.path.join(HERE, "..", "configs")
 SEEDS = os.path.join(HERE, "..", "..", "..", "shared", "seeds")
 
 
-def mbench(*args, cwd=None, stderr=subprocess.PIPE):
+def mbench(*args, cwd=None):
     e = dict(os.environ)
     e.pop("MB_BACKEND_PATH", None)
-    return subprocess.run([MBENCH, *args], stdout=subprocess.PIPE,
-                          stderr=stderr, text=True, env=e, cwd=cwd,
-                          timeout=600)
+    return subprocess.run([MBENCH, *args], capture_output=True, text=True,
+                          env=e, cwd=cwd, timeout=600)
 
 
 class Config(unittest.TestCase):
@@ -322,27 +322,10 @@ class Config(unittest.TestCase):
         p = mbench("run", "--config", path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("ETA", p.stderr)
-        master, slave = pty.openpty()
-        try:
-            p = mbench("run", "--config", path, stderr=slave)
-            os.close(slave)
-            slave = -1
-            seen = b""
-            while True:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-        finally:
-            os.close(master)
-            if slave >= 0:
-                os.close(slave)
-        self.assertEqual(p.returncode, 0)
-        self.assertIn(b"[2/2]", seen)
-        self.assertIn(b"ETA", seen)
+        rc, _, seen = run_on_pty(["run", "--config", path])
+        self.assertEqual(rc, 0, seen)
+        self.assertIn("[2/2]", seen)
+        self.assertIn("ETA", seen)
 
     def seed_yaml(self, name):
         """The ```yaml blocks of a seed document, as files."""

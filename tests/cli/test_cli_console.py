@@ -4,14 +4,11 @@ of shapes and dtypes, and the suite's run options."""
 import csv
 import json
 import os
-import pty
-import select
 import subprocess
 import tempfile
-import time
 import unittest
 
-from test_cli import MBENCH, QUICK, mbench
+from test_cli import MBENCH, QUICK, mbench, run_on_pty
 
 
 def lines_of(text):
@@ -123,34 +120,6 @@ class PeakCache(unittest.TestCase):
             self.assertIn("measured now, cached in " + tmp, source())
             self.assertIn("(cached ", source())
             self.assertIn("measured again", source("--remeasure-peak"))
-
-
-def run_on_pty(args, seconds=120):
-    """Runs mbench with stderr on a pseudo-terminal (stdout a pipe);
-    returns (rc, stdout, what the terminal got)."""
-    master, slave = pty.openpty()
-    e = dict(os.environ)
-    e.pop("MB_BACKEND_PATH", None)
-    p = subprocess.Popen([MBENCH, *args], stdout=subprocess.PIPE,
-                         stderr=slave, text=True, env=e)
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif p.poll() is not None:
-            break
-    out = p.communicate(timeout=seconds)[0]
-    os.close(master)
-    return p.returncode, out, seen.decode("utf-8", "replace")
 
 
 class Progress(unittest.TestCase):
