@@ -15,10 +15,31 @@ static const struct {
     {"compare", cmd_compare,
      "compare two result files; exit 1 on a regression"},
     {"merge", cmd_merge, "combine result files into one document"},
-    {"list", cmd_list, "list ops, backends, devices or presets"},
+    {"list", cmd_list,
+     "list ops, backends, devices, presets, recipes, models or dtypes"},
     {"info", cmd_info, "version, backends and devices"},
 };
 #define NUM_COMMANDS (sizeof k_commands / sizeof k_commands[0])
+
+/* The environment mbench and its backends read: with the exit status,
+ * what the man page (cli/man/mbench_man.py) takes from this help. */
+static const struct {
+  const char *name, *help;
+} k_environment[] = {
+    {"MB_BACKEND_PATH",
+     "colon-separated absolute directories searched for backend modules "
+     "(mb_backend_*.so) before the installed ones"},
+    {"MB_BACKEND_VERBOSE", "1: say every directory and module tried, and why"},
+    {"MB_CACHE_DIR",
+     "where the CPU peak is cached (default $XDG_CACHE_HOME/microbench, "
+     "~/.cache/microbench)"},
+    {"MB_REMEASURE_PEAK", "1: measure the CPU peak again and cache it"},
+    {"MB_HIPBLASLT_LIBRARY", "the HIP backend's hipBLASLt library file"},
+    {"MB_ROCBLAS_LIBRARY", "the HIP backend's rocBLAS library file"},
+    {"MB_CPU_FSROOT",
+     "tests: read /sys and /proc under this directory (fake CPUs)"},
+};
+#define NUM_ENVIRONMENT (sizeof k_environment / sizeof k_environment[0])
 
 static void usage(void) {
   printf(
@@ -29,10 +50,22 @@ static void usage(void) {
   for (size_t i = 0; i < NUM_COMMANDS; i++)
     printf("  %-8s %s\n", k_commands[i].name, k_commands[i].help);
   printf(
-      "\noptions:\n  -h, --help     show this help\n"
-      "  --version      print the version\n\n"
-      "exit status: 0 ok, 1 a benchmark failed or computed a wrong result,\n"
-      "2 usage or input error.\n");
+      "\nA command's options: mbench COMMAND --help. What there is to run:\n"
+      "mbench list ops|models|recipes|presets|dtypes (docs/cli.md).\n\n"
+      "options:\n"
+      "  -h, --help                     show this help\n"
+      "  --version                      print the version\n\n"
+      "exit status:\n"
+      "  0    success\n"
+      "  1    a benchmark failed or computed a wrong result (compare: a "
+      "regression)\n"
+      "  2    usage or input error\n"
+      "  3    run, suite: nothing was measured, every result was skipped\n"
+      "  130  interrupted by Ctrl-C (143: SIGTERM); finished results are "
+      "written\n\n"
+      "environment:\n");
+  for (size_t i = 0; i < NUM_ENVIRONMENT; i++)
+    printf("  %-22s %s\n", k_environment[i].name, k_environment[i].help);
 }
 
 int main(int argc, char **argv) {
