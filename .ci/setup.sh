@@ -4,7 +4,8 @@
 # target; libFuzzer and clang's sanitizer runtimes are in libclang-rt-dev,
 # which clang only recommends (and recommends are not installed here).
 # hipcc and libamdhip64-dev (Debian's HIP 5.2) build the HIP backend module;
-# no AMD GPU is needed to build it.
+# no AMD GPU is needed to build it. zsh and groff let the CLI tests run the
+# zsh completion and render the man page (they are skipped without).
 set -eu
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -14,5 +15,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libcjson-dev libyaml-dev libhwloc-dev libcmocka-dev libdnnl-dev \
   clang libclang-rt-dev libbenchmark-dev g++ \
-  python3 hipcc libamdhip64-dev >/dev/null
+  python3 hipcc libamdhip64-dev zsh groff-base >/dev/null
 echo "setup: dependencies installed"

@@ -22,7 +22,8 @@ step() { printf '\n== install: %s\n' "$*"; }
 
 step "cmake --install into $prefix"
 "$CMAKE" --install "$BUILD" --prefix "$prefix" >"$tmp/install.log"
-for f in include/microbench.h bin/mbench; do
+for f in include/microbench.h bin/mbench share/man/man1/mbench.1 \
+  share/bash-completion/completions/mbench share/zsh/site-functions/_mbench; do
   [ -e "$prefix/$f" ] || { echo "install: $f is missing" >&2; exit 1; }
 done
 libdir=$(dirname "$(find "$prefix" -name 'libmicrobench.so.[0-9]' | head -1)")
@@ -32,6 +33,12 @@ for f in "$libdir/microbench/mb_backend_cpu.so" \
   "$libdir/pkgconfig/microbench.pc" "$prefix/$PYDIR/microbench/__init__.py"; do
   [ -e "$f" ] || { echo "install: $f is missing" >&2; exit 1; }
 done
+
+step "the installed bash completion completes an op with the installed mbench"
+bash --norc -c '. "$1"; COMP_WORDS=("$2" run --op ge); COMP_CWORD=3; _mbench;
+  printf "%s\n" "${COMPREPLY[@]}"' sh \
+  "$prefix/share/bash-completion/completions/mbench" "$prefix/bin/mbench" |
+  grep -qx gemm || { echo "install: completing --op ge gave no gemm" >&2; exit 1; }
 
 for ex in c:C:$CC cpp:CXX:$CXX; do
   dir=${ex%%:*} lang=${ex#*:} compiler=${ex#*:*:}
