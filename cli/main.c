@@ -21,6 +21,14 @@ static const struct {
 };
 #define NUM_COMMANDS (sizeof k_commands / sizeof k_commands[0])
 
+/* mbench's own options, before a command (main reads them itself; the
+ * table is what --help prints). */
+static const opt_def_t k_options[] = {
+    {"help", 'h', OPT_FLAG, 0, NULL, "show this help"},
+    {"version", 0, OPT_FLAG, 0, NULL, "print the version"},
+};
+#define NUM_OPTIONS (sizeof k_options / sizeof k_options[0])
+
 /* The environment mbench and its backends read: with the exit status,
  * what the man page (cli/man/mbench_man.py) takes from this help. */
 static const struct {
@@ -34,6 +42,7 @@ static const struct {
      "where the CPU peak is cached (default $XDG_CACHE_HOME/microbench, "
      "~/.cache/microbench)"},
     {"MB_REMEASURE_PEAK", "1: measure the CPU peak again and cache it"},
+    {"MB_CUBLASLT_LIBRARY", "the CUDA backend's cuBLASLt library file"},
     {"MB_HIPBLASLT_LIBRARY", "the HIP backend's hipBLASLt library file"},
     {"MB_ROCBLAS_LIBRARY", "the HIP backend's rocBLAS library file"},
     {"MB_CPU_FSROOT",
@@ -52,10 +61,10 @@ static void usage(void) {
   printf(
       "\nA command's options: mbench COMMAND --help. What there is to run:\n"
       "mbench list ops|models|recipes|presets|dtypes (docs/cli.md).\n\n"
-      "options:\n"
-      "  -h, --help                     show this help\n"
-      "  --version                      print the version\n\n"
-      "exit status:\n"
+      "options:\n");
+  cli_print_options(k_options, NUM_OPTIONS);
+  printf(
+      "\nexit status:\n"
       "  0    success\n"
       "  1    a benchmark failed or computed a wrong result (compare: a "
       "regression)\n"

@@ -18,24 +18,18 @@ import unittest
 from test_cli import MBENCH, mbench
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "cli", "man"))
+import mbench_man  # noqa: E402 (the help's blocks, as the man page reads them)
 DOCS = os.path.join(ROOT, "docs", "cli.md")
 OPTION = re.compile(r"(?<![\w-])--[a-z0-9][a-z0-9-]*")
 
 
 def help_blocks(*args):
-    """{heading: lines} of `mbench ARGS --help`: blocks under "heading:"
-    lines; what comes first under ""."""
+    """{heading: lines} of `mbench ARGS --help`, read as the man page's
+    writer reads them."""
     p = mbench(*args, "--help")
     assert p.returncode == 0, (args, p.stderr)
-    out, key = {"": []}, ""
-    for line in p.stdout.splitlines():
-        m = re.fullmatch(r"([a-z][a-z ]*):", line)
-        if m:
-            key = m.group(1)
-            out[key] = []
-        else:
-            out[key].append(line)
-    return out
+    return mbench_man.sections(p.stdout)
 
 
 def help_options(*args):
@@ -130,20 +124,21 @@ class HelpAndDocs(unittest.TestCase):
             self.assertIn(word, sections["list"])
 
     def test_environment(self):
-        # what the sources read: the MB_* names in a statement that calls
-        # getenv, or a backend's dlopen helper that takes a library's path
-        # from the environment ...
+        # what the sources read: every "MB_*" string in them is the name
+        # of an environment variable (getenv's, or the one a backend's
+        # library loader takes a path from), but for a status name and
+        # main.c's table of them, which --help prints ...
         read = set()
         for top in ("lib", "backends", "cli"):
             for d, _, files in os.walk(os.path.join(ROOT, top)):
                 for name in files:
-                    if name.endswith(".c"):
-                        with open(os.path.join(d, name)) as f:
-                            code = f.read()
-                        for call in re.findall(r"(?:getenv|dlopen)\s*\([^;]*",
-                                               code):
+                    path = os.path.join(d, name)
+                    if (name.endswith((".c", ".h")) and
+                            path != os.path.join(ROOT, "cli", "main.c")):
+                        with open(path) as f:
                             read.update(re.findall(r'"(MB_[A-Z0-9_]+)"',
-                                                   call))
+                                                   f.read()))
+        read -= {"MB_UNKNOWN"}  # mb_status_name's
         self.assertIn("MB_BACKEND_PATH", read)
         # ... is what mbench --help and docs/cli.md's table list
         listed = {l.split()[0] for l in help_blocks()["environment"]
