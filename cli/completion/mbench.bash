@@ -42,10 +42,11 @@ _mbench_commands() {
     on && $1 ~ /^[a-z][a-z0-9-]*$/ { print $1 }'
 }
 
-# COMPREPLY: the words of $1 that start with $2.
+# COMPREPLY: the words of $1 that start with $2, each after $3 (what comes
+# before them in the word).
 _mbench_reply() {
   local IFS=$'\n'
-  COMPREPLY=($(compgen -W "$1" -- "$2"))
+  COMPREPLY=($(compgen -P "$3" -W "$1" -- "$2"))
 }
 
 _mbench() {
@@ -69,13 +70,17 @@ _mbench() {
     cur=${cur#*=}
   fi
 
-  # The value of an option that takes one.
-  local long short meta list
+  # The value of an option that takes one; of a list (DT[,...]), the last.
+  local long short meta list head=""
   while read -r long short meta; do
     [[ $meta != - && ($prev == "$long" || $prev == "$short") ]] || continue
+    if [[ $meta == *',...]' && $cur == *,* ]]; then
+      head=${cur%,*},
+      cur=${cur##*,}
+    fi
     list=$(_mbench_list_of "$long")
     if [[ -n $list ]]; then
-      _mbench_reply "$("$mbench" list "$list" --names 2>/dev/null)" "$cur"
+      _mbench_reply "$("$mbench" list "$list" --names 2>/dev/null)" "$cur" "$head"
     elif [[ $meta =~ ^[a-z0-9_-]+(\|[a-z0-9_-]+)+$ ]]; then
       _mbench_reply "${meta//|/$'\n'}" "$cur"
     elif [[ $meta == FILE ]]; then

@@ -86,6 +86,9 @@ class Bash(unittest.TestCase):
 
     def test_values(self):
         self.assertEqual(self.complete("run", "--dtype", "b"), ["bf16"])
+        # --dtype DT[,...]: a list of them, the last completed
+        self.assertEqual(self.complete("run", "--dtype", "f32,b"),
+                         ["f32,bf16"])
         self.assertEqual(self.complete("run", "--cache", ""),
                          ["cold", "hot", "rotate"])
         self.assertEqual(self.complete("run", "-f", "j"), ["json"])
@@ -135,6 +138,8 @@ class Zsh(unittest.TestCase):
                          ["--dtype", "--dtype-b", "--dtype-q"])
         self.assertEqual(self.complete("run", "--cache", "h"), ["hot"])
         self.assertEqual(self.complete("run", "--dtype", "b"), ["bf16"])
+        self.assertEqual(self.complete("run", "--dtype", "f32,b"),
+                         ["bf16"])  # after the "f32," compset took
         self.assertEqual(self.complete("list", "presets", "ll"),
                          ["llama", "llama4"])
         self.assertEqual(self.complete("run", "-o", "x"), ["<files>"])
