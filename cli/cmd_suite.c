@@ -15,7 +15,7 @@ static const opt_def_t k_suite_opts[] = {
     {"dtype", 0, OPT_STR, O(dtype), "DT[,...]",
      "only the benchmarks of these input dtypes (f32, bf16)"},
     SELECT_OPTS("backend (default: cpu, so the default suite means the same "
-                "everywhere)"),
+                "everywhere; mbench list backends)"),
     TIMING_OPTS,
     ISOLATE_OPTS,
     REPORT_OPTS("output format (table)"),

@@ -17,7 +17,8 @@
   {"device", 0, OPT_UINT, O(device), "N",                                   \
    "device index within the backend (0)"},                                  \
   {"impl", 0, OPT_STR, O(impl), "NAME",                                     \
-   "kernel implementation (default: the backend's first)"}
+   "kernel implementation (default: the backend's first; mbench list ops "  \
+   "OP --all)"}
 
 /* The cache policy and how long to sample. */
 #define TIMING_OPTS                                                         \
