@@ -152,10 +152,17 @@ static void test_fitted_constants(void **state) {
   for (const char *l = text; *l; l += line_len(l) + 1)
     assert_true(line_len(l) <= 100);
   free(text);
-  /* One row: nothing is "constant", the row says what it is. */
-  text = table(NULL, 100, R_SMALL, R_SMALL + 1);
+  /* One row says what it is, in the row when it fits ... */
+  text = table(NULL, 200, R_SMALL, R_SMALL + 1);
   assert_non_null(line_starting(text, "op "));
   assert_non_null(line_starting(text, "gemm "));
+  free(text);
+  /* ... and in a line above it when it does not. */
+  text = table(NULL, 60, R_SMALL, R_SMALL + 1);
+  assert_true(!strncmp(text, "op gemm  |  shape 16x24x8", 25));
+  assert_no_trailing_spaces(text);
+  assert_null(line_starting(text, "gemm "));
+  assert_non_null(strstr(text, "median   noise"));
   free(text);
 }
 

@@ -351,8 +351,10 @@ static void put_wrapped(FILE *f, const char *text, int width) {
       size_t cut = start + (size_t)width - col;
       while (cut > start + indent && text[cut] != ' ') cut--;
       if (cut <= start + indent) break; /* one long word: leave it whole */
-      fprintf(f, "%*s%.*s\n", (int)col, "", (int)(cut - start), text + start);
-      start = cut + 1;
+      size_t end = cut; /* no line ends in spaces, none starts with them */
+      while (end > start && text[end - 1] == ' ') end--;
+      fprintf(f, "%*s%.*s\n", (int)col, "", (int)(end - start), text + start);
+      for (start = cut; start < len && text[start] == ' ';) start++;
       col = indent + 2;
     }
     fprintf(f, "%*s%.*s\n", (int)col, "", (int)(len - start), text + start);
