@@ -1,6 +1,6 @@
-/* The JAX suite's benchmarks as our ops: one row per benchmark_name
- * (jax_benches.h), the dtype names, and the errors that list the valid
- * choices. */
+/* The JAX suite's benchmarks as our ops: one row per benchmark_name we
+ * run (jax_benches.h; every name the suite defines is in jax_names.c), and
+ * the errors that list the valid choices. */
 #include <stdio.h>
 #include <string.h>
 
@@ -40,24 +40,6 @@ static const mb__jax_bench_t k_benches[] = {
 #undef NO
 #define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
 
-static const struct jax_dtype {
-  const char *name;
-  mb_dtype_t dtype;
-} k_dtypes[] = {
-    {"bfloat16", MB_DTYPE_BF16}, {"float32", MB_DTYPE_F32},
-    {"float16", MB_DTYPE_F16},   {"float8", MB_DTYPE_F8E4M3},
-    {"int8", MB_DTYPE_I8},       {"int32", MB_DTYPE_I32},
-};
-
-int mb__jax_dtype_find(const char *name, mb_dtype_t *out) {
-  for (size_t k = 0; k < sizeof k_dtypes / sizeof *k_dtypes; k++)
-    if (!strcmp(k_dtypes[k].name, name)) {
-      *out = k_dtypes[k].dtype;
-      return 1;
-    }
-  return 0;
-}
-
 static const mb__jax_bench_t *bench_find(const char *name) {
   for (size_t i = 0; i < NUM_BENCHES; i++)
     if (!strcmp(k_benches[i].name, name)) return &k_benches[i];
@@ -66,19 +48,13 @@ static const mb__jax_bench_t *bench_find(const char *name) {
 
 mb_status_t mb__jax_bench_lookup(mb__pb_t *pb, const mb_cfg_node_t *n,
                                  const char *path, const char *name,
-                                 const mb__jax_bench_t **out) {
+                                 const mb__jax_bench_t **out,
+                                 const mb__jax_name_t **def) {
+  *def = NULL;
   if ((*out = bench_find(name))) return MB_OK;
-  char valid[1024] = "";
-  size_t len = 0;
-  for (size_t i = 0; i < NUM_BENCHES && len < sizeof valid; i++) {
-    int w = snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
-                     k_benches[i].name);
-    if (w > 0) len += (size_t)w;
-  }
-  return mb__pb_error(pb, n, path,
-                      "benchmark_name \"%s\" is not available in "
-                      "libmicrobench; available: %s",
-                      name, valid);
+  if ((*def = mb__jax_name_find(MB__JAX_LEGACY, name))) return MB_OK;
+  return mb__jax_name_error(pb, MB__JAX_LEGACY, n, path, "benchmark_name",
+                            name);
 }
 
 /* The parameter names benchmark `b` takes, NULL-terminated. */

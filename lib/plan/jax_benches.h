@@ -4,7 +4,7 @@
 #ifndef MB_LIB_PLAN_JAX_BENCHES_H
 #define MB_LIB_PLAN_JAX_BENCHES_H
 
-#include "plan/plan_build.h"
+#include "plan/jax_names.h"
 
 /* How a benchmark's parameters make our shape. */
 typedef enum mb__jax_dims {
@@ -31,16 +31,13 @@ typedef struct mb__jax_bench {
   int split_n;
 } mb__jax_bench_t;
 
-/* The suite's dtype names (run_benchmark.py's dtype_mapping, plus int8). */
-#define MB__JAX_DTYPES_VALID "bfloat16, float32, float16, float8, int8, int32"
-/* 1 and *out set when `name` is one of them. */
-int mb__jax_dtype_find(const char *name, mb_dtype_t *out);
-
-/* The benchmark named `name`, or an error at n/path listing the valid
- * names. */
+/* The benchmark named `name`: *out when we run it; else *def when the
+ * suite defines it (*out NULL: skip it, saying why); else an error at
+ * n/path listing the names the suite defines. */
 mb_status_t mb__jax_bench_lookup(mb__pb_t *pb, const mb_cfg_node_t *n,
                                  const char *path, const char *name,
-                                 const mb__jax_bench_t **out);
+                                 const mb__jax_bench_t **out,
+                                 const mb__jax_name_t **def);
 /* MB_OK when benchmark b takes parameter `key` (written as `written`, which
  * may carry a suffix), else an error at at/path listing what b takes. */
 mb_status_t mb__jax_check_param(mb__pb_t *pb, const mb__jax_bench_t *b,

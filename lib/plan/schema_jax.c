@@ -11,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/foreign.h"
 #include "plan/jax_benches.h"
+#include "plan/jax_common.h"
 
-#define PATH_CAP 512
+#define PATH_CAP MB__JAX_PATH_CAP
 #define NAME_CAP 1024
 /* Guards against a sweep that would never fit in memory. */
-#define MAX_RANGE_VALUES 100000u
 #define MAX_COMBINATIONS 1000000u
 
 static const char *const k_bench_keys[] = {
@@ -25,44 +24,8 @@ static const char *const k_bench_keys[] = {
     "num_runs",         "csv_path",         "trace_dir",
     "xlml_metrics_dir", "xla_dump_dir",     NULL};
 /* XLA/TPU outputs (profiles, metrics for XLML, HLO dumps). */
-static const char *const k_xla_only[] = {"trace_dir", "xlml_metrics_dir",
-                                         "xla_dump_dir"};
-static const char *const k_range_keys[] = {"start", "end", "multiplier",
-                                           "increase_by", NULL};
-
-static mb_status_t no_memory(void) {
-  return mb__fail(MB_ERR_NO_MEMORY, "out of memory reading a config");
-}
-
-/* ---- sweeps ---------------------------------------------------------------
- */
-
-static mb_cfg_node_t *clone(const mb_cfg_node_t *n) {
-  mb_cfg_node_t *c = mb__cfg_new(n->kind, n->line, n->text);
-  if (!c) return NULL;
-  c->number = n->number;
-  c->boolean = n->boolean;
-  for (size_t i = 0; i < n->count; i++) {
-    mb_cfg_node_t *k = clone(n->items[i]);
-    if (!k || mb__cfg_append(c, n->kind == MB_CFG_MAP ? n->keys[i] : NULL, k) !=
-                  MB_OK) {
-      mb__cfg_free(c);
-      return NULL;
-    }
-  }
-  return c;
-}
-
-static mb_cfg_node_t *number_node(double v, int line) {
-  char text[64];
-  if (v == floor(v) && fabs(v) < 9007199254740992.0)
-    snprintf(text, sizeof text, "%.0f", v);
-  else
-    snprintf(text, sizeof text, "%.17g", v);
-  mb_cfg_node_t *n = mb__cfg_new(MB_CFG_NUMBER, line, text);
-  if (n) n->number = v;
-  return n;
-}
+static const char *const k_xla_keys[] = {"trace_dir", "xlml_metrics_dir",
+                                         "xla_dump_dir", NULL};
 
 /* One key of a sweep map: the parameter it sets (suffix `_range` or
  * `_list` dropped) and its values, in order. */
@@ -71,68 +34,6 @@ typedef struct column {
   const char *written;
   mb_cfg_node_t *values; /* a list node, owned */
 } column_t;
-
-static mb_status_t range_number(mb__pb_t *pb, const mb_cfg_node_t *range,
-                                const char *path, const char *key, int need,
-                                double *out, int *given) {
-  const mb_cfg_node_t *n = mb__cfg_get(range, key);
-  char here[PATH_CAP];
-  *given = n != NULL;
-  if (!n && need)
-    return mb__pb_error(pb, range, path,
-                        "a range needs `%s` ({start, end, multiplier | "
-                        "increase_by})",
-                        key);
-  if (!n) return MB_OK;
-  mb__path_key(here, sizeof here, path, key);
-  return mb__pb_number(pb, n, here, out);
-}
-
-/* {start, end, multiplier | increase_by}: start, then x multiplier or
- * + increase_by while <= end (run_benchmark.py's loop), refusing the ranges
- * on which that loop never ends. */
-static mb_status_t expand_range(mb__pb_t *pb, const mb_cfg_node_t *range,
-                                const char *path, mb_cfg_node_t *values) {
-  double start = 0, end = 0, mult = 0, inc = 0;
-  int has_mult, has_inc, given;
-  mb_status_t st = mb__pb_check_keys(pb, range, path, k_range_keys);
-  if (st == MB_OK)
-    st = range_number(pb, range, path, "start", 1, &start, &given);
-  if (st == MB_OK) st = range_number(pb, range, path, "end", 1, &end, &given);
-  if (st == MB_OK)
-    st = range_number(pb, range, path, "multiplier", 0, &mult, &has_mult);
-  if (st == MB_OK)
-    st = range_number(pb, range, path, "increase_by", 0, &inc, &has_inc);
-  if (st != MB_OK) return st;
-  if (!has_mult && !has_inc)
-    return mb__pb_error(pb, range, path,
-                        "a range needs `multiplier` or `increase_by`");
-  if (has_mult && has_inc)
-    return mb__pb_error(pb, range, path,
-                        "give `multiplier` or `increase_by`, not both");
-  if (has_mult && (mult <= 1 || start <= 0))
-    return mb__pb_error(pb, range, path,
-                        "multiplier %g from start %g would never pass end: "
-                        "need multiplier > 1 and start > 0",
-                        mult, start);
-  if (has_inc && inc <= 0)
-    return mb__pb_error(pb, range, path,
-                        "increase_by %g would never pass end: need "
-                        "increase_by > 0",
-                        inc);
-  if (start > end)
-    return mb__pb_error(pb, range, path,
-                        "start %g is above end %g: the range is empty", start,
-                        end);
-  for (double v = start; v <= end; v = has_mult ? v * mult : v + inc) {
-    if (values->count == MAX_RANGE_VALUES)
-      return mb__pb_error(pb, range, path, "more than %u values",
-                          MAX_RANGE_VALUES);
-    mb_cfg_node_t *n = number_node(v, range->line);
-    if (!n || mb__cfg_append(values, NULL, n) != MB_OK) return no_memory();
-  }
-  return MB_OK;
-}
 
 static void strip_suffix(char *key, size_t cap, const char *written) {
   snprintf(key, cap, "%s", written);
@@ -153,16 +54,8 @@ static mb_status_t read_column(mb__pb_t *pb, const mb__jax_bench_t *b,
   mb_status_t st = mb__jax_check_param(pb, b, v, here, c->key, c->written);
   if (st != MB_OK) return st;
   if (!(c->values = mb__cfg_new(MB_CFG_LIST, v->line, NULL)))
-    return no_memory();
-  if (v->kind == MB_CFG_MAP) return expand_range(pb, v, here, c->values);
-  if (v->kind == MB_CFG_LIST && !v->count)
-    return mb__pb_error(pb, v, here, "an empty list sweeps nothing");
-  size_t count = v->kind == MB_CFG_LIST ? v->count : 1;
-  for (size_t k = 0; k < count; k++) {
-    mb_cfg_node_t *n = clone(v->kind == MB_CFG_LIST ? v->items[k] : v);
-    if (!n || mb__cfg_append(c->values, NULL, n) != MB_OK) return no_memory();
-  }
-  return MB_OK;
+    return mb__jax_no_memory();
+  return mb__jax_values(pb, MB__JAX_LEGACY, v, here, c->values);
 }
 
 /* ---- one combination of parameters -> one entry ---------------------------
@@ -175,6 +68,8 @@ typedef struct block {
   const mb_cfg_node_t *num_runs; /* NULL: none at this level */
   char csv[4096];                /* "" none */
   cJSON *ignored;                /* NULL none */
+  char skip[512]; /* a name the suite defines that we do not run: why */
+  const char *op; /* ... and the op its skipped entry is filed under */
 } block_t;
 
 /* `params` with the key each value was written under, for messages. */
@@ -215,8 +110,8 @@ static mb_status_t resolve_same_as(mb__pb_t *pb, combo_t *c) {
                           "\"%s\": no parameter \"%s\" here; parameters: %s",
                           v->text, ref, have);
     }
-    mb_cfg_node_t *copy = clone(m->items[j]);
-    if (!copy) return no_memory();
+    mb_cfg_node_t *copy = mb__jax_clone(m->items[j]);
+    if (!copy) return mb__jax_no_memory();
     copy->line = v->line;
     mb__cfg_free(m->items[i]);
     m->items[i] = copy;
@@ -282,31 +177,37 @@ static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c,
   return MB_OK;
 }
 
+/* The combination's dtype; one the suite defines that we do not run sets
+ * `why` (the combination is skipped). */
 static mb_status_t read_dtype(mb__pb_t *pb, const combo_t *c,
                               const block_t *blk, mb_op_params_t *p,
-                              const char **written) {
+                              const char **written, char *why, size_t cap) {
   const mb__jax_bench_t *b = blk->bench;
   size_t i = combo_find(c, "dtype");
   p->dtype = b->dtype;
   *written = NULL;
   if (i == c->map->count) {
     if (!b->dtype_required) return MB_OK;
-    return mb__pb_error(pb, c->map, c->path,
-                        "%s needs dtype; valid: " MB__JAX_DTYPES_VALID,
-                        b->name);
+    char valid[512];
+    mb__jax_dtype_names(MB__JAX_LEGACY, valid, sizeof valid);
+    return mb__pb_error(pb, c->map, c->path, "%s needs dtype; valid: %s",
+                        b->name, valid);
   }
   char here[PATH_CAP];
   mb__path_key(here, sizeof here, c->path, c->written[i]);
   const mb_cfg_node_t *n = c->map->items[i];
+  const mb__jax_name_t *def;
   mb_status_t st = mb__pb_string(pb, n, here, written);
   if (st != MB_OK) return st;
-  if (mb__jax_dtype_find(*written, &p->dtype)) return MB_OK;
-  if (!strcmp(*written, "float4"))
-    return mb__pb_error(
-        pb, n, here, "float4 is not supported; valid: " MB__JAX_DTYPES_VALID);
-  return mb__pb_error(pb, n, here,
-                      "unknown dtype \"%s\"; valid: " MB__JAX_DTYPES_VALID,
-                      *written);
+  switch (mb__jax_dtype_lookup(MB__JAX_LEGACY, *written, &p->dtype, &def)) {
+    case 1:
+      return MB_OK;
+    case 0:
+      mb__jax_skip_reason(why, cap, "dtype", def);
+      return MB_OK;
+    default:
+      return mb__jax_dtype_error(pb, MB__JAX_LEGACY, n, here, *written);
+  }
 }
 
 static mb_status_t read_scale(mb__pb_t *pb, const combo_t *c,
@@ -328,29 +229,22 @@ static mb_status_t read_scale(mb__pb_t *pb, const combo_t *c,
 static mb_status_t read_runs(mb__pb_t *pb, const combo_t *c, const block_t *blk,
                              mb_bench_spec_t *spec) {
   size_t i = combo_find(c, "num_runs");
-  const mb_cfg_node_t *n = blk->num_runs;
   char here[PATH_CAP] = "num_runs";
-  if (i < c->map->count) {
-    n = c->map->items[i];
-    mb__path_key(here, sizeof here, c->path, c->written[i]);
-  }
-  if (!n) return MB_OK;
-  int64_t runs;
-  mb_status_t st = mb__pb_int(pb, n, here, 1, 1000000000, &runs);
-  if (st != MB_OK) return st;
-  spec->criterion = MB_CRITERION_FIXED;
-  spec->samples = (uint32_t)runs;
-  return MB_OK;
+  if (i == c->map->count)
+    return mb__jax_num_runs(pb, blk->num_runs, here, spec);
+  mb__path_key(here, sizeof here, c->path, c->written[i]);
+  return mb__jax_num_runs(pb, c->map->items[i], here, spec);
 }
 
 static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   const mb__jax_bench_t *b = blk->bench;
   mb__plan_item_t it = MB__PLAN_ITEM_INIT;
-  char dims[96], name[NAME_CAP];
+  char dims[96], name[NAME_CAP], why[512] = "";
   const char *dtype;
   mb_status_t st = resolve_same_as(pb, c);
   if (st == MB_OK) st = read_shape(pb, c, blk, &it.params, dims, sizeof dims);
-  if (st == MB_OK) st = read_dtype(pb, c, blk, &it.params, &dtype);
+  if (st == MB_OK)
+    st = read_dtype(pb, c, blk, &it.params, &dtype, why, sizeof why);
   if (st == MB_OK && (b->takes & MB__JAX_SCALE))
     st = read_scale(pb, c, &it.params);
   if (st == MB_OK) st = read_runs(pb, c, blk, &it.spec);
@@ -362,11 +256,12 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   it.name = name;
   it.group = blk->name;
   it.op = b->op;
+  it.unsupported = why;
   it.csv_path = blk->csv;
   it.at = c->map;
   it.path = c->path;
   cJSON *params = mb__cfg_to_cjson(c->map);
-  if (!params) return no_memory();
+  if (!params) return mb__jax_no_memory();
   const mb__foreign_extra_t extras[] = {{"params", params},
                                         {"ignored", blk->ignored}};
   it.config = mb__foreign_config(pb, "jax", blk->name, extras,
@@ -392,41 +287,24 @@ static mb_status_t add_params(mb__pb_t *pb, const block_t *blk,
                                          item->keys[i], item->keys[i]);
     if (st != MB_OK) return st;
   }
-  combo_t c = {clone(item), (const char *const *)item->keys, path};
-  if (!c.map) return no_memory();
+  combo_t c = {mb__jax_clone(item), (const char *const *)item->keys, path};
+  if (!c.map) return mb__jax_no_memory();
   mb_status_t st = add_combo(pb, blk, &c);
   mb__cfg_free(c.map);
   return st;
 }
 
-/* The cartesian product of the columns, last key varying fastest. */
-static mb_status_t add_product(mb__pb_t *pb, const block_t *blk,
-                               const mb_cfg_node_t *sweep, const char *path,
-                               const column_t *cols, const char **written) {
-  size_t n = sweep->count, total = 1;
-  for (size_t i = 0; i < n; i++) {
-    total *= cols[i].values->count;
-    if (total > MAX_COMBINATIONS)
-      return mb__pb_error(pb, sweep, path, "more than %u combinations",
-                          MAX_COMBINATIONS);
-  }
-  mb_status_t st = MB_OK;
-  for (size_t idx = 0; st == MB_OK && idx < total; idx++) {
-    combo_t c = {mb__cfg_new(MB_CFG_MAP, sweep->line, NULL), written, path};
-    if (!c.map) return no_memory();
-    size_t rest = idx, pick[64];
-    for (size_t i = n; i-- > 0;) {
-      pick[i] = rest % cols[i].values->count;
-      rest /= cols[i].values->count;
-    }
-    for (size_t i = 0; st == MB_OK && i < n; i++) {
-      mb_cfg_node_t *v = clone(cols[i].values->items[pick[i]]);
-      st = v ? mb__cfg_append(c.map, cols[i].key, v) : no_memory();
-    }
-    if (st == MB_OK) st = add_combo(pb, blk, &c);
-    mb__cfg_free(c.map);
-  }
-  return st;
+/* What each combination of a sweep is added with. */
+typedef struct sweep_ctx {
+  const block_t *blk;
+  const char *const *written;
+  const char *path;
+} sweep_ctx_t;
+
+static mb_status_t add_swept(mb__pb_t *pb, void *ctx, mb_cfg_node_t *map) {
+  const sweep_ctx_t *s = ctx;
+  combo_t c = {map, s->written, s->path};
+  return add_combo(pb, s->blk, &c);
 }
 
 static mb_status_t add_sweep(mb__pb_t *pb, const block_t *blk,
@@ -438,13 +316,16 @@ static mb_status_t add_sweep(mb__pb_t *pb, const block_t *blk,
   if (sweep->count > 64)
     return mb__pb_error(pb, sweep, path, "more than 64 parameters");
   column_t cols[64];
-  const char *written[64];
+  const char *written[64], *keys[64];
+  mb_cfg_node_t *values[64];
   mb_status_t st = MB_OK;
   size_t made = 0;
   for (; st == MB_OK && made < sweep->count; made++) {
     memset(&cols[made], 0, sizeof cols[made]);
     st = read_column(pb, blk->bench, sweep, path, made, &cols[made]);
     written[made] = cols[made].written;
+    keys[made] = cols[made].key;
+    values[made] = cols[made].values;
     for (size_t k = 0; st == MB_OK && k < made; k++)
       if (!strcmp(cols[k].key, cols[made].key)) {
         char here[PATH_CAP];
@@ -454,7 +335,10 @@ static mb_status_t add_sweep(mb__pb_t *pb, const block_t *blk,
                           cols[made].key, cols[k].written);
       }
   }
-  if (st == MB_OK) st = add_product(pb, blk, sweep, path, cols, written);
+  sweep_ctx_t ctx = {blk, written, path};
+  if (st == MB_OK)
+    st = mb__jax_product(pb, sweep, path, keys, values, sweep->count,
+                         MAX_COMBINATIONS, 0, add_swept, &ctx);
   for (size_t i = 0; i < made; i++) mb__cfg_free(cols[i].values);
   return st;
 }
@@ -484,28 +368,6 @@ static mb_status_t add_list(mb__pb_t *pb, const block_t *blk,
 /* ---- one benchmarks[] item ------------------------------------------------
  */
 
-static mb_status_t read_csv_path(mb__pb_t *pb, const mb_cfg_node_t *bench,
-                                 const char *bpath, block_t *blk) {
-  const mb_cfg_node_t *n = mb__cfg_get(bench, "csv_path");
-  const char *csv;
-  char here[PATH_CAP], file[512];
-  if (!n) return MB_OK;
-  mb__path_key(here, sizeof here, bpath, "csv_path");
-  mb_status_t st = mb__pb_string(pb, n, here, &csv);
-  if (st != MB_OK) return st;
-  size_t len = strlen(csv);
-  if (!len) return mb__pb_error(pb, n, here, "is empty");
-  if (len > 4 && !strcmp(csv + len - 4, ".csv")) {
-    if (len >= sizeof blk->csv)
-      return mb__pb_error(pb, n, here, "is too long (%zu bytes at most)",
-                          sizeof blk->csv - 1);
-    memcpy(blk->csv, csv, len + 1);
-    return MB_OK;
-  }
-  snprintf(file, sizeof file, "%s.csv", blk->name);
-  return mb__foreign_join(pb, n, here, csv, file, blk->csv, sizeof blk->csv);
-}
-
 static mb_status_t read_block(mb__pb_t *pb, const mb_cfg_node_t *bench,
                               const char *bpath, block_t *blk) {
   char here[PATH_CAP];
@@ -514,23 +376,27 @@ static mb_status_t read_block(mb__pb_t *pb, const mb_cfg_node_t *bench,
   const mb_cfg_node_t *n = mb__cfg_get(bench, "benchmark_name");
   if (!n) return mb__pb_error(pb, bench, bpath, "`benchmark_name` is missing");
   mb__path_key(here, sizeof here, bpath, "benchmark_name");
+  const mb__jax_name_t *def;
   if ((st = mb__pb_string(pb, n, here, &blk->name)) != MB_OK ||
-      (st = mb__jax_bench_lookup(pb, n, here, blk->name, &blk->bench)) != MB_OK)
+      (st = mb__jax_bench_lookup(pb, n, here, blk->name, &blk->bench, &def)) !=
+          MB_OK)
     return st;
+  if (!blk->bench) { /* defined by the suite, not run here */
+    mb__jax_skip_reason(blk->skip, sizeof blk->skip, "benchmark_name", def);
+    blk->op = def->op;
+  }
   if ((blk->num_runs = mb__cfg_get(bench, "num_runs"))) {
     int64_t runs;
     mb__path_key(here, sizeof here, bpath, "num_runs");
     st = mb__pb_int(pb, blk->num_runs, here, 1, 1000000000, &runs);
     if (st != MB_OK) return st;
   }
-  if ((st = read_csv_path(pb, bench, bpath, blk)) != MB_OK) return st;
-  for (size_t i = 0; i < sizeof k_xla_only / sizeof *k_xla_only; i++) {
-    const mb_cfg_node_t *v = mb__cfg_get(bench, k_xla_only[i]);
-    if (v && (st = mb__foreign_ignore(pb, &blk->ignored, k_xla_only[i], v,
-                                      "has no effect here (XLA/TPU-only): "
-                                      "recorded")) != MB_OK)
-      return st;
+  if ((n = mb__cfg_get(bench, "csv_path"))) {
+    mb__path_key(here, sizeof here, bpath, "csv_path");
+    st = mb__jax_csv_path(pb, n, here, blk->name, blk->csv, sizeof blk->csv);
   }
+  if (st == MB_OK) st = mb__jax_ignore(pb, bench, k_xla_keys, &blk->ignored);
+  if (st != MB_OK) return st;
   if (!mb__cfg_get(bench, "benchmark_params") &&
       !mb__cfg_get(bench, "benchmark_sweep_params"))
     return mb__pb_error(pb, bench, bpath,
@@ -542,8 +408,15 @@ static mb_status_t read_block(mb__pb_t *pb, const mb_cfg_node_t *bench,
 
 static mb_status_t add_block(mb__pb_t *pb, const mb_cfg_node_t *bench,
                              const char *bpath) {
-  block_t blk = {NULL, "", NULL, "", NULL};
+  block_t blk = {NULL, "", NULL, "", NULL, "", NULL};
   mb_status_t st = read_block(pb, bench, bpath, &blk);
+  if (st == MB_OK && *blk.skip) { /* one entry says why, params unread */
+    const mb__jax_skip_t skip = {"jax",   blk.name, blk.op, blk.skip,
+                                 blk.csv, bench,    bpath,  blk.ignored};
+    st = mb__jax_add_skipped(pb, &skip);
+    cJSON_Delete(blk.ignored);
+    return st;
+  }
   /* The suite runs benchmark_params first, then the sweeps. */
   if (st == MB_OK)
     st = add_list(pb, &blk, bench, bpath, "benchmark_params", add_params);
