@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/jax_names.h"
 #include "plan/plan_internal.h"
 #include "rng.h"
 #include "results/result.h"
@@ -198,29 +199,49 @@ static int has_key(const mb_cfg_node_t *map, const char *key) {
   return mb__cfg_get(map, key) != NULL;
 }
 
-/* torchao's top-level keys, or a `benchmarks` list whose items name a
- * `benchmark_name` (JAX suite); anything else is read as native. */
-static const char *detect_schema(const mb_cfg_node_t *root) {
-  static const char *const k_torchao[] = {"benchmark_mode",
-                                          "quantization_config_recipe_names",
-                                          "model_params", "output_dir"};
-  for (size_t i = 0; i < sizeof k_torchao / sizeof *k_torchao; i++)
-    if (has_key(root, k_torchao[i])) return "torchao";
-  const mb_cfg_node_t *b = mb__cfg_get(root, "benchmarks");
-  if (b && b->kind == MB_CFG_LIST && b->count > 0 &&
-      has_key(b->items[0], "benchmark_name"))
-    return "jax";
-  return "native";
-}
-
 static const struct {
   const char *name;
   mb_status_t (*read)(mb__pb_t *pb);
 } k_schemas[] = {
     {"native", mb__schema_native},
     {"torchao", mb__schema_torchao},
-    {"jax", mb__schema_jax},
+    {"jax", mb__schema_jax},       /* the suite's legacy layout */
+    {"jax", mb__schema_jax_sweep}, /* its current one */
 };
+enum { NATIVE, TORCHAO, JAX_LEGACY, JAX_SWEEP };
+
+/* The JAX suite's current layout: `global:` or `hardware:` (no other
+ * schema has them), or a first item that sweeps with `sweep:` or names
+ * a benchmark by `name:` alone -- a native item names its op, ops or
+ * model, and has no `sweep` key. */
+static int is_jax_sweep(const mb_cfg_node_t *root, const mb_cfg_node_t *b) {
+  static const char *const k_native[] = {"op", "ops", "model"};
+  if (has_key(root, "global") || has_key(root, "hardware")) return 1;
+  if (!b || b->kind != MB_CFG_LIST || !b->count) return 0;
+  const mb_cfg_node_t *first = b->items[0];
+  if (has_key(first, "sweep")) return 1;
+  for (size_t i = 0; i < sizeof k_native / sizeof *k_native; i++)
+    if (has_key(first, k_native[i])) return 0;
+  const mb_cfg_node_t *name = mb__cfg_get(first, "name");
+  return name && name->kind == MB_CFG_STRING && name->text &&
+         mb__jax_name_find(MB__JAX_SWEEP, name->text);
+}
+
+/* torchao's top-level keys; a `benchmarks` list whose items name a
+ * `benchmark_name` (the JAX suite's legacy layout) or its current layout;
+ * anything else is read as native. */
+static size_t detect_schema(const mb_cfg_node_t *root) {
+  static const char *const k_torchao[] = {"benchmark_mode",
+                                          "quantization_config_recipe_names",
+                                          "model_params", "output_dir"};
+  for (size_t i = 0; i < sizeof k_torchao / sizeof *k_torchao; i++)
+    if (has_key(root, k_torchao[i])) return TORCHAO;
+  const mb_cfg_node_t *b = mb__cfg_get(root, "benchmarks");
+  if (b && b->kind == MB_CFG_LIST && b->count > 0 &&
+      has_key(b->items[0], "benchmark_name"))
+    return JAX_LEGACY;
+  return is_jax_sweep(root, b) ? JAX_SWEEP : NATIVE;
+}
 
 static mb_status_t build(const mb_cfg_node_t *root, const char *name,
                          const mb_plan_options_t *opts, mb_plan_t **out) {
@@ -234,9 +255,9 @@ static mb_status_t build(const mb_cfg_node_t *root, const char *name,
                       "got a %s",
                       mb__cfg_kind_name(root->kind));
   } else {
-    plan->schema = detect_schema(root);
-    for (size_t i = 0; i < sizeof k_schemas / sizeof *k_schemas; i++)
-      if (!strcmp(k_schemas[i].name, plan->schema)) st = k_schemas[i].read(&pb);
+    size_t schema = detect_schema(root);
+    plan->schema = k_schemas[schema].name;
+    st = k_schemas[schema].read(&pb);
   }
   if (st == MB_OK && plan->count == 0)
     st = mb__pb_error(&pb, root, NULL, "the file defines no benchmarks");

@@ -1,7 +1,8 @@
 /* Internal: what the schema readers (schema_native.c, schema_torchao.c,
- * schema_jax.c) use to turn a config tree into plan entries, and how they
- * word their errors. A reader never prints: it returns MB_ERR_PARSE with
- * "FILE:LINE: PATH: what is wrong; valid: ..." in mb_error_last(). */
+ * schema_jax.c, schema_jax_sweep.c) use to turn a config tree into plan
+ * entries, and how they word their errors. A reader never prints: it returns
+ * MB_ERR_PARSE with "FILE:LINE: PATH: what is wrong; valid: ..." in
+ * mb_error_last(). */
 #ifndef MB_LIB_PLAN_PLAN_BUILD_H
 #define MB_LIB_PLAN_PLAN_BUILD_H
 
@@ -102,5 +103,6 @@ cJSON *mb__cfg_to_cjson(const mb_cfg_node_t *n);
 mb_status_t mb__schema_native(mb__pb_t *pb);
 mb_status_t mb__schema_torchao(mb__pb_t *pb);
 mb_status_t mb__schema_jax(mb__pb_t *pb);
+mb_status_t mb__schema_jax_sweep(mb__pb_t *pb);
 
 #endif

@@ -1,0 +1,605 @@
+/* The JAX accelerator-microbenchmarks suite's current layout (upstream
+ * configs/ *.yaml since 6a306a8): `global:` parameters merged into every
+ * item of `benchmarks:`, each `{name, <params>, sweep: {key: values}}`.
+ * Read as the suite's core/config.py load_config and main.py do: global,
+ * then the item's own keys, then one sweep combination, each overriding
+ * the one before; every name its registry defines is either mapped to one
+ * of our ops (k_benches) or kept as a skipped entry saying why.
+ * docs/config.md, "JAX suite, current layout". */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan/jax_common.h"
+
+#define PATH_CAP MB__JAX_PATH_CAP
+/* core/config.py caps a sweep at 1000 combinations and runs the first. */
+#define MAX_COMBINATIONS 1000u
+
+/* BaseBenchmarkParams (core/base.py): every benchmark takes these. */
+static const char *const k_base_keys[] = {"warmup_tries",
+                                          "num_runs",
+                                          "min_duration_s",
+                                          "xprof_timing",
+                                          "xprof_dir",
+                                          "system",
+                                          "dtype",
+                                          "use_trace_roofline",
+                                          "hardware_stats",
+                                          "seed",
+                                          "csv_path",
+                                          "trace_dir",
+                                          NULL};
+/* Profiling and roofline inputs of the suite's TPU runs; min_duration_s
+ * extends its sampling in time, which our fixed num_runs replaces. */
+static const char *const k_ignored_keys[] = {
+    "xprof_timing",   "xprof_dir", "system",         "use_trace_roofline",
+    "hardware_stats", "trace_dir", "min_duration_s", NULL};
+
+typedef enum dtype_rule {
+  DT_BF16,  /* the suite's code fixes bf16; `dtype` has no effect */
+  DT_PARAM, /* `dtype` (default bfloat16) */
+  DT_GEMM   /* in_dtype (default float8_e4m3fn), out_dtype (bfloat16) */
+} dtype_rule_t;
+
+#define TAG_CAP 64
+#define WHY_CAP 512
+struct combo;
+/* A benchmark's own parameters beyond shape and dtype: `tag` (TAG_CAP)
+ * goes into the entry's name; `why` (WHY_CAP) set skips the combination. */
+typedef mb_status_t (*refine_fn)(mb__pb_t *pb, const struct combo *c,
+                                 mb__plan_item_t *it, char *tag, char *why);
+
+typedef struct sweep_bench {
+  const char *name; /* the suite's registry name */
+  const char *op;   /* our op or alias */
+  /* Our shape, dimension by dimension: the parameter giving it ("": 1),
+   * and the suite's dataclass default. */
+  const char *dims[5];
+  int64_t defaults[5];
+  dtype_rule_t dtype;
+  const char *keys[8]; /* its other parameters, NULL-terminated */
+  refine_fn refine;    /* NULL: none */
+} sweep_bench_t;
+
+static mb_status_t refine_gemm(mb__pb_t *, const struct combo *,
+                               mb__plan_item_t *, char *, char *);
+static mb_status_t refine_hbm(mb__pb_t *, const struct combo *,
+                              mb__plan_item_t *, char *, char *);
+static mb_status_t refine_attention(mb__pb_t *, const struct combo *,
+                                    mb__plan_item_t *, char *, char *);
+
+/* The names the current registry defines that we run (jax_names.c has them
+ * all); parameters and defaults from each benchmark's dataclass. */
+static const sweep_bench_t k_benches[] = {
+    /* matmul.py GemmParams */
+    {"gemm_generalized",
+     "gemm",
+     {"m", "k", "n"},
+     {1024, 1024, 1024},
+     DT_GEMM,
+     {"transpose_a", "transpose_b", "alpha", "beta", "use_scaling_factors"},
+     refine_gemm},
+    /* hbm.py HBMBandwidthParams: `size` elements */
+    {"hbm_bandwidth",
+     "copy",
+     {"", "size"},
+     {1, 134217728},
+     DT_PARAM,
+     {"op_type", "device_id"},
+     refine_hbm},
+    /* compute_ops.py: AddParams, ComputeParams, QuantParams */
+    {"simple_add", "add", {"", "size"}, {1, 1048576}, DT_BF16, {NULL}, NULL},
+    {"rmsnorm",
+     "rmsnorm",
+     {"batch", "dim"},
+     {1024, 4096},
+     DT_BF16,
+     {NULL},
+     NULL},
+    /* Its [batch, 2 dim] input split in halves: silu_mul of [batch, dim]. */
+    {"swiglu",
+     "silu_mul",
+     {"batch", "dim"},
+     {1024, 4096},
+     DT_BF16,
+     {NULL},
+     NULL},
+    {"quantization",
+     "quantization",
+     {"m", "n"},
+     {4096, 4096},
+     DT_BF16,
+     {NULL},
+     NULL},
+    /* attention.py AttentionParams; Sq = Skv = seq_len */
+    {"attention_flashed",
+     "attention",
+     {"batch", "num_q_heads", "seq_len", "seq_len", "head_dim"},
+     {1, 56, 8192, 8192, 128},
+     DT_PARAM,
+     {"mode", "causal", "num_kv_heads"},
+     refine_attention},
+};
+#define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
+
+/* ---- one item of benchmarks: --------------------------------------------
+ */
+
+typedef struct item {
+  const sweep_bench_t *bench;
+  const char *name;
+  const mb_cfg_node_t *global, *entry, *sweep;
+  const char *path; /* benchmarks[i] */
+  char csv[4096];
+  cJSON *ignored;
+} item_t;
+
+/* One combination: the global, item and sweep layers, last wins. */
+typedef struct combo {
+  const item_t *item;
+  const mb_cfg_node_t *swept; /* this combination's sweep values */
+} combo_t;
+
+/* Key `key`'s value in the combination and the path it was written at. */
+static const mb_cfg_node_t *find(const combo_t *c, const char *key, char *path,
+                                 size_t cap) {
+  const item_t *it = c->item;
+  const mb_cfg_node_t *v;
+  if (c->swept && (v = mb__cfg_get(c->swept, key))) {
+    char sweep[PATH_CAP];
+    mb__path_key(sweep, sizeof sweep, it->path, "sweep");
+    mb__path_key(path, cap, sweep, key);
+    return v;
+  }
+  if ((v = mb__cfg_get(it->entry, key))) {
+    mb__path_key(path, cap, it->path, key);
+    return v;
+  }
+  if (it->global && (v = mb__cfg_get(it->global, key))) {
+    mb__path_key(path, cap, "global", key);
+    return v;
+  }
+  return NULL;
+}
+
+static mb_status_t get_int(mb__pb_t *pb, const combo_t *c, const char *key,
+                           int64_t def, int64_t lo, int64_t *out) {
+  char path[PATH_CAP];
+  const mb_cfg_node_t *v = find(c, key, path, sizeof path);
+  *out = def;
+  return v ? mb__pb_int(pb, v, path, lo, INT64_C(1) << 40, out) : MB_OK;
+}
+
+static mb_status_t get_str(mb__pb_t *pb, const combo_t *c, const char *key,
+                           const char *def, const char **out,
+                           const mb_cfg_node_t **at, char *path, size_t cap) {
+  const mb_cfg_node_t *v = find(c, key, path, cap);
+  *out = def;
+  *at = v;
+  return v ? mb__pb_string(pb, v, path, out) : MB_OK;
+}
+
+static mb_status_t get_bool(mb__pb_t *pb, const combo_t *c, const char *key,
+                            int def, int *out) {
+  char path[PATH_CAP];
+  const mb_cfg_node_t *v = find(c, key, path, sizeof path);
+  *out = def;
+  return v ? mb__pb_bool(pb, v, path, out) : MB_OK;
+}
+
+static mb_status_t get_num(mb__pb_t *pb, const combo_t *c, const char *key,
+                           double def, double *out) {
+  char path[PATH_CAP];
+  const mb_cfg_node_t *v = find(c, key, path, sizeof path);
+  *out = def;
+  return v ? mb__pb_number(pb, v, path, out) : MB_OK;
+}
+
+/* A dtype parameter: 1 with *out set; 0 with `why` set (the suite defines
+ * it, we do not run it). */
+static mb_status_t get_dtype(mb__pb_t *pb, const combo_t *c, const char *key,
+                             const char *def, mb_dtype_t *out,
+                             const char **written, char *why, size_t cap) {
+  char path[PATH_CAP] = "";
+  const mb_cfg_node_t *at;
+  const mb__jax_name_t *d;
+  mb_status_t st = get_str(pb, c, key, def, written, &at, path, sizeof path);
+  if (st != MB_OK) return st;
+  switch (mb__jax_dtype_lookup(MB__JAX_SWEEP, *written, out, &d)) {
+    case 1:
+      return MB_OK;
+    case 0:
+      if (!*why) mb__jax_skip_reason(why, cap, key, d);
+      return MB_OK;
+    default:
+      return mb__jax_dtype_error(pb, MB__JAX_SWEEP, at, path, *written);
+  }
+}
+
+/* ---- the benchmarks' own parameters ---------------------------------------
+ */
+
+/* GemmParams: OUT = (A.B) * alpha [+ beta C] [* sf0 sf1], cast to
+ * out_dtype; the row/column factors are our row scales of A and column
+ * scales of B. */
+static mb_status_t refine_gemm(mb__pb_t *pb, const combo_t *c,
+                               mb__plan_item_t *it, char *tag, char *why) {
+  int ta, tb, sf;
+  mb_op_params_t *p = &it->params;
+  mb_status_t st = get_bool(pb, c, "transpose_a", 0, &ta);
+  if (st == MB_OK) st = get_bool(pb, c, "transpose_b", 0, &tb);
+  if (st == MB_OK) st = get_bool(pb, c, "use_scaling_factors", 0, &sf);
+  if (st == MB_OK) st = get_num(pb, c, "alpha", 1.0, &p->alpha);
+  if (st == MB_OK) st = get_num(pb, c, "beta", 0.0, &p->beta);
+  if (st != MB_OK) return st;
+  p->flags |= (ta ? MB_PARAM_TRANS_A : 0) | (tb ? MB_PARAM_TRANS_B : 0);
+  if (sf) {
+    p->scale_a = (mb_scaling_t){MB_SCALE_ROW, {0, 0}};
+    p->scale_b = (mb_scaling_t){MB_SCALE_COL, {0, 0}};
+  }
+  snprintf(tag, TAG_CAP, "%s%s%s", ta ? "/ta" : "", tb ? "/tb" : "",
+           sf ? "/sf" : "");
+  (void)why; /* what our gemm cannot take, its resolve says */
+  return MB_OK;
+}
+
+/* hbm.py's STREAM kernels: copy (y = x + 1: one read, one write, our copy's
+ * bytes) and add run; scale and triad are not ops of ours. */
+static mb_status_t refine_hbm(mb__pb_t *pb, const combo_t *c,
+                              mb__plan_item_t *it, char *tag, char *why) {
+  static const struct {
+    const char *name, *op;
+  } k_kernels[] = {
+      {"copy", "copy"}, {"add", "add"}, {"scale", NULL}, {"triad", NULL}};
+  const char *kind;
+  const mb_cfg_node_t *at;
+  char path[PATH_CAP] = "";
+  int64_t device;
+  mb_status_t st =
+      get_str(pb, c, "op_type", "copy", &kind, &at, path, sizeof path);
+  if (st == MB_OK) st = get_int(pb, c, "device_id", 0, 0, &device);
+  if (st != MB_OK) return st;
+  it->spec.device = (uint32_t)device;
+  snprintf(tag, TAG_CAP, "/%s", kind);
+  for (size_t i = 0; i < sizeof k_kernels / sizeof *k_kernels; i++) {
+    if (strcmp(k_kernels[i].name, kind)) continue;
+    if (k_kernels[i].op)
+      it->op = k_kernels[i].op;
+    else
+      snprintf(why, WHY_CAP,
+               "hbm_bandwidth op_type \"%s\" (a STREAM kernel) is not an "
+               "op of libmicrobench yet; copy and add are",
+               kind);
+    return MB_OK;
+  }
+  return mb__pb_error(pb, at, path,
+                      "unknown op_type \"%s\"; valid: copy, scale, add, "
+                      "triad",
+                      kind);
+}
+
+/* Our attention is multi-head forward: grouped-query heads and the
+ * backward pass are skipped. */
+static mb_status_t refine_attention(mb__pb_t *pb, const combo_t *c,
+                                    mb__plan_item_t *it, char *tag, char *why) {
+  const char *mode;
+  const mb_cfg_node_t *at;
+  char path[PATH_CAP] = "";
+  int causal;
+  int64_t kv;
+  mb_status_t st = get_str(pb, c, "mode", "fwd", &mode, &at, path, sizeof path);
+  if (st == MB_OK) st = get_bool(pb, c, "causal", 1, &causal);
+  if (st == MB_OK) st = get_int(pb, c, "num_kv_heads", 56, 1, &kv);
+  if (st != MB_OK) return st;
+  if (strcmp(mode, "fwd") && strcmp(mode, "bwd"))
+    return mb__pb_error(pb, at, path, "unknown mode \"%s\"; valid: fwd, bwd",
+                        mode);
+  if (causal) it->params.flags |= MB_PARAM_CAUSAL;
+  snprintf(tag, TAG_CAP, "/%s%s", mode, causal ? "/causal" : "");
+  if (!strcmp(mode, "bwd"))
+    snprintf(why, WHY_CAP,
+             "attention_flashed mode bwd: the attention backward pass is not "
+             "an op of libmicrobench yet");
+  else if (kv != it->params.shape[1])
+    snprintf(why, WHY_CAP,
+             "attention_flashed with num_kv_heads %" PRId64
+             " != num_q_heads %" PRId64
+             ": grouped-query attention is not a mode of our attention op "
+             "yet",
+             kv, it->params.shape[1]);
+  return MB_OK;
+}
+
+/* ---- one combination -> one entry -----------------------------------------
+ */
+
+static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c, mb_op_params_t *p,
+                              char *text, size_t cap) {
+  const sweep_bench_t *b = c->item->bench;
+  size_t len = 0;
+  text[0] = '\0';
+  for (size_t i = 0; i < 5 && b->dims[i]; i++, p->ndim++) {
+    p->shape[i] = b->defaults[i];
+    if (!*b->dims[i]) continue; /* a constant 1 */
+    mb_status_t st =
+        get_int(pb, c, b->dims[i], b->defaults[i], 1, &p->shape[i]);
+    if (st != MB_OK) return st;
+    int repeat = 0; /* seq_len gives Sq and Skv: shown once */
+    for (size_t k = 0; k < i; k++) repeat |= !strcmp(b->dims[k], b->dims[i]);
+    int w = repeat ? 0
+                   : snprintf(text + len, cap - len, "%s%" PRId64,
+                              len ? "x" : "", p->shape[i]);
+    if (w > 0 && (size_t)w < cap - len) len += (size_t)w;
+  }
+  return MB_OK;
+}
+
+static mb_status_t read_dtypes(mb__pb_t *pb, const combo_t *c,
+                               mb_op_params_t *p, char *text, size_t cap,
+                               char *why) {
+  const char *in = "bfloat16", *out = NULL;
+  mb_status_t st = MB_OK;
+  switch (c->item->bench->dtype) {
+    case DT_BF16:
+      p->dtype = MB_DTYPE_BF16;
+      break;
+    case DT_PARAM:
+      st = get_dtype(pb, c, "dtype", "bfloat16", &p->dtype, &in, why, WHY_CAP);
+      break;
+    case DT_GEMM:
+      st = get_dtype(pb, c, "in_dtype", "float8_e4m3fn", &p->dtype, &in, why,
+                     WHY_CAP);
+      if (st == MB_OK)
+        st = get_dtype(pb, c, "out_dtype", "bfloat16", &p->dtype_out, &out, why,
+                       WHY_CAP);
+      break;
+  }
+  snprintf(text, cap, "%s%s%s", in, out ? "->" : "", out ? out : "");
+  return st;
+}
+
+static mb_status_t read_timing(mb__pb_t *pb, const combo_t *c,
+                               mb__plan_item_t *it) {
+  char path[PATH_CAP];
+  int64_t seed;
+  const mb_cfg_node_t *v = find(c, "num_runs", path, sizeof path);
+  mb_status_t st = mb__jax_num_runs(pb, v, path, &it->spec);
+  v = find(c, "warmup_tries", path, sizeof path);
+  if (st == MB_OK) st = mb__jax_warmup(pb, v, path, &it->spec);
+  if (st == MB_OK && find(c, "seed", path, sizeof path)) {
+    st = get_int(pb, c, "seed", 0, 0, &seed);
+    it->spec.seed = (uint64_t)seed;
+    it->seed_given = 1;
+  }
+  return st;
+}
+
+/* Every parameter of the combination, layer by layer, as the suite passed
+ * them to the benchmark's dataclass: the record of what ran. */
+static cJSON *params_record(const combo_t *c) {
+  const mb_cfg_node_t *layers[] = {c->item->global, c->item->entry, c->swept};
+  cJSON *o = cJSON_CreateObject();
+  for (size_t l = 0; o && l < 3; l++)
+    for (size_t i = 0; layers[l] && i < layers[l]->count; i++) {
+      const char *k = layers[l]->keys[i];
+      if (!strcmp(k, "name") || !strcmp(k, "sweep")) continue;
+      cJSON *v = mb__cfg_to_cjson(layers[l]->items[i]);
+      if (!v) {
+        cJSON_Delete(o);
+        return NULL;
+      }
+      cJSON_DeleteItemFromObject(o, k);
+      cJSON_AddItemToObject(o, k, v);
+    }
+  return o;
+}
+
+static mb_status_t add_combo(mb__pb_t *pb, void *ctx, mb_cfg_node_t *swept) {
+  const item_t *item = ctx;
+  const combo_t c = {item, swept};
+  const sweep_bench_t *b = item->bench;
+  mb__plan_item_t it = MB__PLAN_ITEM_INIT;
+  char dims[96], types[64], tag[TAG_CAP] = "", why[WHY_CAP] = "";
+  char name[1024];
+  it.op = b->op;
+  mb_status_t st = read_shape(pb, &c, &it.params, dims, sizeof dims);
+  if (st == MB_OK)
+    st = read_dtypes(pb, &c, &it.params, types, sizeof types, why);
+  if (st == MB_OK && b->refine) st = b->refine(pb, &c, &it, tag, why);
+  if (st == MB_OK) st = read_timing(pb, &c, &it);
+  if (st != MB_OK) return st;
+  /* What the suite runs and our op does not take (a dtype pair, a
+   * transpose of a quantized operand) is our limit, not the file's. */
+  mb_op_params_t resolved = it.params;
+  const mb_op_t *op = mb_op_find(it.op);
+  mb_op_apply_alias(it.op, &resolved);
+  if (!*why && mb_op_resolve(op, &resolved) != MB_OK)
+    snprintf(why, sizeof why, "the JAX suite runs this; %s", mb_error_last());
+  snprintf(name, sizeof name, "%s/%s/%s%s", item->name, dims, types, tag);
+  it.name = name;
+  it.group = item->name;
+  it.unsupported = why;
+  it.csv_path = item->csv;
+  it.at = swept && swept->count ? swept : item->entry;
+  it.path = item->path;
+  cJSON *params = params_record(&c);
+  if (!params) return mb__jax_no_memory();
+  const mb__foreign_extra_t extras[] = {{"params", params},
+                                        {"ignored", item->ignored}};
+  it.config = mb__foreign_config(pb, "jax", item->name, extras,
+                                 sizeof extras / sizeof *extras);
+  cJSON_Delete(params);
+  if (!it.config) return MB_ERR_NO_MEMORY;
+  return mb__plan_add(pb, &it);
+}
+
+/* ---- one item of benchmarks: ---------------------------------------------
+ */
+
+/* The parameters benchmark b takes, NULL-terminated: its dataclass's. */
+static void bench_keys(const sweep_bench_t *b, const char *out[40]) {
+  static const char *const k_gemm[] = {"in_dtype", "out_dtype"};
+  size_t n = 0;
+  for (size_t i = 0; k_base_keys[i]; i++) out[n++] = k_base_keys[i];
+  for (size_t i = 0; i < 5 + 8 + 2; i++) {
+    const char *k = i < 5                 ? b->dims[i]
+                    : i < 13              ? b->keys[i - 5]
+                    : b->dtype == DT_GEMM ? k_gemm[i - 13]
+                                          : NULL;
+    int seen = !k || !*k;
+    for (size_t j = 0; !seen && j < n; j++) seen = !strcmp(out[j], k);
+    if (!seen) out[n++] = k;
+  }
+  out[n] = NULL;
+}
+
+/* Every key of map m (the global, an item or its sweep) is a parameter of
+ * the benchmark, as the suite's dataclass requires; `own`: m is an item,
+ * which also has its name and sweep. */
+static mb_status_t check_keys(mb__pb_t *pb, const sweep_bench_t *b,
+                              const mb_cfg_node_t *m, const char *path,
+                              int own) {
+  const char *keys[40];
+  bench_keys(b, keys);
+  for (size_t i = 0; m && i < m->count; i++) {
+    const char *k = m->keys[i];
+    int ok = own && (!strcmp(k, "name") || !strcmp(k, "sweep"));
+    for (size_t j = 0; !ok && keys[j]; j++) ok = !strcmp(keys[j], k);
+    if (ok) continue;
+    char here[PATH_CAP], valid[1024];
+    size_t len = 0;
+    valid[0] = '\0';
+    for (size_t j = 0; keys[j]; j++) {
+      int w = snprintf(valid + len, sizeof valid - len, "%s%s", j ? ", " : "",
+                       keys[j]);
+      if (w > 0 && (size_t)w < sizeof valid - len) len += (size_t)w;
+    }
+    mb__path_key(here, sizeof here, path, k);
+    return mb__pb_error(pb, m->items[i], here,
+                        "%s takes no parameter \"%s\"; valid: %s", b->name, k,
+                        valid);
+  }
+  return MB_OK;
+}
+
+static mb_status_t add_sweep(mb__pb_t *pb, item_t *item) {
+  const mb_cfg_node_t *sw = item->sweep;
+  char path[PATH_CAP];
+  mb__path_key(path, sizeof path, item->path, "sweep");
+  if (sw->kind != MB_CFG_MAP)
+    return mb__pb_error(pb, sw, path, "expected a map of parameters, got a %s",
+                        mb__cfg_kind_name(sw->kind));
+  if (sw->count > 64)
+    return mb__pb_error(pb, sw, path, "more than 64 parameters");
+  mb_status_t st = check_keys(pb, item->bench, sw, path, 0);
+  mb_cfg_node_t *cols[64];
+  size_t made = 0;
+  for (; st == MB_OK && made < sw->count; made++) {
+    char here[PATH_CAP];
+    mb__path_key(here, sizeof here, path, sw->keys[made]);
+    cols[made] = mb__cfg_new(MB_CFG_LIST, sw->items[made]->line, NULL);
+    st = cols[made] ? mb__jax_values(pb, MB__JAX_SWEEP, sw->items[made], here,
+                                     cols[made])
+                    : mb__jax_no_memory();
+  }
+  if (st == MB_OK)
+    st = mb__jax_product(pb, sw, path, (const char *const *)sw->keys, cols,
+                         sw->count, MAX_COMBINATIONS, 1, add_combo, item);
+  for (size_t i = 0; i < made; i++) mb__cfg_free(cols[i]);
+  return st;
+}
+
+/* Parameters that take the whole item out of our hands: the suite's model
+ * presets and CSV shape files, read by its own loader. */
+static const char *const k_outside[][2] = {
+    {"model",
+     "`model` presets (core/model_configs.py) are not read by "
+     "libmicrobench yet"},
+    {"csv_shapes",
+     "`csv_shapes` files (core/csv_loader.py) are not read by "
+     "libmicrobench yet"},
+};
+
+static mb_status_t read_item(mb__pb_t *pb, item_t *item, char *why,
+                             const char **op) {
+  const mb_cfg_node_t *n = mb__cfg_get(item->entry, "name"), *csv;
+  char here[PATH_CAP];
+  if (!n) return mb__pb_error(pb, item->entry, item->path, "`name` is missing");
+  mb__path_key(here, sizeof here, item->path, "name");
+  mb_status_t st = mb__pb_string(pb, n, here, &item->name);
+  if (st != MB_OK) return st;
+  for (size_t i = 0; i < NUM_BENCHES && !item->bench; i++)
+    if (!strcmp(k_benches[i].name, item->name)) item->bench = &k_benches[i];
+  const mb__jax_name_t *def = mb__jax_name_find(MB__JAX_SWEEP, item->name);
+  if (!def)
+    return mb__jax_name_error(pb, MB__JAX_SWEEP, n, here, "name", item->name);
+  *op = def->op;
+  if (!item->bench) mb__jax_skip_reason(why, WHY_CAP, "name", def);
+  for (size_t i = 0; !*why && i < sizeof k_outside / sizeof *k_outside; i++)
+    if (mb__cfg_get(item->entry, k_outside[i][0]))
+      snprintf(why, WHY_CAP, "%s %s", item->name, k_outside[i][1]);
+  const mb_cfg_node_t *layers[] = {item->entry, item->global};
+  for (size_t l = 0; l < 2 && st == MB_OK; l++) {
+    if (!layers[l]) continue;
+    if ((csv = mb__cfg_get(layers[l], "csv_path")) && !*item->csv) {
+      mb__path_key(here, sizeof here, l ? "global" : item->path, "csv_path");
+      st = mb__jax_csv_path(pb, csv, here, item->name, item->csv,
+                            sizeof item->csv);
+    }
+    if (st == MB_OK)
+      st = mb__jax_ignore(pb, layers[l], k_ignored_keys, &item->ignored);
+  }
+  if (st != MB_OK || *why) return st;
+  item->sweep = mb__cfg_get(item->entry, "sweep");
+  st = check_keys(pb, item->bench, item->global, "global", 0);
+  return st == MB_OK ? check_keys(pb, item->bench, item->entry, item->path, 1)
+                     : st;
+}
+
+static mb_status_t add_item(mb__pb_t *pb, const mb_cfg_node_t *global,
+                            const mb_cfg_node_t *entry, const char *path) {
+  if (entry->kind != MB_CFG_MAP)
+    return mb__pb_error(pb, entry, path,
+                        "expected a map (name, sweep, ...), "
+                        "got a %s",
+                        mb__cfg_kind_name(entry->kind));
+  item_t item = {NULL, "", global, entry, NULL, path, "", NULL};
+  char why[WHY_CAP] = "";
+  const char *op = NULL;
+  mb_status_t st = read_item(pb, &item, why, &op);
+  if (st == MB_OK && *why) { /* one entry says why; parameters unread */
+    const mb__jax_skip_t skip = {"jax",    item.name, op,   why,
+                                 item.csv, entry,     path, item.ignored};
+    st = mb__jax_add_skipped(pb, &skip);
+  } else if (st == MB_OK) {
+    st = item.sweep ? add_sweep(pb, &item) : add_combo(pb, &item, NULL);
+  }
+  cJSON_Delete(item.ignored);
+  return st;
+}
+
+mb_status_t mb__schema_jax_sweep(mb__pb_t *pb) {
+  static const char *const k_top[] = {"global", "benchmarks", "hardware", NULL};
+  static const char *const k_hardware[] = {"hardware", NULL};
+  mb_status_t st = mb__pb_check_keys(pb, pb->root, "", k_top);
+  const mb_cfg_node_t *global = mb__cfg_get(pb->root, "global");
+  const mb_cfg_node_t *list = mb__cfg_get(pb->root, "benchmarks");
+  cJSON *ignored = NULL;
+  if (st == MB_OK && global && global->kind != MB_CFG_MAP)
+    return mb__pb_error(pb, global, "global", "expected a map, got a %s",
+                        mb__cfg_kind_name(global->kind));
+  if (st == MB_OK && (!list || list->kind != MB_CFG_LIST))
+    return mb__pb_error(pb, list ? list : pb->root, "benchmarks",
+                        "expected a list of benchmarks");
+  /* The machine's peak figures, for the suite's roofline: ours measures
+   * its own. */
+  if (st == MB_OK) st = mb__jax_ignore(pb, pb->root, k_hardware, &ignored);
+  cJSON_Delete(ignored);
+  for (size_t i = 0; st == MB_OK && i < list->count; i++) {
+    char path[PATH_CAP];
+    mb__path_index(path, sizeof path, "benchmarks", i);
+    st = add_item(pb, global, list->items[i], path);
+  }
+  return st;
+}
