@@ -16,20 +16,14 @@
 /* core/config.py caps a sweep at 1000 combinations and runs the first. */
 #define MAX_COMBINATIONS 1000u
 
-/* BaseBenchmarkParams (core/base.py): every benchmark takes these. */
-static const char *const k_base_keys[] = {"warmup_tries",
-                                          "num_runs",
-                                          "min_duration_s",
-                                          "xprof_timing",
-                                          "xprof_dir",
-                                          "system",
-                                          "dtype",
-                                          "use_trace_roofline",
-                                          "hardware_stats",
-                                          "seed",
-                                          "csv_path",
-                                          "trace_dir",
-                                          NULL};
+/* BaseBenchmarkParams (core/base.py): every benchmark takes these, and
+ * seed (gemm's) and the legacy layout's csv_path and trace_dir. */
+// clang-format off
+static const char *const k_base_keys[] = {
+    "warmup_tries", "num_runs", "min_duration_s", "xprof_timing", "xprof_dir",
+    "system", "dtype", "use_trace_roofline", "hardware_stats", "seed",
+    "csv_path", "trace_dir", NULL};
+// clang-format on
 /* Profiling and roofline inputs of the suite's TPU runs; min_duration_s
  * extends its sampling in time, which our fixed num_runs replaces. */
 static const char *const k_ignored_keys[] = {
@@ -61,67 +55,6 @@ typedef struct sweep_bench {
   const char *keys[8]; /* its other parameters, NULL-terminated */
   refine_fn refine;    /* NULL: none */
 } sweep_bench_t;
-
-static mb_status_t refine_gemm(mb__pb_t *, const struct combo *,
-                               mb__plan_item_t *, char *, char *);
-static mb_status_t refine_hbm(mb__pb_t *, const struct combo *,
-                              mb__plan_item_t *, char *, char *);
-static mb_status_t refine_attention(mb__pb_t *, const struct combo *,
-                                    mb__plan_item_t *, char *, char *);
-
-/* The names the current registry defines that we run (jax_names.c has them
- * all); parameters and defaults from each benchmark's dataclass. */
-static const sweep_bench_t k_benches[] = {
-    /* matmul.py GemmParams */
-    {"gemm_generalized",
-     "gemm",
-     {"m", "k", "n"},
-     {1024, 1024, 1024},
-     DT_GEMM,
-     {"transpose_a", "transpose_b", "alpha", "beta", "use_scaling_factors"},
-     refine_gemm},
-    /* hbm.py HBMBandwidthParams: `size` elements */
-    {"hbm_bandwidth",
-     "copy",
-     {"", "size"},
-     {1, 134217728},
-     DT_PARAM,
-     {"op_type", "device_id"},
-     refine_hbm},
-    /* compute_ops.py: AddParams, ComputeParams, QuantParams */
-    {"simple_add", "add", {"", "size"}, {1, 1048576}, DT_BF16, {NULL}, NULL},
-    {"rmsnorm",
-     "rmsnorm",
-     {"batch", "dim"},
-     {1024, 4096},
-     DT_BF16,
-     {NULL},
-     NULL},
-    /* Its [batch, 2 dim] input split in halves: silu_mul of [batch, dim]. */
-    {"swiglu",
-     "silu_mul",
-     {"batch", "dim"},
-     {1024, 4096},
-     DT_BF16,
-     {NULL},
-     NULL},
-    {"quantization",
-     "quantization",
-     {"m", "n"},
-     {4096, 4096},
-     DT_BF16,
-     {NULL},
-     NULL},
-    /* attention.py AttentionParams; Sq = Skv = seq_len */
-    {"attention_flashed",
-     "attention",
-     {"batch", "num_q_heads", "seq_len", "seq_len", "head_dim"},
-     {1, 56, 8192, 8192, 128},
-     DT_PARAM,
-     {"mode", "causal", "num_kv_heads"},
-     refine_attention},
-};
-#define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
 
 /* ---- one item of benchmarks: --------------------------------------------
  */
@@ -310,6 +243,60 @@ static mb_status_t refine_attention(mb__pb_t *pb, const combo_t *c,
              kv, it->params.shape[1]);
   return MB_OK;
 }
+
+/* The names the current registry defines that we run (jax_names.c has them
+ * all); parameters and defaults from each benchmark's dataclass. */
+static const sweep_bench_t k_benches[] = {
+    /* matmul.py GemmParams */
+    {"gemm_generalized",
+     "gemm",
+     {"m", "k", "n"},
+     {1024, 1024, 1024},
+     DT_GEMM,
+     {"transpose_a", "transpose_b", "alpha", "beta", "use_scaling_factors"},
+     refine_gemm},
+    /* hbm.py HBMBandwidthParams: `size` elements */
+    {"hbm_bandwidth",
+     "copy",
+     {"", "size"},
+     {1, 134217728},
+     DT_PARAM,
+     {"op_type", "device_id"},
+     refine_hbm},
+    /* compute_ops.py: AddParams, ComputeParams, QuantParams */
+    {"simple_add", "add", {"", "size"}, {1, 1048576}, DT_BF16, {NULL}, NULL},
+    {"rmsnorm",
+     "rmsnorm",
+     {"batch", "dim"},
+     {1024, 4096},
+     DT_BF16,
+     {NULL},
+     NULL},
+    /* Its [batch, 2 dim] input split in halves: silu_mul of [batch, dim]. */
+    {"swiglu",
+     "silu_mul",
+     {"batch", "dim"},
+     {1024, 4096},
+     DT_BF16,
+     {NULL},
+     NULL},
+    {"quantization",
+     "quantization",
+     {"m", "n"},
+     {4096, 4096},
+     DT_BF16,
+     {NULL},
+     NULL},
+    /* attention.py AttentionParams; Sq = Skv = seq_len */
+    {"attention_flashed",
+     "attention",
+     {"batch", "num_q_heads", "seq_len", "seq_len", "head_dim"},
+     {1, 56, 8192, 8192, 128},
+     DT_PARAM,
+     {"mode", "causal", "num_kv_heads"},
+     refine_attention},
+};
+#define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
 
 /* ---- one combination -> one entry -----------------------------------------
  */

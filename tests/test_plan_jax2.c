@@ -1,0 +1,436 @@
+/* The JAX suite's names we do not run (issue 23 item 7: skipped entries
+ * saying why, in both layouts; a name or dtype the suite does not define
+ * stays an error) and its current layout (item 8: global: + benchmarks:
+ * [{name, sweep}]), through the public plan API, on upstream's own config
+ * files (tests/configs/jax/current/) and small ones written here. */
+#include "test_util.h"
+
+static mb_context_t *g_ctx;
+
+static int setup(void **state) {
+  (void)state;
+  g_ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  mb_context_destroy(g_ctx);
+  return 0;
+}
+
+static mb_plan_t *load(const char *rel) {
+  char path[4096];
+  mb_plan_t *plan = NULL;
+  snprintf(path, sizeof path, "%s/%s", MB_TEST_CONFIG_DIR, rel);
+  if (mb_plan_load(path, NULL, &plan) != MB_OK)
+    fail_msg("%s: %s", rel, mb_error_last());
+  return plan;
+}
+
+static mb_plan_t *parse_opts(const char *text, const mb_plan_options_t *opts) {
+  mb_plan_t *plan = NULL;
+  if (mb_plan_parse(text, strlen(text), "t.yaml", opts, &plan) != MB_OK)
+    fail_msg("%s\n%s", mb_error_last(), text);
+  return plan;
+}
+
+static mb_plan_t *parse(const char *text) {
+  return parse_opts(text, NULL);
+}
+
+static mb_plan_entry_t entry(const mb_plan_t *plan, size_t i) {
+  mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
+  assert_int_equal(mb_plan_entry(plan, i, &e), MB_OK);
+  return e;
+}
+
+/* The text fails with MB_ERR_PARSE and every needle in the message. */
+static void expect_error(const char *text, const char *a, const char *b) {
+  mb_plan_t *plan = NULL;
+  mb_status_t st = mb_plan_parse(text, strlen(text), "bad.yaml", NULL, &plan);
+  if (st == MB_OK) {
+    mb_plan_destroy(plan);
+    fail_msg("loaded:\n%s", text);
+  }
+  assert_int_equal(st, MB_ERR_PARSE);
+  assert_contains(mb_error_last(), a);
+  if (b) assert_contains(mb_error_last(), b);
+}
+
+static void expect_skip(const mb_plan_t *plan, size_t i, const char *name,
+                        const char *why) {
+  mb_plan_entry_t e = entry(plan, i);
+  assert_string_equal(e.name, name);
+  assert_contains(e.skip_reason, why);
+}
+
+/* ---- item 7: the legacy layout ------------------------------------------ */
+
+/* Every name of BENCHMARK_MAP in upstream's Ironwood/src/run_benchmark.py
+ * (947f49d): none is an input error. */
+static void test_legacy_every_name_defined(void **state) {
+  (void)state;
+  static const char *const k_names[] = {"all_gather",
+                                        "psum",
+                                        "psum_scatter",
+                                        "all_to_all",
+                                        "ppermute",
+                                        "send_recv",
+                                        "naive_matmul",
+                                        "single_host_naive_matmul",
+                                        "multilayer_collective_matmul",
+                                        "collective_matmul_one_direction",
+                                        "collective_matmul_two_directions",
+                                        "numpy_convolve",
+                                        "scipy_signal_convolve",
+                                        "scipy_signal_convolve2d",
+                                        "lax_conv_general_dilated",
+                                        "tokamax_splash_attention",
+                                        "single_device_hbm_copy",
+                                        "gemm_simple",
+                                        "gemm_simple_with_dtype",
+                                        "gemm_multiple_run",
+                                        "gemm_throttling",
+                                        "gemm",
+                                        "gemm_accum",
+                                        "quantization",
+                                        "transpose_quantization",
+                                        "quantization_static_scaling",
+                                        "transpose_quantization_static_scaling",
+                                        "swiglu_fwd",
+                                        "swiglu_bwd",
+                                        "rmsnorm_fwd",
+                                        "rmsnorm_bwd",
+                                        "add",
+                                        "gemm_fp8_rowwise",
+                                        "gemm_fp8_b128_fp32",
+                                        "gemm_fp8_rowwise_static_scaling",
+                                        "gemm_fp8_b128_fp32_static_scaling",
+                                        "gemm_mxfp8_b32",
+                                        "gemm_mxfp8_b32_static_scaling",
+                                        "gemm_fp8_rowwise_w_dequantize",
+                                        "inference_add",
+                                        "inference_rmsnorm",
+                                        "inference_silu_mul",
+                                        "inference_sigmoid",
+                                        "host_device"};
+  for (size_t i = 0; i < sizeof k_names / sizeof *k_names; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "benchmarks:\n- benchmark_name: %s\n"
+             "  benchmark_params: [{m: 64, k: 64, n: 64}]\n",
+             k_names[i]);
+    mb_plan_t *plan = NULL;
+    mb_status_t st = mb_plan_parse(text, strlen(text), "t.yaml", NULL, &plan);
+    /* A name we run may refuse these params; none is "not defined". */
+    if (st != MB_OK && strstr(mb_error_last(), "not a benchmark of"))
+      fail_msg("%s: %s", k_names[i], mb_error_last());
+    if (st == MB_OK && *entry(plan, 0).skip_reason)
+      assert_contains(entry(plan, 0).skip_reason, "defined by the JAX suite");
+    mb_plan_destroy(plan);
+  }
+}
+
+static void test_legacy_skips_and_runs_the_rest(void **state) {
+  (void)state;
+  static const char k_text[] =
+      "benchmarks:\n"
+      "- benchmark_name: add\n"
+      "  benchmark_params: [{m: 64, n: 64, num_runs: 3}]\n"
+      "- benchmark_name: gemm_mxfp8_b32\n"
+      "  csv_path: /tmp/mb_jax2\n"
+      "  benchmark_sweep_params: [{m: 64, k: 64, n: 64}]\n"
+      "- benchmark_name: psum\n"
+      "  benchmark_sweep_params: [{matrix_dim: 8}]\n"
+      "- benchmark_name: host_device\n"
+      "  benchmark_sweep_params: [{data_size_mib: 1}]\n"
+      "- benchmark_name: single_device_hbm_copy\n"
+      "  benchmark_sweep_params:\n"
+      "  - {num_elements: 1024, dtype_list: [bfloat16, float4], num_runs: 2}\n";
+  mb_plan_options_t opts = MB_PLAN_OPTIONS_INIT;
+  opts.backend = "cpu"; /* does not lift a skip that is the library's */
+  mb_plan_t *plan = parse_opts(k_text, &opts);
+  assert_string_equal(mb_plan_schema(plan), "jax");
+  assert_int_equal(mb_plan_count(plan), 6);
+  assert_string_equal(entry(plan, 0).skip_reason, "");
+  expect_skip(plan, 1, "gemm_mxfp8_b32",
+              "benchmark_name \"gemm_mxfp8_b32\" (MXFP8 GEMM) is defined by "
+              "the JAX suite but not available in libmicrobench yet");
+  assert_string_equal(entry(plan, 1).op, "gemm");
+  assert_string_equal(entry(plan, 1).csv_path,
+                      "/tmp/mb_jax2/gemm_mxfp8_b32.csv");
+  expect_skip(plan, 2, "psum", "collectives are not in libmicrobench yet");
+  expect_skip(plan, 3, "host_device",
+              "host\xe2\x86\x94"
+              "device copies are not an op of libmicrobench yet (issue 23 "
+              "item 8; the CPU backend has no device memory)");
+  assert_string_equal(entry(plan, 4).skip_reason, "");
+  expect_skip(plan, 5, "single_device_hbm_copy/1024/float4",
+              "dtype \"float4\" (float4_e2m1fn) is defined by the JAX suite");
+  /* The skipped ones still make results (JSON with every dimension). */
+  for (size_t i = 1; i < 4; i++) {
+    mb_result_t *r = NULL;
+    assert_int_equal(mb_plan_run(g_ctx, plan, i, &r), MB_OK);
+    mb_result_info_t info = MB_RESULT_INFO_INIT;
+    mb_result_info(r, &info);
+    assert_int_equal(info.status, MB_RESULT_SKIPPED);
+    assert_contains(mb_result_json(r), "\"block\"");
+    mb_result_destroy(r);
+  }
+  mb_plan_destroy(plan);
+}
+
+static void test_legacy_undefined_names_are_errors(void **state) {
+  (void)state;
+  expect_error(
+      "benchmarks:\n- benchmark_name: gemm_mxfp9\n"
+      "  benchmark_params: [{m: 8}]\n",
+      "bad.yaml:2: benchmarks[0].benchmark_name: benchmark_name "
+      "\"gemm_mxfp9\" is not a benchmark of the JAX suite; its "
+      "benchmarks: all_gather, psum",
+      "gemm_mxfp8_b32, gemm_mxfp8_b32_static_scaling");
+  expect_error(
+      "benchmarks:\n- benchmark_name: inference_add\n"
+      "  benchmark_params: [{m: 8, n: 8, dtype: float4_e2m1fn}]\n",
+      "bad.yaml:3: benchmarks[0].benchmark_params[0].dtype: unknown "
+      "dtype \"float4_e2m1fn\"; valid: bfloat16",
+      "int32, float4");
+}
+
+/* ---- item 8: the current layout ----------------------------------------- */
+
+static void test_sweep_detected(void **state) {
+  (void)state;
+  static const char *const k_jax[] = {
+      "global: {num_runs: 2}\nbenchmarks:\n- {name: simple_add, size: 64}\n",
+      "benchmarks:\n- name: simple_add\n  sweep: {size: [64]}\n",
+      "benchmarks:\n- {name: simple_add, size: 64}\n",
+      "hardware: {tflops: 1}\nbenchmarks:\n- {name: simple_add}\n"};
+  for (size_t i = 0; i < sizeof k_jax / sizeof *k_jax; i++) {
+    mb_plan_t *plan = parse(k_jax[i]);
+    assert_string_equal(mb_plan_schema(plan), "jax");
+    assert_string_equal(entry(plan, 0).op, "add");
+    mb_plan_destroy(plan);
+  }
+  /* A native item names its op: still native, even named like a JAX one. */
+  mb_plan_t *plan = parse(
+      "benchmarks:\n- {name: simple_add, op: gemm, shapes: [[8, 8, 8]]}\n");
+  assert_string_equal(mb_plan_schema(plan), "native");
+  mb_plan_destroy(plan);
+}
+
+static void test_sweep_upstream_gemm_and_hbm(void **state) {
+  (void)state;
+  mb_plan_t *plan = load("jax/current/gemm_generalized.yaml");
+  assert_string_equal(mb_plan_schema(plan), "jax");
+  assert_int_equal(mb_plan_count(plan), 4); /* m 1024, 2048, 4096; one */
+  static const int64_t k_m[] = {1024, 2048, 4096, 2048};
+  for (size_t i = 0; i < 4; i++) {
+    mb_plan_entry_t e = entry(plan, i);
+    assert_string_equal(e.op, "gemm");
+    assert_int_equal(e.params.shape[0], k_m[i]);
+    assert_int_equal(e.params.shape[1], 2048);
+    assert_int_equal(e.params.shape[2], 2048);
+    /* in_dtype's default, not global's dtype (matmul.py ignores it) */
+    assert_int_equal(e.params.dtype, MB_DTYPE_F8E4M3);
+    assert_int_equal(e.params.dtype_out, MB_DTYPE_BF16);
+    assert_int_equal(e.spec.criterion, MB_CRITERION_FIXED);
+    assert_int_equal(e.spec.samples, 5);
+    assert_int_equal(e.spec.warmup_runs, 2);
+  }
+  assert_string_equal(
+      entry(plan, 0).name,
+      "gemm_generalized/1024x2048x2048/float8_e4m3fn->bfloat16");
+  mb_plan_destroy(plan);
+  plan = load("jax/current/hbm_bandwidth.yaml");
+  assert_int_equal(mb_plan_count(plan), 11); /* 2^19 .. 2^29, end included */
+  for (size_t i = 0; i < 11; i++) {
+    mb_plan_entry_t e = entry(plan, i);
+    assert_string_equal(e.op, "copy");
+    assert_int_equal(e.params.shape[0], 1);
+    assert_int_equal(e.params.shape[1], INT64_C(524288) << i);
+    assert_int_equal(e.params.dtype, MB_DTYPE_BF16);
+  }
+  mb_plan_destroy(plan);
+}
+
+static void test_sweep_upstream_skips(void **state) {
+  (void)state;
+  mb_plan_t *plan = load("jax/current/all_gather.yaml");
+  assert_int_equal(mb_plan_count(plan), 1);
+  expect_skip(plan, 0, "all_gather",
+              "name \"all_gather\" (all-gather across devices) is defined by "
+              "the JAX suite but not available in libmicrobench yet: "
+              "collectives are not in libmicrobench yet");
+  mb_plan_destroy(plan);
+  plan = load("jax/current/host_device.yaml");
+  assert_int_equal(mb_plan_count(plan), 2);
+  expect_skip(plan, 0, "host_to_device", "host\xe2\x86\x94");
+  expect_skip(plan, 1, "device_to_host", "the CPU backend has no device");
+  mb_plan_destroy(plan);
+  /* 4 seq_len x causal x mode; GQA (8 kv heads of 128) and bwd skipped */
+  plan = load("jax/current/attention_jax_flash.yaml");
+  assert_int_equal(mb_plan_count(plan), 16);
+  expect_skip(plan, 0, "attention_flashed/1x128x4096x256/bfloat16/fwd/causal",
+              "grouped-query attention is not a mode of our attention op");
+  expect_skip(plan, 1, "attention_flashed/1x128x4096x256/bfloat16/bwd/causal",
+              "the attention backward pass is not an op");
+  mb_plan_destroy(plan);
+  plan = load("jax/current/sample.yaml");
+  assert_int_equal(mb_plan_count(plan), 4 + 5 + 11);
+  expect_skip(plan, 4, "all_reduce", "collectives");
+  expect_skip(plan, 5, "all_reduce#2", "collectives");
+  mb_plan_destroy(plan);
+}
+
+static void test_sweep_ranges_and_layers(void **state) {
+  (void)state;
+  /* No multiplier: +increase_by, default 1; global < item < sweep. */
+  mb_plan_t *plan = parse(
+      "global: {num_runs: 4, warmup_tries: 0, dtype: float32}\n"
+      "benchmarks:\n"
+      "- name: hbm_bandwidth\n"
+      "  num_runs: 3\n"
+      "  sweep:\n"
+      "    size: {start: 8, end: 10}\n"
+      "    num_runs: [7]\n"
+      "- name: hbm_bandwidth\n"
+      "  sweep: {size: {start: 8, end: 12, multiplier: 1, increase_by: 4}}\n"
+      "- name: gemm_generalized\n"
+      "  sweep:\n"
+      "    in_dtype: [bfloat16, float4_e2m1fn]\n"
+      "    transpose_b: [true]\n");
+  assert_int_equal(mb_plan_count(plan), 3 + 2 + 2);
+  for (size_t i = 0; i < 3; i++) {
+    mb_plan_entry_t e = entry(plan, i);
+    assert_int_equal(e.params.shape[1], 8 + (int64_t)i);
+    assert_int_equal(e.params.dtype, MB_DTYPE_F32);
+    assert_int_equal(e.spec.samples, 7);
+    assert_int_equal(e.spec.warmup_runs, 0);
+  }
+  assert_int_equal(entry(plan, 4).params.shape[1], 12);
+  assert_int_equal(entry(plan, 4).spec.samples, 4);
+  mb_plan_entry_t g = entry(plan, 5);
+  assert_string_equal(g.name,
+                      "gemm_generalized/1024x1024x1024/"
+                      "bfloat16->bfloat16/tb");
+  assert_true(g.params.flags & MB_PARAM_TRANS_B);
+  assert_string_equal(g.skip_reason, "");
+  expect_skip(plan, 6,
+              "gemm_generalized/1024x1024x1024/float4_e2m1fn->bfloat16/tb",
+              "in_dtype \"float4_e2m1fn\" (FP4 e2m1) is defined by the JAX "
+              "suite but not available in libmicrobench yet");
+  mb_plan_destroy(plan);
+  /* More than 1000 combinations: the first 1000, as the suite, noted. */
+  plan = parse(
+      "benchmarks:\n- name: simple_add\n"
+      "  sweep: {size: {start: 1, end: 100}, num_runs: "
+      "{start: 1, end: 20}}\n");
+  assert_int_equal(mb_plan_count(plan), 1000);
+  int noted = 0;
+  for (size_t i = 0; i < mb_plan_note_count(plan); i++)
+    noted |= strstr(mb_plan_note(plan, i), "the first 1000 run") != NULL;
+  assert_true(noted);
+  mb_plan_destroy(plan);
+}
+
+static void test_sweep_errors(void **state) {
+  (void)state;
+  expect_error("global: {}\nbenchmarks:\n- {name: gemm_generalised}\n",
+               "bad.yaml:3: benchmarks[0].name: name \"gemm_generalised\" is "
+               "not a benchmark of the JAX suite; its benchmarks: "
+               "gemm_generalized, hbm_bandwidth",
+               "host_to_device, device_to_host");
+  expect_error(
+      "global: {dtype: float99}\nbenchmarks:\n- {name: simple_add}\n"
+      "- {name: hbm_bandwidth}\n",
+      "bad.yaml:1: global.dtype: unknown dtype \"float99\"; valid: "
+      "bfloat16, float32",
+      "float4_e2m1fn");
+  expect_error("global: {}\nbenchmarks:\n- name: rmsnorm\n  size: 8\n",
+               "bad.yaml:4: benchmarks[0].size: rmsnorm takes no parameter "
+               "\"size\"; valid: warmup_tries",
+               "batch, dim");
+  expect_error("global: {op_type: copy}\nbenchmarks:\n- {name: swiglu}\n",
+               "global.op_type: swiglu takes no parameter \"op_type\"", NULL);
+  expect_error(
+      "global: {}\nbenchmarks:\n- name: hbm_bandwidth\n"
+      "  sweep: {op_type: [copy, sum]}\n",
+      "bad.yaml:4: benchmarks[0].sweep.op_type: unknown op_type "
+      "\"sum\"; valid: copy, scale, add, triad",
+      NULL);
+  expect_error(
+      "global: {}\nbenchmarks:\n- name: simple_add\n"
+      "  sweep: {size: {start: 8, end: 64, multiplier: 0.5}}\n",
+      "bad.yaml:4: benchmarks[0].sweep.size: multiplier 0.5 would "
+      "never pass end",
+      NULL);
+  expect_error(
+      "global: {}\nbenchmarks:\n- name: simple_add\n"
+      "  sweep: {size: {start: 8, end: 64, step: 2}}\n",
+      "unknown key", "step");
+  expect_error("global: {}\nbenchmarks:\n- {name: simple_add, size: -8}\n",
+               "benchmarks[0].size", NULL);
+  expect_error("global: [1]\nbenchmarks:\n- {name: simple_add}\n",
+               "bad.yaml:1: global: expected a map, got a list", NULL);
+}
+
+static void test_sweep_model_and_csv_shapes_skip(void **state) {
+  (void)state;
+  mb_plan_t *plan = parse(
+      "global: {}\nbenchmarks:\n"
+      "- {name: gemm_generalized, model: llama3_8b}\n"
+      "- {name: gemm_generalized, csv_shapes: s.csv}\n");
+  assert_int_equal(mb_plan_count(plan), 2);
+  expect_skip(plan, 0, "gemm_generalized", "`model` presets");
+  expect_skip(plan, 1, "gemm_generalized#2", "`csv_shapes` files");
+  mb_plan_destroy(plan);
+}
+
+/* The small file runs here: every mapped benchmark passes its check. */
+static void test_sweep_runs_on_cpu(void **state) {
+  (void)state;
+  mb_plan_options_t opts = MB_PLAN_OPTIONS_INIT;
+  opts.backend = "cpu";
+  char path[4096];
+  mb_plan_t *plan = NULL;
+  snprintf(path, sizeof path, "%s/jax/tiny_sweep.yaml", MB_TEST_CONFIG_DIR);
+  assert_int_equal(mb_plan_load(path, &opts, &plan), MB_OK);
+  size_t ran = 0, skipped = 0;
+  for (size_t i = 0; i < mb_plan_count(plan); i++) {
+    mb_result_t *r = NULL;
+    assert_int_equal(mb_plan_run(g_ctx, plan, i, &r), MB_OK);
+    mb_result_info_t info = MB_RESULT_INFO_INIT;
+    mb_result_info(r, &info);
+    mb_correctness_t c = MB_CORRECTNESS_INIT;
+    mb_result_correctness(r, &c);
+    if (info.status == MB_RESULT_SKIPPED) {
+      skipped++;
+    } else {
+      if (info.status != MB_RESULT_OK || (c.checked && !c.pass))
+        fail_msg("%s: %s", entry(plan, i).name, info.reason);
+      ran++;
+    }
+    mb_result_destroy(r);
+  }
+  assert_int_equal(ran, 14);
+  assert_int_equal(skipped, 5); /* triad x3, all_reduce, host_to_device */
+  mb_plan_destroy(plan);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_legacy_every_name_defined),
+      cmocka_unit_test(test_legacy_skips_and_runs_the_rest),
+      cmocka_unit_test(test_legacy_undefined_names_are_errors),
+      cmocka_unit_test(test_sweep_detected),
+      cmocka_unit_test(test_sweep_upstream_gemm_and_hbm),
+      cmocka_unit_test(test_sweep_upstream_skips),
+      cmocka_unit_test(test_sweep_ranges_and_layers),
+      cmocka_unit_test(test_sweep_errors),
+      cmocka_unit_test(test_sweep_model_and_csv_shapes_skip),
+      cmocka_unit_test(test_sweep_runs_on_cpu),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
