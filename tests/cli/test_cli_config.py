@@ -344,6 +344,8 @@ class Config(unittest.TestCase):
         for sub in ("torchao", "jax"):
             d = os.path.join(CONFIGS, sub)
             for name in sorted(os.listdir(d)):
+                if not os.path.isfile(os.path.join(d, name)):
+                    continue  # jax/current: the suite's current layout
                 with open(os.path.join(d, name)) as f:
                     blocks.append((f"{sub}/{name}", f.read()))
         # The seed documents themselves, where they sit beside the repo.
@@ -371,6 +373,94 @@ class Config(unittest.TestCase):
                 f"{label}: {p.stderr}")
         self.assertGreaterEqual(tried, 15)
         self.assertGreaterEqual(loaded, 8)
+
+
+class JaxSuiteNames(unittest.TestCase):
+    """Issue 23 items 7 and 8: the JAX suite's files, both layouts, list
+    every benchmark (what we do not run as skipped, saying why), and the
+    rest runs."""
+
+    def dry_rows(self, path):
+        p = mbench("run", "--config", path, "--backend", "cpu", "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [line for line in p.stdout.splitlines()
+                if re.match(r"\d+ ", line)]
+        m = re.search(r"\(jax schema\): (\d+) benchmarks?;", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        self.assertEqual(len(rows), int(m.group(1)), p.stdout)
+        return rows
+
+    def test_current_layout_files_list_every_benchmark(self):
+        d = os.path.join(CONFIGS, "jax", "current")
+        expect = {"gemm_generalized.yaml": (4, 0),
+                  "hbm_bandwidth.yaml": (11, 0),
+                  "all_gather.yaml": (1, 1),
+                  "host_device.yaml": (2, 2),
+                  "attention_jax_flash.yaml": (16, 16),
+                  "sample.yaml": (20, 5)}
+        for name, (count, skipped) in expect.items():
+            rows = self.dry_rows(os.path.join(d, name))
+            self.assertEqual(len(rows), count, name)
+            skips = [r for r in rows if "skipped: " in r]
+            self.assertEqual(len(skips), skipped, name)
+            for r in skips:
+                self.assertRegex(r, r"skipped: \S.*(yet|not)", r)
+        rows = self.dry_rows(os.path.join(d, "all_gather.yaml"))
+        self.assertIn("collectives are not in libmicrobench yet", rows[0])
+        rows = self.dry_rows(os.path.join(d, "host_device.yaml"))
+        self.assertIn("host\u2194device copies are not an op of "
+                      "libmicrobench yet (issue 23 item 8; the CPU backend "
+                      "has no device memory)", rows[0])
+
+    def test_legacy_defined_name_skipped_rest_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "legacy.yaml")
+            with open(path, "w") as f:
+                f.write(textwrap.dedent("""\
+                    benchmarks:
+                    - benchmark_name: add
+                      benchmark_params: [{m: 64, n: 64, num_runs: 3}]
+                    - benchmark_name: gemm_mxfp8_b32
+                      benchmark_sweep_params: [{m: 64, k: 64, n: 64}]
+                    """))
+            rows = self.dry_rows(path)
+            self.assertEqual(len(rows), 2)
+            self.assertIn('skipped: benchmark_name "gemm_mxfp8_b32" (MXFP8 '
+                          'GEMM) is defined by the JAX suite but not '
+                          'available in libmicrobench yet', rows[1])
+            out = os.path.join(d, "r.json")
+            p = mbench("run", "--config", path, "--backend", "cpu",
+                       "--format", "json", "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                text = f.read()
+            self.assertIn('"skipped"', text)
+            self.assertIn("gemm_mxfp8_b32", text)
+            f = open(path, "a")
+            f.write("- benchmark_name: gemm_mxfp9\n"
+                    "  benchmark_params: [{m: 8}]\n")
+            f.close()
+            p = mbench("run", "--config", path, "--dry-run")
+            self.assertEqual(p.returncode, 2)
+            self.assertIn('legacy.yaml:6: benchmarks[2].benchmark_name: '
+                          'benchmark_name "gemm_mxfp9" is not a benchmark '
+                          'of the JAX suite; its benchmarks: all_gather',
+                          p.stderr)
+
+    def test_current_layout_runs_on_cpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            p = mbench("run", "--config",
+                       os.path.join(CONFIGS, "jax", "tiny_sweep.yaml"),
+                       "--backend", "cpu", "--format", "json", "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            results = doc["results"] if isinstance(doc, dict) else doc
+            self.assertEqual(len(results), 19)
+            status = [r.get("status") for r in results]
+            self.assertEqual(status.count("skipped"), 5, status)
+            self.assertEqual(status.count("ok"), 14, status)
 
 
 FIXTURES = os.environ.get("MB_TEST_FIXTURE_DIR", "")
