@@ -199,6 +199,14 @@ def config_cases(tmp):
                          "    benchmark_sweep_params:\n"
                          "      - {m_range: {start: 64, end: 8, "
                          "multiplier: 0}}\n",
+        "jax_sweep_bad.yml": "global: {dtype: float99}\nbenchmarks:\n"
+                             "  - {name: hbm_bandwidth}\n",
+        "jax_sweep_range.yml": "global: {}\nbenchmarks:\n"
+                               "  - name: simple_add\n"
+                               "    sweep: {size: {start: 8, end: 64, "
+                               "multiplier: 0.5}}\n",
+        "jax_sweep_name.yml": "global: {}\nbenchmarks:\n"
+                              "  - {name: nope_bench}\n",
         "jax_huge.yml": "benchmarks:\n  - benchmark_name: add\n"
                         "    benchmark_sweep_params:\n"
                         "      - {m_range: {start: 1, end: 1099511627776, "
