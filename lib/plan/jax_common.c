@@ -206,24 +206,28 @@ mb_status_t mb__jax_product(mb__pb_t *pb, const mb_cfg_node_t *at,
 /* ---- timing, outputs ------------------------------------------------------
  */
 
+/* A count of runs at n into *out, at least lo; n NULL: *out unchanged. */
+static mb_status_t runs(mb__pb_t *pb, const mb_cfg_node_t *n, const char *path,
+                        int64_t lo, uint32_t *out, int *given) {
+  int64_t v;
+  *given = n != NULL;
+  mb_status_t st = n ? mb__pb_int(pb, n, path, lo, 1000000000, &v) : MB_OK;
+  if (n && st == MB_OK) *out = (uint32_t)v;
+  return st;
+}
+
 mb_status_t mb__jax_num_runs(mb__pb_t *pb, const mb_cfg_node_t *n,
                              const char *path, mb_bench_spec_t *spec) {
-  int64_t runs;
-  if (!n) return MB_OK;
-  mb_status_t st = mb__pb_int(pb, n, path, 1, 1000000000, &runs);
-  if (st != MB_OK) return st;
-  spec->criterion = MB_CRITERION_FIXED;
-  spec->samples = (uint32_t)runs;
-  return MB_OK;
+  int given;
+  mb_status_t st = runs(pb, n, path, 1, &spec->samples, &given);
+  if (given && st == MB_OK) spec->criterion = MB_CRITERION_FIXED;
+  return st;
 }
 
 mb_status_t mb__jax_warmup(mb__pb_t *pb, const mb_cfg_node_t *n,
                            const char *path, mb_bench_spec_t *spec) {
-  int64_t runs;
-  if (!n) return MB_OK;
-  mb_status_t st = mb__pb_int(pb, n, path, 0, 1000000000, &runs);
-  if (st == MB_OK) spec->warmup_runs = (uint32_t)runs;
-  return st;
+  int given;
+  return runs(pb, n, path, 0, &spec->warmup_runs, &given);
 }
 
 mb_status_t mb__jax_csv_path(mb__pb_t *pb, const mb_cfg_node_t *n,
@@ -258,6 +262,17 @@ mb_status_t mb__jax_ignore(mb__pb_t *pb, const mb_cfg_node_t *m,
   return st;
 }
 
+mb_status_t mb__jax_add(mb__pb_t *pb, mb__plan_item_t *it, const char *bench,
+                        const char *key, cJSON *record, const cJSON *ignored) {
+  if (!record) return mb__jax_no_memory();
+  const mb__foreign_extra_t extras[] = {{key, record}, {"ignored", ignored}};
+  it->config = mb__foreign_config(pb, "jax", bench, extras,
+                                  sizeof extras / sizeof *extras);
+  cJSON_Delete(record);
+  if (!it->config) return MB_ERR_NO_MEMORY;
+  return mb__plan_add(pb, it);
+}
+
 mb_status_t mb__jax_add_skipped(mb__pb_t *pb, const mb__jax_skip_t *s) {
   mb__plan_item_t it = MB__PLAN_ITEM_INIT;
   it.name = s->name;
@@ -270,13 +285,6 @@ mb_status_t mb__jax_add_skipped(mb__pb_t *pb, const mb__jax_skip_t *s) {
   it.csv_path = s->csv;
   it.at = s->block;
   it.path = s->path;
-  cJSON *block = mb__cfg_to_cjson(s->block);
-  if (!block) return mb__jax_no_memory();
-  const mb__foreign_extra_t extras[] = {{"block", block},
-                                        {"ignored", s->ignored}};
-  it.config = mb__foreign_config(pb, s->schema, s->name, extras,
-                                 sizeof extras / sizeof *extras);
-  cJSON_Delete(block);
-  if (!it.config) return MB_ERR_NO_MEMORY;
-  return mb__plan_add(pb, &it);
+  return mb__jax_add(pb, &it, s->name, "block", mb__cfg_to_cjson(s->block),
+                     s->ignored);
 }

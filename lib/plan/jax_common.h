@@ -53,11 +53,16 @@ mb_status_t mb__jax_csv_path(mb__pb_t *pb, const mb_cfg_node_t *n,
 mb_status_t mb__jax_ignore(mb__pb_t *pb, const mb_cfg_node_t *m,
                            const char *const *keys, cJSON **ignored);
 
+/* Adds `it` with its config {"file", "schema": "jax", "benchmark": bench,
+ * key: record, "ignored"}; `record` is taken (NULL: out of memory). */
+mb_status_t mb__jax_add(mb__pb_t *pb, mb__plan_item_t *it, const char *bench,
+                        const char *key, cJSON *record, const cJSON *ignored);
+
 /* One skipped entry for a whole benchmark we do not run: named and grouped
  * `name`, filed under `op` with a 0 in every dimension, `why` as its reason on
  * every backend, `block` recorded whole in its config. */
 typedef struct mb__jax_skip {
-  const char *schema, *name, *op, *why, *csv;
+  const char *name, *op, *why, *csv;
   const mb_cfg_node_t *block;
   const char *path;
   const cJSON *ignored;

@@ -260,15 +260,8 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   it.csv_path = blk->csv;
   it.at = c->map;
   it.path = c->path;
-  cJSON *params = mb__cfg_to_cjson(c->map);
-  if (!params) return mb__jax_no_memory();
-  const mb__foreign_extra_t extras[] = {{"params", params},
-                                        {"ignored", blk->ignored}};
-  it.config = mb__foreign_config(pb, "jax", blk->name, extras,
-                                 sizeof extras / sizeof *extras);
-  cJSON_Delete(params);
-  if (!it.config) return MB_ERR_NO_MEMORY;
-  return mb__plan_add(pb, &it);
+  return mb__jax_add(pb, &it, blk->name, "params", mb__cfg_to_cjson(c->map),
+                     blk->ignored);
 }
 
 /* ---- benchmark_params and benchmark_sweep_params --------------------------
@@ -411,8 +404,8 @@ static mb_status_t add_block(mb__pb_t *pb, const mb_cfg_node_t *bench,
   block_t blk = {NULL, "", NULL, "", NULL, "", NULL};
   mb_status_t st = read_block(pb, bench, bpath, &blk);
   if (st == MB_OK && *blk.skip) { /* one entry says why, params unread */
-    const mb__jax_skip_t skip = {"jax",   blk.name, blk.op, blk.skip,
-                                 blk.csv, bench,    bpath,  blk.ignored};
+    const mb__jax_skip_t skip = {blk.name, blk.op, blk.skip,   blk.csv,
+                                 bench,    bpath,  blk.ignored};
     st = mb__jax_add_skipped(pb, &skip);
     cJSON_Delete(blk.ignored);
     return st;

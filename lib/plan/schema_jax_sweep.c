@@ -410,15 +410,8 @@ static mb_status_t add_combo(mb__pb_t *pb, void *ctx, mb_cfg_node_t *swept) {
   it.csv_path = item->csv;
   it.at = swept && swept->count ? swept : item->entry;
   it.path = item->path;
-  cJSON *params = params_record(&c);
-  if (!params) return mb__jax_no_memory();
-  const mb__foreign_extra_t extras[] = {{"params", params},
-                                        {"ignored", item->ignored}};
-  it.config = mb__foreign_config(pb, "jax", item->name, extras,
-                                 sizeof extras / sizeof *extras);
-  cJSON_Delete(params);
-  if (!it.config) return MB_ERR_NO_MEMORY;
-  return mb__plan_add(pb, &it);
+  return mb__jax_add(pb, &it, item->name, "params", params_record(&c),
+                     item->ignored);
 }
 
 /* ---- one item of benchmarks: ---------------------------------------------
@@ -556,8 +549,8 @@ static mb_status_t add_item(mb__pb_t *pb, const mb_cfg_node_t *global,
   const char *op = NULL;
   mb_status_t st = read_item(pb, &item, why, &op);
   if (st == MB_OK && *why) { /* one entry says why; parameters unread */
-    const mb__jax_skip_t skip = {"jax",    item.name, op,   why,
-                                 item.csv, entry,     path, item.ignored};
+    const mb__jax_skip_t skip = {item.name, op,   why,         item.csv,
+                                 entry,     path, item.ignored};
     st = mb__jax_add_skipped(pb, &skip);
   } else if (st == MB_OK) {
     st = item.sweep ? add_sweep(pb, &item) : add_combo(pb, &item, NULL);
