@@ -1,4 +1,5 @@
-/* CPU backend — activation and silu_mul in portable C.
+/* CPU backend — activation, silu_mul and swiglu_bwd (silu_mul's gradients)
+ * in portable C.
  *
  * Element-wise and memory-bound: the M*N elements are split into one
  * contiguous slice per pinned thread, and each slice is walked in chunks
@@ -90,16 +91,18 @@ typedef struct act_c {
   size_t n;
   unsigned threads;
   mb_dtype_t dtype;
-  act_fn fn; /* NULL: silu_mul */
+  act_fn fn; /* activation only */
   float alpha;
 } act_c_t;
 
 /* Elements [lo, hi): f32 in place through the function; other dtypes via an
  * f32 chunk. */
-MB_CPU_CLONES static void activation_slice(const act_c_t *k, void *y,
-                                           const void *x, size_t lo,
-                                           size_t hi) {
+MB_CPU_CLONES static void activation_slice(const act_c_t *k,
+                                           const mb_kernel_call_t *call,
+                                           size_t lo, size_t hi) {
   float buf[CHUNK];
+  void *y = call->out[0];
+  const void *x = call->in[0];
   for (size_t i = lo; i < hi; i += CHUNK) {
     const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
     if (k->dtype == MB_DTYPE_F32) {
@@ -113,30 +116,51 @@ MB_CPU_CLONES static void activation_slice(const act_c_t *k, void *y,
 }
 
 /* z = x / (1 + exp(-x)) * y over [lo, hi). */
-MB_CPU_CLONES static void silu_mul_slice(const act_c_t *k, void *z,
-                                         const void *x, const void *y,
+MB_CPU_CLONES static void silu_mul_slice(const act_c_t *k,
+                                         const mb_kernel_call_t *call,
                                          size_t lo, size_t hi) {
   float bx[CHUNK], by[CHUNK];
   for (size_t i = lo; i < hi; i += CHUNK) {
     const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
-    mb__cpu_load_f32(bx, x, k->dtype, i, n);
-    mb__cpu_load_f32(by, y, k->dtype, i, n);
+    mb__cpu_load_f32(bx, call->in[0], k->dtype, i, n);
+    mb__cpu_load_f32(by, call->in[1], k->dtype, i, n);
     for (size_t j = 0; j < n; ++j)
       bx[j] = bx[j] / (1.0f + mb__cpu_expf(-bx[j])) * by[j];
-    mb__cpu_store_f32(z, k->dtype, i, bx, n);
+    mb__cpu_store_f32(call->out[0], k->dtype, i, bx, n);
+  }
+}
+
+/* swiglu_bwd over [lo, hi), s = sigmoid(a) computed once for both:
+ * dA = dY B s (1 + a (1 - s)) (silu's derivative, no cancellation but in
+ * 1 - s, which is accurate to u absolute) and dB = dY a s. */
+MB_CPU_CLONES static void swiglu_bwd_slice(const act_c_t *k,
+                                           const mb_kernel_call_t *call,
+                                           size_t lo, size_t hi) {
+  float ba[CHUNK], bb[CHUNK], bd[CHUNK];
+  for (size_t i = lo; i < hi; i += CHUNK) {
+    const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
+    mb__cpu_load_f32(ba, call->in[0], k->dtype, i, n);
+    mb__cpu_load_f32(bb, call->in[1], k->dtype, i, n);
+    mb__cpu_load_f32(bd, call->in[2], k->dtype, i, n);
+    for (size_t j = 0; j < n; ++j) {
+      const float a = ba[j], dy = bd[j];
+      const float s = 1.0f / (1.0f + mb__cpu_expf(-a));
+      ba[j] = dy * bb[j] * (s * (1.0f + a * (1.0f - s)));
+      bb[j] = dy * (a * s);
+    }
+    mb__cpu_store_f32(call->out[0], k->dtype, i, ba, n);
+    mb__cpu_store_f32(call->out[1], k->dtype, i, bb, n);
   }
 }
 
 static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
-                           act_fn fn, void **kstate) {
+                           const char *what, act_fn fn, void **kstate) {
   const mb_op_params_t *p = call->params;
-  const mb_status_t status =
-      mb__cpu_float_dtype(st, fn ? "activation" : "silu_mul", p->dtype);
+  const mb_status_t status = mb__cpu_float_dtype(st, what, p->dtype);
   if (status != MB_OK) return status;
   act_c_t *k = malloc(sizeof *k);
   if (!k) {
-    MB_CPU_ERROR(st, "cpu/c: %s: out of memory",
-                 fn ? "activation" : "silu_mul");
+    MB_CPU_ERROR(st, "cpu/c: %s: out of memory", what);
     return MB_ERR_NO_MEMORY;
   }
   *k = (act_c_t){(size_t)p->shape[0] * (size_t)p->shape[1], st->threads,
@@ -154,47 +178,57 @@ mb_status_t mb__cpu_activation_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: activation %d is not implemented", (int)act);
     return MB_ERR_UNSUPPORTED;
   }
-  return prepare(st, call, k_act_fns[act], kstate);
+  return prepare(st, call, "activation", k_act_fns[act], kstate);
 }
 
 mb_status_t mb__cpu_silu_mul_c_prepare(void *bstate,
                                        const mb_kernel_call_t *call,
                                        void **kstate) {
-  return prepare(bstate, call, NULL, kstate);
+  return prepare(bstate, call, "silu_mul", NULL, kstate);
 }
+
+mb_status_t mb__cpu_swiglu_bwd_c_prepare(void *bstate,
+                                         const mb_kernel_call_t *call,
+                                         void **kstate) {
+  return prepare(bstate, call, "swiglu_bwd", NULL, kstate);
+}
+
+typedef void (*slice_fn)(const act_c_t *k, const mb_kernel_call_t *call,
+                         size_t lo, size_t hi);
 
 /* One contiguous slice per thread keeps the inner loops simple enough to
  * vectorise and matches the allocator's first-touch split. */
-mb_status_t mb__cpu_activation_c_run(void *kstate,
-                                     const mb_kernel_call_t *call) {
-  const act_c_t *k = kstate;
+static mb_status_t run_slices(const act_c_t *k, const mb_kernel_call_t *call,
+                              slice_fn slice) {
   const size_t n = k->n;
-  void *y = call->out[0];
-  const void *x = call->in[0];
 #pragma omp parallel num_threads(k->threads) if (n >= PARALLEL_MIN)
   {
     const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
-    activation_slice(k, y, x, n * t / nt, n * (t + 1) / nt);
+    slice(k, call, n * t / nt, n * (t + 1) / nt);
   }
   return MB_OK;
 }
 
+mb_status_t mb__cpu_activation_c_run(void *kstate,
+                                     const mb_kernel_call_t *call) {
+  return run_slices(kstate, call, activation_slice);
+}
+
 mb_status_t mb__cpu_silu_mul_c_run(void *kstate, const mb_kernel_call_t *call) {
-  const act_c_t *k = kstate;
-  const size_t n = k->n;
-  void *z = call->out[0];
-  const void *x = call->in[0], *y = call->in[1];
-#pragma omp parallel num_threads(k->threads) if (n >= PARALLEL_MIN)
-  {
-    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
-    silu_mul_slice(k, z, x, y, n * t / nt, n * (t + 1) / nt);
-  }
-  return MB_OK;
+  return run_slices(kstate, call, silu_mul_slice);
+}
+
+mb_status_t mb__cpu_swiglu_bwd_c_run(void *kstate,
+                                     const mb_kernel_call_t *call) {
+  return run_slices(kstate, call, swiglu_bwd_slice);
 }
 
 void mb__cpu_activation_c_release(void *kstate) {
   free(kstate);
 }
 void mb__cpu_silu_mul_c_release(void *kstate) {
+  free(kstate);
+}
+void mb__cpu_swiglu_bwd_c_release(void *kstate) {
   free(kstate);
 }

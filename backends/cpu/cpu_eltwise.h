@@ -1,5 +1,6 @@
 /* CPU backend — the element-wise family's kernels (activation, silu_mul,
- * layernorm, rmsnorm, softmax, attention, copy, and add on f16 and fp8):
+ * layernorm, rmsnorm, softmax, attention, copy, add on f16 and fp8, and the
+ * backward ops rmsnorm_bwd and swiglu_bwd):
  * prepare / run / release, listed in cpu_kernels_eltwise.def. */
 #ifndef MB_CPU_ELTWISE_H
 #define MB_CPU_ELTWISE_H
@@ -54,12 +55,14 @@ static inline void mb__cpu_run_rows(mb_cpu_rows_fn rows, const void *k,
   mb_status_t prefix##_run(void *kstate, const mb_kernel_call_t *call);    \
   void prefix##_release(void *kstate)
 
-/* Portable C (cpu_act_c.c, cpu_norm_c.c, cpu_softmax_c.c,
+/* Portable C (cpu_act_c.c, cpu_norm_c.c, cpu_norm_bwd_c.c, cpu_softmax_c.c,
  * cpu_attention_c.c, cpu_copy_c.c, cpu_add_lowp_c.c). */
 MB__CPU_ELT_DECLARE(mb__cpu_activation_c);
 MB__CPU_ELT_DECLARE(mb__cpu_silu_mul_c);
+MB__CPU_ELT_DECLARE(mb__cpu_swiglu_bwd_c);
 MB__CPU_ELT_DECLARE(mb__cpu_layernorm_c);
 MB__CPU_ELT_DECLARE(mb__cpu_rmsnorm_c);
+MB__CPU_ELT_DECLARE(mb__cpu_rmsnorm_bwd_c);
 MB__CPU_ELT_DECLARE(mb__cpu_softmax_c);
 MB__CPU_ELT_DECLARE(mb__cpu_attention_c);
 MB__CPU_ELT_DECLARE(mb__cpu_copy_c);
