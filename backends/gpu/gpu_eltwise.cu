@@ -1,85 +1,134 @@
-/* Shared GPU kernels: add (Z = X + Y), activation (Y = act(X)) and silu_mul
- * (Z = silu(X) Y) over M*N contiguous elements.
+/* Shared GPU kernels: add (Z = X + Y), activation (Y = act(X)), silu_mul
+ * (Z = silu(X) Y) and swiglu_bwd (silu_mul's gradients dA, dB from A, B
+ * and dY) over M*N contiguous elements.
  *
- * One grid-stride kernel, templated on the dtypes, the function and the
- * vector width: each thread loads V elements of every operand at a time
- * (16 bytes of the widest operand) when every pointer is aligned to its
- * vector, computes in f32 and rounds once to the output (mb_gpu_store's
- * rounding); two vectors per iteration keep more loads in flight. Elements
- * past the last whole vector (n % V) are done one by one by the first
- * threads; misaligned operands take the scalar instance (V = 1). */
+ * One grid-stride kernel, templated on the dtypes, the operand counts (up
+ * to three inputs, two outputs), the function and the vector width: each
+ * thread loads V elements of every input at a time (16 bytes of the widest
+ * operand) when every pointer is aligned to its vector, computes in f32 and
+ * rounds once to each output (mb_gpu_store's rounding); two vectors per
+ * iteration keep more loads in flight. Elements past the last whole vector
+ * (n % V) are done one by one by the first threads; misaligned operands
+ * take the scalar instance (V = 1). */
 #include "gpu_eltwise.cuh"
 
 namespace {
 
-enum { UNROLL = 2 };
+enum { UNROLL = 2, MAX_IN = 3, MAX_OUT = 2 };
 
+/* A launch's operands: inputs then outputs, NULL past the op's counts. */
+struct elt_ptrs {
+  const void *in[MAX_IN];
+  void *out[MAX_OUT];
+};
+
+/* The functions: out[0 .. NOUT) from in[0 .. NIN), one element, f32. */
 struct add_fn {
-  __device__ float operator()(float x, float y) const { return x + y; }
+  __device__ void operator()(const float (&in)[MAX_IN],
+                             float (&out)[MAX_OUT]) const {
+    out[0] = in[0] + in[1];
+  }
 };
 
 template <int A>
 struct act_fn {
   float alpha;
-  __device__ float operator()(float x, float) const {
-    return mb_gpu_act<A>(x, alpha);
+  __device__ void operator()(const float (&in)[MAX_IN],
+                             float (&out)[MAX_OUT]) const {
+    out[0] = mb_gpu_act<A>(in[0], alpha);
   }
 };
 
 struct silu_mul_fn {
-  __device__ float operator()(float x, float y) const {
-    return x / (1.0f + expf(-x)) * y;
+  __device__ void operator()(const float (&in)[MAX_IN],
+                             float (&out)[MAX_OUT]) const {
+    out[0] = in[0] / (1.0f + expf(-in[0])) * in[1];
   }
 };
 
-/* z[i] = f(x[i], y[i]) (y unread when NIN == 1) for i < n. */
-template <mb_dtype_t DX, mb_dtype_t DY, mb_dtype_t DZ, int NIN, int V, class F>
+/* dA = dY B s (1 + a (1 - s)), dB = dY a s, s = sigmoid(a) once for both
+ * (backends/cpu/cpu_act_c.c's steps). */
+struct swiglu_bwd_fn {
+  __device__ void operator()(const float (&in)[MAX_IN],
+                             float (&out)[MAX_OUT]) const {
+    const float a = in[0], dy = in[2];
+    const float s = 1.0f / (1.0f + expf(-a));
+    out[0] = dy * in[1] * (s * (1.0f + a * (1.0f - s)));
+    out[1] = dy * (a * s);
+  }
+};
+
+/* Elements [i, i + V) of every input as f32: input 0 of DX, the others of
+ * DY. */
+template <mb_dtype_t DX, mb_dtype_t DY, int NIN, int V>
+__device__ __forceinline__ void load_in(const elt_ptrs &p, size_t i,
+                                        float (&a)[NIN][V]) {
+  mb_gpu_load_vec<DX, V>(p.in[0], i, a[0]);
+#pragma unroll
+  for (int k = 1; k < NIN; ++k) mb_gpu_load_vec<DY, V>(p.in[k], i, a[k]);
+}
+
+/* f on each of the V elements, each output rounded once to DZ and stored
+ * as elements [i, i + V). */
+template <mb_dtype_t DZ, int NIN, int NOUT, int V, class F>
+__device__ __forceinline__ void compute_store(const elt_ptrs &p, size_t i,
+                                              const float (&a)[NIN][V],
+                                              const F &f) {
+  float o[NOUT][V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    float in[MAX_IN] = {0.0f, 0.0f, 0.0f}, out[MAX_OUT];
+#pragma unroll
+    for (int k = 0; k < NIN; ++k) in[k] = a[k][e];
+    f(in, out);
+#pragma unroll
+    for (int q = 0; q < NOUT; ++q) o[q][e] = out[q];
+  }
+#pragma unroll
+  for (int q = 0; q < NOUT; ++q) mb_gpu_store_vec<DZ, V>(p.out[q], i, o[q]);
+}
+
+/* out[q][i] = f(in[0][i], ...) for i < n. */
+template <mb_dtype_t DX, mb_dtype_t DY, mb_dtype_t DZ, int NIN, int NOUT, int V,
+          class F>
 __global__ void __launch_bounds__(MB_GPU_ELT_BLOCK)
-    eltwise_kernel(const void *__restrict__ x, const void *__restrict__ y,
-                   void *__restrict__ z, size_t n, F f) {
+    eltwise_kernel(elt_ptrs p, size_t n, F f) {
   const size_t nv = n / V;
   const size_t stride = (size_t)gridDim.x * blockDim.x;
   const size_t gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   size_t v = gid;
   for (; v + (UNROLL - 1) * stride < nv; v += UNROLL * stride) {
-    float a[UNROLL][V], b[UNROLL][V];
+    float a[UNROLL][NIN][V];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      mb_gpu_load_vec<DX, V>(x, (v + u * stride) * V, a[u]);
-      if constexpr (NIN == 2)
-        mb_gpu_load_vec<DY, V>(y, (v + u * stride) * V, b[u]);
-    }
+    for (int u = 0; u < UNROLL; ++u)
+      load_in<DX, DY, NIN, V>(p, (v + u * stride) * V, a[u]);
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-#pragma unroll
-      for (int k = 0; k < V; ++k)
-        a[u][k] = f(a[u][k], NIN == 2 ? b[u][k] : 0.0f);
-      mb_gpu_store_vec<DZ, V>(z, (v + u * stride) * V, a[u]);
-    }
+    for (int u = 0; u < UNROLL; ++u)
+      compute_store<DZ, NIN, NOUT, V>(p, (v + u * stride) * V, a[u], f);
   }
   for (; v < nv; v += stride) {
-    float a[V], b[V];
-    mb_gpu_load_vec<DX, V>(x, v * V, a);
-    if constexpr (NIN == 2) mb_gpu_load_vec<DY, V>(y, v * V, b);
-#pragma unroll
-    for (int k = 0; k < V; ++k) a[k] = f(a[k], NIN == 2 ? b[k] : 0.0f);
-    mb_gpu_store_vec<DZ, V>(z, v * V, a);
+    float a[NIN][V];
+    load_in<DX, DY, NIN, V>(p, v * V, a);
+    compute_store<DZ, NIN, NOUT, V>(p, v * V, a, f);
   }
   /* The n % V last elements, one per thread. */
   const size_t i = nv * V + gid;
-  if (V > 1 && i < n)
-    mb_gpu_store(
-        DZ, z, i,
-        f(mb_gpu_load(DX, x, i), NIN == 2 ? mb_gpu_load(DY, y, i) : 0.0f));
+  if (V > 1 && i < n) {
+    float a[NIN][1];
+    load_in<DX, DY, NIN, 1>(p, i, a);
+    compute_store<DZ, NIN, NOUT, 1>(p, i, a, f);
+  }
 }
 
 constexpr int max_int(int a, int b) {
   return a > b ? a : b;
 }
 
-/* Enqueues z = f(x, y) over n elements, vectorised when every operand's
- * pointer is aligned to its vector. */
-template <mb_dtype_t DX, mb_dtype_t DY, mb_dtype_t DZ, int NIN, class F>
+/* Enqueues out = f(in) over n elements, the operands in[0 .. NIN) and
+ * out[0 .. NOUT) of the call, vectorised when every operand's pointer is
+ * aligned to its vector. */
+template <mb_dtype_t DX, mb_dtype_t DY, mb_dtype_t DZ, int NIN, int NOUT,
+          class F>
 mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
                    const char *what, F f) {
   constexpr int S = max_int(max_int(mb_gpu_dt_size(DX), mb_gpu_dt_size(DY)),
@@ -87,14 +136,17 @@ mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
   constexpr int V = 16 / S;
   const mb_op_params_t *p = call->params;
   const size_t n = (size_t)p->shape[0] * (size_t)p->shape[1];
-  const void *x = call->in[0];
-  const void *y = NIN == 2 ? call->in[1] : NULL;
-  void *z = call->out[0];
+  elt_ptrs ptrs = {{NULL, NULL, NULL}, {NULL, NULL}};
+  int vec = 1;
+  for (int k = 0; k < NIN; ++k) {
+    ptrs.in[k] = call->in[k];
+    vec &= mb_gpu_aligned(ptrs.in[k], (size_t)V * mb_gpu_dt_size(k ? DY : DX));
+  }
+  for (int q = 0; q < NOUT; ++q) {
+    ptrs.out[q] = call->out[q];
+    vec &= mb_gpu_aligned(ptrs.out[q], (size_t)V * mb_gpu_dt_size(DZ));
+  }
   const mb_gpu_stream_t stream = (mb_gpu_stream_t)env->stream;
-  const int vec =
-      mb_gpu_aligned(x, (size_t)V * mb_gpu_dt_size(DX)) &&
-      (NIN == 1 || mb_gpu_aligned(y, (size_t)V * mb_gpu_dt_size(DY))) &&
-      mb_gpu_aligned(z, (size_t)V * mb_gpu_dt_size(DZ));
   /* One wave of what the device holds: every thread loops. */
   const size_t items =
       vec ? (n / V + UNROLL - 1) / UNROLL : (n + UNROLL - 1) / UNROLL;
@@ -104,11 +156,11 @@ mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
     const mb_status_t st =
         mb_gpu_grid(env, what, kernel, MB_GPU_ELT_BLOCK, 0, need, 1, &grid);
     if (st != MB_OK) return st;
-    MB_GPU_LAUNCH(kernel, grid, MB_GPU_ELT_BLOCK, 0, stream, x, y, z, n, f);
+    MB_GPU_LAUNCH(kernel, grid, MB_GPU_ELT_BLOCK, 0, stream, ptrs, n, f);
     return mb__gpu_launched(env, what);
   };
-  return vec ? go(eltwise_kernel<DX, DY, DZ, NIN, V, F>)
-             : go(eltwise_kernel<DX, DY, DZ, NIN, 1, F>);
+  return vec ? go(eltwise_kernel<DX, DY, DZ, NIN, NOUT, V, F>)
+             : go(eltwise_kernel<DX, DY, DZ, NIN, NOUT, 1, F>);
 }
 
 /* activation A on one dtype. */
@@ -120,7 +172,7 @@ mb_status_t launch_activation(const mb_gpu_env_t *env,
   switch (p->activation) {
 #define MB__ACT(A) \
   case A:          \
-    return launch<D, D, D, 1>(env, call, "activation", act_fn<A>{alpha});
+    return launch<D, D, D, 1, 1>(env, call, "activation", act_fn<A>{alpha});
     MB__ACT(MB_ACT_RELU)
     MB__ACT(MB_ACT_GELU_TANH)
     MB__ACT(MB_ACT_GELU_ERF)
@@ -136,6 +188,21 @@ mb_status_t launch_activation(const mb_gpu_env_t *env,
   env->host->set_error("%s: activation %d is not implemented", env->backend,
                        (int)p->activation);
   return MB_ERR_UNSUPPORTED;
+}
+
+/* An op with every operand in one dtype, f32, bf16 or f16. */
+template <int NIN, int NOUT, class F>
+mb_status_t run_same_dtype(void *kstate, const mb_kernel_call_t *call,
+                           const char *what, F f) {
+  const mb_gpu_env_t *env = (const mb_gpu_env_t *)kstate;
+  const mb_op_params_t *p = call->params;
+  const mb_dtype_t dt = p->dtype;
+  if (!mb_gpu_is_float(dt, 0) || p->dtype_b != dt || p->dtype_out != dt)
+    return mb_gpu_unsupported_dtype(env, what, dt);
+  return mb_gpu_dispatch_f32_16(dt, [&](auto d) {
+    constexpr mb_dtype_t D = decltype(d)::value;
+    return launch<D, D, D, NIN, NOUT>(env, call, what, f);
+  });
 }
 
 }  // namespace
@@ -156,7 +223,7 @@ extern "C" mb_status_t mb__gpu_add_run(void *kstate,
     constexpr mb_dtype_t DI = decltype(in)::value;
     return mb_gpu_dispatch_f32_16(p->dtype_out, [&](auto out) {
       constexpr mb_dtype_t DO = decltype(out)::value;
-      return launch<DI, DI, DO, 2>(env, call, "add", add_fn{});
+      return launch<DI, DI, DO, 2, 1>(env, call, "add", add_fn{});
     });
   });
 }
@@ -174,13 +241,10 @@ extern "C" mb_status_t mb__gpu_activation_run(void *kstate,
 
 extern "C" mb_status_t mb__gpu_silu_mul_run(void *kstate,
                                             const mb_kernel_call_t *call) {
-  const mb_gpu_env_t *env = (const mb_gpu_env_t *)kstate;
-  const mb_op_params_t *p = call->params;
-  const mb_dtype_t dt = p->dtype;
-  if (!mb_gpu_is_float(dt, 0) || p->dtype_b != dt || p->dtype_out != dt)
-    return mb_gpu_unsupported_dtype(env, "silu_mul", dt);
-  return mb_gpu_dispatch_f32_16(dt, [&](auto d) {
-    constexpr mb_dtype_t D = decltype(d)::value;
-    return launch<D, D, D, 2>(env, call, "silu_mul", silu_mul_fn{});
-  });
+  return run_same_dtype<2, 1>(kstate, call, "silu_mul", silu_mul_fn{});
+}
+
+extern "C" mb_status_t mb__gpu_swiglu_bwd_run(void *kstate,
+                                              const mb_kernel_call_t *call) {
+  return run_same_dtype<3, 2>(kstate, call, "swiglu_bwd", swiglu_bwd_fn{});
 }
