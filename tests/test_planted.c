@@ -1,9 +1,9 @@
-/* Planted bugs: kernels that forget the scales, transpose B, or round
- * toward zero must fail the correctness check; so must kernels that leave
- * output elements unwritten, that are right only on their first call or on
- * the run's own operands, and one wrong tile of a large sampled output.
- * Their correct twins pass. User kernels on the CPU backend's (host)
- * memory, through the public API. */
+/* Planted bugs: kernels that forget the scales, transpose B, round
+ * toward zero, or drop a term of a gradient must fail the correctness check; so
+ * must kernels that leave output elements unwritten, that are right only on
+ * their first call or on the run's own operands, and one wrong tile of a large
+ * sampled output. Their correct twins pass. User kernels on the CPU backend's
+ * (host) memory, through the public API. */
 #include <math.h>
 
 #include "test_util.h"
@@ -17,7 +17,10 @@ enum bug {
   BUG_TRUNCATE,
   BUG_ACCUMULATE, /* adds into the output as if it started at zero */
   BUG_SKIP_ZERO,  /* leaves the elements that quantize to 0 unwritten */
-  BUG_TILE        /* one 64 x 64 tile of the output off by one */
+  BUG_TILE,       /* one 64 x 64 tile of the output off by one */
+  BUG_NO_PROJ,    /* rmsnorm_bwd: dX = rstd g, rstd's own gradient lost */
+  BUG_DW_NO_RSTD, /* rmsnorm_bwd: dW sums dy x, not dy x rstd */
+  BUG_SILU_GRAD   /* swiglu_bwd: silu'(a) taken as sigmoid(a) */
 };
 
 /* D = (A sa)(B sb): fp8 A [M,K] with row scales, B [K,N] with col scales. */
@@ -142,12 +145,57 @@ static mb_status_t f32_gemm(void *user, const mb_kernel_args_t *a) {
   return MB_OK;
 }
 
+/* rmsnorm_bwd in f32 from the op's formulas, rows in double. */
+static mb_status_t rms_bwd(void *user, const mb_kernel_args_t *a) {
+  enum bug bug = *(const enum bug *)user;
+  const int64_t m = a->params->shape[0], n = a->params->shape[1];
+  const float *x = mb_tensor_data(a->inputs[0]),
+              *w = mb_tensor_data(a->inputs[1]),
+              *dy = mb_tensor_data(a->inputs[2]);
+  float *dx = mb_tensor_data(a->outputs[0]),
+        *dw = mb_tensor_data(a->outputs[1]);
+  for (int64_t j = 0; j < n; j++) dw[j] = 0;
+  for (int64_t i = 0; i < m; i++) {
+    double sq = 0, gx = 0;
+    for (int64_t j = 0; j < n; j++) {
+      sq += (double)x[i * n + j] * x[i * n + j];
+      gx += (double)dy[i * n + j] * w[j] * x[i * n + j];
+    }
+    const double r = 1 / sqrt(sq / (double)n + a->params->eps);
+    const double c = bug == BUG_NO_PROJ ? 0 : r * r * gx / (double)n;
+    for (int64_t j = 0; j < n; j++) {
+      dx[i * n + j] = (float)(r * (dy[i * n + j] * w[j] - x[i * n + j] * c));
+      dw[j] += (float)((double)dy[i * n + j] * x[i * n + j] *
+                       (bug == BUG_DW_NO_RSTD ? 1 : r));
+    }
+  }
+  return MB_OK;
+}
+
+/* swiglu_bwd in f32: dA = dY B silu'(A), dB = dY silu(A). */
+static mb_status_t swiglu_bwd(void *user, const mb_kernel_args_t *a) {
+  enum bug bug = *(const enum bug *)user;
+  const float *x = mb_tensor_data(a->inputs[0]),
+              *y = mb_tensor_data(a->inputs[1]),
+              *dy = mb_tensor_data(a->inputs[2]);
+  float *da = mb_tensor_data(a->outputs[0]),
+        *db = mb_tensor_data(a->outputs[1]);
+  for (size_t i = 0; i < mb_tensor_numel(a->outputs[0]); i++) {
+    const double s = 1 / (1 + exp(-(double)x[i]));
+    const double d = bug == BUG_SILU_GRAD ? s : s * (1 + x[i] * (1 - s));
+    da[i] = (float)(dy[i] * y[i] * d);
+    db[i] = (float)(dy[i] * x[i] * s);
+  }
+  return MB_OK;
+}
+
 static const enum bug k_bugs[] = {BUG_NONE,     BUG_NO_SCALES,  BUG_TRANSPOSE_B,
                                   BUG_TRUNCATE, BUG_ACCUMULATE, BUG_SKIP_ZERO,
-                                  BUG_TILE};
-static const char *const k_names[] = {"right",    "no_scales",  "transpose_b",
-                                      "truncate", "accumulate", "skip_zero",
-                                      "tile"};
+                                  BUG_TILE,     BUG_NO_PROJ,    BUG_DW_NO_RSTD,
+                                  BUG_SILU_GRAD};
+static const char *const k_names[] = {
+    "right",     "no_scales", "transpose_b", "truncate",   "accumulate",
+    "skip_zero", "tile",      "no_proj",     "dw_no_rstd", "silu_grad"};
 
 static void reg(const char *op, mb_dtype_t in, mb_dtype_t out, mb_kernel_fn fn,
                 enum bug bug) {
@@ -176,6 +224,11 @@ static int setup(void **state) {
   reg("quantize", MB_DTYPE_BF16, MB_DTYPE_I8, quant_i8_rows, BUG_SKIP_ZERO);
   reg("gemm", MB_DTYPE_F32, MB_DTYPE_F32, f32_gemm, BUG_NONE);
   reg("gemm", MB_DTYPE_F32, MB_DTYPE_F32, f32_gemm, BUG_TILE);
+  reg("rmsnorm_bwd", MB_DTYPE_F32, MB_DTYPE_F32, rms_bwd, BUG_NONE);
+  reg("rmsnorm_bwd", MB_DTYPE_F32, MB_DTYPE_F32, rms_bwd, BUG_NO_PROJ);
+  reg("rmsnorm_bwd", MB_DTYPE_F32, MB_DTYPE_F32, rms_bwd, BUG_DW_NO_RSTD);
+  reg("swiglu_bwd", MB_DTYPE_F32, MB_DTYPE_F32, swiglu_bwd, BUG_NONE);
+  reg("swiglu_bwd", MB_DTYPE_F32, MB_DTYPE_F32, swiglu_bwd, BUG_SILU_GRAD);
   return 0;
 }
 
@@ -252,6 +305,16 @@ static void test_add_rounding(void **state) {
   (void)state;
   assert_true(passes("add", 37, 129, 0, MB_DTYPE_BF16, "right"));
   assert_false(passes("add", 37, 129, 0, MB_DTYPE_BF16, "truncate"));
+}
+
+/* A gradient with a term dropped fails, in either output. */
+static void test_backward_terms(void **state) {
+  (void)state;
+  assert_true(passes("rmsnorm_bwd", 33, 64, 0, MB_DTYPE_F32, "right"));
+  assert_false(passes("rmsnorm_bwd", 33, 64, 0, MB_DTYPE_F32, "no_proj"));
+  assert_false(passes("rmsnorm_bwd", 33, 64, 0, MB_DTYPE_F32, "dw_no_rstd"));
+  assert_true(passes("swiglu_bwd", 37, 129, 0, MB_DTYPE_F32, "right"));
+  assert_false(passes("swiglu_bwd", 37, 129, 0, MB_DTYPE_F32, "silu_grad"));
 }
 
 /* ---- outputs left unwritten ----------------------------------------------
@@ -513,6 +576,7 @@ int main(void) {
       cmocka_unit_test(test_gemm_scales_and_transpose),
       cmocka_unit_test(test_quantize_rounding),
       cmocka_unit_test(test_add_rounding),
+      cmocka_unit_test(test_backward_terms),
       cmocka_unit_test(test_unwritten_integer_outputs),
       cmocka_unit_test(test_checked_after_timing),
       cmocka_unit_test(test_rotate_checks_every_copy),
