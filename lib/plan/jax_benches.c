@@ -27,6 +27,13 @@ static const mb__jax_bench_t k_benches[] = {
     {"add", "add", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 0},
     {"rmsnorm_fwd", "rmsnorm", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 0},
     {"swiglu_fwd", "silu_mul", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 1},
+    /* The suite differentiates with respect to x only (its RMSNorm scale,
+     * all ones, is closed over); ours also gives dW, one more reduction
+     * over the rows (docs/config.md). */
+    {"rmsnorm_bwd", "rmsnorm_bwd", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 0},
+    /* x [m, n] split into gate and up halves, dy [m, n/2], dx [m, n]:
+     * our da, db of [m, n/2] read and write the same bytes. */
+    {"swiglu_bwd", "swiglu_bwd", MB__JAX_MN, 0, 0, MB_DTYPE_BF16, NO, 0, 1},
     {"inference_add", "add", MB__JAX_MN, MB__JAX_DTYPE, 1, NO, NO, 0, 0},
     {"inference_rmsnorm", "rmsnorm", MB__JAX_MN, MB__JAX_DTYPE, 1, NO, NO, 0,
      0},
