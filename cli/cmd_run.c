@@ -68,7 +68,8 @@ static const opt_def_t k_run_opts[] = {
      "hardswish"},
     {"act-alpha", 0, OPT_DOUBLE, O(act_alpha), "F",
      "leakyrelu negative slope (0.01)"},
-    {"eps", 0, OPT_DOUBLE, O(eps), "F", "layernorm/rmsnorm epsilon (1e-5)"},
+    {"eps", 0, OPT_DOUBLE, O(eps), "F",
+     "layernorm, rmsnorm, rmsnorm_bwd epsilon (1e-5)"},
     /* clang-format off: an option per op flag that has one */
     MB_PARAM_FLAG_LIST(PARAM_OPT)
     /* clang-format on */

@@ -157,7 +157,7 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
     NULL, NULL)                                                               \
   X(NO_WEIGHT, EPS, "no_affine", "affine", 1, "no-affine", "no-affine",       \
     OPTION_AND_CONFIG, "no-affine",                                           \
-    "layernorm/rmsnorm without weight and bias")                              \
+    "layernorm, rmsnorm, rmsnorm_bwd: no weight and bias")                  \
   X(CAUSAL, CAUSAL, "causal", "causal", 0, "causal", "causal",                \
     OPTION_AND_CONFIG, "causal", "attention: causal mask")                    \
   X(TRANS_A, TRANS_AB, "trans_a", "trans_a", 0, "trans_a", "A^T",             \
