@@ -190,15 +190,17 @@ static mb_status_t qi_prepare(
   }
   q->p = *call->params;
   const int64_t m = q->p.shape[0], k = q->p.shape[1], n = q->p.shape[2];
+  /* A static scale (0: none, absmax) is the op's semantics: pass it on. */
+  const double fixed = (q->p.flags & MB_PARAM_STATIC) ? q->p.scale : 0.0;
   mb_status_t s = mb__cpu_quant_init(st, &q->qa, q->p.dtype, q->p.dtype_q, m, k,
-                                     &q->p.scale_a, 0, 0.0);
+                                     &q->p.scale_a, 0, fixed);
   if (s == MB_OK)
     s = mb__cpu_quant_init(st, &q->qb, q->p.dtype_b, q->p.dtype_q, k, n,
-                           &q->p.scale_b, 0, 0.0);
+                           &q->p.scale_b, 0, fixed);
   if (s == MB_OK) s = alloc_qi(st, q);
   q->p.dtype = q->p.dtype_b = q->p.dtype_q;
   q->p.dtype_q = MB_DTYPE_NONE;
-  q->p.flags &= ~MB_PARAM_QUANTIZE_INPUTS;
+  q->p.flags &= ~(MB_PARAM_QUANTIZE_INPUTS | MB_PARAM_STATIC);
   q->ins[0] = q->a, q->ins[1] = q->b, q->ins[2] = q->ga, q->ins[3] = q->gb;
   q->outs[0] = call->out[0];
   /* The quantized operands and their grids are written inside the run. */

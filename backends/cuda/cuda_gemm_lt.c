@@ -260,7 +260,10 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
     q->dtype = q->dtype_b = our_b ? k->p.dtype_b : k->p.dtype;
     q->dtype_out = k->p.dtype_q;
     q->dtype_acc = MB_DTYPE_F32;
-    q->flags = our_b ? MB_PARAM_TRANSPOSE : 0u;
+    /* gemm's static scale is the quantize op's: every scale given. */
+    q->flags =
+        (our_b ? MB_PARAM_TRANSPOSE : 0u) | (k->p.flags & MB_PARAM_STATIC);
+    q->scale = k->p.scale;
     /* The block of the quantized matrix (A, or B^T): whole, or one row. */
     q->scale_a = scalar ? (mb_scaling_t){MB_SCALE_TENSOR, {outer, kk}}
                         : (mb_scaling_t){MB_SCALE_ROW, {1, kk}};

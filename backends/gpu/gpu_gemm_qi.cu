@@ -40,6 +40,9 @@ void plan_quantize(qi_kernel_t *k, int side, const mb_op_params_t *p) {
   q.dtype_out = p->dtype_q;
   q.dtype_acc = MB_DTYPE_F32;
   q.scale_a = side == SIDE_A ? p->scale_a : p->scale_b;
+  /* gemm's static scale is the quantize op's: every scale given. */
+  q.flags = p->flags & MB_PARAM_STATIC;
+  q.scale = p->scale;
   k->qp[side] = q;
   k->q_out[side][0] = k->q[side];
   k->q_out[side][1] = k->grid[side];
@@ -128,7 +131,7 @@ extern "C" mb_status_t mb__gpu_gemm_qi_prepare(void *bstate,
   k->p = *p;
   k->p.dtype = k->p.dtype_b = p->dtype_q;
   k->p.dtype_q = MB_DTYPE_NONE;
-  k->p.flags &= ~MB_PARAM_QUANTIZE_INPUTS;
+  k->p.flags &= ~(MB_PARAM_QUANTIZE_INPUTS | MB_PARAM_STATIC);
   *kstate = k;
   return MB_OK;
 }

@@ -40,6 +40,25 @@ static void gemm_fp8_rowwise(mb_op_params_t *p) {
   set_scaling(&p->scale_a, MB_SCALE_ROW, 0, 0);
   set_scaling(&p->scale_b, MB_SCALE_COL, 0, 0);
 }
+/* The JAX suite's static GEMMs quantize with calibration "fixed, -224,
+ * 224": every scale is 224 / 448 (e4m3's largest finite), given rather
+ * than computed, so the timed work has no absmax pass. */
+static void static_half(mb_op_params_t *p) {
+  p->flags |= MB_PARAM_STATIC;
+  if (p->scale == 0) p->scale = 224.0 / 448.0;
+}
+static void gemm_fp8_rowwise_static(mb_op_params_t *p) {
+  static_half(p);
+  gemm_fp8_rowwise(p);
+}
+/* As gemm_fp8_b128's blocks (A 1x128 along K, B 128x128), quantized
+ * inside the op from bf16 like gemm_fp8_rowwise. */
+static void gemm_fp8_b128_static(mb_op_params_t *p) {
+  static_half(p);
+  set_scaling(&p->scale_a, MB_SCALE_BLOCK, 1, 128);
+  set_scaling(&p->scale_b, MB_SCALE_BLOCK, 128, 128);
+  gemm_fp8_rowwise(p);
+}
 static void gemm_multiple_run(mb_op_params_t *p) {
   set_dtype(&p->dtype, MB_DTYPE_BF16);
   set_dtype(&p->dtype_out, MB_DTYPE_BF16);
@@ -106,6 +125,12 @@ static const mb__alias_t k_aliases[] = {
     {"gemm_fp8_rowwise", "gemm", gemm_fp8_rowwise,
      "bf16 A, B quantized to fp8 by rows/columns inside the op, scales "
      "applied (JAX suite)"},
+    {"gemm_fp8_rowwise_static_scaling", "gemm", gemm_fp8_rowwise_static,
+     "gemm_fp8_rowwise with every scale given (static, 0.5 = 224/448: no "
+     "absmax pass; JAX suite)"},
+    {"gemm_fp8_b128_fp32_static_scaling", "gemm", gemm_fp8_b128_static,
+     "bf16 A, B quantized to fp8 inside the op in 1x128 / 128x128 blocks, "
+     "every scale given (static, 0.5), scales applied (JAX suite)"},
     {"gemm_multiple_run", "gemm", gemm_multiple_run,
      "bf16 (or --dtype f8e4m3) in, f32 accumulate, bf16 out (JAX suite)"},
     {"gemm_fp8_b128", "gemm", gemm_fp8_b128,

@@ -5,7 +5,9 @@
  * Inputs are A, B, scale_a, scale_b (a 1x1 tensor holding 1 when a side is
  * not scaled); output D. With MB_PARAM_QUANTIZE_INPUTS, A and B are high
  * precision and are quantized to dtype_q inside the op (dynamic absmax with
- * the given scaling): gemm_fp8_rowwise. Unscaled float gemms take
+ * the given scaling): gemm_fp8_rowwise; MB_PARAM_STATIC makes every scale
+ * params.scale instead, so no absmax pass is timed (the JAX suite's
+ * *_static_scaling GEMMs). Unscaled float gemms take
  * MB_PARAM_TRANS_A (A stored K x M) and MB_PARAM_TRANS_B (B stored N x K):
  * the product is the same, only the operands' storage differs.
  * FLOP = 2MNK (the quantization's work is not counted, see docs/ops.md);
@@ -135,6 +137,21 @@ static mb_status_t resolve_int4_weights(mb_op_params_t *p) {
   return MB_OK;
 }
 
+/* A static scale replaces the absmax of in-op quantization; a GEMM whose
+ * operands arrive quantized has its scales as inputs already. */
+static mb_status_t check_static(const mb_op_params_t *p) {
+  if (!(p->flags & MB_PARAM_STATIC)) return MB_OK;
+  if (!(p->flags & MB_PARAM_QUANTIZE_INPUTS))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: a static scale goes with quantize-inputs (it "
+                    "replaces the absmax of the in-op quantization)");
+  if (!(p->scale > 0 && isfinite(p->scale)))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: the static scale must be finite and > 0, got %g",
+                    p->scale);
+  return MB_OK;
+}
+
 static mb_status_t resolve_quantize_inputs(mb_op_params_t *p) {
   if (p->dtype_q == MB_DTYPE_NONE) p->dtype_q = MB_DTYPE_F8E4M3;
   if (p->scale_a.mode == MB_SCALE_NONE) p->scale_a.mode = MB_SCALE_ROW;
@@ -188,7 +205,8 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
     return mb__fail(MB_ERR_INVALID_ARG,
                     "gemm: dtype_q (%s) only goes with quantize-inputs",
                     mb_dtype_name(p->dtype_q));
-  if ((st = check_trans(p)) != MB_OK) return st;
+  if ((st = check_trans(p)) != MB_OK || (st = check_static(p)) != MB_OK)
+    return st;
   if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
     st = resolve_quantize_inputs(p);
   else if (in_list(p->dtype, k_fp8, COUNT(k_fp8)))
@@ -385,10 +403,11 @@ const mb_op_t mb__op_gemm = {
     .shape_syntax = "MxKxN",
     .dim_names = k_dims,
     .param_mask = MB__P_ALPHA_BETA | MB__P_SCALES | MB__P_QUANT | MB__P_TF32 |
-                  MB__P_TRANS_AB | MB__P_FAST_ACCUM,
+                  MB__P_TRANS_AB | MB__P_FAST_ACCUM | MB__P_STATIC,
     .params_doc =
         "alpha, beta; scale_a/scale_b: none|tensor|row|col|block:BMxBN|"
-        "group:G; quantize_inputs with dtype_q (fp8, i8); out: "
+        "group:G; quantize_inputs with dtype_q (fp8, i8), static scale "
+        "(quantize_inputs with a given scale, no absmax); out: "
         "f32|bf16|f16|i32; tf32 (f32 inputs); fast_accum (fp8 inputs or "
         "quantize_inputs to fp8); trans_a (A stored KxM), trans_b (B stored "
         "NxK): unscaled float inputs",

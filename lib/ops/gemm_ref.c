@@ -134,7 +134,8 @@ static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
     return MB_ERR_NO_MEMORY;
   }
   mb_convert(x, MB_DTYPE_F32, host[role], dt, count, 0);
-  mb__quantize_ref(x, rows, cols, s, qd, 0.0, q, *grid);
+  mb__quantize_ref(x, rows, cols, s, qd,
+                   (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, q, *grid);
   free(x);
   return rows_from(rr, q, qd, rows, cols, flip, 1);
 }
