@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/jax_attention.h"
 #include "plan/jax_benches.h"
 
 #define NO MB_DTYPE_NONE
@@ -17,6 +18,12 @@ static const mb__jax_bench_t k_benches[] = {
      MB_DTYPE_F8E4M3, NO, 0, 0},
     {"gemm_fp8_b128_fp32", "gemm_fp8_b128", MB__JAX_MKN, 0, 0, NO, MB_DTYPE_F32,
      0, 0},
+    /* The suite quantizes bf16 with calibration "fixed, -224, 224" (scale
+     * 0.5, our alias's) and returns bf16; it takes no scale parameter. */
+    {"gemm_fp8_rowwise_static_scaling", "gemm_fp8_rowwise_static_scaling",
+     MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    {"gemm_fp8_b128_fp32_static_scaling", "gemm_fp8_b128_fp32_static_scaling",
+     MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     {"quantization", "quantization", MB__JAX_MN, 0, 0, NO, NO, 0, 0},
     {"transpose_quantization", "transpose_quantization", MB__JAX_MN, 0, 0, NO,
      NO, 0, 0},
@@ -41,6 +48,10 @@ static const mb__jax_bench_t k_benches[] = {
      0},
     {"inference_sigmoid", "sigmoid", MB__JAX_MN, MB__JAX_DTYPE, 1, NO, NO, 0,
      0},
+    /* The closest equivalent of the Pallas kernel (docs/config.md); the
+     * suite's q, k and v are jax.random.normal's f32. */
+    {"tokamax_splash_attention", "attention", MB__JAX_ATTN, 0, 0, MB_DTYPE_F32,
+     NO, 0, 0},
     {"single_device_hbm_copy", "copy", MB__JAX_ELEMENTS, MB__JAX_DTYPE, 1, NO,
      NO, 0, 0},
 };
@@ -65,9 +76,12 @@ mb_status_t mb__jax_bench_lookup(mb__pb_t *pb, const mb_cfg_node_t *n,
 }
 
 /* The parameter names benchmark `b` takes, NULL-terminated. */
-static void bench_params(const mb__jax_bench_t *b, const char *names[8]) {
+static void bench_params(const mb__jax_bench_t *b, const char *names[16]) {
   size_t n = 0;
-  if (b->dims == MB__JAX_ELEMENTS) {
+  if (b->dims == MB__JAX_ATTN) {
+    for (const char *const *a = mb__jax_attention_params(); *a; a++)
+      names[n++] = *a;
+  } else if (b->dims == MB__JAX_ELEMENTS) {
     names[n++] = "num_elements";
   } else {
     names[n++] = "m";
@@ -92,11 +106,11 @@ static void join_names(char *buf, size_t cap, const char *const *names) {
 mb_status_t mb__jax_check_param(mb__pb_t *pb, const mb__jax_bench_t *b,
                                 const mb_cfg_node_t *at, const char *path,
                                 const char *key, const char *written) {
-  const char *names[8];
+  const char *names[16];
   bench_params(b, names);
   for (size_t i = 0; names[i]; i++)
     if (!strcmp(names[i], key)) return MB_OK;
-  char valid[256];
+  char valid[512];
   join_names(valid, sizeof valid, names);
   if (strcmp(key, written))
     return mb__pb_error(pb, at, path,

@@ -8,9 +8,10 @@
 
 /* How a benchmark's parameters make our shape. */
 typedef enum mb__jax_dims {
-  MB__JAX_MKN,     /* m, k, n -> [M, K, N] */
-  MB__JAX_MN,      /* m, n -> [M, N] */
-  MB__JAX_ELEMENTS /* num_elements -> [1, num_elements] */
+  MB__JAX_MKN,      /* m, k, n -> [M, K, N] */
+  MB__JAX_MN,       /* m, n -> [M, N] */
+  MB__JAX_ELEMENTS, /* num_elements -> [1, num_elements] */
+  MB__JAX_ATTN      /* tokamax_splash_attention's (jax_attention.c) */
 } mb__jax_dims_t;
 
 #define MB__JAX_DTYPE 1u /* takes `dtype` */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/jax_attention.h"
 #include "plan/jax_benches.h"
 #include "plan/jax_common.h"
 
@@ -242,7 +243,13 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   char dims[96], name[NAME_CAP], why[512] = "";
   const char *dtype;
   mb_status_t st = resolve_same_as(pb, c);
-  if (st == MB_OK) st = read_shape(pb, c, blk, &it.params, dims, sizeof dims);
+  if (st == MB_OK && b->dims == MB__JAX_ATTN) {
+    const mb__jax_combo_in_t in = {c->map, c->written, c->path};
+    st = mb__jax_attention_read(pb, &in, &it.params, dims, sizeof dims, why,
+                                sizeof why);
+  } else if (st == MB_OK) {
+    st = read_shape(pb, c, blk, &it.params, dims, sizeof dims);
+  }
   if (st == MB_OK)
     st = read_dtype(pb, c, blk, &it.params, &dtype, why, sizeof why);
   if (st == MB_OK && (b->takes & MB__JAX_SCALE))
@@ -250,7 +257,7 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   if (st == MB_OK) st = read_runs(pb, c, blk, &it.spec);
   if (st != MB_OK) return st;
   it.params.dtype_out = b->dtype_out;
-  it.params.flags = b->flags;
+  it.params.flags |= b->flags; /* attention's causal is set already */
   snprintf(name, sizeof name, "%s/%s%s%s", blk->name, dims, dtype ? "/" : "",
            dtype ? dtype : "");
   it.name = name;
