@@ -1,5 +1,6 @@
 /* CPU backend — activation, silu_mul and swiglu_bwd (silu_mul's gradients)
- * in portable C.
+ * in portable C; activation and silu_mul also read fp8 (decoded exactly)
+ * and write the op's output dtype.
  *
  * Element-wise and memory-bound: the M*N elements are split into one
  * contiguous slice per pinned thread, and each slice is walked in chunks
@@ -90,13 +91,13 @@ static const act_fn k_act_fns[MB_ACT_COUNT] = {
 typedef struct act_c {
   size_t n;
   unsigned threads;
-  mb_dtype_t dtype;
-  act_fn fn; /* activation only */
+  mb_dtype_t in, out; /* fp8 inputs may be written wider (the op's rule) */
+  act_fn fn;          /* activation only */
   float alpha;
 } act_c_t;
 
-/* Elements [lo, hi): f32 in place through the function; other dtypes via an
- * f32 chunk. */
+/* Elements [lo, hi): f32 to f32 straight through the function; other
+ * dtypes via an f32 chunk. */
 MB_CPU_CLONES static void activation_slice(const act_c_t *k,
                                            const mb_kernel_call_t *call,
                                            size_t lo, size_t hi) {
@@ -105,13 +106,13 @@ MB_CPU_CLONES static void activation_slice(const act_c_t *k,
   const void *x = call->in[0];
   for (size_t i = lo; i < hi; i += CHUNK) {
     const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
-    if (k->dtype == MB_DTYPE_F32) {
+    if (k->in == MB_DTYPE_F32 && k->out == MB_DTYPE_F32) {
       k->fn((float *)y + i, (const float *)x + i, n, k->alpha);
       continue;
     }
-    mb__cpu_load_f32(buf, x, k->dtype, i, n);
+    mb__cpu_load_f32(buf, x, k->in, i, n);
     k->fn(buf, buf, n, k->alpha);
-    mb__cpu_store_f32(y, k->dtype, i, buf, n);
+    mb__cpu_store_f32(y, k->out, i, buf, n);
   }
 }
 
@@ -122,11 +123,11 @@ MB_CPU_CLONES static void silu_mul_slice(const act_c_t *k,
   float bx[CHUNK], by[CHUNK];
   for (size_t i = lo; i < hi; i += CHUNK) {
     const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
-    mb__cpu_load_f32(bx, call->in[0], k->dtype, i, n);
-    mb__cpu_load_f32(by, call->in[1], k->dtype, i, n);
+    mb__cpu_load_f32(bx, call->in[0], k->in, i, n);
+    mb__cpu_load_f32(by, call->in[1], k->in, i, n);
     for (size_t j = 0; j < n; ++j)
       bx[j] = bx[j] / (1.0f + mb__cpu_expf(-bx[j])) * by[j];
-    mb__cpu_store_f32(call->out[0], k->dtype, i, bx, n);
+    mb__cpu_store_f32(call->out[0], k->out, i, bx, n);
   }
 }
 
@@ -139,32 +140,41 @@ MB_CPU_CLONES static void swiglu_bwd_slice(const act_c_t *k,
   float ba[CHUNK], bb[CHUNK], bd[CHUNK];
   for (size_t i = lo; i < hi; i += CHUNK) {
     const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
-    mb__cpu_load_f32(ba, call->in[0], k->dtype, i, n);
-    mb__cpu_load_f32(bb, call->in[1], k->dtype, i, n);
-    mb__cpu_load_f32(bd, call->in[2], k->dtype, i, n);
+    mb__cpu_load_f32(ba, call->in[0], k->in, i, n);
+    mb__cpu_load_f32(bb, call->in[1], k->in, i, n);
+    mb__cpu_load_f32(bd, call->in[2], k->in, i, n);
     for (size_t j = 0; j < n; ++j) {
       const float a = ba[j], dy = bd[j];
       const float s = 1.0f / (1.0f + mb__cpu_expf(-a));
       ba[j] = dy * bb[j] * (s * (1.0f + a * (1.0f - s)));
       bb[j] = dy * (a * s);
     }
-    mb__cpu_store_f32(call->out[0], k->dtype, i, ba, n);
-    mb__cpu_store_f32(call->out[1], k->dtype, i, bb, n);
+    mb__cpu_store_f32(call->out[0], k->out, i, ba, n);
+    mb__cpu_store_f32(call->out[1], k->out, i, bb, n);
   }
 }
 
+/* fp8_io: the op reads fp8 and may write another dtype (activation,
+ * silu_mul); else every operand is one float dtype (swiglu_bwd). */
 static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
-                           const char *what, act_fn fn, void **kstate) {
+                           const char *what, act_fn fn, int fp8_io,
+                           void **kstate) {
   const mb_op_params_t *p = call->params;
-  const mb_status_t status = mb__cpu_float_dtype(st, what, p->dtype);
+  const mb_status_t status =
+      fp8_io ? mb__cpu_fp8_io_dtypes(st, what, p->dtype, p->dtype_out)
+             : mb__cpu_float_dtype(st, what, p->dtype);
   if (status != MB_OK) return status;
   act_c_t *k = malloc(sizeof *k);
   if (!k) {
     MB_CPU_ERROR(st, "cpu/c: %s: out of memory", what);
     return MB_ERR_NO_MEMORY;
   }
-  *k = (act_c_t){(size_t)p->shape[0] * (size_t)p->shape[1], st->threads,
-                 p->dtype, fn, (float)p->act_alpha};
+  *k = (act_c_t){(size_t)p->shape[0] * (size_t)p->shape[1],
+                 st->threads,
+                 p->dtype,
+                 fp8_io ? p->dtype_out : p->dtype,
+                 fn,
+                 (float)p->act_alpha};
   *kstate = k;
   return MB_OK;
 }
@@ -178,19 +188,19 @@ mb_status_t mb__cpu_activation_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: activation %d is not implemented", (int)act);
     return MB_ERR_UNSUPPORTED;
   }
-  return prepare(st, call, "activation", k_act_fns[act], kstate);
+  return prepare(st, call, "activation", k_act_fns[act], 1, kstate);
 }
 
 mb_status_t mb__cpu_silu_mul_c_prepare(void *bstate,
                                        const mb_kernel_call_t *call,
                                        void **kstate) {
-  return prepare(bstate, call, "silu_mul", NULL, kstate);
+  return prepare(bstate, call, "silu_mul", NULL, 1, kstate);
 }
 
 mb_status_t mb__cpu_swiglu_bwd_c_prepare(void *bstate,
                                          const mb_kernel_call_t *call,
                                          void **kstate) {
-  return prepare(bstate, call, "swiglu_bwd", NULL, kstate);
+  return prepare(bstate, call, "swiglu_bwd", NULL, 0, kstate);
 }
 
 typedef void (*slice_fn)(const act_c_t *k, const mb_kernel_call_t *call,

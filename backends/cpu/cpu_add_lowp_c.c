@@ -1,6 +1,7 @@
 /* CPU backend — add on f16 and fp8 inputs in portable C (oneDNN 2.6 has no
- * fp8, and no f16 kernels for this CPU class): f16 + f16 -> f16,
- * f8e4m3 + f8e4m3 -> bf16, f8e5m2 + f8e5m2 -> bf16.
+ * fp8, and no f16 kernels for this CPU class): f16 + f16 -> f16, and fp8 +
+ * fp8 (both e4m3 or both e5m2) -> the same fp8 (saturated), f32, bf16 or
+ * f16.
  *
  * Inputs are decoded exactly to f32 in L1-sized chunks, added in f32 and
  * rounded once to the output (nearest even); one contiguous slice per
@@ -22,9 +23,11 @@ typedef struct add_lowp {
 static const struct {
   mb_dtype_t in, out;
 } k_signatures[] = {
-    {MB_DTYPE_F16, MB_DTYPE_F16},
-    {MB_DTYPE_F8E4M3, MB_DTYPE_BF16},
-    {MB_DTYPE_F8E5M2, MB_DTYPE_BF16},
+    {MB_DTYPE_F16, MB_DTYPE_F16},    {MB_DTYPE_F8E4M3, MB_DTYPE_F8E4M3},
+    {MB_DTYPE_F8E4M3, MB_DTYPE_F32}, {MB_DTYPE_F8E4M3, MB_DTYPE_BF16},
+    {MB_DTYPE_F8E4M3, MB_DTYPE_F16}, {MB_DTYPE_F8E5M2, MB_DTYPE_F8E5M2},
+    {MB_DTYPE_F8E5M2, MB_DTYPE_F32}, {MB_DTYPE_F8E5M2, MB_DTYPE_BF16},
+    {MB_DTYPE_F8E5M2, MB_DTYPE_F16},
 };
 
 MB_CPU_CLONES static void add_slice(const add_lowp_t *k, void *z, const void *x,

@@ -21,6 +21,26 @@ static inline mb_status_t mb__cpu_float_dtype(mb_cpu_state_t *st,
   return MB_ERR_UNSUPPORTED;
 }
 
+/* The ops that also read fp8 (activation, silu_mul, add; the op chose the
+ * pair by its output rule): `in` and `out` each one mb__cpu_load_f32 /
+ * mb__cpu_store_f32 take — f32, bf16, f16, f8e4m3, f8e5m2. MB_OK, else
+ * MB_ERR_UNSUPPORTED with a message naming `op`. */
+static inline mb_status_t mb__cpu_fp8_io_dtypes(mb_cpu_state_t *st,
+                                                const char *op, mb_dtype_t in,
+                                                mb_dtype_t out) {
+  static const mb_dtype_t k_io[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16,
+                                    MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
+  int in_ok = 0, out_ok = 0;
+  for (size_t i = 0; i < sizeof k_io / sizeof k_io[0]; ++i) {
+    in_ok |= k_io[i] == in;
+    out_ok |= k_io[i] == out;
+  }
+  if (in_ok && out_ok) return MB_OK;
+  MB_CPU_ERROR(st, "cpu/c: %s %s -> %s is not implemented", op,
+               st->host.dtype_name(in), st->host.dtype_name(out));
+  return MB_ERR_UNSUPPORTED;
+}
+
 /* ---- row-wise kernels (softmax, layernorm, rmsnorm) -----------------------
  * Each row of N is computed whole, in f32, by one thread: `rows` computes
  * rows [r0, r1) of Y = f(X) for its kernel state `k`, with `buf` the

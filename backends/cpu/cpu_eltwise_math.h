@@ -82,10 +82,16 @@ static inline void mb__cpu_load_f32(float *restrict dst, const void *src,
 }
 
 /* n f32 values, rounded once to nearest even, into elements [off, off + n)
- * of `dst`. */
+ * of `dst` (f32, bf16, f16, or fp8 saturated to its finite range). */
 static inline void mb__cpu_store_f32(void *dst, mb_dtype_t dtype, size_t off,
                                      const float *restrict src, size_t n) {
-  if (dtype == MB_DTYPE_BF16) {
+  if (dtype == MB_DTYPE_F8E4M3) {
+    uint8_t *d = (uint8_t *)dst + off;
+    for (size_t i = 0; i < n; ++i) d[i] = mb__cvt_f32_to_e4m3(src[i]);
+  } else if (dtype == MB_DTYPE_F8E5M2) {
+    uint8_t *d = (uint8_t *)dst + off;
+    for (size_t i = 0; i < n; ++i) d[i] = mb__cvt_f32_to_e5m2(src[i]);
+  } else if (dtype == MB_DTYPE_BF16) {
     uint16_t *d = (uint16_t *)dst + off;
     for (size_t i = 0; i < n; ++i) d[i] = mb__cvt_f32_to_bf16(src[i]);
   } else if (dtype == MB_DTYPE_F16) {

@@ -1,6 +1,7 @@
 /* Shared GPU kernels: add (Z = X + Y), activation (Y = act(X)), silu_mul
  * (Z = silu(X) Y) and swiglu_bwd (silu_mul's gradients dA, dB from A, B
- * and dY) over M*N contiguous elements.
+ * and dY) over M*N contiguous elements. add, activation and silu_mul also
+ * read fp8 (decoded exactly) into the op's output dtype (dispatch_io).
  *
  * One grid-stride kernel, templated on the dtypes, the operand counts (up
  * to three inputs, two outputs), the function and the vector width: each
@@ -163,8 +164,8 @@ mb_status_t launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
              : go(eltwise_kernel<DX, DY, DZ, NIN, NOUT, 1, F>);
 }
 
-/* activation A on one dtype. */
-template <mb_dtype_t D>
+/* activation A from DI into DO. */
+template <mb_dtype_t DI, mb_dtype_t DO>
 mb_status_t launch_activation(const mb_gpu_env_t *env,
                               const mb_kernel_call_t *call) {
   const mb_op_params_t *p = call->params;
@@ -172,7 +173,7 @@ mb_status_t launch_activation(const mb_gpu_env_t *env,
   switch (p->activation) {
 #define MB__ACT(A) \
   case A:          \
-    return launch<D, D, D, 1, 1>(env, call, "activation", act_fn<A>{alpha});
+    return launch<DI, DI, DO, 1, 1>(env, call, "activation", act_fn<A>{alpha});
     MB__ACT(MB_ACT_RELU)
     MB__ACT(MB_ACT_GELU_TANH)
     MB__ACT(MB_ACT_GELU_ERF)
@@ -187,6 +188,46 @@ mb_status_t launch_activation(const mb_gpu_env_t *env,
   }
   env->host->set_error("%s: activation %d is not implemented", env->backend,
                        (int)p->activation);
+  return MB_ERR_UNSUPPORTED;
+}
+
+/* Calls f(mb_gpu_dt<DI>{}, mb_gpu_dt<DO>{}) for an op reading `in` and
+ * writing `out`, the ops' output rule (lib/ops/eltwise.h): an fp8 DI into
+ * itself, f32, bf16 or f16; a float DI into itself, or with WIDEN (add)
+ * into any of f32, bf16, f16. Only these pairs are instantiated. */
+template <bool WIDEN, class F>
+mb_status_t dispatch_io(mb_dtype_t in, mb_dtype_t out, F &&f) {
+  return mb_gpu_dispatch_float(in, [&](auto i) {
+    constexpr mb_dtype_t DI = decltype(i)::value;
+    if constexpr (DI == MB_DTYPE_F8E4M3 || DI == MB_DTYPE_F8E5M2) {
+      if (out == DI) return f(i, i);
+      return mb_gpu_dispatch_f32_16(out, [&](auto o) { return f(i, o); });
+    } else if constexpr (WIDEN) {
+      return mb_gpu_dispatch_f32_16(out, [&](auto o) { return f(i, o); });
+    } else {
+      return out == DI ? f(i, i) : MB_ERR_UNSUPPORTED;
+    }
+  });
+}
+
+/* Whether dispatch_io takes in -> out (and the second input is in too). */
+static int io_ok(bool widen, const mb_op_params_t *p) {
+  const mb_dtype_t in = p->dtype, out = p->dtype_out;
+  const int fp8 = mb_gpu_is_float(in, 1) && !mb_gpu_is_float(in, 0);
+  return p->dtype_b == in && mb_gpu_is_float(in, 1) &&
+         (out == in || ((fp8 || widen) && mb_gpu_is_float(out, 0)));
+}
+
+/* An op reading fp8 (add with WIDEN, activation, silu_mul) on in -> out,
+ * f(DI, DO) launching it; a pair outside dispatch_io's is reported. */
+template <bool WIDEN, class F>
+mb_status_t run_io(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
+                   const char *what, F &&f) {
+  const mb_op_params_t *p = call->params;
+  if (io_ok(WIDEN, p)) return dispatch_io<WIDEN>(p->dtype, p->dtype_out, f);
+  env->host->set_error("%s: %s %s -> %s is not implemented", env->backend, what,
+                       env->host->dtype_name(p->dtype),
+                       env->host->dtype_name(p->dtype_out));
   return MB_ERR_UNSUPPORTED;
 }
 
@@ -210,38 +251,28 @@ mb_status_t run_same_dtype(void *kstate, const mb_kernel_call_t *call,
 extern "C" mb_status_t mb__gpu_add_run(void *kstate,
                                        const mb_kernel_call_t *call) {
   const mb_gpu_env_t *env = (const mb_gpu_env_t *)kstate;
-  const mb_op_params_t *p = call->params;
-  if (!mb_gpu_is_float(p->dtype, 1) || p->dtype_b != p->dtype ||
-      !mb_gpu_is_float(p->dtype_out, 0)) {
-    env->host->set_error("%s: add %s + %s -> %s is not implemented",
-                         env->backend, env->host->dtype_name(p->dtype),
-                         env->host->dtype_name(p->dtype_b),
-                         env->host->dtype_name(p->dtype_out));
-    return MB_ERR_UNSUPPORTED;
-  }
-  return mb_gpu_dispatch_float(p->dtype, [&](auto in) {
-    constexpr mb_dtype_t DI = decltype(in)::value;
-    return mb_gpu_dispatch_f32_16(p->dtype_out, [&](auto out) {
-      constexpr mb_dtype_t DO = decltype(out)::value;
-      return launch<DI, DI, DO, 2, 1>(env, call, "add", add_fn{});
-    });
+  return run_io<true>(env, call, "add", [&](auto i, auto o) {
+    constexpr mb_dtype_t DI = decltype(i)::value;
+    return launch<DI, DI, decltype(o)::value, 2, 1>(env, call, "add", add_fn{});
   });
 }
 
 extern "C" mb_status_t mb__gpu_activation_run(void *kstate,
                                               const mb_kernel_call_t *call) {
   const mb_gpu_env_t *env = (const mb_gpu_env_t *)kstate;
-  const mb_dtype_t dt = call->params->dtype;
-  if (!mb_gpu_is_float(dt, 0) || call->params->dtype_out != dt)
-    return mb_gpu_unsupported_dtype(env, "activation", dt);
-  return mb_gpu_dispatch_f32_16(dt, [&](auto d) {
-    return launch_activation<decltype(d)::value>(env, call);
+  return run_io<false>(env, call, "activation", [&](auto i, auto o) {
+    return launch_activation<decltype(i)::value, decltype(o)::value>(env, call);
   });
 }
 
 extern "C" mb_status_t mb__gpu_silu_mul_run(void *kstate,
                                             const mb_kernel_call_t *call) {
-  return run_same_dtype<2, 1>(kstate, call, "silu_mul", silu_mul_fn{});
+  const mb_gpu_env_t *env = (const mb_gpu_env_t *)kstate;
+  return run_io<false>(env, call, "silu_mul", [&](auto i, auto o) {
+    constexpr mb_dtype_t DI = decltype(i)::value;
+    return launch<DI, DI, decltype(o)::value, 2, 1>(env, call, "silu_mul",
+                                                    silu_mul_fn{});
+  });
 }
 
 extern "C" mb_status_t mb__gpu_swiglu_bwd_run(void *kstate,

@@ -1,8 +1,10 @@
 /* activation: Y[M,N] = act(X), act = params.activation; and
  * silu_mul (swiglu): Z[M,N] = silu(X) * Y.
- * f32, bf16, f16 (output = input), computed in f32 and rounded once.
+ * f32, bf16, f16, f8e4m3, f8e5m2 in; out in the input's dtype, or for fp8
+ * inputs f32, bf16 or f16 if chosen (eltwise.h's rule); computed in f32 on
+ * the exactly decoded inputs and rounded once.
  * FLOP: per element, per function (table below); silu_mul = silu + 1.
- * Bytes: activation |X| + |Y| = 2 MN size; silu_mul 3 MN size. */
+ * Bytes: activation |X| + |Y|; silu_mul |X| + |Y| + |Z| (fp8: 1 byte). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -104,44 +106,56 @@ static mb_status_t check_activation(const mb_op_params_t *p) {
 }
 
 static mb_status_t activation_resolve(mb_op_params_t *p) {
-  mb_status_t st = mb__elt_resolve_dtypes(&mb__op_activation, p, mb__elt_float,
-                                          MB__ELT_COUNT(mb__elt_float));
+  mb_status_t st = mb__elt_resolve_fp8_dtypes(&mb__op_activation, p, 0);
   if (st == MB_OK)
     st = mb__elt_check_numel(&mb__op_activation, "X", mb__elt_mn(p));
   return st == MB_OK ? check_activation(p) : st;
 }
 
 static mb_status_t silu_mul_resolve(mb_op_params_t *p) {
-  mb_status_t st = mb__elt_resolve_dtypes(&mb__op_silu_mul, p, mb__elt_float,
-                                          MB__ELT_COUNT(mb__elt_float));
+  mb_status_t st = mb__elt_resolve_fp8_dtypes(&mb__op_silu_mul, p, 0);
   if (st == MB_OK)
     st = mb__elt_check_numel(&mb__op_silu_mul, "X", mb__elt_mn(p));
   return st;
 }
 
-/* Every operand is M x N of the one dtype. */
-static void same_operand(const mb_op_params_t *p, uint32_t role,
-                         mb_dtype_t *dtype, uint32_t *ndim, int64_t *shape) {
-  (void)role;
-  mb__elt_operand_mn(p, p->dtype, dtype, ndim, shape);
+/* Every operand is M x N: the inputs of dtype, the output (the last role)
+ * of dtype_out. */
+static void act_operand(const mb_op_t *op, const mb_op_params_t *p,
+                        uint32_t role, mb_dtype_t *dtype, uint32_t *ndim,
+                        int64_t *shape) {
+  mb__elt_operand_mn(p, role < op->num_inputs ? p->dtype : p->dtype_out, dtype,
+                     ndim, shape);
+}
+static void activation_operand(const mb_op_params_t *p, uint32_t role,
+                               mb_dtype_t *dtype, uint32_t *ndim,
+                               int64_t *shape) {
+  act_operand(&mb__op_activation, p, role, dtype, ndim, shape);
+}
+static void silu_mul_operand(const mb_op_params_t *p, uint32_t role,
+                             mb_dtype_t *dtype, uint32_t *ndim,
+                             int64_t *shape) {
+  act_operand(&mb__op_silu_mul, p, role, dtype, ndim, shape);
 }
 
 static double activation_flop(const mb_op_params_t *p) {
   return k_act[p->activation].flop * mb__elt_mn(p);
 }
 static double activation_bytes(const mb_op_params_t *p) {
-  return 2.0 * mb__bytes(p->dtype, mb__elt_mn(p));
+  return mb__bytes(p->dtype, mb__elt_mn(p)) +
+         mb__bytes(p->dtype_out, mb__elt_mn(p));
 }
 static double silu_mul_flop(const mb_op_params_t *p) {
   return SILU_MUL_FLOP * mb__elt_mn(p);
 }
 static double silu_mul_bytes(const mb_op_params_t *p) {
-  return 3.0 * mb__bytes(p->dtype, mb__elt_mn(p));
+  return 2.0 * mb__bytes(p->dtype, mb__elt_mn(p)) +
+         mb__bytes(p->dtype_out, mb__elt_mn(p));
 }
 
 typedef struct act_ref {
   const void *x, *y;
-  mb_dtype_t dt;
+  mb_dtype_t dt, out;
   mb_activation_t act;
   double alpha;
 } act_ref_t;
@@ -151,7 +165,8 @@ static mb_status_t act_ref_prepare(const mb_op_params_t *p,
   act_ref_t *r = malloc(sizeof *r);
   if (!r)
     return mb__fail(MB_ERR_NO_MEMORY, "activation reference: out of memory");
-  *r = (act_ref_t){host[0], host[1], p->dtype, p->activation, p->act_alpha};
+  *r = (act_ref_t){host[0],      host[1],       p->dtype,
+                   p->dtype_out, p->activation, p->act_alpha};
   *state = r;
   return MB_OK;
 }
@@ -162,7 +177,7 @@ static void activation_ref_element(const void *state, uint32_t out, size_t idx,
   const act_info_t *a = &k_act[r->act];
   double x = mb__load(r->x, r->dt, idx);
   (void)out;
-  *value = a->fn(x, r->alpha);
+  *value = mb__elt_ref_sat(r->out, a->fn(x, r->alpha));
   *scale = a->scale_is_y ? fabs(*value) : fmax(fabs(x), fabs(*value));
 }
 
@@ -171,7 +186,7 @@ static void silu_mul_ref_element(const void *state, uint32_t out, size_t idx,
   const act_ref_t *r = state;
   double x = mb__load(r->x, r->dt, idx), y = mb__load(r->y, r->dt, idx);
   (void)out;
-  *value = act_silu(x, 0) * y;
+  *value = mb__elt_ref_sat(r->out, act_silu(x, 0) * y);
   *scale = fabs(x * y);
 }
 
@@ -199,7 +214,9 @@ static const char *const k_silu_operands[] = {"X", "Y", "Z"};
 
 const mb_op_t mb__op_activation = {
     .name = "activation",
-    .summary = "Y = act(X), element-wise (X, Y: MxN)",
+    .summary =
+        "Y = act(X), element-wise (X, Y: MxN); Y in X's dtype unless "
+        "chosen (fp8 X)",
     .shape_syntax = "MxN",
     .dim_names = mb__dims_mn,
     .params_doc =
@@ -210,10 +227,10 @@ const mb_op_t mb__op_activation = {
     .num_inputs = 1,
     .num_outputs = 1,
     .operand_names = mb__operands_xy,
-    .dtypes = mb__elt_float,
-    .num_dtypes = MB__ELT_COUNT(mb__elt_float),
+    .dtypes = mb__elt_float_fp8,
+    .num_dtypes = MB__ELT_COUNT(mb__elt_float_fp8),
     .resolve = activation_resolve,
-    .operand = same_operand,
+    .operand = activation_operand,
     .flop = activation_flop,
     .bytes = activation_bytes,
     .reads_output = mb__elt_never_reads_output,
@@ -226,7 +243,9 @@ const mb_op_t mb__op_activation = {
 
 const mb_op_t mb__op_silu_mul = {
     .name = "silu_mul",
-    .summary = "Z = silu(X) * Y, element-wise (SwiGLU's gate; X, Y, Z: MxN)",
+    .summary =
+        "Z = silu(X) * Y, element-wise (SwiGLU's gate; X, Y, Z: MxN); "
+        "Z in X's dtype unless chosen (fp8 X)",
     .shape_syntax = "MxN",
     .dim_names = mb__dims_mn,
     .params_doc = "",
@@ -234,10 +253,10 @@ const mb_op_t mb__op_silu_mul = {
     .num_inputs = 2,
     .num_outputs = 1,
     .operand_names = k_silu_operands,
-    .dtypes = mb__elt_float,
-    .num_dtypes = MB__ELT_COUNT(mb__elt_float),
+    .dtypes = mb__elt_float_fp8,
+    .num_dtypes = MB__ELT_COUNT(mb__elt_float_fp8),
     .resolve = silu_mul_resolve,
-    .operand = same_operand,
+    .operand = silu_mul_operand,
     .flop = silu_mul_flop,
     .bytes = silu_mul_bytes,
     .reads_output = mb__elt_never_reads_output,

@@ -1,32 +1,15 @@
 /* add: Z[M,N] = X + Y, element-wise, computed in f32 and rounded once to Z.
- * fp8 inputs give bf16 by default. FLOP = MN; bytes = |X| + |Y| + |Z|. */
+ * Z is X's dtype unless chosen (f32, bf16, f16; fp8 inputs keep fp8 as the
+ * JAX suite's x + y does: eltwise.h's rule). FLOP = MN; bytes = |X| + |Y| +
+ * |Z|, an fp8 element one byte. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "dtype_internal.h"
-#include "ops/op_internal.h"
-
-static const mb_dtype_t k_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16,
-                                      MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
-static const mb_dtype_t k_out[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
-static const mb_dtype_t k_acc[] = {MB_DTYPE_F32};
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#include "ops/eltwise.h"
 
 static mb_status_t add_resolve(mb_op_params_t *p) {
-  int fp8 = p->dtype == MB_DTYPE_F8E4M3 || p->dtype == MB_DTYPE_F8E5M2;
-  if (fp8 && p->dtype_out == MB_DTYPE_NONE) p->dtype_out = MB_DTYPE_BF16;
-  mb__default_dtypes(p, MB_DTYPE_F32);
-  mb_status_t st;
-  if ((st = mb__check_dtype(&mb__op_add, "dtype", p->dtype, k_dtypes,
-                            COUNT(k_dtypes))) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_add, "dtype_b", p->dtype_b, &p->dtype,
-                            1)) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_add, "dtype_out", p->dtype_out, k_out,
-                            COUNT(k_out))) != MB_OK ||
-      (st = mb__check_dtype(&mb__op_add, "dtype_acc", p->dtype_acc, k_acc,
-                            1)) != MB_OK)
-    return st;
-  return MB_OK;
+  return mb__elt_resolve_fp8_dtypes(&mb__op_add, p, 1);
 }
 
 static void add_operand(const mb_op_params_t *p, uint32_t role,
@@ -64,14 +47,14 @@ static double add_ref_cost(const mb_op_params_t *p) {
 
 typedef struct add_ref {
   const void *x, *y;
-  mb_dtype_t dx, dy;
+  mb_dtype_t dx, dy, dz;
 } add_ref_t;
 
 static mb_status_t add_ref_prepare(const mb_op_params_t *p,
                                    const void *const *host, void **state) {
   add_ref_t *r = malloc(sizeof *r);
   if (!r) return mb__fail(MB_ERR_NO_MEMORY, "add reference: out of memory");
-  *r = (add_ref_t){host[0], host[1], p->dtype, p->dtype_b};
+  *r = (add_ref_t){host[0], host[1], p->dtype, p->dtype_b, p->dtype_out};
   *state = r;
   return MB_OK;
 }
@@ -81,7 +64,7 @@ static void add_ref_element(const void *state, uint32_t out, size_t idx,
   const add_ref_t *r = state;
   double x = mb__load(r->x, r->dx, idx), y = mb__load(r->y, r->dy, idx);
   (void)out;
-  *value = x + y;
+  *value = mb__elt_ref_sat(r->dz, x + y);
   *scale = fabs(x) + fabs(y);
 }
 
@@ -100,16 +83,18 @@ static const char *const k_operands[] = {"X", "Y", "Z"};
 
 const mb_op_t mb__op_add = {
     .name = "add",
-    .summary = "Z = X + Y, element-wise (X, Y, Z: MxN); fp8 in -> bf16 out",
+    .summary =
+        "Z = X + Y, element-wise (X, Y, Z: MxN); Z in X's dtype unless "
+        "chosen",
     .shape_syntax = "MxN",
     .dim_names = mb__dims_mn,
-    .params_doc = "out: f32|bf16|f16",
+    .params_doc = "out: f32|bf16|f16, or an fp8 input's own (the default)",
     .rank = 2,
     .num_inputs = 2,
     .num_outputs = 1,
     .operand_names = k_operands,
-    .dtypes = k_dtypes,
-    .num_dtypes = COUNT(k_dtypes),
+    .dtypes = mb__elt_float_fp8,
+    .num_dtypes = MB__ELT_COUNT(mb__elt_float_fp8),
     .resolve = add_resolve,
     .operand = add_operand,
     .flop = add_flop,

@@ -38,6 +38,53 @@ static inline mb_status_t mb__elt_resolve_dtypes(const mb_op_t *op,
   return MB_OK;
 }
 
+/* What add, activation and silu_mul read: the float formats and fp8. */
+static const mb_dtype_t mb__elt_float_fp8[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
+                                               MB_DTYPE_F16, MB_DTYPE_F8E4M3,
+                                               MB_DTYPE_F8E5M2};
+
+static inline int mb__elt_is_fp8(mb_dtype_t dt) {
+  return dt == MB_DTYPE_F8E4M3 || dt == MB_DTYPE_F8E5M2;
+}
+
+/* The dtypes of the ops that read fp8 (add, activation, silu_mul): dtype
+ * one of mb__elt_float_fp8, dtype_b equal to it, dtype_acc f32, and the
+ * output rule: by default the input's dtype, fp8 included (the JAX suite's
+ * jnp ops keep their inputs' dtype: sigmoid, silu(x) * y and x + y of
+ * float8_e4m3fn are float8_e4m3fn); an fp8 input may instead be written as
+ * f32, bf16 or f16 (which it converts to exactly), and with any_float_out
+ * (add) every input may. */
+static inline mb_status_t mb__elt_resolve_fp8_dtypes(const mb_op_t *op,
+                                                     mb_op_params_t *p,
+                                                     int any_float_out) {
+  mb__default_dtypes(p, MB_DTYPE_F32);
+  const int fp8 = mb__elt_is_fp8(p->dtype);
+  const mb_dtype_t wide[] = {p->dtype, MB_DTYPE_F32, MB_DTYPE_BF16,
+                             MB_DTYPE_F16};
+  /* The input's own dtype leads only where it is not among the others. */
+  const mb_dtype_t *outs = fp8 || !any_float_out ? wide : wide + 1;
+  const size_t num_outs = fp8 ? 4 : any_float_out ? 3 : 1;
+  mb_status_t st;
+  if ((st = mb__check_dtype(op, "dtype", p->dtype, mb__elt_float_fp8,
+                            MB__ELT_COUNT(mb__elt_float_fp8))) != MB_OK ||
+      (st = mb__check_dtype(op, "dtype_b", p->dtype_b, &p->dtype, 1)) !=
+          MB_OK ||
+      (st = mb__check_dtype(op, "dtype_out", p->dtype_out, outs, num_outs)) !=
+          MB_OK ||
+      (st = mb__check_dtype(op, "dtype_acc", p->dtype_acc, mb__elt_acc, 1)) !=
+          MB_OK)
+    return st;
+  return MB_OK;
+}
+
+/* A reference value as an fp8 output holds it: saturated to the finite
+ * range (the conversions' satfinite, as quantize's); other outputs as is. */
+static inline double mb__elt_ref_sat(mb_dtype_t out, double v) {
+  if (!mb__elt_is_fp8(out)) return v;
+  const double max = mb_dtype_max(out);
+  return v > max ? max : v < -max ? -max : v;
+}
+
 /* Operand sizes are products of dimensions each up to 2^40: keep every
  * operand's element count where size_t arithmetic and doubles are exact. */
 static inline mb_status_t mb__elt_check_numel(const mb_op_t *op,
