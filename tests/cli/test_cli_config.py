@@ -447,6 +447,36 @@ class JaxSuiteNames(unittest.TestCase):
                           'of the JAX suite; its benchmarks: all_gather',
                           p.stderr)
 
+    def test_legacy_fp8_elementwise_runs_and_passes(self):
+        """Issue 23 item 5: the suite's sigmoid_fp8, silu_mul_fp8 and
+        add_fp8 (dtype "float8" = float8_e4m3fn) run on the CPU, checked,
+        the output kept in e4m3 and counted as one byte an element, as the
+        suite counts (2 MN for sigmoid, 3 MN for the others)."""
+        path = os.path.join(CONFIGS, "jax", "inference_fp8.yaml")
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            # The file's csv_path is relative: keep what it writes in d.
+            p = mbench("run", "--config", path, "--backend", "cpu",
+                       "--format", "json", "-o", out, cwd=d)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+        results = doc["results"] if isinstance(doc, dict) else doc
+        want = {"inference_sigmoid": ("activation", 2),
+                "inference_silu_mul": ("silu_mul", 3),
+                "inference_add": ("add", 3)}
+        self.assertEqual(len(results), 3)
+        for r in results:
+            bench = r["name"].split("/")[0]
+            op, per_elem = want[bench]
+            self.assertEqual(r["status"], "ok", r.get("reason"))
+            self.assertEqual(r["op"], op)
+            self.assertEqual(r["dtypes"]["a"], "f8e4m3")
+            self.assertEqual(r["dtypes"]["out"], "f8e4m3")
+            self.assertTrue(r["correctness"]["checked"], bench)
+            self.assertTrue(r["correctness"]["pass"], bench)
+            self.assertEqual(r["derived"]["bytes"], per_elem * 64 * 128)
+
     def test_current_layout_runs_on_cpu(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "r.json")
