@@ -29,10 +29,7 @@ static const mb_op_t *const k_ops[] = {&mb__op_add, &mb__op_activation,
                                        &mb__op_silu_mul};
 
 static mb_op_params_t mn(int64_t m, int64_t n, mb_dtype_t in, mb_dtype_t out) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 2;
-  p.shape[0] = m, p.shape[1] = n;
-  p.dtype = in;
+  mb_op_params_t p = test_shape2(in, m, n);
   p.dtype_out = out;
   p.activation = MB_ACT_SIGMOID;
   return p;

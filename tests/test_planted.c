@@ -259,22 +259,11 @@ static mb_result_t *bench(mb_context_t *ctx, const char *op,
   return r;
 }
 
-/* Whether the result ran, was checked, and passed. */
-static int result_passes(mb_result_t *r, const char *impl) {
-  mb_result_info_t info = MB_RESULT_INFO_INIT;
-  mb_correctness_t c = MB_CORRECTNESS_INIT;
-  mb_result_info(r, &info);
-  mb_result_correctness(r, &c);
-  if (info.status != MB_RESULT_OK) fail_msg("%s: %s", impl, info.reason);
-  assert_true(c.checked);
-  return c.pass;
-}
-
 /* Runs `op` (an op or alias) on params p with kernel `impl`; returns
  * whether it passed. */
 static int passes_p(const char *op, const mb_op_params_t *p, const char *impl) {
   mb_result_t *r = bench(g_ctx, op, p, impl, MB_CACHE_COLD, 0, 42);
-  int pass = result_passes(r, impl);
+  int pass = test_result_passes(r, impl);
   mb_result_destroy(r);
   return pass;
 }
@@ -470,7 +459,7 @@ static void test_wrong_tile_always_caught(void **state) {
     mb_result_destroy(r);
   }
   mb_result_t *r = bench(g_ctx, "gemm", &p, "right", MB_CACHE_HOT, 0, 1);
-  assert_true(result_passes(r, "right"));
+  assert_true(test_result_passes(r, "right"));
   mb_result_destroy(r);
 }
 
@@ -551,7 +540,7 @@ static int tie_passes(mb_dtype_t out, int half_away, uint64_t *ties) {
   p.scale = 1.0;
   p.scale_a.mode = MB_SCALE_TENSOR;
   mb_result_t *r = bench(ctx, "quantize", &p, "ties", MB_CACHE_HOT, 0, 42);
-  int pass = result_passes(r, "ties");
+  int pass = test_result_passes(r, "ties");
   mb_result_destroy(r);
   mb_context_destroy(ctx);
   *ties = t.ties;

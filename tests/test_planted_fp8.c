@@ -90,10 +90,7 @@ static int teardown(void **state) {
 /* One checked sample of `op` (an op or alias) on e4m3 37 x 129 (default
  * output: e4m3) with kernel `impl`: whether it passed. */
 static int passes(const char *op, const char *impl) {
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 2;
-  p.shape[0] = 37, p.shape[1] = 129;
-  p.dtype = MB_DTYPE_F8E4M3;
+  mb_op_params_t p = test_shape2(MB_DTYPE_F8E4M3, 37, 129);
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = op;
   s.params = &p;
@@ -105,14 +102,9 @@ static int passes(const char *op, const char *impl) {
   s.warmup_s = 0;
   mb_result_t *r = NULL;
   if (mb_bench_run(g_ctx, &s, &r) != MB_OK) fail_msg("%s", mb_error_last());
-  mb_result_info_t info = MB_RESULT_INFO_INIT;
-  mb_correctness_t c = MB_CORRECTNESS_INIT;
-  mb_result_info(r, &info);
-  mb_result_correctness(r, &c);
-  if (info.status != MB_RESULT_OK) fail_msg("%s: %s", impl, info.reason);
-  assert_true(c.checked);
+  const int pass = test_result_passes(r, impl);
   mb_result_destroy(r);
-  return c.pass;
+  return pass;
 }
 
 static void test_fp8_eltwise_bugs(void **state) {

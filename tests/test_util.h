@@ -50,6 +50,17 @@ static inline mb_op_params_t test_shape3(mb_dtype_t dt, int64_t m, int64_t k,
   return p;
 }
 
+/* Whether result r (of kernel `impl`) ran, was checked, and passed. */
+static inline int test_result_passes(mb_result_t *r, const char *impl) {
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_correctness_t c = MB_CORRECTNESS_INIT;
+  mb_result_info(r, &info);
+  mb_result_correctness(r, &c);
+  if (info.status != MB_RESULT_OK) fail_msg("%s: %s", impl, info.reason);
+  assert_true(c.checked);
+  return c.pass;
+}
+
 static inline void assert_contains(const char *hay, const char *needle) {
   if (!strstr(hay, needle))
     fail_msg("\"%s\" does not contain \"%s\"", hay, needle);
