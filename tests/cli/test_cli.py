@@ -3,6 +3,7 @@ gets. Run by ctest with MBENCH (the binary) and MB_TEST_FIXTURE_DIR set."""
 import csv
 import json
 import os
+import re
 import pty
 import select
 import subprocess
@@ -49,6 +50,13 @@ def run_on_pty(args, seconds=120):
     out = p.communicate(timeout=seconds)[0]
     os.close(master)
     return p.returncode, out, seen.decode("utf-8", "replace")
+
+
+def own_stderr(text):
+    """stderr without the leak-suppression summary an ASan build's
+    LeakSanitizer prints at exit (CI's sanitizer stage): what mbench
+    itself said."""
+    return re.sub(r"-+\nSuppressions used:\n(?:.*\n)*?-+\n\n?", "", text)
 
 
 # The CPU backend's oneDNN kernels exist only in a build with oneDNN

@@ -5,7 +5,7 @@ import os
 import re
 import unittest
 
-from test_cli import FIXTURES, mbench
+from test_cli import FIXTURES, mbench, own_stderr
 
 
 def kernel_lines(text):
@@ -123,7 +123,7 @@ class Names(unittest.TestCase):
     def names(self, *args):
         p = mbench("list", *args, "--names")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(p.stderr, "")
+        self.assertEqual(own_stderr(p.stderr), "")
         words = p.stdout.split("\n")
         self.assertEqual(words[-1], "")  # a line each, nothing else
         for w in words[:-1]:
