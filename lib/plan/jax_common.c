@@ -7,8 +7,11 @@
 
 #include "plan/jax_common.h"
 
-/* Guards against a range that would never fit in memory. */
-#define MAX_RANGE_VALUES 100000u
+/* A sweep runs at most 1000 combinations (core/config.py), so no more of a
+ * range's values can ever run; a longer range is refused rather than built
+ * (a fuzzed {start: 1024, end: 3e12, increase_by: 2048} took seconds to
+ * expand, growing its list one value at a time). */
+#define MAX_RANGE_VALUES 1000u
 
 static const char *const k_range_keys[] = {"start", "end", "multiplier",
                                            "increase_by", NULL};
@@ -145,7 +148,11 @@ static mb_status_t expand_range(mb__pb_t *pb, mb__jax_layout_t layout,
   for (double v = r.start; v <= r.end;
        v = r.has_mult ? v * r.mult : v + r.inc) {
     if (values->count == MAX_RANGE_VALUES)
-      return mb__pb_error(pb, m, path, "more than %u values", MAX_RANGE_VALUES);
+      return mb__pb_error(pb, m, path,
+                          "the range gives more than %u values (a sweep runs "
+                          "at most %u combinations): raise start, lower end "
+                          "or take larger steps",
+                          MAX_RANGE_VALUES, MAX_RANGE_VALUES);
     mb_cfg_node_t *n = number_node(v, m->line);
     if (!n || mb__cfg_append(values, NULL, n) != MB_OK)
       return mb__jax_no_memory();
