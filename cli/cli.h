@@ -94,6 +94,12 @@ typedef struct cli_command {
 int cli_parse_command(const cli_command_t *c, int argc, char **argv, int first,
                       cli_opts_t *opts, const char **words, size_t max_words,
                       size_t *num_words);
+/* The items of --OPT's comma-separated list into items[0 .. *n) (at most
+ * CLI_MAX_ITEMS, each under CLI_ITEM bytes); an empty or overlong item is
+ * an error, reported as "mbench CMD: --OPT ...". */
+enum { CLI_MAX_ITEMS = 256, CLI_ITEM = 96 };
+int cli_split_list(const char *cmd, const char *opt, const char *list,
+                   char (*items)[CLI_ITEM], size_t *n);
 /* "fatal" helpers */
 int cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -189,33 +189,14 @@ static void batch_free(batch_t *b) {
   free(b->names);
 }
 
-/* The items of a comma-separated list, each at most `cap` - 1 bytes. */
-enum { MAX_ITEMS = 256, ITEM = 96 };
-static int split(const char *opt, const char *list, char (*items)[ITEM],
-                 size_t *n) {
-  *n = 0;
-  for (const char *p = list;; p++) {
-    const size_t len = strcspn(p, ",");
-    if (!len || len >= ITEM)
-      return cli_error("run", "--%s \"%s\": %s item in the list", opt, list,
-                       len ? "an overlong" : "an empty");
-    if (*n == MAX_ITEMS)
-      return cli_error("run", "--%s: at most %d items", opt, MAX_ITEMS);
-    memcpy(items[*n], p, len);
-    items[(*n)++][len] = '\0';
-    p += len;
-    if (!*p) return 0;
-  }
-}
-
 static int expand_items(const cli_opts_t *o, const mb_op_params_t *base,
-                        const mb_bench_spec_t *spec, char (*shapes)[ITEM],
-                        char (*dtypes)[ITEM], batch_t *b) {
+                        const mb_bench_spec_t *spec, char (*shapes)[CLI_ITEM],
+                        char (*dtypes)[CLI_ITEM], batch_t *b) {
   size_t ns, nd = 1;
-  if (split("shape", o->shape, shapes, &ns) != 0 ||
-      (o->dtype && split("dtype", o->dtype, dtypes, &nd) != 0))
+  if (cli_split_list("run", "shape", o->shape, shapes, &ns) != 0 ||
+      (o->dtype && cli_split_list("run", "dtype", o->dtype, dtypes, &nd) != 0))
     return EXIT_USAGE;
-  if (!o->dtype) snprintf(dtypes[0], ITEM, "%s", "");
+  if (!o->dtype) snprintf(dtypes[0], CLI_ITEM, "%s", "");
   const size_t total = ns * nd;
   b->specs = calloc(total, sizeof *b->specs);
   b->params = calloc(total, sizeof *b->params);
@@ -237,7 +218,7 @@ static int expand_items(const cli_opts_t *o, const mb_op_params_t *base,
           check_problem(sp->op, p, &resolved) != 0)
         return EXIT_USAGE;
       sp->params = p;
-      char name[3 * ITEM + 64];
+      char name[3 * CLI_ITEM + 64];
       snprintf(name, sizeof name, "%s/%s/%s", o->model ? o->model : sp->op,
                shapes[s], mb_dtype_name(resolved.dtype));
       if (!(b->names[b->n] = strdup(name)))
@@ -249,9 +230,9 @@ static int expand_items(const cli_opts_t *o, const mb_op_params_t *base,
 
 static int expand(const cli_opts_t *o, const mb_op_params_t *base,
                   const mb_bench_spec_t *spec, batch_t *b) {
-  char(*items)[ITEM] = calloc(2 * MAX_ITEMS, ITEM);
+  char(*items)[CLI_ITEM] = calloc(2 * CLI_MAX_ITEMS, CLI_ITEM);
   if (!items) return cli_error("run", "out of memory");
-  int rc = expand_items(o, base, spec, items, items + MAX_ITEMS, b);
+  int rc = expand_items(o, base, spec, items, items + CLI_MAX_ITEMS, b);
   free(items);
   return rc;
 }

@@ -56,29 +56,39 @@ static void suite_name(size_t i, char *buf, size_t cap) {
            k_suite[i].out ? "->" : "", k_suite[i].out ? k_suite[i].out : "");
 }
 
-/* 1 when --dtype leaves entry i in (a list of names, checked). */
-static int dtype_chosen(const char *list, size_t i) {
-  if (!list) return 1;
-  for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
-    if (strcspn(p, ",") == strlen(k_suite[i].dtype) &&
-        !strncmp(p, k_suite[i].dtype, strlen(k_suite[i].dtype)))
-      return 1;
-  return 0;
+/* --dtype's list as dtypes (aliases such as bfloat16 included); none
+ * given: every dtype. */
+typedef struct dtype_set {
+  mb_dtype_t dtypes[CLI_MAX_ITEMS];
+  size_t n;
+} dtype_set_t;
+
+static int read_dtypes(const char *list, dtype_set_t *set) {
+  set->n = 0;
+  if (!list) return 0;
+  char(*items)[CLI_ITEM] = calloc(CLI_MAX_ITEMS, CLI_ITEM);
+  size_t n = 0;
+  int rc = items ? cli_split_list("suite", "dtype", list, items, &n)
+                 : cli_error("suite", "out of memory");
+  for (size_t i = 0; rc == 0 && i < n; i++, set->n++)
+    if (mb_dtype_from_name(items[i], &set->dtypes[i]) != MB_OK)
+      rc = cli_error("suite", "--dtype: %s", mb_error_last());
+  free(items);
+  return rc;
 }
 
-static int check_dtypes(const char *list) {
-  for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
-    char name[32];
-    snprintf(name, sizeof name, "%.*s", (int)strcspn(p, ","), p);
-    mb_dtype_t dt;
-    if (mb_dtype_from_name(name, &dt) != MB_OK)
-      return cli_error("suite", "--dtype: %s", mb_error_last());
-  }
+static int dtype_chosen(const dtype_set_t *set, size_t i) {
+  mb_dtype_t dt;
+  if (!set->n) return 1;
+  mb_dtype_from_name(k_suite[i].dtype, &dt);
+  for (size_t k = 0; k < set->n; k++)
+    if (set->dtypes[k] == dt) return 1;
   return 0;
 }
 
 /* The suite's entries that --filter and --dtype leave, in its order. */
-static int choose(const cli_opts_t *o, size_t *chosen, size_t *n) {
+static int choose(const cli_opts_t *o, const dtype_set_t *dtypes,
+                  size_t *chosen, size_t *n) {
   regex_t re;
   int rc = o->filter ? regcomp(&re, o->filter, REG_EXTENDED | REG_NOSUB) : 0;
   if (rc != 0) {
@@ -90,7 +100,7 @@ static int choose(const cli_opts_t *o, size_t *chosen, size_t *n) {
   char names[SUITE_SIZE][96];
   for (size_t i = 0; i < SUITE_SIZE; i++) {
     suite_name(i, names[i], sizeof names[i]);
-    if (dtype_chosen(o->dtype, i) &&
+    if (dtype_chosen(dtypes, i) &&
         (!o->filter || regexec(&re, names[i], 0, NULL, 0) == 0))
       chosen[(*n)++] = i;
   }
@@ -120,8 +130,10 @@ int cmd_suite(int argc, char **argv) {
   mb_bench_spec_t base = MB_BENCH_SPEC_INIT;
   base.timeout_s = 4.0;
   if (!o.backend) o.backend = "cpu";
-  if (cli_apply_common("suite", &o, &base) != 0 || check_dtypes(o.dtype) ||
-      choose(&o, chosen, &n) != 0)
+  dtype_set_t dtypes;
+  if (cli_apply_common("suite", &o, &base) != 0 ||
+      read_dtypes(o.dtype, &dtypes) != 0 ||
+      choose(&o, &dtypes, chosen, &n) != 0)
     return EXIT_USAGE;
   mb_op_params_t params[SUITE_SIZE];
   mb_bench_spec_t specs[SUITE_SIZE];

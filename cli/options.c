@@ -46,6 +46,23 @@ int cli_given(const cli_opts_t *o, size_t offset) {
   return 0;
 }
 
+int cli_split_list(const char *cmd, const char *opt, const char *list,
+                   char (*items)[CLI_ITEM], size_t *n) {
+  *n = 0;
+  for (const char *p = list;; p++) {
+    const size_t len = strcspn(p, ",");
+    if (!len || len >= CLI_ITEM)
+      return cli_error(cmd, "--%s \"%s\": %s item in the list", opt, list,
+                       len ? "an overlong" : "an empty");
+    if (*n == CLI_MAX_ITEMS)
+      return cli_error(cmd, "--%s: at most %d items", opt, CLI_MAX_ITEMS);
+    memcpy(items[*n], p, len);
+    items[(*n)++][len] = '\0';
+    p += len;
+    if (!*p) return 0;
+  }
+}
+
 int cli_parse_u64(const char *cmd, const char *name, const char *v,
                   unsigned long long max, unsigned long long *out) {
   char *end = NULL;

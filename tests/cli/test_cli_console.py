@@ -93,7 +93,8 @@ class Suite(unittest.TestCase):
         (row,) = csv.DictReader(p.stdout.splitlines())
         self.assertEqual((row["op"], row["shape"], row["samples"]),
                          ("add", "1024x1024", "3"))
-        p = mbench("--dtype", "bf16", "--filter", "add", "--samples", "2",
+        # A dtype by any of its names (bfloat16 is bf16).
+        p = mbench("--dtype", "bfloat16", "--filter", "add", "--samples", "2",
                    "--cache", "hot", "--format", "csv")
         self.assertEqual(p.returncode, 0, p.stderr)
         rows = list(csv.DictReader(p.stdout.splitlines()))
