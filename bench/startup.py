@@ -9,9 +9,10 @@ the range of the wall times. Commands:
   list backends                          every module loaded and started
   run --op gemm --shape 64x64x64 ...     a 64^3 gemm, 5 samples, hot cache
 
-each with the CPU peak cache warm (measured by an earlier process) and
-cold (MB_REMEASURE_PEAK=1 measures it again in every process). The cache
-lives in a fresh temporary MB_CACHE_DIR, so the user's is untouched.
+each with the roof caches warm (the CPU peak and the copy bandwidth,
+measured by an earlier process) and cold (MB_REMEASURE_PEAK=1 measures
+both again in every process). The caches live in a fresh temporary
+MB_CACHE_DIR, so the user's are untouched.
 
   bench/startup.py [--mbench PATH] [--runs N] [--backend-path DIR]
 
@@ -69,10 +70,12 @@ def main():
         env["MB_BACKEND_PATH"] = args.backend_path
     cache = tempfile.mkdtemp(prefix="mb-startup-cache-")
     env["MB_CACHE_DIR"] = cache
-    # Fill the cache once; the warm runs then read it.
-    one_run([args.mbench, "list", "backends"], env)
+    # Fill the caches once (every command: the peak and the bandwidth);
+    # the warm runs then read them.
+    for _, tail in COMMANDS:
+        one_run([args.mbench, *tail], env)
     cold = dict(env, MB_REMEASURE_PEAK="1")
-    print("| command | peak cache | wall median | wall min-max | max RSS |")
+    print("| command | roof caches | wall median | wall min-max | max RSS |")
     print("|---|---|---:|---:|---:|")
     for label, tail in COMMANDS:
         for name, e in (("warm", env), ("cold (MB_REMEASURE_PEAK=1)", cold)):

@@ -39,9 +39,10 @@ static const struct {
      "(mb_backend_*.so) before the installed ones"},
     {"MB_BACKEND_VERBOSE", "1: say every directory and module tried, and why"},
     {"MB_CACHE_DIR",
-     "where the CPU peak is cached (default $XDG_CACHE_HOME/microbench, "
-     "~/.cache/microbench)"},
-    {"MB_REMEASURE_PEAK", "1: measure the CPU peak again and cache it"},
+     "where the measured roofs (CPU peak, copy bandwidth) are cached "
+     "(default $XDG_CACHE_HOME/microbench, ~/.cache/microbench)"},
+    {"MB_REMEASURE_PEAK",
+     "1: measure the roofs (CPU peak, copy bandwidth) again and cache them"},
     {"MB_CUBLASLT_LIBRARY", "the CUDA backend's cuBLASLt library file"},
     {"MB_HIPBLASLT_LIBRARY", "the HIP backend's hipBLASLt library file"},
     {"MB_ROCBLAS_LIBRARY", "the HIP backend's rocBLAS library file"},

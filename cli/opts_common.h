@@ -53,8 +53,9 @@
   {"strict", 0, OPT_FLAG, O(strict), NULL,                                  \
    "a wrong result is a failure and is not timed"},                         \
   {"remeasure-peak", 0, OPT_FLAG, O(remeasure_peak), NULL,                  \
-   "measure the CPU's peak FLOP/s again and refresh its cache (else "       \
-   "measured once per machine; the result records the cache and its age)"}
+   "measure the roofs (CPU peak FLOP/s, copy bandwidth) again and refresh " \
+   "their caches (else measured once per machine; the result records the " \
+   "cache and its age)"}
 
 /* What both commands take for isolation. */
 #define ISOLATE_OPTS                                                        \

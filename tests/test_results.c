@@ -777,19 +777,8 @@ static void test_merge_errors(void **state) {
 static void test_round_trip_with_the_writer(void **state) {
   (void)state;
   mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
-  mb_op_params_t p = MB_OP_PARAMS_INIT;
-  p.ndim = 3;
-  p.shape[0] = 24;
-  p.shape[1] = 16;
-  p.shape[2] = 8;
-  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
-  s.op = "gemm";
-  s.params = &p;
-  s.backend = "cpu";
-  s.criterion = MB_CRITERION_FIXED;
-  s.samples = 3;
-  mb_result_t *r = NULL;
-  assert_int_equal(mb_bench_run(ctx, &s, &r), MB_OK);
+  const mb_op_params_t p = test_shape3(MB_DTYPE_NONE, 24, 16, 8);
+  mb_result_t *r = test_run_cpu(ctx, "gemm", &p, 3);
   char path[512];
   path_of("written.json", path, sizeof path);
   mb_report_options_t o = MB_REPORT_OPTIONS_INIT;

@@ -50,6 +50,21 @@ static inline mb_op_params_t test_shape3(mb_dtype_t dt, int64_t m, int64_t k,
   return p;
 }
 
+/* `samples` fixed samples of `op` on the cpu backend (MB_OK asserted). */
+static inline mb_result_t *test_run_cpu(mb_context_t *ctx, const char *op,
+                                        const mb_op_params_t *p,
+                                        uint32_t samples) {
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = op;
+  s.params = p;
+  s.backend = "cpu";
+  s.criterion = MB_CRITERION_FIXED;
+  s.samples = samples;
+  mb_result_t *r = NULL;
+  assert_int_equal(mb_bench_run(ctx, &s, &r), MB_OK);
+  return r;
+}
+
 /* Whether result r (of kernel `impl`) ran, was checked, and passed. */
 static inline int test_result_passes(mb_result_t *r, const char *impl) {
   mb_result_info_t info = MB_RESULT_INFO_INIT;

@@ -33,15 +33,19 @@ static void cpu_fini(void *state) {
   free(st);
 }
 
+/* The libraries and the threads the kernels run on: what the module's
+ * speed depends on besides the CPU (the core keys its cached copy
+ * bandwidth on it). */
 static void format_version(mb_cpu_state_t *st) {
   char onednn[128] = "portable C only (built without oneDNN)";
 #ifdef MB_HAVE_ONEDNN
   mb__cpu_onednn_version(onednn, sizeof onednn);
 #endif
   const unsigned api = hwloc_get_api_version();
-  snprintf(st->version, sizeof st->version, "%s, hwloc %s (API %u.%u.%u)",
-           onednn, MB_CPU_HWLOC_RELEASE, api >> 16, (api >> 8) & 0xffu,
-           api & 0xffu);
+  snprintf(st->version, sizeof st->version,
+           "%s, hwloc %s (API %u.%u.%u), %u thread%s", onednn,
+           MB_CPU_HWLOC_RELEASE, api >> 16, (api >> 8) & 0xffu, api & 0xffu,
+           st->threads, st->threads == 1 ? "" : "s");
 }
 
 static mb_status_t cpu_init(const mb_host_api_t *host, void **state) {

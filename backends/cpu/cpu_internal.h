@@ -7,6 +7,8 @@
 
 #include <microbench/sys/backend.h>
 
+#include "mb_cache_file.h"
+
 #include <hwloc.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -77,7 +79,7 @@ typedef struct mb_cpu_state {
   uint64_t flush_epoch;
   uint64_t flush_sink; /* what the read flush read, so it is not elided */
 
-  char version[192];
+  char version[224];
 
   /* Environment facts and the bound cores' clock (cpu_env.c, cpu_clock.c),
    * read once at init after pinning. */
@@ -165,9 +167,9 @@ void mb__cpu_peak_measure(mb_cpu_state_t *st);
 
 /* ---- cpu_peak_cache.c ---------------------------------------------------- */
 typedef struct mb_cpu_peak_cache {
-  char path[512]; /* "" when there is no cache directory */
-  char key[512];  /* the key lines the file must hold */
-  int remeasure;  /* MB_REMEASURE_PEAK set: never read, still written */
+  char path[MB_CACHE_FILE_PATH]; /* "" when there is no cache directory */
+  char key[512];                 /* the key lines the file must hold */
+  int remeasure; /* MB_REMEASURE_PEAK set: never read, still written */
 } mb_cpu_peak_cache_t;
 
 /* Where the cache is and this machine's key; `loops` names the ISA loops

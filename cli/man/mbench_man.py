@@ -172,7 +172,10 @@ def main():
          "the backend modules (cpu, cuda, hip), loaded at start-up; "
          "MB_BACKEND_PATH is searched first"),
         ("$XDG_CACHE_HOME/microbench/cpu-peak-v1",
-         "the CPU backend's cached peak (MB_CACHE_DIR, MB_REMEASURE_PEAK)")]))
+         "the CPU backend's cached peak (MB_CACHE_DIR, MB_REMEASURE_PEAK)"),
+        ("$XDG_CACHE_HOME/microbench/copy-bandwidth-v1-BACKEND-INDEX",
+         "a device's cached copy bandwidth, the %roof bandwidth "
+         "(MB_CACHE_DIR, MB_REMEASURE_PEAK)")]))
     page.append(".SH EXAMPLES\n")
     for what, cmds in EXAMPLES:
         page.append(f".PP\n{esc(what)}\n.PP\n.nf\n.RS 4\n{esc(cmds)}\n.RE\n"

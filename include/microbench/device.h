@@ -91,7 +91,10 @@ MB_API double mb_device_peak_flops(const mb_device_t *dev, mb_dtype_t dtype);
  *   bytes (read + write) over its fastest sample (STREAM's best rate).
  *   It is the bandwidth roof of every result's % of roof
  *   (mb_derived_t.pct_roof), measured before the first benchmark that
- *   needs it. */
+ *   needs it, once per machine: later processes read it from a cache file
+ *   ($MB_CACHE_DIR, else $XDG_CACHE_HOME/microbench, else
+ *   ~/.cache/microbench; MB_REMEASURE_PEAK=1 measures again), and
+ *   copy_note says which, with the file and its age. */
 typedef struct mb_calibration {
   uint32_t struct_size;
   double timer_resolution_ns;

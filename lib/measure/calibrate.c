@@ -219,6 +219,11 @@ static mb_status_t copy_bandwidth(mb_device_t *dev, int64_t rows,
 }
 
 static void measure_bandwidth(mb_device_t *dev) {
+  if (mb__bandwidth_cache_load(dev, dev->cal_copy_note,
+                               sizeof dev->cal_copy_note)) {
+    dev->cal.copy_note = dev->cal_copy_note;
+    return;
+  }
   const double llc = (double)dev->info.cache_bytes[2];
   double bytes = llc > 0 ? MB__COPY_CACHE_FACTOR * llc : MB__COPY_UNKNOWN_BYTES;
   if (bytes < MB__COPY_MIN_BYTES) bytes = MB__COPY_MIN_BYTES;
@@ -236,6 +241,7 @@ static void measure_bandwidth(mb_device_t *dev) {
             "MB), fastest of %u single runs of each copy kernel: %s, %.4g ms",
             (long long)rows, moved / 1e6, llc / 1e6, MB__COPY_SAMPLES, name,
             best_ns / 1e6);
+  mb__bandwidth_cache_store(dev, dev->cal_copy_note, sizeof dev->cal_copy_note);
 }
 
 double mb__device_bandwidth(mb_device_t *dev) {

@@ -41,6 +41,23 @@ config read_config() {
   return c;
 }
 
+}  // namespace
+
+/* What the environment changed from the default device, for its name:
+ * a device that runs every kernel in a fixed time is another device (the
+ * copy bandwidth cached for one must not be read for the other). */
+extern "C" void mb_emu_describe(char *buf, size_t cap) {
+  const config c = read_config();
+  const char *capture[] = {"", ", capture fails", ", no capture"};
+  int n = snprintf(buf, cap, "%s", capture[c.capture]);
+  if (n >= 0 && (size_t)n < cap && c.queue_depth != config().queue_depth)
+    n += snprintf(buf + n, cap - (size_t)n, ", queue %zu", c.queue_depth);
+  if (n >= 0 && (size_t)n < cap && c.kernel_ns >= 0)
+    snprintf(buf + n, cap - (size_t)n, ", every kernel %g ns", c.kernel_ns);
+}
+
+namespace {
+
 double now_ns() {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);

@@ -23,6 +23,7 @@
 /* From the emulated runtime (tests/gpu_emu/gpu_emu.cc). */
 int mb_emu_warp_size(void);
 size_t mb_emu_smem_optin(void);
+void mb_emu_describe(char *buf, size_t cap);
 
 /* The launch environment's "multiprocessors": they only size grids, and a
  * few keep the grid-stride loops going round. */
@@ -33,8 +34,10 @@ enum { EMU_SM_COUNT = 4 };
 
 static mb_status_t emu_probe(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
   (void)st;
-  snprintf(d->name, sizeof d->name, "emulated GPU (CPU fibers, warp %d)",
-           mb_emu_warp_size());
+  char how[128];
+  mb_emu_describe(how, sizeof how);
+  snprintf(d->name, sizeof d->name, "emulated GPU (CPU fibers, warp %d%s)",
+           mb_emu_warp_size(), how);
   d->sm_count = EMU_SM_COUNT;
   d->warp_size = mb_emu_warp_size();
   d->smem_optin = mb_emu_smem_optin();

@@ -1,0 +1,359 @@
+/* The roofs measured once per machine and cached, through the public API:
+ * the CPU peaks (backends/cpu/cpu_peak_cache.c) and each device's copy
+ * bandwidth (lib/measure/bandwidth_cache.c). Each context is started with
+ * MB_CACHE_DIR naming a fresh directory of this test's, so the user's
+ * cache is never read or written. A value planted in a file that shows up
+ * as the device's figure proves the file is read; damaged files, another
+ * key and MB_REMEASURE_PEAK must all measure again and rewrite it. */
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* A value no measurement gives (FLOP/s): seen as the peak, it came from
+ * the file. */
+#define PLANTED 123456789ull
+
+static char g_root[512];    /* mkdtemp'd; the cache directory lies below */
+static char g_dir[600];     /* MB_CACHE_DIR: made by the module (mkdir -p) */
+static char g_file[700];    /* the peaks' */
+static char g_bw_file[700]; /* cpu 0's copy bandwidth */
+
+static int remove_one(const char *path, const struct stat *sb, int flag,
+                      struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(g_root, sizeof g_root, "%s/mb_peak_cache_XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(g_root)) return -1;
+  snprintf(g_dir, sizeof g_dir, "%s/not/yet", g_root);
+  snprintf(g_file, sizeof g_file, "%s/cpu-peak-v1", g_dir);
+  snprintf(g_bw_file, sizeof g_bw_file, "%s/copy-bandwidth-v1-cpu-0", g_dir);
+  unsetenv("MB_REMEASURE_PEAK");
+  return setenv("MB_CACHE_DIR", g_dir, 1);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  unsetenv("MB_CACHE_DIR");
+  return nftw(g_root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A context's cpu device: its peak_source (copied) and f32 peak. */
+static double start(char *source, size_t cap) {
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, "cpu", 0, &dev), MB_OK);
+  mb_device_info_t info = MB_DEVICE_INFO_INIT;
+  assert_int_equal(mb_device_info(dev, &info), MB_OK);
+  snprintf(source, cap, "%s", info.peak_source);
+  const double f32 = mb_device_peak_flops(dev, MB_DTYPE_F32);
+  mb_context_destroy(ctx);
+  printf("  peak f32 %.4g: %s\n", f32, source);
+  return f32;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("no cache file %s: %s", path, strerror(errno));
+  static char text[8192];
+  const size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  return text;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) fail_msg("cannot write %s: %s", path, strerror(errno));
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Cache file `path` with the line starting `name=` replaced by `line`. */
+static void replace_in(const char *path, const char *name, const char *line) {
+  const char *text = read_file(path);
+  char key[64], out[8192];
+  snprintf(key, sizeof key, "\n%s=", name);
+  const char *at = strstr(text, key);
+  if (!at) fail_msg("no %s line in %s", name, path);
+  const char *end = strchr(at + 1, '\n');
+  assert_non_null(end);
+  snprintf(out, sizeof out, "%.*s\n%s%s", (int)(at - text), text, line, end);
+  write_file(path, out);
+}
+
+/* The peaks' file. */
+static char *read_cache(void) {
+  return read_file(g_file);
+}
+static void write_cache(const char *text) {
+  write_file(g_file, text);
+}
+static void replace_line(const char *name, const char *line) {
+  replace_in(g_file, name, line);
+}
+
+/* A cache of this machine, freshly written, with PLANTED as the f32 peak. */
+static void plant(void) {
+  char line[64], source[1024];
+  start(source, sizeof source);
+  snprintf(line, sizeof line, "peak_f32=%llu", PLANTED);
+  replace_line("peak_f32", line);
+}
+
+static void assert_measured(const char *source) {
+  assert_contains(source, "measured: FMA loop");
+  assert_contains(source, "measured now, cached in ");
+  assert_contains(source, g_file);
+  assert_null(strstr(source, " ago in "));
+}
+
+static void test_first_writes_second_reads(void **state) {
+  (void)state;
+  char source[1024];
+  const double measured = start(source, sizeof source);
+  assert_true(measured > 0.0);
+  assert_measured(source);
+  const char *text = read_cache();
+  assert_contains(text, "\nmicrocode=");
+  assert_contains(text, "\ncores=");
+  assert_contains(text, "\nloops=f32 ");
+  assert_contains(text, "\nmeasured_at=");
+
+  /* Read back as it was saved (whole FLOP/s), and said to be cached. */
+  const double again = start(source, sizeof source);
+  assert_true(again > 0.0 && fabs(again - measured) <= 1.0);
+  assert_contains(source, "measured: FMA loop");
+  assert_contains(source, " s ago in ");
+  assert_contains(source, g_file);
+
+  replace_line("peak_f32", "peak_f32=123456789");
+  assert_true(start(source, sizeof source) == (double)PLANTED);
+  assert_contains(source, "(cached ");
+}
+
+static void test_garbage_is_a_miss(void **state) {
+  (void)state;
+  const char *bad[] = {"garbage\n", "", "# microbench\n\n\n"};
+  char source[1024];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    write_cache(bad[i]);
+    assert_true(start(source, sizeof source) > 0.0);
+    assert_measured(source);
+    assert_contains(read_cache(), "\npeak_f32=");
+  }
+}
+
+/* Every prefix of a valid file is a miss, not a half-read peak. */
+static void test_truncated_is_a_miss(void **state) {
+  (void)state;
+  plant();
+  char whole[8192], source[1024];
+  snprintf(whole, sizeof whole, "%s", read_cache());
+  const size_t cuts[] = {strlen(whole) / 2, strlen(whole) - 1,
+                         (size_t)(strstr(whole, "\nsource=") - whole)};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; ++i) {
+    char part[8192];
+    snprintf(part, sizeof part, "%.*s", (int)cuts[i], whole);
+    write_cache(part);
+    assert_true(start(source, sizeof source) != (double)PLANTED);
+    assert_measured(source);
+  }
+}
+
+static void test_other_key_is_a_miss(void **state) {
+  (void)state;
+  const char *keys[][2] = {{"model", "model=Another CPU"},
+                           {"microcode", "microcode=0xdeadbeef"},
+                           {"library", "library=0.0.1"}};
+  char source[1024];
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) {
+    plant();
+    replace_line(keys[i][0], keys[i][1]);
+    assert_true(start(source, sizeof source) != (double)PLANTED);
+    assert_measured(source);
+    /* Rewritten with this machine's key. */
+    assert_null(strstr(read_cache(), keys[i][1]));
+  }
+}
+
+static void test_remeasure(void **state) {
+  (void)state;
+  plant();
+  char source[1024];
+  assert_int_equal(setenv("MB_REMEASURE_PEAK", "1", 1), 0);
+  const double f32 = start(source, sizeof source);
+  unsetenv("MB_REMEASURE_PEAK");
+  assert_true(f32 != (double)PLANTED);
+  assert_contains(source, "measured again for MB_REMEASURE_PEAK, cached in");
+  /* The new figure replaced the planted one. */
+  assert_null(strstr(read_cache(), "peak_f32=123456789\n"));
+  assert_true(fabs(start(source, sizeof source) - f32) <= 1.0); /* whole */
+  assert_contains(source, " ago in ");
+}
+
+/* A cache that cannot be written costs the measurement, nothing more. */
+static void test_unwritable_is_not_an_error(void **state) {
+  (void)state;
+  char source[1024];
+  assert_int_equal(setenv("MB_CACHE_DIR", "/proc/mb-no-such-dir", 1), 0);
+  const double f32 = start(source, sizeof source);
+  assert_int_equal(setenv("MB_CACHE_DIR", g_dir, 1), 0);
+  assert_true(f32 > 0.0);
+  assert_contains(source, "measured now; not cached: /proc/mb-no-such-dir");
+}
+
+/* ---- the copy bandwidth -------------------------------------------------- */
+
+/* A bandwidth no measurement gives (bytes/s): seen as the roof, it came
+ * from the file. */
+#define PLANTED_BPS 123456789000ull
+
+/* Device `backend`:0's calibration in a fresh context from `dir`: its copy
+ * GB/s, the note copied to note. */
+static double calibrate_in(const char *dir, const char *backend, char *note,
+                           size_t cap) {
+  mb_context_t *ctx = test_context(dir);
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, backend, 0, &dev), MB_OK);
+  mb_calibration_t cal = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(dev, &cal), MB_OK);
+  snprintf(note, cap, "%s", cal.copy_note);
+  mb_context_destroy(ctx);
+  printf("  copy %.4g GB/s: %s\n", cal.copy_gbps, note);
+  return cal.copy_gbps;
+}
+
+static double calibrate(char *note, size_t cap) {
+  return calibrate_in(test_env_dir("MB_TEST_MODULE_DIR"), "cpu", note, cap);
+}
+
+static void assert_bw_measured(const char *note) {
+  assert_contains(note, "fastest of");
+  assert_contains(note, "measured now, cached in ");
+  assert_contains(note, g_bw_file);
+  assert_null(strstr(note, " ago in "));
+}
+
+/* A cache of cpu 0's bandwidth, freshly written, with PLANTED_BPS. */
+static void plant_bw(void) {
+  char note[2048], line[64];
+  calibrate(note, sizeof note);
+  snprintf(line, sizeof line, "bytes_per_s=%llu", PLANTED_BPS);
+  replace_in(g_bw_file, "bytes_per_s", line);
+}
+
+static void test_bw_first_writes_second_reads(void **state) {
+  (void)state;
+  char note[2048];
+  const double measured = calibrate(note, sizeof note);
+  assert_true(measured > 0.0);
+  assert_bw_measured(note);
+  const char *text = read_file(g_bw_file);
+  assert_contains(text, "\nbackend=cpu\nindex=0\n");
+  assert_contains(text, "\nbackend_version=");
+  assert_contains(text, " thread"); /* the cpu module names its threads */
+  assert_contains(text, "\nhow=copy f32 ");
+
+  /* Read back as saved (whole bytes/s), the measurement's note kept. */
+  const double again = calibrate(note, sizeof note);
+  assert_true(fabs(again - measured) <= 1e-9);
+  assert_contains(note, "fastest of");
+  assert_contains(note, " s ago in ");
+  assert_contains(note, g_bw_file);
+
+  /* The planted figure is every result's bandwidth roof. */
+  plant_bw();
+  assert_true(calibrate(note, sizeof note) == PLANTED_BPS / 1e9);
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  const mb_op_params_t p = test_shape2(MB_DTYPE_NONE, 256, 256);
+  mb_result_t *r = test_run_cpu(ctx, "add", &p, 3);
+  mb_derived_t d = MB_DERIVED_INIT;
+  assert_int_equal(mb_result_derived(r, &d), MB_OK);
+  assert_true(d.bandwidth_gbps == PLANTED_BPS / 1e9);
+  mb_result_destroy(r);
+  mb_context_destroy(ctx);
+}
+
+/* Garbage, every truncation and another key all measure again and
+ * rewrite the file. */
+static void test_bw_misses(void **state) {
+  (void)state;
+  char note[2048], whole[8192];
+  plant_bw();
+  snprintf(whole, sizeof whole, "%s", read_file(g_bw_file));
+  const char *keys[][2] = {{"name", "name=Another CPU"},
+                           {"backend_version", "backend_version=other"},
+                           {"library", "library=0.0.1"}};
+  for (size_t i = 0; i < 6; ++i) {
+    write_file(g_bw_file, whole);
+    if (i < 3) {
+      replace_in(g_bw_file, keys[i][0], keys[i][1]);
+    } else {
+      const size_t cut = i == 3   ? 0
+                         : i == 4 ? strlen(whole) / 2
+                                  : strlen(whole) - 1;
+      char part[8192];
+      snprintf(part, sizeof part, "%.*s", (int)cut, whole);
+      write_file(g_bw_file, part);
+    }
+    assert_true(calibrate(note, sizeof note) != PLANTED_BPS / 1e9);
+    assert_bw_measured(note);
+    assert_null(strstr(read_file(g_bw_file), "bytes_per_s=123456789000\n"));
+  }
+}
+
+static void test_bw_remeasure(void **state) {
+  (void)state;
+  char note[2048];
+  plant_bw();
+  assert_int_equal(setenv("MB_REMEASURE_PEAK", "1", 1), 0);
+  const double gbps = calibrate(note, sizeof note);
+  unsetenv("MB_REMEASURE_PEAK");
+  assert_true(gbps != PLANTED_BPS / 1e9);
+  assert_contains(note, "measured again for MB_REMEASURE_PEAK, cached in");
+  assert_true(fabs(calibrate(note, sizeof note) - gbps) <= 1e-9);
+}
+
+/* A failed measurement (a copy kernel that skips the work) is not saved:
+ * the next process tries again. A cache that cannot be written costs the
+ * measurement, nothing more. */
+static void test_bw_failure_and_unwritable(void **state) {
+  (void)state;
+  char note[2048], lazy[8192], file[800];
+  snprintf(lazy, sizeof lazy, "%s/lazy", test_env_dir("MB_TEST_FIXTURE_DIR"));
+  assert_true(calibrate_in(lazy, "lazy", note, sizeof note) == 0.0);
+  assert_contains(note, "not measured");
+  snprintf(file, sizeof file, "%s/copy-bandwidth-v1-lazy-0", g_dir);
+  assert_int_equal(access(file, F_OK), -1);
+
+  assert_int_equal(setenv("MB_CACHE_DIR", "/proc/mb-no-such-dir", 1), 0);
+  const double gbps = calibrate(note, sizeof note);
+  assert_int_equal(setenv("MB_CACHE_DIR", g_dir, 1), 0);
+  assert_true(gbps > 0.0);
+  assert_contains(note, "measured now; not cached: /proc/mb-no-such-dir");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_first_writes_second_reads),
+      cmocka_unit_test(test_garbage_is_a_miss),
+      cmocka_unit_test(test_truncated_is_a_miss),
+      cmocka_unit_test(test_other_key_is_a_miss),
+      cmocka_unit_test(test_remeasure),
+      cmocka_unit_test(test_unwritable_is_not_an_error),
+      cmocka_unit_test(test_bw_first_writes_second_reads),
+      cmocka_unit_test(test_bw_misses),
+      cmocka_unit_test(test_bw_remeasure),
+      cmocka_unit_test(test_bw_failure_and_unwritable),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
