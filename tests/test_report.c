@@ -853,6 +853,231 @@ static void test_unwritable_path(void **state) {
   assert_int_equal(mb_report_close(NULL), MB_OK);
 }
 
+/* ---- torchao drop-in outputs ------------------------------------------ */
+
+/* torchao's CSV header, copied from pytorch/ao at dbef6992 (the last
+ * commit with the runner): generate_results_csv writes
+ * BenchmarkResult.to_dict()'s keys, benchmarks/microbenchmarks/utils.py
+ * lines 92-105 (BenchmarkConfig.to_dict) then 132-142. */
+static const char *const k_torchao_columns[] = {
+    "name",
+    "quantization",
+    "sparsity",
+    "m",
+    "k",
+    "n",
+    "high_precision_dtype",
+    "torch_compile_mode",
+    "device",
+    "model_type",
+    "output_dir",
+    "enable_profiler",
+    "enable_memory_profiler",
+    "baseline_model_eager_inference_time_in_ms",
+    "quantized_model_eager_inference_time_in_ms",
+    "baseline_model_compiled_inference_time_in_ms",
+    "quantized_model_compiled_inference_time_in_ms",
+    "eager speedup on baseline",
+    "compile speedup on baseline",
+    "eager vs compile speedup",
+    "profiler_json_path",
+    "memory_profile_path",
+    "memory_visualization_path",
+    "memory_stats"};
+#define NUM_TORCHAO_COLUMNS \
+  (sizeof k_torchao_columns / sizeof *k_torchao_columns)
+
+/* Its dashboard's metrics, in the order it writes them:
+ * benchmarks/dashboard/ci_microbenchmark_runner.py lines 131, 141, 154,
+ * 167 (same commit). */
+static const char *const k_torchao_metrics[] = {
+    "Fwd Speedup (x)", "Bfloat16 Fwd Time (ms)", "Quantized Fwd Time (ms)",
+    "Allocated Memory (MB)"};
+
+/* A torchao config (the schema is detected): baseline and int8wo on one
+ * unnamed linear group, so torchao's default name applies. */
+static const char k_torchao_plan[] =
+    "benchmark_mode: inference\n"
+    "quantization_config_recipe_names: [int8wo]\n"
+    "model_params:\n"
+    "  - matrix_shapes: [{name: custom, shapes: [[32, 64, 48]]}]\n"
+    "    torch_compile_mode: max-autotune\n"
+    "    device: cpu\n";
+
+/* Both entries run in order (baseline first: the speedup needs it);
+ * out[0] baseline, out[1] int8wo. */
+static void torchao_results(mb_result_t *out[2]) {
+  mb_bench_spec_t timing = MB_BENCH_SPEC_INIT;
+  timing.criterion = MB_CRITERION_FIXED;
+  timing.samples = 3;
+  mb_plan_options_t o = MB_PLAN_OPTIONS_INIT;
+  o.timing = &timing;
+  o.timing_fields = MB_TIMING_CRITERION | MB_TIMING_SAMPLES;
+  mb_plan_t *plan = NULL;
+  if (mb_plan_parse(k_torchao_plan, sizeof k_torchao_plan - 1, "ao.yml", &o,
+                    &plan) != MB_OK)
+    fail_msg("the torchao plan: %s", mb_error_last());
+  assert_string_equal(mb_plan_schema(plan), "torchao");
+  assert_int_equal(mb_plan_count(plan), 2);
+  for (size_t i = 0; i < 2; i++)
+    assert_int_equal(mb_plan_run(g_ctx, plan, i, &out[i]), MB_OK);
+  mb_plan_destroy(plan);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(out[1], &info);
+  assert_string_equal(info.recipe, "int8wo");
+  assert_int_equal(info.status, MB_RESULT_OK);
+}
+
+static char *write_report(mb_format_t fmt, const char *file,
+                          mb_result_t *const *rs, size_t n) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", g_dir, file);
+  mb_report_t *rep = open_report(fmt, path);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(mb_report_add(rep, rs[i]), MB_OK);
+  assert_int_equal(mb_report_close(rep), MB_OK);
+  return slurp(path);
+}
+
+/* The column's cell by position (two names, `name` and `device`, are
+ * torchao's and ours). */
+static const char *cell_at(const csv_t *c, size_t row, size_t col) {
+  return c->cells[row * c->cols + col];
+}
+
+static void test_torchao_csv(void **state) {
+  (void)state;
+  mb_result_t *rs[2];
+  torchao_results(rs);
+  char *text = write_report(MB_FORMAT_CSV, "ao.csv", rs, 2);
+  char *ours = write_report(MB_FORMAT_CSV, "ours.csv", &g_results[R_GEMM], 1);
+  csv_t c = csv_parse(text), o = csv_parse(ours);
+  assert_int_equal(c.rows, 3);
+  /* torchao's columns in its order, then ours, whole and in ours. */
+  assert_int_equal(c.cols, NUM_TORCHAO_COLUMNS + o.cols);
+  for (size_t i = 0; i < NUM_TORCHAO_COLUMNS; i++)
+    assert_string_equal(c.cells[i], k_torchao_columns[i]);
+  for (size_t i = 0; i < o.cols; i++)
+    assert_string_equal(c.cells[NUM_TORCHAO_COLUMNS + i], o.cells[i]);
+  assert_string_equal(o.cells[0], "id"); /* a native result: unchanged */
+  /* The config's values as torchao's runner fills them. */
+  static const char *const k_want[][2] = {
+      {"name", "benchmark_int8wo_linear_m32_k64_n48_compile"},
+      {"quantization", "int8wo"},
+      {"sparsity", ""},
+      {"m", "32"},
+      {"k", "64"},
+      {"n", "48"},
+      {"high_precision_dtype", "torch.bfloat16"},
+      {"torch_compile_mode", "max-autotune"},
+      {"device", "cpu"},
+      {"model_type", "linear"},
+      {"output_dir", "benchmarks/microbenchmarks/results/inference"},
+      {"enable_profiler", "False"},
+      {"enable_memory_profiler", "False"},
+      {"baseline_model_eager_inference_time_in_ms", ""},
+      {"eager speedup on baseline", ""},
+      {"profiler_json_path", ""}};
+  for (size_t i = 0; i < sizeof k_want / sizeof *k_want; i++)
+    assert_string_equal(cell(&c, 2, k_want[i][0]), k_want[i][1]);
+  /* The figures: ours, in torchao's units, Python's text of each. */
+  mb_stats_t base = MB_STATS_INIT, q = MB_STATS_INIT;
+  mb_result_stats(rs[0], &base);
+  mb_result_stats(rs[1], &q);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(rs[1], &info);
+  assert_string_equal(cell(&c, 1, "compile speedup on baseline"), "1.0");
+  assert_true(
+      csv_number(&c, 1, "baseline_model_compiled_inference_time_in_ms") ==
+      base.median / 1e6);
+  assert_true(
+      csv_number(&c, 2, "quantized_model_compiled_inference_time_in_ms") ==
+      q.median / 1e6);
+  assert_true(
+      near(csv_number(&c, 2, "baseline_model_compiled_inference_time_in_ms"),
+           base.median / 1e6));
+  assert_true(csv_number(&c, 2, "compile speedup on baseline") ==
+              info.speedup_vs_baseline);
+  char mem[96];
+  snprintf(mem, sizeof mem, "{'allocated_bytes.all.peak': ");
+  const char *stats = cell(&c, 2, "memory_stats");
+  assert_memory_equal(stats, mem, strlen(mem));
+  assert_true(
+      near(strtod(stats + strlen(mem), NULL), info.peak_memory_bytes / 1e6));
+  /* Ours follow under their own names: the second `name` is ours. */
+  assert_string_equal(cell_at(&c, 2, NUM_TORCHAO_COLUMNS + 1), info.name);
+  assert_string_equal(cell(&c, 2, "recipe"), "int8wo");
+  csv_free(&c);
+  csv_free(&o);
+  free(text);
+  free(ours);
+  /* The first row chooses: a native one first keeps our header. */
+  mb_result_t *mixed[2] = {g_results[R_GEMM], rs[1]};
+  text = write_report(MB_FORMAT_CSV, "mixed.csv", mixed, 2);
+  c = csv_parse(text);
+  assert_string_equal(c.cells[0], "id");
+  assert_string_equal(cell(&c, 2, "recipe"), "int8wo");
+  csv_free(&c);
+  free(text);
+  for (int i = 0; i < 2; i++) mb_result_destroy(rs[i]);
+}
+
+static void test_torchao_ossdb(void **state) {
+  (void)state;
+  mb_result_t *rs[3];
+  torchao_results(rs);
+  /* Read back from its JSON (mbench merge, compare): still torchao's. */
+  assert_int_equal(mb_result_from_json(mb_result_json(rs[1]), &rs[2]), MB_OK);
+  char *text = write_report(MB_FORMAT_OSSDB, "ao.ossdb", rs, 3);
+  cJSON *doc = cJSON_Parse(text);
+  assert_non_null(doc);
+  mb_stats_t base = MB_STATS_INIT, q = MB_STATS_INIT;
+  mb_result_stats(rs[0], &base);
+  mb_result_stats(rs[1], &q);
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  mb_result_info(rs[1], &info);
+  /* Baseline and int8wo: torchao's four, then ours it has no metric for;
+   * the read-back copy gives the int8wo records again. */
+  static const char *const k_ours[] = {"tflops", "correctness", "sqnr_db"};
+  const size_t per = 4 + sizeof k_ours / sizeof *k_ours;
+  assert_int_equal(cJSON_GetArraySize(doc), 3 * per);
+  for (size_t i = 0; i < 3 * per; i++) {
+    const cJSON *rec = cJSON_GetArrayItem(doc, (int)i);
+    const size_t k = i % per;
+    const int is_base = i < per;
+    const double v = metric(rec, k < 4 ? k_torchao_metrics[k] : k_ours[k - 4]);
+    cJSON *b = cJSON_GetObjectItem(rec, "benchmark");
+    assert_string_equal(str(b, "name"), "micro-benchmark api");
+    assert_string_equal(str(b, "mode"), "inference");
+    assert_string_equal(str(b, "dtype"), is_base ? "baseline" : "int8wo");
+    cJSON *x = cJSON_GetObjectItem(b, "extra_info");
+    assert_string_equal(str(x, "device"), "cpu");
+    assert_string_equal(str(x, "arch"), info.device);
+    assert_string_equal(str(x, "torch_compile_mode"), "max-autotune");
+    cJSON *m = cJSON_GetObjectItem(rec, "model");
+    assert_string_equal(str(m, "name"),
+                        is_base ? "baseline-32-64-48" : "int8wo-32-64-48");
+    assert_string_equal(str(m, "type"), "micro-benchmark custom layer");
+    assert_string_equal(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(m, "origins"), 0)->valuestring,
+        "torchao");
+    cJSON *mx =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "metric"), "extra_info");
+    assert_true(cJSON_IsObject(mx));
+    if (k == 1 || k == 2) assert_string_equal(str(mx, "unit"), "ms");
+    if (k == 3) assert_string_equal(str(mx, "unit"), "MB");
+    if (is_base) continue;
+    /* int8wo's figures, the read-back copy's the same. */
+    if (k == 0) assert_true(near(v, info.speedup_vs_baseline));
+    if (k == 1) assert_true(near(v, base.median / 1e6));
+    if (k == 2) assert_true(near(v, q.median / 1e6));
+    if (k == 3) assert_true(near(v, info.peak_memory_bytes / 1e6));
+  }
+  cJSON_Delete(doc);
+  free(text);
+  for (int i = 0; i < 3; i++) mb_result_destroy(rs[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_json_file),
@@ -860,6 +1085,8 @@ int main(void) {
       cmocka_unit_test(test_json_kept_stream),
       cmocka_unit_test(test_csv),
       cmocka_unit_test(test_ossdb),
+      cmocka_unit_test(test_torchao_csv),
+      cmocka_unit_test(test_torchao_ossdb),
       cmocka_unit_test(test_table_and_markdown),
       cmocka_unit_test(test_table_model_details),
       cmocka_unit_test(test_escape_controls),

@@ -83,10 +83,22 @@ static const struct device_row {
     {"mps", NULL, "Apple GPU"},
 };
 
+/* high_precision_dtype: what torchao accepts, by the text str(torch.dtype)
+ * gives (its CSV's `high_precision_dtype` column). */
+static const struct hp_row {
+  mb_dtype_t dtype;
+  const char *torch;
+} k_hp_dtypes[] = {
+    {MB_DTYPE_F32, "torch.float32"},
+    {MB_DTYPE_BF16, "torch.bfloat16"},
+    {MB_DTYPE_F16, "torch.float16"},
+};
+
 /* What holds for every entry of the file. */
 typedef struct file_facts {
   const char *mode;
-  const char **recipes; /* baseline first, no repeats */
+  const char *output_dir; /* as written; torchao's default without one */
+  const char **recipes;   /* baseline first, no repeats */
   size_t num_recipes;
   char csv[4096];  /* "" none */
   cJSON *training; /* NULL none */
@@ -99,6 +111,9 @@ typedef struct group {
   char skip[256];
   mb_dtype_t hp;
   cJSON *ignored; /* NULL none */
+  int named;      /* `name` given (else torchao makes one per entry) */
+  const char *hp_torch;
+  const mb_cfg_node_t *compile_mode; /* NULL: torchao's "default" */
 } group_t;
 
 static mb_status_t no_memory(void) {
@@ -164,6 +179,7 @@ static mb_status_t read_output_dir(mb__pb_t *pb, file_facts_t *f) {
   if (!*dir)
     return mb__pb_error(pb, n, "output_dir",
                         "is empty: give a directory (results.csv goes there)");
+  f->output_dir = dir;
   return mb__foreign_join(pb, n, "output_dir", dir, "results.csv", f->csv,
                           sizeof f->csv);
 }
@@ -231,12 +247,15 @@ static mb_status_t read_hp_dtype(mb__pb_t *pb, const mb_cfg_node_t *item,
   if (st != MB_OK) return st;
   if (mb_dtype_from_name(name, &g->hp) != MB_OK)
     return mb__pb_error(pb, n, here, "%s", mb_error_last());
-  if (g->hp != MB_DTYPE_F32 && g->hp != MB_DTYPE_BF16 && g->hp != MB_DTYPE_F16)
-    return mb__pb_error(pb, n, here,
-                        "\"%s\" is not a high-precision dtype; valid: "
-                        "torch.float32, torch.bfloat16, torch.float16",
-                        name);
-  return MB_OK;
+  for (size_t i = 0; i < sizeof k_hp_dtypes / sizeof *k_hp_dtypes; i++)
+    if (k_hp_dtypes[i].dtype == g->hp) {
+      g->hp_torch = k_hp_dtypes[i].torch;
+      return MB_OK;
+    }
+  return mb__pb_error(pb, n, here,
+                      "\"%s\" is not a high-precision dtype; valid: "
+                      "torch.float32, torch.bfloat16, torch.float16",
+                      name);
 }
 
 static mb_status_t read_device(mb__pb_t *pb, const mb_cfg_node_t *item,
@@ -276,6 +295,8 @@ static mb_status_t read_group(mb__pb_t *pb, const mb_cfg_node_t *item,
   }
   /* Unnamed groups take the model's name (torchao's README example). */
   g->name = g->model;
+  g->named = mb__cfg_get(item, "name") != NULL;
+  g->compile_mode = mb__cfg_get(item, "torch_compile_mode");
   if (st == MB_OK) st = read_string_key(pb, item, path, "name", &g->name);
   if (st == MB_OK) st = read_hp_dtype(pb, item, path, g);
   if (st == MB_OK) st = read_device(pb, item, path, g);
@@ -288,6 +309,43 @@ static mb_status_t read_group(mb__pb_t *pb, const mb_cfg_node_t *item,
 
 /* ---- entries --------------------------------------------------------------
  */
+
+/* The entry as torchao's BenchmarkConfig.to_dict() holds it, filled from the
+ * file as its runner fills it (pytorch/ao benchmarks/microbenchmarks/utils.py
+ * at dbef6992, BenchmarkConfig.__init__): recorded in `config.torchao` for
+ * the writers of torchao's CSV and dashboard layouts (lib/report/torchao.c).
+ * `device` and the profiler flags say how a run went, so the writers take
+ * them from the result. NULL on OOM. */
+static cJSON *torchao_facts(const file_facts_t *f, const group_t *g,
+                            const char *recipe, const int64_t mkn[3]) {
+  char name[NAME_CAP], dir[PATH_CAP];
+  if (g->named)
+    snprintf(name, sizeof name, "%s", g->name);
+  else /* torchao's default name, "_compile" and all */
+    snprintf(name, sizeof name,
+             "benchmark_%s_%s_m%" PRId64 "_k%" PRId64 "_n%" PRId64 "_compile",
+             recipe, g->model, mkn[0], mkn[1], mkn[2]);
+  snprintf(dir, sizeof dir, "%s/%s", f->output_dir, f->mode);
+  cJSON *o = cJSON_CreateObject();
+  cJSON *mode = g->compile_mode ? mb__cfg_to_cjson(g->compile_mode)
+                                : cJSON_CreateString("default");
+  int ok = o && mode && cJSON_AddStringToObject(o, "name", name) &&
+           cJSON_AddStringToObject(o, "quantization", recipe) &&
+           /* No sparsity recipe is read from the file yet. */
+           cJSON_AddNullToObject(o, "sparsity") &&
+           cJSON_AddNumberToObject(o, "m", (double)mkn[0]) &&
+           cJSON_AddNumberToObject(o, "k", (double)mkn[1]) &&
+           cJSON_AddNumberToObject(o, "n", (double)mkn[2]) &&
+           cJSON_AddStringToObject(o, "high_precision_dtype", g->hp_torch) &&
+           cJSON_AddItemToObject(o, "torch_compile_mode", mode);
+  if (ok) mode = NULL; /* o owns it */
+  ok = ok && cJSON_AddStringToObject(o, "model_type", g->model) &&
+       cJSON_AddStringToObject(o, "output_dir", dir);
+  cJSON_Delete(mode);
+  if (ok) return o;
+  cJSON_Delete(o);
+  return NULL;
+}
 
 /* One shape under every recipe. */
 static mb_status_t add_entries(mb__pb_t *pb, const file_facts_t *f,
@@ -319,10 +377,13 @@ static mb_status_t add_entries(mb__pb_t *pb, const file_facts_t *f,
     mb_status_t st = mb__model_item(pb, g->model, f->recipes[r], f->mode, g->hp,
                                     mkn, &it, why, sizeof why);
     if (st != MB_OK) return st;
-    const mb__foreign_extra_t extras[] = {{"ignored", g->ignored},
-                                          {"training", f->training}};
+    cJSON *facts = torchao_facts(f, g, f->recipes[r], mkn);
+    if (!facts) return no_memory();
+    const mb__foreign_extra_t extras[] = {
+        {"ignored", g->ignored}, {"training", f->training}, {"torchao", facts}};
     it.config = mb__foreign_config(pb, "torchao", name, extras,
                                    sizeof extras / sizeof *extras);
+    cJSON_Delete(facts);
     if (!it.config) return MB_ERR_NO_MEMORY;
     if ((st = mb__plan_add(pb, &it)) != MB_OK) return st;
   }
@@ -451,7 +512,11 @@ static mb_status_t add_shape_item(mb__pb_t *pb, const file_facts_t *f,
 static mb_status_t add_group(mb__pb_t *pb, const file_facts_t *f,
                              const mb_cfg_node_t *item, const char *path,
                              size_t index) {
-  group_t g = {index, NULL, "linear", "", NULL, "", MB_DTYPE_BF16, NULL};
+  group_t g = {.index = index,
+               .model = "linear",
+               .device = "",
+               .hp = MB_DTYPE_BF16,
+               .hp_torch = "torch.bfloat16"};
   mb_status_t st = read_group(pb, item, path, &g);
   const mb_cfg_node_t *shapes =
       st == MB_OK ? mb__cfg_get(item, "matrix_shapes") : NULL;
@@ -498,7 +563,8 @@ static mb_status_t read_model_params(mb__pb_t *pb, const file_facts_t *f) {
 }
 
 mb_status_t mb__schema_torchao(mb__pb_t *pb) {
-  file_facts_t f = {"inference", NULL, 0, "", NULL};
+  file_facts_t f = {.mode = "inference",
+                    .output_dir = "benchmarks/microbenchmarks/results"};
   mb_status_t st = mb__pb_check_keys(pb, pb->root, "", k_top_keys);
   if (st == MB_OK) st = read_mode(pb, &f);
   if (st == MB_OK) st = read_recipes(pb, &f);

@@ -5,7 +5,14 @@
  * columns added with models come last, so readers that index the older
  * ones keep working: a model's accuracy against the high-precision model
  * (accuracy_*; `sqnr_db` before them is the reference check's), its
- * forward and backward times alone, and the peak memory of any result. */
+ * forward and backward times alone, and the peak memory of any result.
+ *
+ * Results of a torchao config are led by torchao's own columns in its
+ * order (torchao.c), so its scripts read the file unchanged; ours follow,
+ * under their own names (two, `name` and `device`, appear twice: a reader
+ * by name that keeps the first gets torchao's, one that keeps the last
+ * ours). The first row chooses the layout for the file, so the header
+ * waits for it (an empty report gets ours at the end). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,9 +108,20 @@ static const char *num(num_t buf, double v) {
 }
 
 static mb_status_t csv_begin(mb_report_t *rep) {
+  rep->csv_layout = MB__CSV_NONE;
+  return MB_OK;
+}
+
+static void put_header(mb_report_t *rep, const mb_result_t *first) {
+  rep->csv_layout =
+      first && mb__torchao_facts(first) ? MB__CSV_TORCHAO : MB__CSV_OURS;
+  const char *name;
+  for (size_t i = 0; rep->csv_layout == MB__CSV_TORCHAO &&
+                     (name = mb__torchao_column(i)) != NULL;
+       i++)
+    put_text(rep->out, name, 0);
   for (size_t i = 0; i < NUM_COLUMNS; i++)
     put_text(rep->out, k_columns[i], i + 1 == NUM_COLUMNS);
-  return fflush(rep->out) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing CSV: %m");
 }
 
 static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
@@ -190,12 +208,20 @@ static mb_status_t csv_row(mb_report_t *rep, const mb_result_t *r) {
                         : "false"};
   _Static_assert(sizeof cells / sizeof cells[0] == NUM_COLUMNS,
                  "one cell per CSV column");
+  if (rep->csv_layout == MB__CSV_NONE) put_header(rep, r);
+  char text[1024];
+  for (size_t i = 0;
+       rep->csv_layout == MB__CSV_TORCHAO && mb__torchao_column(i); i++) {
+    mb__torchao_cell(r, i, text, sizeof text);
+    put_text(rep->out, text, 0);
+  }
   for (size_t i = 0; i < NUM_COLUMNS; i++)
     put_text(rep->out, cells[i], i + 1 == NUM_COLUMNS);
   return fflush(rep->out) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing CSV: %m");
 }
 
 static mb_status_t csv_end(mb_report_t *rep) {
+  if (rep->csv_layout == MB__CSV_NONE) put_header(rep, NULL);
   return fflush(rep->out) == 0 ? MB_OK : mb__fail(MB_ERR_IO, "writing CSV: %m");
 }
 

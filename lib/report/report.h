@@ -38,6 +38,9 @@ struct mb_report {
   cJSON *doc;         /* the document being built */
   cJSON *notes; /* markdown: lines under rows, kept until the table ends */
   size_t rows;
+  /* CSV: the header goes out with the first row, whose source chooses the
+   * layout (csv.c); MB__CSV_NONE until then. */
+  enum { MB__CSV_NONE, MB__CSV_OURS, MB__CSV_TORCHAO } csv_layout;
   /* Table and markdown: the columns asked for and the width to fit (0:
    * streamed), and the table's layout state (table.h). */
   char *columns;
@@ -50,6 +53,26 @@ extern const mb__writer_t mb__writer_csv;
 extern const mb__writer_t mb__writer_table;
 extern const mb__writer_t mb__writer_markdown;
 extern const mb__writer_t mb__writer_ossdb;
+
+/* torchao.c: torchao's layouts for results of a torchao config. The
+ * entry as torchao's BenchmarkConfig holds it (`config.torchao`); NULL for
+ * a result of any other source. */
+const cJSON *mb__torchao_facts(const mb_result_t *r);
+/* torch's device name for where r ran ("cpu", "cuda"). */
+const char *mb__torchao_device(const mb_result_t *r);
+/* What torchao's runner reports, from what the result holds; NAN unknown
+ * (not run, or no baseline). */
+typedef struct mb__torchao_figures {
+  double speedup;      /* compile speedup on baseline, Fwd Speedup (x) */
+  double baseline_ms;  /* the baseline's median, Bfloat16 Fwd Time (ms) */
+  double quantized_ms; /* this median, Quantized Fwd Time (ms) */
+  double allocated_mb; /* peak memory (10^6 bytes), Allocated Memory (MB) */
+} mb__torchao_figures_t;
+void mb__torchao_figures(const mb_result_t *r, mb__torchao_figures_t *f);
+/* CSV: torchao's column i in its order (NULL past the last), and r's cell
+ * in it as Python's csv.writer writes the value ("" for None). */
+const char *mb__torchao_column(size_t i);
+void mb__torchao_cell(const mb_result_t *r, size_t i, char *buf, size_t cap);
 
 /* meta.c: the run's environment and the device list. */
 cJSON *mb__meta_cjson(mb_context_t *ctx, int argc, const char *const *argv);
