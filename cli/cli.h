@@ -27,7 +27,7 @@ typedef struct cli_opts {
   const char *columns; /* the table's (mb_report_options_t.columns) */
   int quiet;           /* no progress line */
   int remeasure_peak;  /* MB_REMEASURE_PEAK=1 for this process */
-  const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act;
+  const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act, *scale_dtype;
   const char *model, *recipe, *mode; /* run: a torchao model (model.h) */
   unsigned device, samples, min_samples, warmup_runs, batch;
   const char *seed; /* NULL: 42 and a fresh check sample per run */

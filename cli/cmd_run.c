@@ -59,6 +59,9 @@ static const opt_def_t k_run_opts[] = {
      "same as --scale-a (quantize, dequantize)"},
     {"scale-b", 0, OPT_STR, O(scale_b), "S",
      "gemm B's scaling: none|tensor|row|col|block:BKxBN|group:G"},
+    {"scale-dtype", 0, OPT_STR, O(scale_dtype), "DT",
+     "scales' dtype: f32 (default), e8m0 (MX power-of-two scales, fp8 "
+     "elements; MXFP8 with block:1x32 / block:32x1)"},
     {"dtype-q", 0, OPT_STR, O(dtype_q), "DT",
      "gemm --quantize-inputs target: f8e4m3 (default), f8e5m2, i8"},
     {"static-scale", 0, OPT_DOUBLE, O(static_scale), "S",
@@ -109,6 +112,9 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
     return cli_error("run", "--scale-a: %s", mb_error_last());
   if (o->scale_b && mb_scaling_from_string(o->scale_b, &p->scale_b) != MB_OK)
     return cli_error("run", "--scale-b: %s", mb_error_last());
+  if (o->scale_dtype &&
+      mb_dtype_from_name(o->scale_dtype, &p->dtype_scale) != MB_OK)
+    return cli_error("run", "--scale-dtype: %s", mb_error_last());
   if (o->act && mb_activation_from_name(o->act, &p->activation) != MB_OK)
     return cli_error("run", "--act: %s", mb_error_last());
   p->alpha = o->alpha;

@@ -45,6 +45,9 @@ static const float_format_t k_float_formats[MB_DTYPE_COUNT] = {
     [MB_DTYPE_BF16] = {8, 7, 127, 1, 0x7F7Fu, 0x7FC0u, 0x1.FEp127},
     [MB_DTYPE_F8E4M3] = {4, 3, 7, 0, 0x7Eu, 0x7Fu, 448.0},
     [MB_DTYPE_F8E5M2] = {5, 2, 15, 1, 0x7Bu, 0x7Eu, 57344.0},
+    /* e8m0: no sign, no significand; read only for its max and unit
+     * roundoff (2^-1), converted by e8m0_encode/e8m0_decode below. */
+    [MB_DTYPE_E8M0] = {8, 0, 127, 0, 0xFEu, 0xFFu, 0x1p127},
 };
 
 static const struct {
@@ -150,6 +153,28 @@ static double round_int(double v, mb_dtype_t t) {
   if (v <= k_int_ranges[t].min) return k_int_ranges[t].min;
   if (v >= k_int_ranges[t].max) return k_int_ranges[t].max;
   return round_half_even(v);
+}
+
+/* e8m0 (OCP MX scales, torch's float8_e8m0fnu): 2^(b - 127), 0xFF NaN.
+ * Encoding follows torch's cast from f32 (c10's fp8e8m0fnu_from_fp32_value)
+ * on the exact value, so a double that an f32 holds gives torch's byte: the
+ * sign is dropped; from 2^-126 up, 2^e * m (m in [1, 2)) rounds up to
+ * 2^(e+1) when m >= 1.5 (the guard bit, ties up); below, anything above
+ * 2^-127 rounds up to 2^-126 and the rest, zero included, to 2^-127 (there
+ * is no zero). Past 2^127, and for infinities: NaN, or 2^127 saturating. */
+static uint32_t e8m0_encode(double v, unsigned flags) {
+  const double a = fabs(v);
+  if (isnan(v)) return 0xFFu;
+  if (a < 0x1p-126) return a > 0x1p-127 ? 1u : 0u;
+  int e;
+  const double m = 2.0 * frexp(a, &e); /* a = m 2^(e-1), m in [1, 2) */
+  const long biased = isinf(a) ? 255 : (long)(e - 1) + 127 + (m >= 1.5);
+  if (biased <= 254) return (uint32_t)biased;
+  return flags & MB_CONVERT_SATURATE ? 0xFEu : 0xFFu;
+}
+
+static double e8m0_decode(uint32_t b) {
+  return b == 0xFFu ? NAN : ldexp(1.0, (int)b - 127);
 }
 
 /* ---- fast paths: must match encode()/decode() bit for bit ---------------- */
@@ -260,7 +285,8 @@ static const struct {
     {"e5m2", MB_DTYPE_F8E5M2},     {"torch.float8_e5m2", MB_DTYPE_F8E5M2},
     {"int8", MB_DTYPE_I8},         {"torch.int8", MB_DTYPE_I8},
     {"int4", MB_DTYPE_I4},         {"int32", MB_DTYPE_I32},
-    {"torch.int32", MB_DTYPE_I32},
+    {"torch.int32", MB_DTYPE_I32}, {"float8_e8m0fnu", MB_DTYPE_E8M0},
+    {"e8m0fnu", MB_DTYPE_E8M0},    {"torch.float8_e8m0fnu", MB_DTYPE_E8M0},
 };
 
 mb_status_t mb_dtype_from_name(const char *name, mb_dtype_t *out) {
@@ -364,6 +390,8 @@ double mb__load(const void *base, mb_dtype_t dtype, size_t i) {
     case MB_DTYPE_I32:
       memcpy(&i32, b + 4 * i, 4);
       return i32;
+    case MB_DTYPE_E8M0:
+      return e8m0_decode(b[i]);
     default:
       return NAN;
   }
@@ -396,6 +424,9 @@ void mb__store(void *base, mb_dtype_t dtype, size_t i, double v,
       i32 = (int32_t)round_int(v, dtype);
       memcpy(b + 4 * i, &i32, 4);
       break;
+    case MB_DTYPE_E8M0:
+      b[i] = (uint8_t)e8m0_encode(v, flags);
+      break;
     default:
       break;
   }
@@ -404,6 +435,7 @@ void mb__store(void *base, mb_dtype_t dtype, size_t i, double v,
 double mb__round(double v, mb_dtype_t dtype, unsigned flags) {
   if (!dtype_valid(dtype)) return NAN;
   if (!k_dtypes[dtype].is_float) return round_int(v, dtype);
+  if (dtype == MB_DTYPE_E8M0) return e8m0_decode(e8m0_encode(v, flags));
   const float_format_t *f = &k_float_formats[dtype];
   return decode(f, encode(f, v, flags));
 }

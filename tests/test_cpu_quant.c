@@ -229,10 +229,12 @@ static void make_x(const qcase_t *c, const mb_op_params_t *p, float *xq,
   free(x);
 }
 
-static void check_quantize(fixture_t *fx, const qcase_t *c) {
+/* sdt: params.dtype_scale, NONE (f32) or e8m0. */
+static void check_quantize_sd(fixture_t *fx, const qcase_t *c, mb_dtype_t sdt) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.ndim = 2, p.shape[0] = c->m, p.shape[1] = c->n;
   p.dtype = c->x, p.dtype_out = c->q, p.flags = c->flags, p.scale = c->scale;
+  p.dtype_scale = sdt;
   assert_int_equal(mb_scaling_from_string(c->gran, &p.scale_a), MB_OK);
   if (mb_op_resolve(mb_op_find("quantize"), &p) != MB_OK)
     fail_msg("%s", mb_error_last());
@@ -241,16 +243,22 @@ static void check_quantize(fixture_t *fx, const qcase_t *c) {
   const size_t count = (size_t)(rows * cols);
   int64_t gr, gc;
   mb__scaling_grid(&p.scale_a, rows, cols, &gr, &gc);
+  const mb_dtype_t gdt = sdt == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32;
   const size_t qbytes = mb_dtype_bytes(c->q, count),
-               gbytes = (size_t)(gr * gc) * 4;
-  float *xq = malloc(count * sizeof *xq), *gref = malloc(gbytes);
+               gbytes = mb_dtype_bytes(gdt, (size_t)(gr * gc));
+  float *xq = malloc(count * sizeof *xq),
+        *gref = malloc((size_t)(gr * gc) * sizeof *gref);
   uint8_t *qref = calloc(1, qbytes);
   void *x = dev_alloc(fx, mb_dtype_bytes(c->x, count), 0);
   void *q = dev_alloc(fx, qbytes, 0xA5), *g = dev_alloc(fx, gbytes, 0xFF);
   assert_true(xq && gref && qref);
   make_x(c, &p, xq, x, (uint64_t)(c->m * 31 + c->n) ^ c->q);
-  mb__quantize_ref(xq, rows, cols, &p.scale_a, c->q,
-                   (c->flags & MB_PARAM_STATIC) ? c->scale : 0.0, qref, gref);
+  mb__quantize_ref_sd(xq, rows, cols, &p.scale_a, c->q, p.dtype_scale,
+                      (c->flags & MB_PARAM_STATIC) ? c->scale : 0.0, qref,
+                      gref);
+  /* e8m0 scales: the reference's f32 powers of two as bytes (exact). */
+  if (gdt == MB_DTYPE_E8M0)
+    mb_convert(gref, gdt, gref, MB_DTYPE_F32, (size_t)(gr * gc), 0);
   void *in[1] = {x}, *out[2] = {q, g};
   run_kernel(fx, "quantize", &p, in, 1, out, 2);
   /* An odd i4 count leaves the last high nibble alone: not compared. */
@@ -261,17 +269,21 @@ static void check_quantize(fixture_t *fx, const qcase_t *c) {
     while (i < qbytes && qref[i] == qb[i]) ++i;
     fail_msg(
         "quantize %lldx%lld %s->%s %s%s%s: first difference at byte %zu "
-        "(got %02x, want %02x); scales %s",
+        "(got %02x, want %02x); %s scales %s",
         (long long)c->m, (long long)c->n, mb_dtype_name(c->x),
         mb_dtype_name(c->q), c->gran, t ? " transposed" : "",
         (c->flags & MB_PARAM_STATIC) ? " static" : "", i,
-        i < qbytes ? qb[i] : 0, i < qbytes ? qref[i] : 0,
+        i < qbytes ? qb[i] : 0, i < qbytes ? qref[i] : 0, mb_dtype_name(gdt),
         memcmp(gref, g, gbytes) ? "DIFFER" : "equal");
   }
   fx->vt->free(fx->state, 0, x);
   fx->vt->free(fx->state, 0, q);
   fx->vt->free(fx->state, 0, g);
   free(xq), free(gref), free(qref);
+}
+
+static void check_quantize(fixture_t *fx, const qcase_t *c) {
+  check_quantize_sd(fx, c, MB_DTYPE_NONE);
 }
 
 static const mb_dtype_t k_qdt[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
@@ -317,12 +329,35 @@ static void test_quantize_bitexact(void **state) {
   }
 }
 
+/* MXFP8 (e8m0 scales, the OCP MX rule): both element formats, 1x32 blocks
+ * and others, plain and transposed, dynamic and static (0.5 = 2^-1), with
+ * an all-zero block (the smallest scale) and with NaN, infinities and f32
+ * subnormals in the data (NaN and infinite blocks get the NaN scale). */
+static void test_quantize_mx(void **state) {
+  fixture_t *fx = *state;
+  static const char *const grans[] = {"block:1x32", "block:32x1", "row",
+                                      "block:32x32"};
+  static const mb_dtype_t q[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
+  size_t n = 0;
+  for (size_t qi = 0; qi < 2; ++qi)
+    for (size_t gi = 0; gi < 4; ++gi)
+      for (uint32_t f = 0; f < 4; ++f)
+        for (unsigned d = ZERO_BLOCK; d <= SPECIALS; d <<= 1) {
+          const uint32_t flags =
+              (f & 1 ? MB_PARAM_TRANSPOSE : 0) | (f & 2 ? MB_PARAM_STATIC : 0);
+          const qcase_t c = {96,  128, k_xdt[n++ % 3], q[qi], grans[gi], flags,
+                             0.5, d};
+          check_quantize_sd(fx, &c, MB_DTYPE_E8M0);
+        }
+}
+
 /* dequantize: round(fl32(q s)) for every code. */
 static void check_dequantize(fixture_t *fx, mb_dtype_t qdt, mb_dtype_t out,
-                             const char *gran, int64_t m, int64_t n) {
+                             const char *gran, int64_t m, int64_t n,
+                             mb_dtype_t sdt) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.ndim = 2, p.shape[0] = m, p.shape[1] = n;
-  p.dtype = qdt, p.dtype_out = out;
+  p.dtype = qdt, p.dtype_out = out, p.dtype_scale = sdt;
   assert_int_equal(mb_scaling_from_string(gran, &p.scale_a), MB_OK);
   if (mb_op_resolve(mb_op_find("dequantize"), &p) != MB_OK)
     fail_msg("%s", mb_error_last());
@@ -336,13 +371,21 @@ static void check_dequantize(fixture_t *fx, mb_dtype_t qdt, mb_dtype_t out,
   uint64_t rng = (uint64_t)m * 131 + qdt;
   for (size_t i = 0; i < qbytes; ++i) q[i] = (uint8_t)splitmix64(&rng);
   for (int64_t i = 0; i < gr * gc; ++i) g[i] = fabsf(gauss(&rng)) + 1e-3f;
+  uint8_t *e8 = NULL;
+  if (sdt == MB_DTYPE_E8M0) { /* every byte but NaN: 2^-127 .. 2^127 */
+    e8 = dev_alloc(fx, (size_t)(gr * gc), 0);
+    for (int64_t i = 0; i < gr * gc; ++i) {
+      e8[i] = (uint8_t)(splitmix64(&rng) % 255);
+      g[i] = (float)mb__load(e8, MB_DTYPE_E8M0, (size_t)i);
+    }
+  }
   assert_non_null(want);
   for (size_t i = 0; i < count; ++i) {
     const float s =
         mb__scale_at(g, &p.scale_a, gc, (int64_t)i / n, (int64_t)i % n);
     mb__store(want, out, i, (double)((float)mb__load(q, qdt, i) * s), 0);
   }
-  void *in[2] = {q, g}, *outs[1] = {d};
+  void *in[2] = {q, e8 ? (void *)e8 : g}, *outs[1] = {d};
   run_kernel(fx, "dequantize", &p, in, 2, outs, 1);
   for (size_t i = 0; i < count; ++i) {
     const double a = mb__load(d, out, i), b = mb__load(want, out, i);
@@ -353,6 +396,7 @@ static void check_dequantize(fixture_t *fx, mb_dtype_t qdt, mb_dtype_t out,
   fx->vt->free(fx->state, 0, q);
   fx->vt->free(fx->state, 0, d);
   fx->vt->free(fx->state, 0, g);
+  if (e8) fx->vt->free(fx->state, 0, e8);
   free(want);
 }
 
@@ -361,9 +405,13 @@ static void test_dequantize_bitexact(void **state) {
   for (size_t qi = 0; qi < 4; ++qi)
     for (size_t oi = 0; oi < 3; ++oi) {
       for (size_t gi = 0; gi < 6; ++gi)
-        check_dequantize(fx, k_qdt[qi], k_xdt[oi], k_grans[gi], 256, 384);
-      check_dequantize(fx, k_qdt[qi], k_xdt[oi], "row", 37, 53);
-      check_dequantize(fx, k_qdt[qi], k_xdt[oi], "col", 37, 53);
+        check_dequantize(fx, k_qdt[qi], k_xdt[oi], k_grans[gi], 256, 384,
+                         MB_DTYPE_NONE);
+      check_dequantize(fx, k_qdt[qi], k_xdt[oi], "row", 37, 53, MB_DTYPE_NONE);
+      check_dequantize(fx, k_qdt[qi], k_xdt[oi], "col", 37, 53, MB_DTYPE_NONE);
+      if (qi < 2) /* MXFP8 */
+        check_dequantize(fx, k_qdt[qi], k_xdt[oi], "block:1x32", 64, 96,
+                         MB_DTYPE_E8M0);
     }
 }
 
@@ -419,6 +467,21 @@ static const gcase_t k_gemms[] = {
     {"dequantize", 40, 256, 0, "i4", N, "bf16", N, "group:32", N, 1, 0, 0,
      PASS},
 };
+/* MXFP8: e8m0 scales (params.dtype_scale), given or computed in the op. */
+static const gcase_t k_mx[] = {
+    {"gemm", 64, 128, 48, "f8e4m3", N, "bf16", N, "block:1x32", "block:32x1", 1,
+     0, 1, PASS},
+    {"gemm", 33, 96, 64, "f8e5m2", "f8e4m3", "f32", N, "block:1x32",
+     "block:32x32", 1, 0.5, 1, PASS},
+    {"gemm_mxfp8_b32", 64, 256, 96, N, N, N, N, N, N, 1, 0, 1, PASS},
+    {"gemm_mxfp8_b32", 17, 64, 24, "f32", N, "f32", "f8e5m2", N, N, 1, 0, 1,
+     PASS},
+    {"gemm_mxfp8_b32_static_scaling", 48, 128, 32, N, N, N, N, N, N, 1, 0, 1,
+     PASS},
+    {"quantize", 33, 256, 0, N, N, N, N, "block:1x32", N, 1, 0, 0, PASS},
+    {"dequantize", 40, 256, 0, "f8e5m2", N, "f32", N, "block:1x32", N, 1, 0, 0,
+     PASS},
+};
 #undef N
 
 static void set_dtype(mb_dtype_t *field, const char *name) {
@@ -438,8 +501,8 @@ typedef struct outcome {
 } outcome_t;
 
 /* MB_ERR_NOT_FOUND when the implementation does not exist in this build. */
-static mb_status_t bench(fixture_t *fx, const gcase_t *c, const char *impl,
-                         outcome_t *o) {
+static mb_status_t bench(fixture_t *fx, const gcase_t *c, mb_dtype_t sdt,
+                         const char *impl, outcome_t *o) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.ndim = c->n ? 3 : 2;
   p.shape[0] = c->m, p.shape[1] = c->k, p.shape[2] = c->n;
@@ -450,6 +513,7 @@ static mb_status_t bench(fixture_t *fx, const gcase_t *c, const char *impl,
   set_dtype(&p.dtype_q, c->dtype_q);
   set_scaling(&p.scale_a, c->scale_a);
   set_scaling(&p.scale_b, c->scale_b);
+  p.dtype_scale = sdt;
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = c->op, s.params = &p, s.backend = "cpu", s.impl = impl;
   s.criterion = MB_CRITERION_FIXED, s.samples = 1, s.cache = MB_CACHE_HOT;
@@ -470,15 +534,15 @@ static mb_status_t bench(fixture_t *fx, const gcase_t *c, const char *impl,
   return MB_OK;
 }
 
-static void test_gemm_variants(void **state) {
-  fixture_t *fx = *state;
+static int run_variants(fixture_t *fx, const gcase_t *cases, size_t count,
+                        mb_dtype_t sdt) {
   static const char *const impls[] = {"onednn", "c"};
   int ran = 0;
-  for (size_t i = 0; i < sizeof k_gemms / sizeof k_gemms[0]; ++i)
+  for (size_t i = 0; i < count; ++i)
     for (size_t m = 0; m < 2; ++m) {
-      const gcase_t *c = &k_gemms[i];
+      const gcase_t *c = &cases[i];
       outcome_t o;
-      if (bench(fx, c, impls[m], &o) == MB_ERR_NOT_FOUND) continue;
+      if (bench(fx, c, sdt, impls[m], &o) == MB_ERR_NOT_FOUND) continue;
       ++ran;
       if (c->expect == SKIP_ONEDNN && m == 0) {
         if (o.status != MB_RESULT_SKIPPED)
@@ -497,13 +561,22 @@ static void test_gemm_variants(void **state) {
         fail_msg("%s/%s: emulated %d, expected %d", c->op, impls[m], o.emulated,
                  c->emulated);
     }
-  assert_true(ran >= (int)(sizeof k_gemms / sizeof k_gemms[0]));
+  return ran;
+}
+
+static void test_gemm_variants(void **state) {
+  fixture_t *fx = *state;
+  const size_t n = sizeof k_gemms / sizeof k_gemms[0];
+  assert_true(run_variants(fx, k_gemms, n, MB_DTYPE_NONE) >= (int)n);
+  const size_t nmx = sizeof k_mx / sizeof k_mx[0];
+  assert_true(run_variants(fx, k_mx, nmx, MB_DTYPE_E8M0) >= (int)nmx);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_converters),
       cmocka_unit_test(test_quantize_bitexact),
+      cmocka_unit_test(test_quantize_mx),
       cmocka_unit_test(test_dequantize_bitexact),
       cmocka_unit_test(test_gemm_variants),
   };

@@ -238,7 +238,8 @@ static void *naive_side(const mb_op_params_t *p, const void *host,
   assert_non_null(q);
   assert_non_null(*grid);
   mb_convert(x, MB_DTYPE_F32, host, b ? p->dtype_b : p->dtype, count, 0);
-  mb__quantize_ref(x, rows, cols, s, p->dtype_q, 0.0, q, *grid);
+  mb__quantize_ref_sd(x, rows, cols, s, p->dtype_q, p->dtype_scale, 0.0, q,
+                      *grid);
   free(x);
   return q;
 }

@@ -138,7 +138,7 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
       "benchmarks:\n"
       "- benchmark_name: add\n"
       "  benchmark_params: [{m: 64, n: 64, num_runs: 3}]\n"
-      "- benchmark_name: gemm_mxfp8_b32\n"
+      "- benchmark_name: gemm_throttling\n"
       "  csv_path: /tmp/mb_jax2\n"
       "  benchmark_sweep_params: [{m: 64, k: 64, n: 64}]\n"
       "- benchmark_name: psum\n"
@@ -154,12 +154,13 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
   assert_string_equal(mb_plan_schema(plan), "jax");
   assert_int_equal(mb_plan_count(plan), 6);
   assert_string_equal(entry(plan, 0).skip_reason, "");
-  expect_skip(plan, 1, "gemm_mxfp8_b32",
-              "benchmark_name \"gemm_mxfp8_b32\" (MXFP8 GEMM) is defined by "
-              "the JAX suite but not available in libmicrobench yet");
+  expect_skip(plan, 1, "gemm_throttling",
+              "benchmark_name \"gemm_throttling\" (GEMMs back to back to "
+              "provoke clock throttling) is defined by the JAX suite but not "
+              "available in libmicrobench yet");
   assert_string_equal(entry(plan, 1).op, "gemm");
   assert_string_equal(entry(plan, 1).csv_path,
-                      "/tmp/mb_jax2/gemm_mxfp8_b32.csv");
+                      "/tmp/mb_jax2/gemm_throttling.csv");
   expect_skip(plan, 2, "psum", "collectives are not in libmicrobench yet");
   expect_skip(plan, 3, "host_device",
               "host\xe2\x86\x94"

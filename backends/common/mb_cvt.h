@@ -441,6 +441,41 @@ MB_CVT_FN uint16_t mb__cvt_f32x2_to_e5m2x2(float lo, float hi) {
   return MB__CVT_FP8(mb__cvt_f32x2_to_e5m2x2)(lo, hi);
 }
 
+/* ---- e8m0: the OCP MX scale ------------------------------------------------
+ * 2^(b - 127) as f32: b >= 1 is the exponent field itself, b = 0 the f32
+ * subnormal 2^-127, 0xFF NaN. Exact (lib/dtype.c's decoder is the
+ * reference). */
+MB_CVT_FN float mb__cvt_e8m0_to_f32(uint8_t b) {
+  const uint32_t u = b ? (uint32_t)b << 23 : 0x00400000u;
+  return mb__cvt_float(mb__cvt_sel(b == 0xFFu, 0x7FC00000u, u));
+}
+
+/* The shared exponent of an MX block (OCP MX v1.0, section 6.3) as its e8m0
+ * byte, from the block's absmax as an f32 pattern that keeps NaN (any
+ * pattern above infinity's): X = floor(log2(amax)) - emax_elem (8 for e4m3,
+ * 15 for e5m2), clamped to e8m0's [-127, 127]. floor(log2(amax)) + 127 is
+ * amax's exponent field, so the byte is that field minus emax: an all-zero
+ * block, and any amax below 2^(emax - 126), gets the smallest scale 2^-127
+ * (byte 0; never NaN); a block holding a NaN or an infinity gets NaN
+ * (0xFF), as no finite power of two scales it. lib/ops/quant.c's
+ * mb__mx_scale is the reference. */
+MB_CVT_FN uint8_t mb__cvt_mx_scale_e8m0(uint32_t amax_bits, int emax) {
+  const int field = (int)(amax_bits >> 23) - emax;
+  const uint32_t b = (uint32_t)(field > 0 ? field : 0);
+  return (uint8_t)mb__cvt_sel(amax_bits >= 0x7F800000u, 0xFFu, b);
+}
+
+/* A power of two in e8m0's range (or NaN) as its byte: the f32 exponent
+ * field, which is 0 for 2^-127 (the subnormal 0x00400000) and 0xFF for
+ * NaN. What a kernel that computes MX scales in f32 stores. */
+MB_CVT_FN uint8_t mb__cvt_pow2_to_e8m0(float s) {
+  return (uint8_t)(mb__cvt_bits(s) >> 23);
+}
+
+/* emax_elem of an fp8 element format: its largest normal's exponent. */
+#define MB_CVT_MX_EMAX_E4M3 8
+#define MB_CVT_MX_EMAX_E5M2 15
+
 #undef MB__CVT_F16
 #undef MB__CVT_BF16
 #undef MB__CVT_FP8

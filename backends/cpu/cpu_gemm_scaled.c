@@ -34,6 +34,34 @@ void mb__cpu_sgemm_plan(const mb_op_params_t *p, mb_cpu_sgemm_plan_t *pl) {
   pl->gcb = n / pl->bnb;
   /* resolve() checked that one K block divides the other. */
   pl->kq = pl->bka < pl->bkb ? pl->bka : pl->bkb;
+  pl->e8m0 = p->dtype_scale == MB_DTYPE_E8M0;
+  pl->na = m / pl->bma * pl->gca;
+  pl->nb = k / pl->bkb * pl->gcb;
+}
+
+mb_status_t mb__cpu_sgemm_grids_alloc(mb_cpu_state_t *st,
+                                      const mb_cpu_sgemm_plan_t *pl,
+                                      float **scratch) {
+  void *p = NULL;
+  mb_status_t s = MB_OK;
+  if (pl->e8m0)
+    s = mb__cpu_alloc(st, (size_t)(pl->na + pl->nb) * sizeof(float), &p);
+  *scratch = p;
+  return s;
+}
+
+void mb__cpu_sgemm_grids(const mb_cpu_sgemm_plan_t *pl,
+                         const mb_kernel_call_t *call, float *scratch,
+                         const float **ga, const float **gb) {
+  *ga = call->in[2];
+  *gb = call->in[3];
+  if (!pl->e8m0) return;
+  /* Every power of two e8m0 holds is an f32 (2^-127 a subnormal), so the
+   * kernels then apply exactly the scales the bytes say. */
+  mb__cpu_e8m0_load(scratch, call->in[2], (size_t)pl->na);
+  mb__cpu_e8m0_load(scratch + pl->na, call->in[3], (size_t)pl->nb);
+  *ga = scratch;
+  *gb = scratch + pl->na;
 }
 
 void mb__cpu_sgemm_rowcol(const mb_cpu_sgemm_plan_t *pl, const float *ga,
@@ -197,6 +225,10 @@ static mb_status_t qi_prepare(
   if (s == MB_OK)
     s = mb__cpu_quant_init(st, &q->qb, q->p.dtype_b, q->p.dtype_q, k, n,
                            &q->p.scale_b, 0, fixed);
+  /* e8m0 (MXFP8): both grids are written as bytes, which the inner kernel
+   * reads as such (q->p keeps dtype_scale). */
+  if (s == MB_OK) s = mb__cpu_quant_scales(st, &q->qa, q->p.dtype_scale);
+  if (s == MB_OK) s = mb__cpu_quant_scales(st, &q->qb, q->p.dtype_scale);
   if (s == MB_OK) s = alloc_qi(st, q);
   q->p.dtype = q->p.dtype_b = q->p.dtype_q;
   q->p.dtype_q = MB_DTYPE_NONE;

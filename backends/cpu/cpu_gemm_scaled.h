@@ -25,10 +25,22 @@ typedef struct mb_cpu_sgemm_plan {
   int a_scaled, b_scaled;     /* the side has a scale grid (mode != none) */
   int64_t bma, bka, bkb, bnb; /* A's blocks are bma x bka, B's bkb x bnb */
   int64_t gca, gcb;           /* grid columns */
-  int64_t kq; /* K step at which some scale changes; k when none does */
+  int64_t kq;     /* K step at which some scale changes; k when none does */
+  int e8m0;       /* the grids are e8m0 bytes (params.dtype_scale; MXFP8) */
+  int64_t na, nb; /* scales in A's and B's grid */
 } mb_cpu_sgemm_plan_t;
 
 void mb__cpu_sgemm_plan(const mb_op_params_t *p, mb_cpu_sgemm_plan_t *pl);
+
+/* The scale grids as the kernels read them, f32: the call's own, or its
+ * e8m0 grids decoded into `scratch` (na + nb floats, NULL unless e8m0)
+ * inside the timed run, as an MX kernel reads its byte scales. */
+mb_status_t mb__cpu_sgemm_grids_alloc(mb_cpu_state_t *st,
+                                      const mb_cpu_sgemm_plan_t *pl,
+                                      float **scratch);
+void mb__cpu_sgemm_grids(const mb_cpu_sgemm_plan_t *pl,
+                         const mb_kernel_call_t *call, float *scratch,
+                         const float **ga, const float **gb);
 /* For scales constant along K: rs[i] = alpha sa(i), cs[j] = sb(j). */
 void mb__cpu_sgemm_rowcol(const mb_cpu_sgemm_plan_t *pl, const float *ga,
                           const float *gb, float *rs, float *cs);

@@ -32,6 +32,7 @@ typedef struct sgemm_c {
   float *a32, *b32; /* widened A and B; NULL when they are f32 already */
   float *work;      /* per thread: work_each floats, see tile() */
   size_t work_each;
+  float *grids; /* e8m0 scales decoded (mb__cpu_sgemm_grids) */
 } sgemm_c_t;
 
 /* Exact: f holds integers below 2^24. */
@@ -133,6 +134,8 @@ mb_status_t mb__cpu_sgemm_c_run(void *kstate, const mb_kernel_call_t *call) {
                     pl->k, pl->n);
     b = g->b32;
   }
+  const float *ga, *gb;
+  mb__cpu_sgemm_grids(pl, call, g->grids, &ga, &gb);
   const size_t tiles_n = ((size_t)pl->n + TN - 1) / TN;
   const size_t tiles = ((size_t)pl->m + TM - 1) / TM * tiles_n;
 #pragma omp parallel num_threads(g->threads)
@@ -140,8 +143,8 @@ mb_status_t mb__cpu_sgemm_c_run(void *kstate, const mb_kernel_call_t *call) {
     float *work = g->work + mb__cpu_thread_id() * g->work_each;
 #pragma omp for schedule(static)
     for (size_t t = 0; t < tiles; ++t)
-      tile(g, a, b, call->in[2], call->in[3], call->out[0], t / tiles_n * TM,
-           t % tiles_n * TN, work);
+      tile(g, a, b, ga, gb, call->out[0], t / tiles_n * TM, t % tiles_n * TN,
+           work);
   }
   return MB_OK;
 }
@@ -152,6 +155,7 @@ void mb__cpu_sgemm_c_release(void *kstate) {
   free(g->a32);
   free(g->b32);
   free(g->work);
+  free(g->grids);
   free(g);
 }
 
@@ -200,6 +204,7 @@ mb_status_t mb__cpu_sgemm_c_prepare(void *bstate, const mb_kernel_call_t *call,
   if (s == MB_OK)
     s = mb__cpu_alloc(st, g->threads * g->work_each * sizeof(float), &w);
   g->a32 = a, g->b32 = b, g->work = w;
+  if (s == MB_OK) s = mb__cpu_sgemm_grids_alloc(st, &g->pl, &g->grids);
   if (s != MB_OK) {
     mb__cpu_sgemm_c_release(g);
     return s;

@@ -63,6 +63,7 @@ typedef struct sgemm_dnnl {
   void *ins[2], *outs[1];
   mb_kernel_call_t icall;
   void *inner;
+  float *grids; /* e8m0 scales decoded (mb__cpu_sgemm_grids) */
 } sgemm_dnnl_t;
 
 void mb__cpu_sgemm_onednn_release(void *kstate) {
@@ -74,6 +75,7 @@ void mb__cpu_sgemm_onednn_release(void *kstate) {
   free(g->acc);
   free(g->rs);
   free(g->cs);
+  free(g->grids);
   free(g);
 }
 
@@ -82,7 +84,8 @@ mb_status_t mb__cpu_sgemm_onednn_run(void *kstate,
   sgemm_dnnl_t *g = kstate;
   const mb_cpu_sgemm_plan_t *pl = &g->pl;
   const unsigned threads = g->st->threads;
-  const float *ga = call->in[2], *gb = call->in[3];
+  const float *ga, *gb;
+  mb__cpu_sgemm_grids(pl, call, g->grids, &ga, &gb);
   g->ins[0] = call->in[0];
   g->ins[1] = call->in[1];
   if (g->v.ca) {
@@ -125,6 +128,7 @@ static mb_status_t alloc_buffers(mb_cpu_state_t *st, sgemm_dnnl_t *g) {
     s = mb__cpu_alloc(st, (size_t)pl->n * sizeof(float), &p);
     if (s == MB_OK) g->cs = p;
   }
+  if (s == MB_OK) s = mb__cpu_sgemm_grids_alloc(st, pl, &g->grids);
   return s;
 }
 

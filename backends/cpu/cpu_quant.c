@@ -41,9 +41,12 @@ static const float *srow(const scale_view_t *v, int64_t r) {
   return v->grid + r / v->bm * v->gc;
 }
 
-/* Scale of a block from its absmax (lib/quant.c's mb__quant_scale): an
- * all-zero or non-finite block gets 1. */
-static float scale_of(uint32_t amax, float qmax) {
+/* Scale of a block from its absmax (lib/ops/quant.c's mb__quant_scale): an
+ * all-zero or non-finite block gets 1. With e8m0 scales, the MX power of
+ * two (mb__mx_scale's rule; the absmax kept its NaN). */
+static float scale_of(const mb_cpu_quant_t *q, uint32_t amax, float qmax) {
+  if (q->mx_emax)
+    return mb__cvt_e8m0_to_f32(mb__cvt_mx_scale_e8m0(amax, q->mx_emax));
   if (amax == 0 || amax >= 0x7F800000u) return 1.0f;
   return mb__cvt_float(amax) / qmax;
 }
@@ -66,18 +69,19 @@ static void quant_span(const mb_cpu_qrow_t *qo, void *q, size_t e0,
 
 /* Folds row i (of a matrix with `cols` columns) into loc[c / bn]. */
 static void amax_row(const mb_cpu_qrow_t *xo, const void *x, int64_t i,
-                     int64_t cols, int64_t bn, uint32_t *loc) {
+                     int64_t cols, int64_t bn, uint32_t *loc, int keep_nan) {
   float buf[CHUNK];
   for (int64_t c0 = 0; c0 < cols; c0 += CHUNK) {
     const int64_t w = min64(CHUNK, cols - c0);
     xo->load(buf, x, (size_t)(i * cols + c0), (size_t)w);
     if (bn == 1) {
-      mb__cpu_amax_bits_v(loc + c0, buf, (size_t)w);
+      mb__cpu_amax_bits_v(loc + c0, buf, (size_t)w, keep_nan);
       continue;
     }
     for (int64_t c = c0; c < c0 + w;) {
       const int64_t bj = c / bn, end = min64((bj + 1) * bn, c0 + w);
-      const uint32_t m = mb__cpu_amax_bits(buf + (c - c0), (size_t)(end - c));
+      const uint32_t m =
+          mb__cpu_amax_bits(buf + (c - c0), (size_t)(end - c), keep_nan);
       loc[bj] = m > loc[bj] ? m : loc[bj];
       c = end;
     }
@@ -157,9 +161,9 @@ static void run_fused(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       for (int64_t bi = u * unit; bi < min64(q->gr, (u + 1) * unit); ++bi) {
         memset(loc, 0, (size_t)q->gc * sizeof *loc);
         for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
-          amax_row(xo, x, i, q->cols, q->bn, loc);
+          amax_row(xo, x, i, q->cols, q->bn, loc, q->mx_emax);
         for (int64_t bj = 0; bj < q->gc; ++bj)
-          grid[bi * q->gc + bj] = scale_of(loc[bj], qo->qmax);
+          grid[bi * q->gc + bj] = scale_of(q, loc[bj], qo->qmax);
         for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
           quant_row(q, xo, qo, x, out, &v, i);
       }
@@ -191,7 +195,7 @@ static void run_two_pass(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
     for (int64_t i = r0; i < r1;) {
       const int64_t bi = i / xbm, end = min64(r1, (bi + 1) * xbm);
       memset(loc, 0, (size_t)xgc * sizeof *loc);
-      for (; i < end; ++i) amax_row(xo, x, i, xcols, xbn, loc);
+      for (; i < end; ++i) amax_row(xo, x, i, xcols, xbn, loc, q->mx_emax);
       for (int64_t bj = 0; bj < xgc; ++bj)
         atomic_max(&q->amax[bi * stride_i + bj * stride_j], loc[bj]);
     }
@@ -199,7 +203,7 @@ static void run_two_pass(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < q->gr * q->gc; ++g)
       grid[g] = scale_of(
-          atomic_load_explicit(&q->amax[g], memory_order_relaxed), qo->qmax);
+          q, atomic_load_explicit(&q->amax[g], memory_order_relaxed), qo->qmax);
     quant_all(q, xo, qo, x, out, &v);
   }
 }
@@ -214,14 +218,37 @@ static void run_static(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
 }
 
 void mb__cpu_quant_run(const mb_cpu_quant_t *q, const void *x, void *out,
-                       float *grid) {
+                       void *grid) {
   const mb_cpu_qrow_t *xo = mb__cpu_qrow(q->xdt), *qo = mb__cpu_qrow(q->qdt);
+  /* e8m0: the scales are computed in f32 (powers of two, exact) and
+   * stored as bytes after; the grid is 1/32 of X or less for MX. */
+  float *g = q->grid32 ? q->grid32 : grid;
   if (q->static_scale > 0.0f)
-    run_static(q, xo, qo, x, out, grid);
+    run_static(q, xo, qo, x, out, g);
   else if (q->fused)
-    run_fused(q, xo, qo, x, out, grid);
+    run_fused(q, xo, qo, x, out, g);
   else
-    run_two_pass(q, xo, qo, x, out, grid);
+    run_two_pass(q, xo, qo, x, out, g);
+  if (q->grid32) mb__cpu_e8m0_store(grid, g, (size_t)(q->gr * q->gc));
+}
+
+mb_status_t mb__cpu_quant_scales(mb_cpu_state_t *st, mb_cpu_quant_t *q,
+                                 mb_dtype_t sdtype) {
+  if (sdtype != MB_DTYPE_E8M0) return MB_OK;
+  q->mx_emax = q->qdt == MB_DTYPE_F8E4M3   ? MB_CVT_MX_EMAX_E4M3
+               : q->qdt == MB_DTYPE_F8E5M2 ? MB_CVT_MX_EMAX_E5M2
+                                           : 0;
+  if (!q->mx_emax) {
+    MB_CPU_ERROR(st, "cpu/c: e8m0 scales go with fp8 elements, not %s",
+                 st->host.dtype_name(q->qdt));
+    return MB_ERR_UNSUPPORTED;
+  }
+  q->grid32 = malloc((size_t)(q->gr * q->gc) * sizeof *q->grid32);
+  if (!q->grid32) {
+    MB_CPU_ERROR(st, "cpu/c: quantize: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  return MB_OK;
 }
 
 mb_status_t mb__cpu_quant_init(mb_cpu_state_t *st, mb_cpu_quant_t *q,
@@ -268,8 +295,10 @@ void mb__cpu_quant_fini(mb_cpu_quant_t *q) {
   if (!q) return;
   free(q->local);
   free((void *)q->amax);
+  free(q->grid32);
   q->local = NULL;
   q->amax = NULL;
+  q->grid32 = NULL;
 }
 
 /* ---- the kernels --------------------------------------------------------- */
@@ -289,9 +318,12 @@ mb_status_t mb__cpu_quantize_c_prepare(void *bstate,
       st, q, p->dtype, p->dtype_out, t ? p->shape[1] : p->shape[0],
       t ? p->shape[0] : p->shape[1], &p->scale_a, t,
       (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0);
-  if (status != MB_OK) {
+  const mb_status_t scales =
+      status == MB_OK ? mb__cpu_quant_scales(st, q, p->dtype_scale) : status;
+  if (scales != MB_OK) {
+    if (status == MB_OK) mb__cpu_quant_fini(q);
     free(q);
-    return status;
+    return scales;
   }
   *kstate = q;
   return MB_OK;
@@ -311,6 +343,7 @@ typedef struct dequant {
   unsigned threads;
   mb_dtype_t in, out;
   int64_t rows, cols, bm, bn;
+  float *grid32; /* e8m0 scales, decoded inside the run; NULL for f32 */
 } dequant_t;
 
 mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
@@ -329,9 +362,16 @@ mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: dequantize: out of memory");
     return MB_ERR_NO_MEMORY;
   }
-  *d = (dequant_t){st->threads,        p->dtype,    p->dtype_out,
-                   p->shape[0],        p->shape[1], p->scale_a.block[0],
-                   p->scale_a.block[1]};
+  *d = (dequant_t){st->threads,         p->dtype,    p->dtype_out,
+                   p->shape[0],         p->shape[1], p->scale_a.block[0],
+                   p->scale_a.block[1], NULL};
+  if (p->dtype_scale == MB_DTYPE_E8M0 &&
+      !(d->grid32 = malloc((size_t)(d->rows / d->bm * (d->cols / d->bn)) *
+                           sizeof *d->grid32))) {
+    free(d);
+    MB_CPU_ERROR(st, "cpu/c: dequantize: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
   *kstate = d;
   return MB_OK;
 }
@@ -339,11 +379,19 @@ mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
 mb_status_t mb__cpu_dequantize_c_run(void *kstate,
                                      const mb_kernel_call_t *call) {
   const dequant_t *d = kstate;
-  mb__cpu_dequant(d->threads, call->in[0], d->in, call->in[1], d->bm, d->bn,
+  const float *grid = call->in[1];
+  if (d->grid32) { /* e8m0: every scale is an f32 power of two */
+    mb__cpu_e8m0_load(d->grid32, call->in[1],
+                      (size_t)(d->rows / d->bm * (d->cols / d->bn)));
+    grid = d->grid32;
+  }
+  mb__cpu_dequant(d->threads, call->in[0], d->in, grid, d->bm, d->bn,
                   call->out[0], d->out, d->rows, d->cols);
   return MB_OK;
 }
 
 void mb__cpu_dequantize_c_release(void *kstate) {
-  free(kstate);
+  dequant_t *d = kstate;
+  if (d) free(d->grid32);
+  free(d);
 }

@@ -65,10 +65,14 @@ typedef struct mb_cpu_qrow {
 
 /* The row operations of a dtype; NULL when there are none (i32). */
 const mb_cpu_qrow_t *mb__cpu_qrow(mb_dtype_t dtype);
-/* The largest |x[j]| as an f32 pattern, NaN skipped (fmaxf's rule). */
-uint32_t mb__cpu_amax_bits(const float *x, size_t n);
-/* m[j] = max(m[j], |x[j]|) as patterns, NaN skipped. */
-void mb__cpu_amax_bits_v(uint32_t *m, const float *x, size_t n);
+/* The largest |x[j]| as an f32 pattern, NaN skipped (fmaxf's rule) unless
+ * keep_nan (then any NaN wins: its pattern is above infinity's). */
+uint32_t mb__cpu_amax_bits(const float *x, size_t n, int keep_nan);
+/* m[j] = max(m[j], |x[j]|) as patterns, NaN skipped unless keep_nan. */
+void mb__cpu_amax_bits_v(uint32_t *m, const float *x, size_t n, int keep_nan);
+/* e8m0 scales to f32 and back (exact both ways: powers of two, NaN). */
+void mb__cpu_e8m0_load(float *dst, const uint8_t *src, size_t n);
+void mb__cpu_e8m0_store(uint8_t *dst, const float *src, size_t n);
 /* x[j] *= s, or *= s[j]. */
 void mb__cpu_scale1(float *x, float s, size_t n);
 void mb__cpu_scalev(float *x, const float *s, size_t n);
@@ -81,6 +85,8 @@ typedef struct mb_cpu_quant {
   int64_t gr, gc;     /* scale grid */
   int transpose;
   float static_scale; /* > 0: static, else dynamic absmax */
+  int mx_emax;        /* e8m0 scales: emax_elem (MX rule); 0: f32 scales */
+  float *grid32;      /* e8m0 scales: the grid in f32 before it is stored */
   int fused;          /* per block row: absmax then quantize, in cache */
   unsigned threads;
   atomic_uint *amax; /* gr x gc absmax patterns (two-pass mode) */
@@ -94,9 +100,15 @@ mb_status_t mb__cpu_quant_init(mb_cpu_state_t *st, mb_cpu_quant_t *q,
                                mb_dtype_t xdt, mb_dtype_t qdt, int64_t rows,
                                int64_t cols, const mb_scaling_t *s,
                                int transpose, double static_scale);
-/* Writes Q (qdt) and the f32 scale grid. Runs its own OpenMP team. */
+/* Makes a planned quantizer write e8m0 scales (sdtype MB_DTYPE_E8M0, the
+ * OCP MX rule; a static scale must be a power of two) instead of f32 ones;
+ * MB_DTYPE_NONE and f32 leave it as it is. */
+mb_status_t mb__cpu_quant_scales(mb_cpu_state_t *st, mb_cpu_quant_t *q,
+                                 mb_dtype_t sdtype);
+/* Writes Q (qdt) and the scale grid (f32, or e8m0 bytes). Runs its own
+ * OpenMP team. */
 void mb__cpu_quant_run(const mb_cpu_quant_t *q, const void *x, void *out,
-                       float *grid);
+                       void *grid);
 void mb__cpu_quant_fini(mb_cpu_quant_t *q);
 
 /* ---- dequantize / widen a matrix -------------------------------------------

@@ -139,27 +139,40 @@ const mb_cpu_qrow_t *mb__cpu_qrow(mb_dtype_t dtype) {
  * ------------------------------------------------------ Patterns of
  * non-negative floats order as unsigned integers, so the maximum is an integer
  * maximum (which vectorises without -ffast-math); NaN patterns, above
- * infinity's, are dropped first. */
-static inline uint32_t abs_bits(float x) {
+ * infinity's, are dropped first, unless kept (MX scales: a NaN makes the
+ * block's scale NaN). */
+static inline uint32_t abs_bits(float x, int keep_nan) {
   const uint32_t a = mb__cvt_bits(x) & 0x7FFFFFFFu;
-  return mb__cvt_sel(a > 0x7F800000u, 0u, a);
+  return mb__cvt_sel(a > 0x7F800000u && !keep_nan, 0u, a);
 }
 
-MB_CPU_QCLONES uint32_t mb__cpu_amax_bits(const float *restrict x, size_t n) {
+MB_CPU_QCLONES uint32_t mb__cpu_amax_bits(const float *restrict x, size_t n,
+                                          int keep_nan) {
   uint32_t m = 0;
   for (size_t j = 0; j < n; ++j) {
-    const uint32_t a = abs_bits(x[j]);
+    const uint32_t a = abs_bits(x[j], keep_nan);
     m = a > m ? a : m;
   }
   return m;
 }
 
 MB_CPU_QCLONES void mb__cpu_amax_bits_v(uint32_t *restrict m,
-                                        const float *restrict x, size_t n) {
+                                        const float *restrict x, size_t n,
+                                        int keep_nan) {
   for (size_t j = 0; j < n; ++j) {
-    const uint32_t a = abs_bits(x[j]);
+    const uint32_t a = abs_bits(x[j], keep_nan);
     m[j] = a > m[j] ? a : m[j];
   }
+}
+
+MB_CPU_QCLONES void mb__cpu_e8m0_load(float *restrict dst,
+                                      const uint8_t *restrict src, size_t n) {
+  for (size_t j = 0; j < n; ++j) dst[j] = mb__cvt_e8m0_to_f32(src[j]);
+}
+
+MB_CPU_QCLONES void mb__cpu_e8m0_store(uint8_t *restrict dst,
+                                       const float *restrict src, size_t n) {
+  for (size_t j = 0; j < n; ++j) dst[j] = mb__cvt_pow2_to_e8m0(src[j]);
 }
 
 MB_CPU_QCLONES void mb__cpu_scale1(float *restrict x, float s, size_t n) {

@@ -7,6 +7,12 @@
  * ("satfinite", as the CUDA fp8 intrinsics do). NaN stays NaN.
  * Integer targets (i8, i4, i32) always round to nearest even and saturate;
  * NaN becomes 0. i4 is packed two per byte, low nibble first.
+ * e8m0 is the OCP MX v1.0 scale format (torch's float8_e8m0fnu): an 8-bit
+ * biased exponent and nothing else, value 2^(bits - 127), 0xFF NaN, no
+ * sign, no zero, no infinity. Converting to it takes |x| to the nearest
+ * power of two in exponent-and-guard-bit terms as torch does (up when the
+ * significand is 1.5 or more; zero and anything below 2^-127 give 2^-127),
+ * and infinities and NaN give NaN (saturating: 2^127).
  *
  * Threading: all functions are pure and thread-safe. */
 #ifndef MICROBENCH_DTYPE_H
@@ -27,7 +33,8 @@ extern "C" {
   X(F8E5M2, "f8e5m2", 8, 1) \
   X(I8, "i8", 8, 0)         \
   X(I4, "i4", 4, 0)         \
-  X(I32, "i32", 32, 0)
+  X(I32, "i32", 32, 0)      \
+  X(E8M0, "e8m0", 8, 1)
 
 typedef enum mb_dtype {
   MB_DTYPE_NONE = 0, /* "unset": take the op's default */

@@ -199,6 +199,15 @@ typedef struct mb_op_params {
   /* Composite ops: the quantization recipe applied to every linear layer
    * (model.h); MB_RECIPE_BASELINE (0): high precision. */
   uint32_t recipe;
+  /* The dtype the scales of scale_a/scale_b (quantize, dequantize, gemm)
+   * are stored in. NONE or MB_DTYPE_F32: f32 scales, absmax / qmax.
+   * MB_DTYPE_E8M0: power-of-two scales, one byte each, computed by the OCP
+   * MX rule (2^(floor(log2 amax) - emax_elem)); with blocks of 1x32 along K
+   * (B: 32x1) that is MXFP8 (docs/ops.md, "Microscaling"). A field of its
+   * own rather than a scale mode: the storage format is independent of the
+   * block shape (e8m0 takes any block; NVFP4's e4m3 scales go in here too),
+   * and every granularity keeps meaning one thing. */
+  mb_dtype_t dtype_scale;
 } mb_op_params_t;
 
 #define MB_OP_PARAMS_INIT                                                     \
@@ -206,7 +215,7 @@ typedef struct mb_op_params {
     sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE,      \
         MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u,            \
         {MB_SCALE_NONE, {0, 0}}, {MB_SCALE_NONE, {0, 0}}, MB_DTYPE_NONE, 0.0, \
-        MB_ACT_RELU, 0.01, 1e-5, 0u                                           \
+        MB_ACT_RELU, 0.01, 1e-5, 0u, MB_DTYPE_NONE                            \
   }
 
 /* Aliases: the predecessor tools' names (gemm_simple, gemm_fp8_rowwise,

@@ -59,6 +59,20 @@ static void gemm_fp8_b128_static(mb_op_params_t *p) {
   set_scaling(&p->scale_b, MB_SCALE_BLOCK, 128, 128);
   gemm_fp8_rowwise(p);
 }
+/* MXFP8 (OCP MX v1.0): e4m3 elements, one e8m0 power-of-two scale per 32
+ * along K (A 1x32, B 32x1), quantized inside the op from bf16 as
+ * gemm_fp8_rowwise is; the static form's 0.5 is a power of two, so e8m0
+ * holds it (224 / 448, the suite's calibration, as for the fp8 GEMMs). */
+static void gemm_mxfp8_b32(mb_op_params_t *p) {
+  set_dtype(&p->dtype_scale, MB_DTYPE_E8M0);
+  set_scaling(&p->scale_a, MB_SCALE_BLOCK, 1, 32);
+  set_scaling(&p->scale_b, MB_SCALE_BLOCK, 32, 1);
+  gemm_fp8_rowwise(p);
+}
+static void gemm_mxfp8_b32_static(mb_op_params_t *p) {
+  static_half(p);
+  gemm_mxfp8_b32(p);
+}
 static void gemm_multiple_run(mb_op_params_t *p) {
   set_dtype(&p->dtype, MB_DTYPE_BF16);
   set_dtype(&p->dtype_out, MB_DTYPE_BF16);
@@ -131,6 +145,12 @@ static const mb__alias_t k_aliases[] = {
     {"gemm_fp8_b128_fp32_static_scaling", "gemm", gemm_fp8_b128_static,
      "bf16 A, B quantized to fp8 inside the op in 1x128 / 128x128 blocks, "
      "every scale given (static, 0.5), scales applied (JAX suite)"},
+    {"gemm_mxfp8_b32", "gemm", gemm_mxfp8_b32,
+     "MXFP8: bf16 A, B quantized inside the op to f8e4m3 with one e8m0 "
+     "scale per 32 along K (A 1x32, B 32x1), scales applied (JAX suite)"},
+    {"gemm_mxfp8_b32_static_scaling", "gemm", gemm_mxfp8_b32_static,
+     "gemm_mxfp8_b32 with every scale given (static, 0.5 = 2^-1: no absmax "
+     "pass; JAX suite)"},
     {"gemm_multiple_run", "gemm", gemm_multiple_run,
      "bf16 (or --dtype f8e4m3) in, f32 accumulate, bf16 out (JAX suite)"},
     {"gemm_fp8_b128", "gemm", gemm_fp8_b128,

@@ -10,8 +10,12 @@
  * *_static_scaling GEMMs). Unscaled float gemms take
  * MB_PARAM_TRANS_A (A stored K x M) and MB_PARAM_TRANS_B (B stored N x K):
  * the product is the same, only the operands' storage differs.
+ * params.dtype_scale e8m0 stores the scale grids as e8m0 bytes and makes
+ * quantize-inputs compute them by the OCP MX rule: with 1x32 / 32x1 blocks
+ * that is MXFP8 (gemm_mxfp8_b32).
  * FLOP = 2MNK (the quantization's work is not counted, see docs/ops.md);
- * bytes = |A| + |B| + scales + |D| (+ |D| when beta != 0). */
+ * bytes = |A| + |B| + scales (4 bytes each, 1 in e8m0) + |D| (+ |D| when
+ * beta != 0). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +241,13 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
                     "gemm: tf32 applies to f32 x f32 only (got %s x %s)",
                     mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b));
   if ((st = check_fast_accum(p)) != MB_OK) return st;
-  return check_scaling(p);
+  if ((st = check_scaling(p)) != MB_OK) return st;
+  /* e8m0 scales are MX's: fp8 elements on both sides, both sides scaled.
+   * quantize-inputs defaulted its scalings above; the element dtype A
+   * stands for B's too (fp8_product checks both). */
+  const int both = p->scale_a.mode != MB_SCALE_NONE &&
+                   p->scale_b.mode != MB_SCALE_NONE && fp8_product(p);
+  return mb__check_scale_dtype("gemm", p, qa_dtype(p), both);
 }
 
 /* The scales of a side that the kernel reads: none when absent or computed
@@ -262,7 +272,7 @@ static void gemm_operand(const mb_op_params_t *p, uint32_t role,
     case ROLE_SA:
     case ROLE_SB: {
       const mb_scaling_t *s = role == ROLE_SA ? &p->scale_a : &p->scale_b;
-      *dtype = MB_DTYPE_F32;
+      *dtype = p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32;
       shape[0] = shape[1] = 1;
       if (has_scale_input(p, s))
         mb__scaling_grid(s, role == ROLE_SA ? m : k, role == ROLE_SA ? k : n,
@@ -290,7 +300,7 @@ static double scale_bytes(const mb_op_params_t *p, uint32_t role) {
   uint32_t nd;
   int64_t sh[MB_MAX_DIMS];
   gemm_operand(p, role, &dt, &nd, sh);
-  return 4.0 * (double)sh[0] * (double)sh[1];
+  return mb__bytes(dt, (double)sh[0] * (double)sh[1]);
 }
 
 static double gemm_bytes(const mb_op_params_t *p) {
@@ -313,19 +323,30 @@ static void gemm_fill(const mb_op_params_t *p, uint32_t role, mb_fill_t *f) {
 /* A quantized operand with scales is made the way real ones are: a normal
  * f32 matrix quantized with the operand's scaling. */
 static mb_status_t quantize_operand(const mb_op_params_t *p, uint32_t role,
-                                    void *q, float *grid, uint64_t seed) {
+                                    void *q, void *scales, uint64_t seed) {
   const mb_scaling_t *s = role == ROLE_A ? &p->scale_a : &p->scale_b;
   const int64_t rows = role == ROLE_A ? p->shape[GM] : p->shape[GK];
   const int64_t cols = role == ROLE_A ? p->shape[GK] : p->shape[GN];
+  int64_t gr, gc;
+  mb__scaling_grid(s, rows, cols, &gr, &gc);
   float *x = malloc((size_t)(rows * cols) * sizeof *x);
-  if (!x)
+  float *grid = malloc((size_t)(gr * gc) * sizeof *grid);
+  if (!x || !grid) {
+    free(x);
+    free(grid);
     return mb__fail(MB_ERR_NO_MEMORY, "gemm: out of memory making inputs");
+  }
   mb_fill_t f = MB_FILL_INIT;
   f.seed = mb__rng_u64(seed, role);
   mb_fill_host(x, MB_DTYPE_F32, (size_t)(rows * cols), &f);
-  mb__quantize_ref(x, rows, cols, s, role == ROLE_A ? p->dtype : p->dtype_b,
-                   0.0, q, grid);
+  mb__quantize_ref_sd(x, rows, cols, s, role == ROLE_A ? p->dtype : p->dtype_b,
+                      p->dtype_scale, 0.0, q, grid);
+  /* e8m0 holds every MX scale exactly. */
+  mb_convert(scales,
+             p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32,
+             grid, MB_DTYPE_F32, (size_t)(gr * gc), 0);
   free(x);
+  free(grid);
   return MB_OK;
 }
 
@@ -410,7 +431,8 @@ const mb_op_t mb__op_gemm = {
         "(quantize_inputs with a given scale, no absmax); out: "
         "f32|bf16|f16|i32; tf32 (f32 inputs); fast_accum (fp8 inputs or "
         "quantize_inputs to fp8); trans_a (A stored KxM), trans_b (B stored "
-        "NxK): unscaled float inputs",
+        "NxK): unscaled float inputs; scale_dtype f32|e8m0 (MX power-of-two "
+        "scales, fp8 elements: gemm_mxfp8_b32)",
     .rank = 3,
     .num_inputs = 4,
     .num_outputs = 1,

@@ -1,6 +1,7 @@
 /* gemm's reference (gemm.c's op): each checked element of D recomputed in
  * double from the f32-exact values of A and B and their f32 scale grids,
- * reading rows of K elements of each side - in place when the host buffer
+ * (e8m0 scale grids decoded to f32, exactly), reading rows of K elements of
+ * each side - in place when the host buffer
  * already has that layout, else from one transposed copy in the operand's
  * own dtype (lib/ops/transpose.c). */
 #include <math.h>
@@ -118,11 +119,13 @@ static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
   if (!*grid) return MB_ERR_NO_MEMORY;
   mb_dtype_t dt = role == ROLE_A ? p->dtype : p->dtype_b;
   if (!(p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
-    const float *given = host[role == ROLE_A ? ROLE_SA : ROLE_SB];
+    const void *given = host[role == ROLE_A ? ROLE_SA : ROLE_SB];
     if (s->mode == MB_SCALE_NONE)
       (*grid)[0] = 1.0f;
-    else
-      memcpy(*grid, given, (size_t)(gr * gc) * sizeof **grid);
+    else /* f32 as given, or e8m0 decoded (exactly) */
+      mb_convert(*grid, MB_DTYPE_F32, given,
+                 p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32,
+                 (size_t)(gr * gc), 0);
     return rows_from(rr, host[role], dt, rows, cols, flip, 0);
   }
   mb_dtype_t qd = role == ROLE_A ? qa_dtype(p) : qb_dtype(p);
@@ -134,8 +137,8 @@ static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
     return MB_ERR_NO_MEMORY;
   }
   mb_convert(x, MB_DTYPE_F32, host[role], dt, count, 0);
-  mb__quantize_ref(x, rows, cols, s, qd,
-                   (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, q, *grid);
+  mb__quantize_ref_sd(x, rows, cols, s, qd, p->dtype_scale,
+                      (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, q, *grid);
   free(x);
   return rows_from(rr, q, qd, rows, cols, flip, 1);
 }

@@ -74,6 +74,9 @@ static mb_status_t check_applicable(const mb_op_t *op,
   if (p->dtype_q != MB_DTYPE_NONE && !(op->param_mask & MB__P_QUANT))
     return mb__fail(MB_ERR_INVALID_ARG, "%s: dtype_q does not apply to this op",
                     op->name);
+  if (p->dtype_scale != MB_DTYPE_NONE && !(op->param_mask & scaled))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: a scale dtype does not apply to this op", op->name);
   return MB_OK;
 }
 

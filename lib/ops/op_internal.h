@@ -151,10 +151,26 @@ static inline float mb__scale_at(const float *grid, const mb_scaling_t *s,
  * (quant.c): s = absmax / qmax in f32 (an all-zero block: s = 1), q =
  * round-to-nearest-even-saturate(x / s) with the division in f32. */
 float mb__quant_scale(float absmax, mb_dtype_t qdtype);
+/* e8m0 scales (MX): emax_elem of an element format (e4m3 8, e5m2 15; 0:
+ * none), and a block's scale 2^(floor(log2 amax) - emax) clamped to
+ * [2^-127, 2^127], 2^-127 for amax 0, NaN for a NaN or infinite amax. */
+int mb__mx_emax(mb_dtype_t qdtype);
+float mb__mx_scale(float absmax, mb_dtype_t qdtype);
+/* Resolves params.dtype_scale for an op whose quantized elements are
+ * `qdtype` (`scaled`: the op has the scales e8m0 needs): f32 becomes NONE;
+ * e8m0 needs fp8 elements and, if static, a power-of-two scale. */
+mb_status_t mb__check_scale_dtype(const char *op, mb_op_params_t *p,
+                                  mb_dtype_t qdtype, int scaled);
 /* Quantizes a rows x cols f32 matrix with scaling `s` into q (qdtype) and
  * grid (f32). static_scale > 0: use it for every block instead of absmax. */
 void mb__quantize_ref(const float *x, int64_t rows, int64_t cols,
                       const mb_scaling_t *s, mb_dtype_t qdtype,
                       double static_scale, void *q, float *grid);
+/* The same with the scales of dtype `sdtype` (params.dtype_scale): for
+ * e8m0 the MX scales, held in `grid` as f32 values (each exact in e8m0). */
+void mb__quantize_ref_sd(const float *x, int64_t rows, int64_t cols,
+                         const mb_scaling_t *s, mb_dtype_t qdtype,
+                         mb_dtype_t sdtype, double static_scale, void *q,
+                         float *grid);
 
 #endif

@@ -3,9 +3,11 @@
  * dynamic s = fl32(absmax / qmax) with an all-zero block giving s = 1, or a
  * static s. Outputs Q and the scale grid S.
  * dequantize: X = round(fl32(Q s)).
+ * With params.dtype_scale e8m0 the scales are the OCP MX powers of two
+ * (quant.c's mb__mx_scale), stored one byte each (MXFP8 with 1x32 blocks).
  * FLOP: quantize ~3 per element (|x|, max, divide-and-round), dequantize 1;
  * bytes count each tensor once: |X| + |Q| + |S| (the absmax pass re-reads X
- * from cache in a good kernel). */
+ * from cache in a good kernel; a scale is 4 bytes, 1 in e8m0). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,11 @@ static void q_dims(const mb_op_params_t *p, int64_t *rows, int64_t *cols) {
   *cols = transposed(p) ? p->shape[0] : p->shape[1];
 }
 
+/* The dtype the scale grid S is stored in. */
+static mb_dtype_t grid_dtype(const mb_op_params_t *p) {
+  return p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32;
+}
+
 static mb_status_t check_static(const mb_op_params_t *p, const char *op) {
   if ((p->flags & MB_PARAM_STATIC) && !(p->scale > 0 && isfinite(p->scale)))
     return mb__fail(MB_ERR_INVALID_ARG,
@@ -47,7 +54,8 @@ static mb_status_t quantize_resolve(mb_op_params_t *p) {
                             COUNT(k_hp))) != MB_OK ||
       (st = mb__check_dtype(&mb__op_quantize, "dtype_out", p->dtype_out, k_q,
                             COUNT(k_q))) != MB_OK ||
-      (st = check_static(p, "quantize")) != MB_OK)
+      (st = check_static(p, "quantize")) != MB_OK ||
+      (st = mb__check_scale_dtype("quantize", p, p->dtype_out, 1)) != MB_OK)
     return st;
   int64_t rows, cols;
   q_dims(p, &rows, &cols);
@@ -66,7 +74,7 @@ static void quantize_operand(const mb_op_params_t *p, uint32_t role,
   } else if (role == 1) { /* Q */
     *dtype = p->dtype_out, shape[0] = rows, shape[1] = cols;
   } else { /* S */
-    *dtype = MB_DTYPE_F32;
+    *dtype = grid_dtype(p);
     mb__scaling_grid(&p->scale_a, rows, cols, &shape[0], &shape[1]);
   }
 }
@@ -79,7 +87,7 @@ static double grid_bytes(const mb_op_params_t *p) {
   int64_t rows, cols, gr, gc;
   q_dims(p, &rows, &cols);
   mb__scaling_grid(&p->scale_a, rows, cols, &gr, &gc);
-  return 4.0 * (double)gr * (double)gc;
+  return mb__bytes(grid_dtype(p), (double)gr * (double)gc);
 }
 
 static double quantize_flop(const mb_op_params_t *p) {
@@ -146,9 +154,9 @@ static mb_status_t quantize_ref_prepare(const mb_op_params_t *p,
   else
     memcpy(xt, x, n * sizeof *x);
   free(x);
-  mb__quantize_ref(xt, rows, cols, &p->scale_a, p->dtype_out,
-                   (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, r->q,
-                   r->grid);
+  mb__quantize_ref_sd(xt, rows, cols, &p->scale_a, p->dtype_out, p->dtype_scale,
+                      (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, r->q,
+                      r->grid);
   free(xt);
   *state = r;
   return MB_OK;
@@ -187,7 +195,7 @@ const mb_op_t mb__op_quantize = {
     .params_doc =
         "out: f8e4m3|f8e5m2|i8|i4; granularity (scale_a): "
         "tensor|row|col|block:BMxBN|group:G (row); transpose; "
-        "static scale",
+        "static scale; scale_dtype f32|e8m0 (MX: fp8 out, e.g. block:1x32)",
     .rank = 2,
     .num_inputs = 1,
     .num_outputs = 2,
@@ -222,7 +230,8 @@ static mb_status_t dequantize_resolve(mb_op_params_t *p) {
   if ((st = mb__check_dtype(&mb__op_dequantize, "dtype", p->dtype, k_q,
                             COUNT(k_q))) != MB_OK ||
       (st = mb__check_dtype(&mb__op_dequantize, "dtype_out", p->dtype_out, k_hp,
-                            COUNT(k_hp))) != MB_OK)
+                            COUNT(k_hp))) != MB_OK ||
+      (st = mb__check_scale_dtype("dequantize", p, p->dtype, 1)) != MB_OK)
     return st;
   return mb__scaling_resolve("dequantize", "Q", &p->scale_a, p->shape[0],
                              p->shape[1], 0);
@@ -233,7 +242,7 @@ static void dequantize_operand(const mb_op_params_t *p, uint32_t role,
                                int64_t *shape) {
   *ndim = 2;
   if (role == 1) {
-    *dtype = MB_DTYPE_F32;
+    *dtype = grid_dtype(p);
     mb__scaling_grid(&p->scale_a, p->shape[0], p->shape[1], &shape[0],
                      &shape[1]);
     return;
@@ -256,20 +265,30 @@ static double dequantize_bytes(const mb_op_params_t *p) {
 static mb_status_t dequantize_post_fill(const mb_op_params_t *p,
                                         void *const *host, uint64_t seed) {
   size_t n = (size_t)numel(p);
+  int64_t gr, gc;
+  mb__scaling_grid(&p->scale_a, p->shape[0], p->shape[1], &gr, &gc);
   float *x = malloc(n * sizeof *x);
-  if (!x) return mb__fail(MB_ERR_NO_MEMORY, "dequantize: out of memory");
+  float *grid = malloc((size_t)(gr * gc) * sizeof *grid);
+  if (!x || !grid) {
+    free(x);
+    free(grid);
+    return mb__fail(MB_ERR_NO_MEMORY, "dequantize: out of memory");
+  }
   mb_fill_t f = MB_FILL_INIT;
   f.seed = seed;
   mb_fill_host(x, MB_DTYPE_F32, n, &f);
-  mb__quantize_ref(x, p->shape[0], p->shape[1], &p->scale_a, p->dtype, 0.0,
-                   host[0], host[1]);
+  mb__quantize_ref_sd(x, p->shape[0], p->shape[1], &p->scale_a, p->dtype,
+                      p->dtype_scale, 0.0, host[0], grid);
+  /* e8m0 holds every MX scale exactly. */
+  mb_convert(host[1], grid_dtype(p), grid, MB_DTYPE_F32, (size_t)(gr * gc), 0);
   free(x);
+  free(grid);
   return MB_OK;
 }
 
 typedef struct dequant_ref {
   const void *q;
-  const float *grid;
+  float *grid; /* the scales as f32 (e8m0 decoded exactly) */
   mb_dtype_t dt;
   mb_scaling_t s;
   int64_t cols, grid_cols;
@@ -279,15 +298,21 @@ static mb_status_t dequantize_ref_prepare(const mb_op_params_t *p,
                                           const void *const *host,
                                           void **state) {
   dequant_ref_t *r = malloc(sizeof *r);
-  if (!r)
+  int64_t gr, gc;
+  mb__scaling_grid(&p->scale_a, p->shape[0], p->shape[1], &gr, &gc);
+  float *grid = malloc((size_t)(gr * gc) * sizeof *grid);
+  if (!r || !grid) {
+    free(r);
+    free(grid);
     return mb__fail(MB_ERR_NO_MEMORY, "dequantize reference: out of memory");
-  int64_t gr;
+  }
+  mb_convert(grid, MB_DTYPE_F32, host[1], grid_dtype(p), (size_t)(gr * gc), 0);
   r->q = host[0];
-  r->grid = host[1];
+  r->grid = grid;
   r->dt = p->dtype;
   r->s = p->scale_a;
   r->cols = p->shape[1];
-  mb__scaling_grid(&p->scale_a, p->shape[0], p->shape[1], &gr, &r->grid_cols);
+  r->grid_cols = gc;
   *state = r;
   return MB_OK;
 }
@@ -302,8 +327,10 @@ static void dequantize_ref_element(const void *state, uint32_t out, size_t idx,
   *scale = fabs(*value);
 }
 
-static void free_state(void *state) {
-  free(state);
+static void dequant_ref_release(void *state) {
+  dequant_ref_t *r = state;
+  if (r) free(r->grid);
+  free(r);
 }
 
 /* fl32(q s) rounds once in f32, then once to the output. */
@@ -324,7 +351,7 @@ const mb_op_t mb__op_dequantize = {
     .param_mask = MB__P_SCALE_A,
     .params_doc =
         "dtype (Q): f8e4m3|f8e5m2|i8|i4; out: f32|bf16|f16; "
-        "granularity (scale_a) as quantize",
+        "granularity (scale_a) and scale_dtype as quantize",
     .rank = 2,
     .num_inputs = 2,
     .num_outputs = 1,
@@ -340,6 +367,6 @@ const mb_op_t mb__op_dequantize = {
     .ref_cost = ref_cost_one,
     .ref_prepare = dequantize_ref_prepare,
     .ref_element = dequantize_ref_element,
-    .ref_release = free_state,
+    .ref_release = dequant_ref_release,
     .tolerance = dequantize_tolerance,
 };

@@ -24,6 +24,11 @@ static const mb__jax_bench_t k_benches[] = {
      MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     {"gemm_fp8_b128_fp32_static_scaling", "gemm_fp8_b128_fp32_static_scaling",
      MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    /* MXFP8, quantized inside the op like gemm_fp8_rowwise; the static
+     * form's calibration is the same 224/448 = 0.5, a power of two. */
+    {"gemm_mxfp8_b32", "gemm_mxfp8_b32", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    {"gemm_mxfp8_b32_static_scaling", "gemm_mxfp8_b32_static_scaling",
+     MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     {"quantization", "quantization", MB__JAX_MN, 0, 0, NO, NO, 0, 0},
     {"transpose_quantization", "transpose_quantization", MB__JAX_MN, 0, 0, NO,
      NO, 0, 0},

@@ -177,6 +177,8 @@ const field_t mb__native_fields[] = {
     {"dtype_q", NULL, K_DTYPE, set_member, FOR_OPS, 1, AT(params.dtype_q)},
     {"scale_a", NULL, K_SCALING, set_member, FOR_OPS, 1, AT(params.scale_a)},
     {"scale_b", NULL, K_SCALING, set_member, FOR_OPS, 1, AT(params.scale_b)},
+    {"scale_dtype", NULL, K_DTYPE, set_member, FOR_OPS, 1,
+     AT(params.dtype_scale)},
     {"activation", NULL, K_ACT, set_member, FOR_OPS, 0, AT(params.activation)},
     {"backend", "backends", K_WORD, set_member, FOR_ALL, 0, AT(spec.backend)},
     {"impl", "impls", K_WORD, set_member, FOR_ALL, 0, AT(spec.impl)},

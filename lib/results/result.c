@@ -343,6 +343,8 @@ void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
     scaling_text(&p->scale_a, word, sizeof word);
     put_word(buf, cap, word);
   }
+  if (p->dtype_scale != MB_DTYPE_NONE)
+    put_word(buf, cap, mb_dtype_name(p->dtype_scale));
   if ((m & MB__P_QUANT) && (p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
     snprintf(word, sizeof word, "q:%s", mb_dtype_name(p->dtype_q));
     put_word(buf, cap, word);

@@ -44,6 +44,9 @@ static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
   if (m & (MB__P_SCALES | MB__P_SCALE_A))
     add_scaling(j, "scale_a", &p->scale_a);
   if (m & MB__P_SCALES) add_scaling(j, "scale_b", &p->scale_b);
+  /* Only when not f32 (NONE), so f32 results read as they always did. */
+  if (p->dtype_scale != MB_DTYPE_NONE)
+    cJSON_AddStringToObject(j, "scale_dtype", mb_dtype_name(p->dtype_scale));
 #define WRITE(key, mask, flag, inverted, opt) \
   if (m & (mask))                             \
     cJSON_AddBoolToObject(j, key, ((p->flags & (flag)) != 0) != (inverted));

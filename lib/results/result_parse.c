@@ -153,6 +153,10 @@ static mb_status_t read_params(const cJSON *root, const mb_op_t *op,
     st = read_scaling(o, "scale_a", &p->scale_a);
   if (st == MB_OK && (m & MB__P_SCALES))
     st = read_scaling(o, "scale_b", &p->scale_b);
+  if (st == MB_OK && (m & (MB__P_SCALES | MB__P_SCALE_A)) &&
+      cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(o, "params"), "scale_dtype"))
+    st = read_dtype(o, "params", "scale_dtype", &p->dtype_scale);
   if (st == MB_OK && (m & MB__P_ACT)) {
     const char *act = NULL;
     st = mb__rj_value(o, "params", "activation", MB__RJ_STR, 0, &act);

@@ -184,8 +184,9 @@ def _apply_model(op, model, mode, recipe, activation, params):
 
 def _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
                scale_a, scale_b, granularity, alpha, beta, static_scale,
-               activation, act_alpha, eps, flags):
+               activation, act_alpha, eps, flags, scale_dtype=None):
     params.dtype = P.dtype(dtype, "dtype")
+    params.dtype_scale = P.dtype(scale_dtype, "scale_dtype")
     params.dtype_out = P.dtype(out_dtype, "out_dtype")
     params.dtype_b = P.dtype(dtype_b, "dtype_b")
     params.dtype_q = P.dtype(dtype_q, "dtype_q")
@@ -222,8 +223,9 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
           dtype_b=None, dtype_q=None, acc_dtype=None, scale_a=None,
           scale_b=None, granularity=None, alpha=1.0, beta=0.0,
           static_scale=None, activation=None, act_alpha=None, eps=None,
-          cache="cold", flush="write", criterion=None, samples=None,
-          min_samples=None, min_time=None, max_noise=None, timeout=None,
+          scale_dtype=None, cache="cold", flush="write", criterion=None,
+          samples=None, min_samples=None, min_time=None, max_noise=None,
+          timeout=None,
           warmup=None, warmup_runs=None, batch=None, seed=None,
           repetitions=None, strict=False, **flags):
     """The Spec of one benchmark (see Context.run for the arguments); the
@@ -246,7 +248,7 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
         params.shape[i] = d
     _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
                scale_a, scale_b, granularity, alpha, beta, static_scale,
-               activation, act_alpha, eps, flags)
+               activation, act_alpha, eps, flags, scale_dtype)
     op_name = _apply_model(op, model, mode, recipe, activation, params)
 
     spec = S.BenchSpec(op=str(op_name).encode(),

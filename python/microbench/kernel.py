@@ -12,10 +12,10 @@ from .errors import MB_ERR_BACKEND, MB_ERR_INTERRUPTED, Error
 # dtype -> memoryview format: floats narrower than 32 bits are their raw
 # bits (Python has no bf16/fp8 type); i4 is raw packed bytes, two per byte.
 _FORMATS = {"f32": "f", "f16": "H", "bf16": "H", "f8e4m3": "B",
-            "f8e5m2": "B", "i8": "b", "i4": None, "i32": "i"}
+            "f8e5m2": "B", "i8": "b", "i4": None, "i32": "i", "e8m0": "B"}
 _NUMPY = {"f32": "float32", "f16": "float16", "bf16": "uint16",
           "f8e4m3": "uint8", "f8e5m2": "uint8", "i8": "int8", "i4": "uint8",
-          "i32": "int32"}
+          "i32": "int32", "e8m0": "uint8"}
 
 
 class Tensor:

@@ -420,14 +420,15 @@ class JaxSuiteNames(unittest.TestCase):
                     benchmarks:
                     - benchmark_name: add
                       benchmark_params: [{m: 64, n: 64, num_runs: 3}]
-                    - benchmark_name: gemm_mxfp8_b32
+                    - benchmark_name: gemm_throttling
                       benchmark_sweep_params: [{m: 64, k: 64, n: 64}]
                     """))
             rows = self.dry_rows(path)
             self.assertEqual(len(rows), 2)
-            self.assertIn('skipped: benchmark_name "gemm_mxfp8_b32" (MXFP8 '
-                          'GEMM) is defined by the JAX suite but not '
-                          'available in libmicrobench yet', rows[1])
+            self.assertIn('skipped: benchmark_name "gemm_throttling" (GEMMs '
+                          'back to back to provoke clock throttling) is '
+                          'defined by the JAX suite but not available in '
+                          'libmicrobench yet', rows[1])
             out = os.path.join(d, "r.json")
             p = mbench("run", "--config", path, "--backend", "cpu",
                        "--format", "json", "-o", out)
@@ -435,7 +436,7 @@ class JaxSuiteNames(unittest.TestCase):
             with open(out) as f:
                 text = f.read()
             self.assertIn('"skipped"', text)
-            self.assertIn("gemm_mxfp8_b32", text)
+            self.assertIn("gemm_throttling", text)
             f = open(path, "a")
             f.write("- benchmark_name: gemm_mxfp9\n"
                     "  benchmark_params: [{m: 8}]\n")
@@ -446,6 +447,34 @@ class JaxSuiteNames(unittest.TestCase):
                           'benchmark_name "gemm_mxfp9" is not a benchmark '
                           'of the JAX suite; its benchmarks: all_gather',
                           p.stderr)
+
+    def test_legacy_mxfp8_runs_and_passes(self):
+        """gemm_mxfp8_b32 and its static form run as MXFP8 (e8m0 scales, 1x32
+        / 32x1 blocks) and pass their check."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "mx.yaml")
+            with open(path, "w") as f:
+                f.write(textwrap.dedent("""\
+                    benchmarks:
+                    - benchmark_name: gemm_mxfp8_b32
+                      benchmark_sweep_params: [{m: 64, k: 128, n: 96}]
+                    - benchmark_name: gemm_mxfp8_b32_static_scaling
+                      benchmark_sweep_params: [{m: 32, k: 64, n: 32}]
+                    """))
+            out = os.path.join(d, "r.json")
+            p = mbench("run", "--config", path, "--backend", "cpu",
+                       "--samples", "3", "--format", "json", "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                results = json.load(f)["results"]
+            self.assertEqual(len(results), 2)
+            for r in results:
+                self.assertEqual(r["status"], "ok", r.get("reason"))
+                self.assertTrue(r["correctness"]["pass"])
+                self.assertEqual(r["params"]["scale_dtype"], "e8m0")
+                self.assertEqual(r["params"]["scale_a"]["block"], [1, 32])
+                self.assertEqual(r["params"]["scale_b"]["block"], [32, 1])
+            self.assertEqual(results[1]["params"]["scale"], 0.5)
 
     def test_legacy_fp8_elementwise_runs_and_passes(self):
         """Issue 23 item 5: the suite's sigmoid_fp8, silu_mul_fp8 and

@@ -97,6 +97,7 @@ static void op_structs(void) {
   F(mb_op_params_t, act_alpha);
   F(mb_op_params_t, eps);
   F(mb_op_params_t, recipe);
+  F(mb_op_params_t, dtype_scale);
 
   S(mb_kernel_args_t);
   F(mb_kernel_args_t, struct_size);
