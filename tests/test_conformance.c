@@ -263,25 +263,30 @@ static const conf_case_t k_cases[] = {
 };
 #define NUM_CASES (sizeof k_cases / sizeof k_cases[0])
 
-/* gemm with alpha and beta (beta != 0 reads D): a case of the table above
- * and its alpha and beta. */
+/* Cases with more parameters: a case of the table above, its alpha and
+ * beta (gemm; beta != 0 reads D) and its scales' dtype (NULL: f32). */
 typedef struct conf_ab_case {
   conf_case_t c;
   double alpha, beta;
+  const char *scale_dtype;
 } conf_ab_case_t;
 
 static const conf_ab_case_t k_ab_cases[] = {
-    {{"gemm", S3(100, 75, 130), "bf16", N, N, N, N, N, N, 0}, 0.5, -1.5},
+    {{"gemm", S3(100, 75, 130), "bf16", N, N, N, N, N, N, 0}, 0.5, -1.5, N},
     {{"gemm", S3(33, 40, 17), "f16", N, N, N, N, N, N, MB_PARAM_TRANS_B},
      1.0,
-     1.0},
+     1.0,
+     N},
     {{"gemm", S3(37, 53, 29), "f32", N, N, N, N, N, N, MB_PARAM_TRANS_A},
      2.0,
-     0.25},
-    {{"gemm_fp8", S3(64, 128, 96), N, N, N, N, N, N, N, 0}, 1.0, 0.5},
+     0.25,
+     N},
+    {{"gemm_fp8", S3(64, 128, 96), N, N, N, N, N, N, N, 0}, 1.0, 0.5, N},
     {{"gemm_int8", S3(32, 128, 48), N, N, "bf16", N, "row", "col", N, 0},
      2.0,
-     -1.0},
+     -1.0,
+     N},
+#include "conformance_mx.inc"
 };
 #define NUM_AB_CASES (sizeof k_ab_cases / sizeof k_ab_cases[0])
 
@@ -435,21 +440,26 @@ static void set_scaling(const char *text, mb_scaling_t *s) {
     fail_msg("%s", mb_error_last());
 }
 
-/* Case i of both tables, with its alpha and beta (1 and 0 for the first). */
-static const conf_case_t *case_at(size_t i, double *alpha, double *beta) {
+/* Case i of both tables, with its alpha, beta and scale dtype (1, 0 and
+ * NULL for the first). */
+static const conf_case_t *case_at(size_t i, double *alpha, double *beta,
+                                  const char **sdt) {
   *alpha = 1.0;
   *beta = 0.0;
+  *sdt = NULL;
   if (i < NUM_CASES) return &k_cases[i];
   *alpha = k_ab_cases[i - NUM_CASES].alpha;
   *beta = k_ab_cases[i - NUM_CASES].beta;
+  *sdt = k_ab_cases[i - NUM_CASES].scale_dtype;
   return &k_ab_cases[i - NUM_CASES].c;
 }
 
 static mb_op_params_t case_params(const conf_case_t *c, double alpha,
-                                  double beta) {
+                                  double beta, const char *sdt) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.alpha = alpha;
   p.beta = beta;
+  set_dtype(sdt, &p.dtype_scale);
   p.ndim = c->ndim;
   memcpy(p.shape, c->shape, sizeof c->shape);
   set_dtype(c->dtype, &p.dtype);
@@ -510,8 +520,8 @@ static void tally(const mb_result_info_t *info, int passed,
  * not applicable, -1 failed or wrong (printed: the suite goes on, so that
  * one run on a GPU shows every case that fails, and fails at the end). */
 static int run_case(const conf_case_t *c, double alpha, double beta,
-                    const char *impl, conf_tally_t *tallies) {
-  mb_op_params_t p = case_params(c, alpha, beta);
+                    const char *sdt, const char *impl, conf_tally_t *tallies) {
+  mb_op_params_t p = case_params(c, alpha, beta, sdt);
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = c->op;
   s.params = &p;
@@ -612,7 +622,8 @@ static void test_every_case_on_every_kernel(void **state) {
   int wrong = 0;
   for (size_t c = 0; c < NUM_CASES + NUM_AB_CASES; c++) {
     double alpha, beta;
-    const conf_case_t *cc = case_at(c, &alpha, &beta);
+    const char *sdt;
+    const conf_case_t *cc = case_at(c, &alpha, &beta, &sdt);
     const mb_op_t *op = mb_op_find(cc->op);
     if (!op) fail_msg("%s", mb_error_last());
     /* Each implementation name this backend has for the op, once. */
@@ -623,7 +634,7 @@ static void test_every_case_on_every_kernel(void **state) {
       for (size_t j = 0; j < i && !seen; j++)
         seen = !strcmp(g_vt->kernels[j].op, k->op) &&
                !strcmp(g_vt->kernels[j].name, k->name);
-      if (!seen) wrong += run_case(cc, alpha, beta, k->name, tallies) < 0;
+      if (!seen) wrong += run_case(cc, alpha, beta, sdt, k->name, tallies) < 0;
     }
   }
   int gaps = 0, ran = 0;

@@ -7,7 +7,8 @@
  * A vector lies in one block when bn % VEC == 0 and then has one scale;
  * the block of an element is found with multiply-high divisions by bm and
  * bn, never a hardware division. The product is rounded once to f32 and
- * then once to the output (the reference's fl32(q s)), as the CPU does. */
+ * then once to the output (the reference's fl32(q s)), as the CPU does.
+ * e8m0 scales (MXFP8) are gpu_quant_mx.cu's. */
 #include "gpu_quant.cuh"
 
 namespace {
@@ -141,6 +142,8 @@ extern "C" mb_status_t mb__gpu_dequantize_run(void *kstate,
     env->host->set_error("%s: %s", env->backend, why);
     return st;
   }
+  if (p->dtype_scale == MB_DTYPE_E8M0)
+    return mb_gq_launch_mx_dequant(env, p, call);
   const int i4 = p->dtype == MB_DTYPE_I4;
   const int so = mb_gq_hp_size(p->dtype_out), vmax = 16 / so;
   /* Whole vectors a row, and both pointers aligned to their vectors. */

@@ -214,9 +214,9 @@ mb_status_t mb_gg_fail(const mb_gpu_env_t *env, mb_status_t st,
 
 /* One side: element (o, k) of A is (row o, column k) of A as stored (K x M
  * with trans_a), of B (row k, column o) of B (N x K with trans_b). */
-static void plan_side(const void *x, const float *grid, const mb_scaling_t &s,
-                      int is_b, int trans, int i8, int64_t outer, int64_t k,
-                      mb_gg_operand_t *o) {
+static void plan_side(const void *x, const void *grid, const mb_scaling_t &s,
+                      int e8m0, int is_b, int trans, int i8, int64_t outer,
+                      int64_t k, mb_gg_operand_t *o) {
   memset(o, 0, sizeof *o);
   o->p = x;
   o->n_o = outer;
@@ -228,6 +228,7 @@ static void plan_side(const void *x, const float *grid, const mb_scaling_t &s,
   const int64_t bo = s.block[is_b ? 1 : 0], bk = s.block[is_b ? 0 : 1];
   const int64_t grid_cols = is_b ? outer / bo : k / bk;
   o->grid = grid;
+  o->e8m0 = e8m0;
   o->bo = mb_gq_divisor((uint32_t)bo);
   o->bk = mb_gq_divisor((uint32_t)bk);
   o->g_so = is_b ? 1 : grid_cols;
@@ -237,14 +238,15 @@ static void plan_side(const void *x, const float *grid, const mb_scaling_t &s,
 }
 
 void mb_gg_plan(const mb_op_params_t *p, const void *a, const void *b,
-                const float *ga, const float *gb, void *d, mb_gg_args_t *g) {
+                const void *ga, const void *gb, void *d, mb_gg_args_t *g) {
   const int64_t m = p->shape[0], k = p->shape[1], n = p->shape[2];
   const int i8 = p->dtype == MB_DTYPE_I8 && p->dtype_b == MB_DTYPE_I8;
+  const int e8m0 = p->dtype_scale == MB_DTYPE_E8M0;
   memset(g, 0, sizeof *g);
-  plan_side(a, ga, p->scale_a, 0, (p->flags & MB_PARAM_TRANS_A) != 0, i8, m, k,
-            &g->a);
-  plan_side(b, gb, p->scale_b, 1, (p->flags & MB_PARAM_TRANS_B) != 0, i8, n, k,
-            &g->b);
+  plan_side(a, ga, p->scale_a, e8m0, 0, (p->flags & MB_PARAM_TRANS_A) != 0, i8,
+            m, k, &g->a);
+  plan_side(b, gb, p->scale_b, e8m0, 1, (p->flags & MB_PARAM_TRANS_B) != 0, i8,
+            n, k, &g->b);
   g->d = d;
   g->dout = p->dtype_out;
   g->m = m;
@@ -302,7 +304,7 @@ extern "C" mb_status_t mb__gpu_gemm_run(void *kstate,
                       "native gemm: the call needs A, B, the scales of a "
                       "scaled side and D");
   mb_gg_args_t g;
-  mb_gg_plan(p, call->in[0], call->in[1], (const float *)call->in[2],
-             (const float *)call->in[3], call->out[0], &g);
+  mb_gg_plan(p, call->in[0], call->in[1], call->in[2], call->in[3],
+             call->out[0], &g);
   return mb_gg_launch(env, p->dtype, p->dtype_b, &g);
 }

@@ -66,7 +66,8 @@ typedef struct mb_gg_operand {
   const void *p;
   int64_t so, sk;
   int64_t n_o;       /* M for A, N for B */
-  const float *grid; /* NULL: not scaled */
+  const void *grid; /* NULL: not scaled; f32, or e8m0 bytes (e8m0) */
+  int e8m0;         /* params.dtype_scale e8m0 (MXFP8): byte scales */
   int64_t g_so, g_sk;
   mb_gq_divisor_t bo, bk;
   int pre; /* the scale varies along K: applied to each element at load */
@@ -94,7 +95,7 @@ mb_status_t mb_gg_launch(const mb_gpu_env_t *env, mb_dtype_t da, mb_dtype_t db,
  * quantized ones for quantize-inputs), operands a, b, their scale grids
  * (ignored for a side without scales) and D. */
 void mb_gg_plan(const mb_op_params_t *p, const void *a, const void *b,
-                const float *ga, const float *gb, void *d, mb_gg_args_t *g);
+                const void *ga, const void *gb, void *d, mb_gg_args_t *g);
 
 /* MB_OK when the kernel computes params p (quantize-inputs included, but
  * not whether the backend lends it scratch), else MB_ERR_UNSUPPORTED with
@@ -121,11 +122,14 @@ struct mb_gg_elem {
   }
 };
 
-/* The scale of element (o, k) of an operand. */
+/* The scale of element (o, k) of an operand: an f32, or an e8m0 byte
+ * decoded exactly (the branch is the same for every thread). */
 __device__ __forceinline__ float mb_gg_scale(const mb_gg_operand_t &x,
                                              int64_t o, int64_t k) {
-  return x.grid[(int64_t)mb_gq_quot(x.bo, (uint32_t)o) * x.g_so +
-                (int64_t)mb_gq_quot(x.bk, (uint32_t)k) * x.g_sk];
+  const int64_t i = (int64_t)mb_gq_quot(x.bo, (uint32_t)o) * x.g_so +
+                    (int64_t)mb_gq_quot(x.bk, (uint32_t)k) * x.g_sk;
+  return x.e8m0 ? mb__cvt_e8m0_to_f32(((const uint8_t *)x.grid)[i])
+                : ((const float *)x.grid)[i];
 }
 
 /* ---- the tile loop ------------------------------------------------------ */

@@ -43,6 +43,9 @@ void plan_quantize(qi_kernel_t *k, int side, const mb_op_params_t *p) {
   /* gemm's static scale is the quantize op's: every scale given. */
   q.flags = p->flags & MB_PARAM_STATIC;
   q.scale = p->scale;
+  /* e8m0 (MXFP8): the grids come back as bytes, which the GEMM reads as
+   * such (k->p keeps dtype_scale). */
+  q.dtype_scale = p->dtype_scale;
   k->qp[side] = q;
   k->q_out[side][0] = k->q[side];
   k->q_out[side][1] = k->grid[side];

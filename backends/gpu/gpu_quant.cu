@@ -25,7 +25,8 @@
  *                                i4_pairs (a byte per thread)
  *
  * Every path computes exactly the reference's numbers (gpu_quant.cuh), so
- * which one runs changes only the speed. */
+ * which one runs changes only the speed. e8m0 scales (MXFP8) have a path of
+ * their own, gpu_quant_mx.cu. */
 #include "gpu_quant.cuh"
 
 namespace {
@@ -82,6 +83,11 @@ mb_status_t plan_params(const mb_op_params_t *p, mb_gq_plan_t *q,
    * (float)scale whatever that rounds to. */
   q->is_static = (p->flags & MB_PARAM_STATIC) && p->scale > 0;
   q->static_scale = (float)p->scale;
+  q->mx = p->dtype_scale == MB_DTYPE_E8M0;
+  if (q->mx && q->qdt != MB_DTYPE_F8E4M3 && q->qdt != MB_DTYPE_F8E5M2) {
+    *why = "quantize: e8m0 scales go with f8e4m3 or f8e5m2 Q";
+    return MB_ERR_UNSUPPORTED;
+  }
   return MB_OK;
 }
 
@@ -105,6 +111,7 @@ mb_status_t apply(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
 mb_status_t quantize(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   mb_status_t st;
   mb_gq_tile_t t;
+  if (p->mx) return mb_gq_launch_mx(env, p);
   if (p->is_static) {
     if (mb_gq_flat_ok(p)) return mb_gq_launch_flat(env, p, NULL);
     if ((st = mb_gq_launch_grid(env, p)) != MB_OK) return st;

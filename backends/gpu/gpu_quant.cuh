@@ -293,6 +293,7 @@ typedef struct mb_gq_plan {
   int is_static;      /* MB_PARAM_STATIC: every scale is static_scale */
   float static_scale; /* (float)params.scale */
   float qmax;
+  int mx; /* e8m0 scales (MXFP8): grid holds bytes; gpu_quant_mx.cu */
 } mb_gq_plan_t;
 
 /* Threads of the 256-thread kernels. */
@@ -391,6 +392,14 @@ mb_status_t mb_gq_launch_grid(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
 /* i4 by bytes, any layout, scales from the grid (odd cols). */
 mb_status_t mb_gq_launch_i4_pairs(const mb_gpu_env_t *env,
                                   const mb_gq_plan_t *p);
+
+/* gpu_quant_mx.cu: e8m0 scales by the OCP MX rule, any block, plain or
+ * transposed, dynamic or static (a power of two); and dequantize with e8m0
+ * scales. fp8 Q only. */
+mb_status_t mb_gq_launch_mx(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
+mb_status_t mb_gq_launch_mx_dequant(const mb_gpu_env_t *env,
+                                    const mb_op_params_t *p,
+                                    const mb_kernel_call_t *call);
 
 /* gpu_quant_tile.cu: tiles of Q staged through shared memory. */
 typedef enum mb_gq_tile_mode {
