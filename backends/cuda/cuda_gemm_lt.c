@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cuda_gemm_lt.h"
+#include "gpu_mx.h"
 
 /* The shared quantize kernel (backends/gpu; gpu_kernels.h declares it too,
  * through gpu_kernels_quant.def): kstate is the device's mb_gpu_env_t. */
@@ -53,6 +54,8 @@ typedef struct lt_kernel {
   void *bt;             /* our B stored N x K (plan.b_copy) */
   void *qa;             /* quantize-inputs: A in fp8 (M x K) */
   float *scale[2];      /* [SIDE_A], [SIDE_B]: re-laid out or quantizer's */
+  void *mx_grid[2];     /* MXFP8 quantize-inputs: the quantizer's row-major
+                           e8m0 grids, tiled into scale[] in the op */
   const void *bound[2]; /* the scale pointers set on the descriptor */
   /* quantize-inputs: [SIDE_A] quantizes B^T, [SIDE_B] quantizes A */
   mb_op_params_t qp[2];
@@ -60,7 +63,7 @@ typedef struct lt_kernel {
   void *q_out[2][2];
   mb_kernel_call_t qcall[2];
   char b_layout[96];
-  char quantize_note[128];
+  char quantize_note[192];
 } lt_kernel_t;
 
 /* ---- errors -------------------------------------------------------------- */
@@ -187,7 +190,37 @@ static mb_status_t stage_b(lt_kernel_t *k, const void *b) {
 
 /* fp8 scales: the op's tensors where cuBLASLt reads them as they are, else
  * a copy in cuBLASLt's layout made here from this operand copy's scales. */
+/* MXFP8: the scales tiled for VEC32_UE8M0 from a byte grid on the device
+ * whose (outer o, K block kb) scale is at src[o so + kb sk]. */
+static mb_status_t tile_mx(lt_kernel_t *k, int side, const void *src,
+                           int64_t so, int64_t sk) {
+  const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
+  return mb__gpu_mx_tile_scales(&k->d->base.env, src, so, sk, sd->outer,
+                                k->plan.k / 32, (uint8_t *)k->scale[side]);
+}
+
+/* Given e8m0 scales: our A's grid is M x K/32, our B's K/32 x N. */
+static mb_status_t stage_mx(lt_kernel_t *k, const mb_kernel_call_t *call) {
+  const int64_t kb = k->plan.k / 32, n = k->plan.n;
+  mb_status_t s = MB_OK;
+  for (int side = SIDE_A; side <= SIDE_B && s == MB_OK; side++) {
+    const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
+    void *dev = NULL;
+    s = dalloc(k, sd->count, &dev, "cublaslt gemm: allocate MX scales");
+    k->scale[side] = dev;
+    k->bound[side] = dev;
+    if (s == MB_OK)
+      s = side == SIDE_A ? tile_mx(k, side, call->in[3], 1, n)
+                         : tile_mx(k, side, call->in[2], kb, 1);
+  }
+  if (s == MB_OK)
+    s = ck(k, cudaStreamSynchronize(k->d->base.stream),
+           "cublaslt gemm: tile the MX scales");
+  return s;
+}
+
 static mb_status_t stage_scales(lt_kernel_t *k, const mb_kernel_call_t *call) {
+  if (k->plan.la.src == MB_LT_SC_MX32) return stage_mx(k, call);
   for (int side = SIDE_A; side <= SIDE_B; side++) {
     const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
     const int our_b = side == SIDE_A;
@@ -220,6 +253,11 @@ static mb_status_t stage_scales(lt_kernel_t *k, const mb_kernel_call_t *call) {
 static mb_status_t quantize(lt_kernel_t *k) {
   mb_status_t s = mb__gpu_quantize_run(&k->d->base.env, &k->qcall[SIDE_A]);
   if (s == MB_OK) s = mb__gpu_quantize_run(&k->d->base.env, &k->qcall[SIDE_B]);
+  /* MXFP8: the quantize kernel wrote row-major byte grids (A: M x K/32,
+   * B^T: N x K/32) into mx_grid; cuBLASLt reads them tiled. */
+  for (int side = SIDE_A; side <= SIDE_B && s == MB_OK && k->mx_grid[side];
+       side++)
+    s = tile_mx(k, side, k->mx_grid[side], k->plan.k / 32, 1);
   return s;
 }
 
@@ -248,6 +286,11 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
   k->scale[SIDE_B] = sa;
   if (s != MB_OK) return s;
   const int scalar = pl->la.mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  const int mx = pl->la.src == MB_LT_SC_QUANT_MX;
+  for (int side = SIDE_A; side <= SIDE_B && mx && s == MB_OK; side++)
+    s = dalloc(k, (size_t)(side == SIDE_A ? n : m) * (size_t)(kk / 32),
+               &k->mx_grid[side], "cublaslt gemm: allocate MX grids");
+  if (s != MB_OK) return s;
   for (int side = SIDE_A; side <= SIDE_B; side++) {
     const int our_b = side == SIDE_A;
     const int64_t rows = our_b ? kk : m, cols = our_b ? n : kk;
@@ -264,12 +307,15 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
     q->flags =
         (our_b ? MB_PARAM_TRANSPOSE : 0u) | (k->p.flags & MB_PARAM_STATIC);
     q->scale = k->p.scale;
-    /* The block of the quantized matrix (A, or B^T): whole, or one row. */
-    q->scale_a = scalar ? (mb_scaling_t){MB_SCALE_TENSOR, {outer, kk}}
-                        : (mb_scaling_t){MB_SCALE_ROW, {1, kk}};
+    /* The block of the quantized matrix (A, or B^T): whole, one row, or
+     * MXFP8's 32 along K in e8m0. */
+    q->scale_a = mx       ? (mb_scaling_t){MB_SCALE_BLOCK, {1, 32}}
+                 : scalar ? (mb_scaling_t){MB_SCALE_TENSOR, {outer, kk}}
+                          : (mb_scaling_t){MB_SCALE_ROW, {1, kk}};
+    q->dtype_scale = mx ? MB_DTYPE_E8M0 : MB_DTYPE_NONE;
     k->q_in[side][0] = call->in[our_b ? 1 : 0];
     k->q_out[side][0] = our_b ? k->bt : k->qa;
-    k->q_out[side][1] = k->scale[side];
+    k->q_out[side][1] = mx ? k->mx_grid[side] : k->scale[side];
     k->qcall[side] = (mb_kernel_call_t){
         sizeof(mb_kernel_call_t),
         q,
@@ -285,8 +331,9 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
            "NxK (K contiguous), quantized transposed inside the op (timed)");
   snprintf(k->quantize_note, sizeof k->quantize_note,
            "A and B (%s) quantized to f8e4m3 inside the timed op by the "
-           "shared quantize kernel, then the fp8 matmul",
-           k->p.dtype == MB_DTYPE_F32 ? "f32" : "bf16");
+           "shared quantize kernel%s, then the fp8 matmul",
+           k->p.dtype == MB_DTYPE_F32 ? "f32" : "bf16",
+           mx ? " (e8m0 scales per 32, then tiled for VEC32_UE8M0)" : "");
   /* Once now: the tuning multiplies real data, and errors surface here. */
   s = quantize(k);
   if (s == MB_OK)
@@ -687,6 +734,8 @@ void mb__cuda_lt_release(void *kstate) {
   cudaFree(k->qa);
   cudaFree(k->scale[SIDE_A]);
   cudaFree(k->scale[SIDE_B]);
+  cudaFree(k->mx_grid[SIDE_A]);
+  cudaFree(k->mx_grid[SIDE_B]);
   cudaGetLastError();
   free(k);
 }
@@ -707,7 +756,8 @@ static mb_status_t check_varying(lt_kernel_t *k, const mb_kernel_call_t *call) {
     const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
     const uint32_t input = side == SIDE_A ? 3u : 2u; /* scale_b, scale_a */
     const int relaid = sd->src == MB_LT_SC_OUTER ||
-                       sd->src == MB_LT_SC_VEC128 || sd->src == MB_LT_SC_BLK128;
+                       sd->src == MB_LT_SC_VEC128 ||
+                       sd->src == MB_LT_SC_BLK128 || sd->src == MB_LT_SC_MX32;
     if (relaid && (varying & (1u << input)))
       return decline(k,
                      "%s is written inside the timed run and cuBLASLt reads "

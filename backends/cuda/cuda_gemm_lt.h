@@ -22,6 +22,12 @@
  *   qi     quantize-inputs (gemm_fp8_rowwise): the shared quantize kernel
  *          turns A into fp8 + scales and B^T into N x K fp8 + scales inside
  *          the timed run, then the fp8 TN matmul reads them.
+ *   MXFP8  fp8 (given scales, or quantize-inputs) with e8m0 scales in 1x32
+ *          blocks of A and 32x1 of B: VEC32_UE8M0 on both operands, compute
+ *          capability 10.0 and up only (elsewhere the shared kernels run
+ *          it); the byte grids are tiled into cuBLASLt's 128x4 layout on
+ *          the device (gpu_mx.h), in prepare for given scales, inside the
+ *          timed run after the quantize kernel for quantize-inputs.
  * fp8 and qi take MB_PARAM_FAST_ACCUM: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1
  * on the matmul descriptor (torch._scaled_mm's use_fast_accum). */
 #ifndef MB_CUDA_GEMM_LT_H
@@ -57,12 +63,14 @@ typedef enum mb_lt_variant {
 
 /* Where the scales of one cuBLASLt operand come from. */
 typedef enum mb_lt_scale_src {
-  MB_LT_SC_NONE = 0,   /* not an fp8 operand: no scale pointer */
-  MB_LT_SC_CALL = 1,   /* the op's scale tensor as it is (pointer from call) */
-  MB_LT_SC_OUTER = 2,  /* expanded in prepare to one scale per row/column */
-  MB_LT_SC_VEC128 = 3, /* re-laid out in prepare: outer-major, 1 per 128 K */
-  MB_LT_SC_BLK128 = 4, /* re-laid out in prepare: K-major 128x128 blocks */
-  MB_LT_SC_QUANT = 5   /* written by the quantize kernel inside the op */
+  MB_LT_SC_NONE = 0,    /* not an fp8 operand: no scale pointer */
+  MB_LT_SC_CALL = 1,    /* the op's scale tensor as it is (pointer from call) */
+  MB_LT_SC_OUTER = 2,   /* expanded in prepare to one scale per row/column */
+  MB_LT_SC_VEC128 = 3,  /* re-laid out in prepare: outer-major, 1 per 128 K */
+  MB_LT_SC_BLK128 = 4,  /* re-laid out in prepare: K-major 128x128 blocks */
+  MB_LT_SC_QUANT = 5,   /* written by the quantize kernel inside the op */
+  MB_LT_SC_MX32 = 6,    /* e8m0, tiled for VEC32_UE8M0 in prepare */
+  MB_LT_SC_QUANT_MX = 7 /* e8m0 from the quantize kernel, tiled in the op */
 } mb_lt_scale_src_t;
 
 /* One cuBLASLt operand's scaling. `outer` is its number of rows in the
@@ -71,7 +79,8 @@ typedef struct mb_lt_side {
   int32_t mode; /* cublasLtMatmulMatrixScale_t */
   mb_lt_scale_src_t src;
   int64_t outer;
-  size_t count; /* floats cuBLASLt reads (kstate buffer size when copied) */
+  size_t count; /* floats cuBLASLt reads (kstate buffer size when copied);
+                   bytes for VEC32_UE8M0 */
 } mb_lt_side_t;
 
 typedef struct mb_lt_plan {

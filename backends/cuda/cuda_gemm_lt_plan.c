@@ -8,7 +8,8 @@
  * Precision Data Types Usage" (Scaling Mode Support Overview: tensor-wide
  * fp8 scales from 8.9, outer-vector and 128-element 1D / 128x128 2D block
  * scales on 9.0, VEC32_UE8M0 from 10.0; the layouts of VEC128_32F and
- * BLK128x128_32F scales; which A/B scale-mode pairs are supported). */
+ * BLK128x128_32F scales; which A/B scale-mode pairs are supported; the
+ * 1D block scaling factors layout of VEC32_UE8M0). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,6 +157,8 @@ static const char *mode_name(int32_t mode) {
       return "VEC128_32F";
     case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F:
       return "BLK128x128_32F";
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0:
+      return "VEC32_UE8M0";
     default:
       return "?";
   }
@@ -175,6 +178,10 @@ static const char *src_name(mb_lt_scale_src_t src, int our_b) {
       return "K-major copy (padded to 4) made in prepare";
     case MB_LT_SC_QUANT:
       return "computed by the quantize kernel in the op";
+    case MB_LT_SC_MX32:
+      return "e8m0, tiled 128x4 on the device in prepare";
+    case MB_LT_SC_QUANT_MX:
+      return "e8m0 from the quantize kernel, tiled 128x4 in the op";
     default:
       return "none";
   }
@@ -189,6 +196,9 @@ static size_t side_count(int32_t mode, int64_t outer, int64_t k) {
       return (size_t)(l * outer);
     case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F:
       return (size_t)(l4 * ((outer + 127) / 128));
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0: /* bytes, 128 x 4 tiles */
+      return (size_t)((outer + 127) / 128 * 128) *
+             (size_t)((k / 32 + 3) / 4 * 4);
     default:
       return 1;
   }
@@ -243,6 +253,44 @@ static mb_status_t fp8_dims(const mb_op_params_t *p, char *why, size_t cap) {
                   "dimensions (B stored N x K, D row-major): K (%lld) and N "
                   "(%lld) must be multiples of 16",
                   (long long)k, (long long)n);
+  return MB_OK;
+}
+
+/* MXFP8: e8m0 scales in 1x32 blocks of A and 32x1 of B are cuBLASLt's
+ * VEC32_UE8M0 on both operands, which exists from compute capability 10.0
+ * (Blackwell) and cuBLASLt 12.8; elsewhere the shared kernels run it. */
+static int mx32(const sdesc_t *s) {
+  return s->bo == 1 && s->bk == 32;
+}
+
+static mb_status_t mx_scales(const mb_cuda_device_t *d, const mb_op_params_t *p,
+                             mb_lt_plan_t *pl, mb_lt_scale_src_t src, char *why,
+                             size_t cap) {
+  const sdesc_t a = describe(p, 0), b = describe(p, 1);
+  char ba[48], bb[48];
+  if (!mx32(&a) || !mx32(&b))
+    return refuse(why, cap,
+                  "e8m0 scales with scale_a %s / scale_b %s: cuBLASLt's "
+                  "UE8M0 mode (VEC32_UE8M0) takes 1x32 blocks of A and 32x1 "
+                  "of B only",
+                  side_name(p, &a, ba, sizeof ba),
+                  side_name(p, &b, bb, sizeof bb));
+  if (d->cc_major < 10)
+    return refuse(why, cap,
+                  "MXFP8 (e8m0 scales per 32 along K) is cuBLASLt's "
+                  "VEC32_UE8M0 mode, which needs compute capability 10.0; "
+                  "this GPU (%s) is %d.%d",
+                  d->base.name, d->cc_major, d->cc_minor);
+  const size_t v = pl->lt_version;
+  if (v < 120800)
+    return refuse(why, cap,
+                  "MXFP8 needs cuBLASLt >= 12.8 (VEC32_UE8M0); this one is "
+                  "%zu.%zu.%zu",
+                  v / 10000, (v / 100) % 100, v % 100);
+  set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src, p->shape[GN],
+           p->shape[GK]);
+  set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src, p->shape[GM],
+           p->shape[GK]);
   return MB_OK;
 }
 
@@ -325,15 +373,17 @@ static mb_status_t fp8_scales(const mb_cuda_device_t *d,
              k);
     return MB_OK;
   }
+  if (p->dtype_scale == MB_DTYPE_E8M0)
+    return mx_scales(d, p, pl, MB_LT_SC_MX32, why, cap);
   const int outer_vec = a.bk == k && b.bk == k;
   /* MXFP8 first: its reason is not the compute capability. */
   if (!outer_vec && (a.bk % 128 || b.bk % 128) && (a.bk == 32 || b.bk == 32))
     return refuse(why, cap,
-                  "%s: 1x32 / 32x1 blocks are MXFP8, which cuBLASLt runs as "
-                  "VEC32_UE8M0 (compute capability >= 10.0) with power-of-two "
-                  "UE8M0 scales in its tiled layout; this op's scales are "
-                  "arbitrary f32 (absmax / qmax), which UE8M0 cannot hold, so "
-                  "the cublaslt kernel does not run them",
+                  "%s: 1x32 / 32x1 blocks with f32 scales: cuBLASLt runs "
+                  "blocks of 32 only as MXFP8 (VEC32_UE8M0, compute "
+                  "capability >= 10.0), whose scales are e8m0 powers of two; "
+                  "these are arbitrary f32 (absmax / qmax), which e8m0 cannot "
+                  "hold (ask for e8m0 scales: --scale-dtype e8m0)",
                   what);
   mb_status_t st = need_hopper_scales(d, pl, what, why, cap);
   if (st != MB_OK) return st;
@@ -410,7 +460,8 @@ static mb_status_t plan_fp8(const mb_cuda_device_t *d, const mb_op_params_t *p,
   pl->b_type = cuda_type(tb);
   pl->a_bytes = pl->b_bytes = 1;
   pl->tn = pl->b_copy = 1;
-  snprintf(pl->math, sizeof pl->math, "fp8 %s x %s",
+  snprintf(pl->math, sizeof pl->math, "%s %s x %s",
+           p->dtype_scale == MB_DTYPE_E8M0 ? "mxfp8" : "fp8",
            ta == MB_DTYPE_F8E4M3 ? "e4m3" : "e5m2",
            tb == MB_DTYPE_F8E4M3 ? "e4m3" : "e5m2");
   snprintf(pl->compute_name, sizeof pl->compute_name, "CUBLAS_COMPUTE_32F");
@@ -484,7 +535,10 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
   if (st != MB_OK) return st;
   const sdesc_t a = describe(p, 0), b = describe(p, 1);
   char ba[48], bb[48];
-  if (scalar(&a) && scalar(&b)) {
+  if (p->dtype_scale == MB_DTYPE_E8M0) {
+    if ((st = mx_scales(d, p, pl, MB_LT_SC_QUANT_MX, why, cap)) != MB_OK)
+      return st;
+  } else if (scalar(&a) && scalar(&b)) {
     set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_QUANT,
              n, k);
     set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_QUANT,
@@ -513,7 +567,9 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
   pl->a_type = pl->b_type = cuda_type(q);
   pl->a_bytes = pl->b_bytes = 1;
   pl->tn = pl->b_copy = 1;
-  snprintf(pl->math, sizeof pl->math, "fp8 e4m3 x e4m3");
+  snprintf(pl->math, sizeof pl->math, "%s",
+           p->dtype_scale == MB_DTYPE_E8M0 ? "mxfp8 e4m3 x e4m3"
+                                           : "fp8 e4m3 x e4m3");
   snprintf(pl->compute_name, sizeof pl->compute_name, "CUBLAS_COMPUTE_32F");
   describe_scales(p, pl);
   return MB_OK;

@@ -16,6 +16,7 @@
  *
  * lib/ops/quant.c is the reference; gpu_quant.cu and gpu_dequant.cu hand
  * every e8m0 request here. */
+#include "gpu_mx.h"
 #include "gpu_quant.cuh"
 
 namespace {
@@ -175,4 +176,55 @@ mb_status_t mb_gq_launch_mx_dequant(const mb_gpu_env_t *env,
           return mb__gpu_launched(env, "dequantize (MX)");
         }
       });
+}
+
+/* ---- cuBLASLt's layout of VEC32_UE8M0 scales -------------------------------
+ * (cuBLAS docs, "1D Block Scaling Factors Layout"; torchao's to_blocked):
+ * the outer x kblocks scales, padded to multiples of 128 x 4, in tiles of
+ * 128 rows x 4 scale columns, tiles row-major; inside a tile, row r and
+ * column c at (r % 32) 16 + (r / 32) 4 + c. One thread a destination byte
+ * (padding written as 0), so dst needs no clearing. */
+namespace {
+
+struct tile_args {
+  const uint8_t *src;
+  uint8_t *dst;
+  int64_t so, sk, outer, kblocks, col_tiles, n;
+};
+
+__global__ void __launch_bounds__(MB_GQ_BLOCK) mx_tile_kernel(tile_args a) {
+  for (int64_t d = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; d < a.n;
+       d += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t tile = d / 512, w = d % 512;
+    const int64_t o = tile / a.col_tiles * 128 + (w % 16) / 4 * 32 + w / 16;
+    const int64_t kb = tile % a.col_tiles * 4 + w % 4;
+    a.dst[d] = o < a.outer && kb < a.kblocks ? a.src[o * a.so + kb * a.sk] : 0;
+  }
+}
+
+}  // namespace
+
+size_t mb__gpu_mx_tiled_bytes(int64_t outer, int64_t kblocks) {
+  return (size_t)((outer + 127) / 128 * 128) * (size_t)((kblocks + 3) / 4 * 4);
+}
+
+mb_status_t mb__gpu_mx_tile_scales(const mb_gpu_env_t *env, const uint8_t *src,
+                                   int64_t so, int64_t sk, int64_t outer,
+                                   int64_t kblocks, uint8_t *dst) {
+  tile_args a = {src,
+                 dst,
+                 so,
+                 sk,
+                 outer,
+                 kblocks,
+                 (kblocks + 3) / 4,
+                 (int64_t)mb__gpu_mx_tiled_bytes(outer, kblocks)};
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(env, "MX scale tiles", mx_tile_kernel, MB_GQ_BLOCK, 0,
+                  (size_t)((a.n + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), 4, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(mx_tile_kernel, grid, MB_GQ_BLOCK, 0,
+                (mb_gpu_stream_t)env->stream, a);
+  return mb__gpu_launched(env, "MX scale tiles");
 }
