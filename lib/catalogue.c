@@ -12,14 +12,24 @@
 
 /* Sorted by name; `mbench list ops` prints this order. */
 static const mb_op_t *const k_ops[] = {
-    &mb__op_activation,        &mb__op_add,
-    &mb__op_attention,         &mb__op_copy,
-    &mb__op_dequantize,        &mb__op_gemm,
-    &mb__op_layernorm,         &mb__op_linear,
-    &mb__op_linear_training,   &mb__op_ln_linear,
-    &mb__op_quantize,          &mb__op_rmsnorm,
-    &mb__op_rmsnorm_bwd,       &mb__op_silu_mul,
-    &mb__op_softmax,           &mb__op_swiglu_bwd,
+    &mb__op_activation,
+    &mb__op_add,
+    &mb__op_attention,
+    &mb__op_copy,
+    &mb__op_d2h,
+    &mb__op_dequantize,
+    &mb__op_gemm,
+    &mb__op_h2d,
+    &mb__op_layernorm,
+    &mb__op_linear,
+    &mb__op_linear_training,
+    &mb__op_ln_linear,
+    &mb__op_quantize,
+    &mb__op_rmsnorm,
+    &mb__op_rmsnorm_bwd,
+    &mb__op_silu_mul,
+    &mb__op_softmax,
+    &mb__op_swiglu_bwd,
     &mb__op_transformer_block,
 };
 #define MB__NUM_OPS (sizeof k_ops / sizeof k_ops[0])

@@ -148,6 +148,9 @@ static const conf_case_t k_cases[] = {
     {"copy", S2(33, 65), "i8", N, N, N, N, N, N, 0},
     {"copy", S2(33, 66), "i4", N, N, N, N, N, N, 0},
     {"copy", S2(33, 65), "i32", N, N, N, N, N, N, 0},
+    /* the host transfers, pinned (a GPU declines pageable: test_transfer) */
+    {"h2d", S2(33, 65), "f32", N, N, N, N, N, N, MB_PARAM_PINNED},
+    {"d2h", S2(33, 66), "i4", N, N, N, N, N, N, MB_PARAM_PINNED},
     {"silu_mul", S2(33, 257), "f16", N, N, N, N, N, N, 0},
     {"layernorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},
     {"rmsnorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},

@@ -152,7 +152,7 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
   opts.backend = "cpu"; /* does not lift a skip that is the library's */
   mb_plan_t *plan = parse_opts(k_text, &opts);
   assert_string_equal(mb_plan_schema(plan), "jax");
-  assert_int_equal(mb_plan_count(plan), 6);
+  assert_int_equal(mb_plan_count(plan), 7); /* host_device: h2d and d2h */
   assert_string_equal(entry(plan, 0).skip_reason, "");
   expect_skip(plan, 1, "gemm_throttling",
               "benchmark_name \"gemm_throttling\" (GEMMs back to back to "
@@ -162,15 +162,20 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
   assert_string_equal(entry(plan, 1).csv_path,
                       "/tmp/mb_jax2/gemm_throttling.csv");
   expect_skip(plan, 2, "psum", "collectives are not in libmicrobench yet");
-  expect_skip(plan, 3, "host_device",
-              "host\xe2\x86\x94"
-              "device copies are not an op of libmicrobench yet (issue 23 "
-              "item 8; the CPU backend has no device memory)");
-  assert_string_equal(entry(plan, 4).skip_reason, "");
-  expect_skip(plan, 5, "single_device_hbm_copy/1024/float4",
+  /* 1 MiB of f32 in rows of 128, there and back */
+  const char *dirs[] = {"h2d", "d2h"};
+  for (size_t i = 0; i < 2; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "host_device/1MiB/%s", dirs[i]);
+    assert_string_equal(entry(plan, 3 + i).name, name);
+    assert_string_equal(entry(plan, 3 + i).op, dirs[i]);
+    assert_string_equal(entry(plan, 3 + i).skip_reason, "");
+  }
+  assert_string_equal(entry(plan, 5).skip_reason, "");
+  expect_skip(plan, 6, "single_device_hbm_copy/1024/float4",
               "dtype \"float4\" (float4_e2m1fn) is defined by the JAX suite");
   /* The skipped ones still make results (JSON with every dimension). */
-  for (size_t i = 1; i < 4; i++) {
+  for (size_t i = 1; i < 3; i++) {
     mb_result_t *r = NULL;
     assert_int_equal(mb_plan_run(g_ctx, plan, i, &r), MB_OK);
     mb_result_info_t info = MB_RESULT_INFO_INIT;
@@ -265,10 +270,14 @@ static void test_sweep_upstream_skips(void **state) {
               "the JAX suite but not available in libmicrobench yet: "
               "collectives are not in libmicrobench yet");
   mb_plan_destroy(plan);
+  /* 11 sizes each way, f32 in rows of 128 */
   plan = load("jax/current/host_device.yaml");
-  assert_int_equal(mb_plan_count(plan), 2);
-  expect_skip(plan, 0, "host_to_device", "host\xe2\x86\x94");
-  expect_skip(plan, 1, "device_to_host", "the CPU backend has no device");
+  assert_int_equal(mb_plan_count(plan), 22);
+  assert_string_equal(entry(plan, 0).name, "host_to_device/1/float32/MiB");
+  assert_string_equal(entry(plan, 0).op, "h2d");
+  assert_string_equal(entry(plan, 0).skip_reason, "");
+  assert_string_equal(entry(plan, 21).name, "device_to_host/1024/float32/MiB");
+  assert_string_equal(entry(plan, 21).op, "d2h");
   mb_plan_destroy(plan);
   /* 4 seq_len x causal x mode; GQA (8 kv heads of 128) and bwd skipped */
   plan = load("jax/current/attention_jax_flash.yaml");
@@ -422,8 +431,8 @@ static void test_sweep_runs_on_cpu(void **state) {
     }
     mb_result_destroy(r);
   }
-  assert_int_equal(ran, 14);
-  assert_int_equal(skipped, 5); /* triad x3, all_reduce, host_to_device */
+  assert_int_equal(ran, 15);    /* host_to_device included */
+  assert_int_equal(skipped, 4); /* triad x3, all_reduce */
   mb_plan_destroy(plan);
 }
 

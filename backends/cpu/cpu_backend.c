@@ -192,14 +192,22 @@ static mb_status_t cpu_time_batch(void *state, uint32_t dev,
   {                                                                           \
     sizeof(mb_backend_kernel_t), op, impl, MB_DTYPE_##a, MB_DTYPE_##b,        \
         MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare, prefix##_run, \
-        prefix##_release, 0u, NULL                                            \
+        prefix##_release, 0u, NULL, NULL                                      \
+  }
+
+/* A transfer (cpu_transfer_c.c): any dtype, a collect hook or NULL. */
+#define MB__CPU_TRANSFER(op, prefix, collect)                               \
+  {                                                                         \
+    sizeof(mb_backend_kernel_t), op, "c", MB_DTYPE_NONE, MB_DTYPE_NONE,     \
+        MB_DTYPE_NONE, MB_DTYPE_NONE, NULL, prefix##_prepare, prefix##_run, \
+        prefix##_release, 0u, NULL, collect                                 \
   }
 
 #define MB__CPU_ONEDNN(op, a, b, out, acc, prefix)                         \
   {                                                                        \
     sizeof(mb_backend_kernel_t), op, "onednn", MB_DTYPE_##a, MB_DTYPE_##b, \
         MB_DTYPE_##out, MB_DTYPE_##acc, NULL, prefix##_prepare,            \
-        mb__cpu_onednn_run, mb__cpu_onednn_release, 0u, NULL               \
+        mb__cpu_onednn_run, mb__cpu_onednn_release, 0u, NULL, NULL         \
   }
 
 /* The plain GEMM kernels do D = alpha A.B + beta D on the operands as they
@@ -226,7 +234,7 @@ static mb_status_t plain_gemm_supports(void *bstate, uint32_t dev,
   {                                                                          \
     sizeof(mb_backend_kernel_t), "gemm", impl, MB_DTYPE_##a, MB_DTYPE_##b,   \
         MB_DTYPE_##out, MB_DTYPE_F32, plain_gemm_supports, prefix##_prepare, \
-        run, release, 0u, NULL                                               \
+        run, release, 0u, NULL, NULL                                         \
   }
 
 /* The first entry matching a request is its default: oneDNN first. Each

@@ -33,18 +33,21 @@ mb_status_t mb__cpu_copy_c_prepare(void *bstate, const mb_kernel_call_t *call,
   return MB_OK;
 }
 
-mb_status_t mb__cpu_copy_c_run(void *kstate, const mb_kernel_call_t *call) {
-  const copy_c_t *k = kstate;
-  const size_t lines = (k->bytes + LINE - 1) / LINE;
-  char *dst = call->out[0];
-  const char *src = call->in[0];
-#pragma omp parallel num_threads(k->threads) if (k->bytes >= PARALLEL_MIN)
+void mb__cpu_parallel_copy(void *dst, const void *src, size_t bytes,
+                           unsigned threads) {
+  const size_t lines = (bytes + LINE - 1) / LINE;
+#pragma omp parallel num_threads(threads) if (bytes >= PARALLEL_MIN)
   {
     const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
     size_t lo = lines * t / nt * LINE, hi = lines * (t + 1) / nt * LINE;
-    if (hi > k->bytes) hi = k->bytes;
-    if (lo < hi) memcpy(dst + lo, src + lo, hi - lo);
+    if (hi > bytes) hi = bytes;
+    if (lo < hi) memcpy((char *)dst + lo, (const char *)src + lo, hi - lo);
   }
+}
+
+mb_status_t mb__cpu_copy_c_run(void *kstate, const mb_kernel_call_t *call) {
+  const copy_c_t *k = kstate;
+  mb__cpu_parallel_copy(call->out[0], call->in[0], k->bytes, k->threads);
   return MB_OK;
 }
 

@@ -87,6 +87,16 @@ MB__CPU_ELT_DECLARE(mb__cpu_softmax_c);
 MB__CPU_ELT_DECLARE(mb__cpu_attention_c);
 MB__CPU_ELT_DECLARE(mb__cpu_copy_c);
 MB__CPU_ELT_DECLARE(mb__cpu_add_lowp_c);
+/* Host transfers (cpu_transfer_c.c): h2d and d2h, whose "device" memory is
+ * host memory here; d2h also has a collect hook. */
+MB__CPU_ELT_DECLARE(mb__cpu_h2d_c);
+MB__CPU_ELT_DECLARE(mb__cpu_d2h_c);
+mb_status_t mb__cpu_d2h_c_collect(void *kstate, const mb_kernel_call_t *call);
+
+/* dst = src, `bytes` of them, one contiguous slice per thread cut at cache
+ * lines (cpu_copy_c.c: the copy kernel's loop, shared with the transfers). */
+void mb__cpu_parallel_copy(void *dst, const void *src, size_t bytes,
+                           unsigned threads);
 
 #ifdef MB_HAVE_ONEDNN
 /* oneDNN (cpu_eltwise_onednn.c): one primitive each over the shared kernel

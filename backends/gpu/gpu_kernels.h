@@ -16,6 +16,9 @@
  *   MB_GPU_KERNEL_FLAGS(op, impl, a, b, out, acc, supports, run, flags)
  *   MB_GPU_KERNEL_STATE(op, impl, a, b, out, acc, supports, prepare, run,
  *                       release, flags)
+ *   MB_GPU_KERNEL_COLLECT(op, impl, supports, prepare, run, release,
+ *                         collect)  (any dtype; a STATE kernel with a
+ *                         collect hook: the transfers)
  * with the dtypes as MB_DTYPE_ suffixes (NONE matches any) and flags
  * MB_KERNEL_* (0 for MB_GPU_KERNEL). The first two kinds need no workspace
  * and keep no state between calls: all pointers come from the call, so any
@@ -95,9 +98,15 @@ mb_status_t mb__gpu_launched(const mb_gpu_env_t *env, const char *what);
   mb_status_t prepare(void *bstate, const mb_kernel_call_t *call,             \
                       void **kstate);                                         \
   void release(void *kstate);
+#define MB_GPU_KERNEL_COLLECT(op, impl, supports, prepare, run, release, \
+                              collect)                                   \
+  MB_GPU_KERNEL_STATE(op, impl, NONE, NONE, NONE, NONE, supports, prepare, \
+                      run, release, 0u)                                  \
+  mb_status_t collect(void *kstate, const mb_kernel_call_t *call);
 #include "gpu_kernels_gemm.def"
 #include "gpu_kernels_quant.def"
 #include "gpu_kernels_eltwise.def"
+#undef MB_GPU_KERNEL_COLLECT
 #undef MB_GPU_KERNEL_STATE
 #undef MB_GPU_KERNEL_FLAGS
 #undef MB_GPU_KERNEL

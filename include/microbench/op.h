@@ -121,6 +121,10 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
           says "fast-accum". Other inputs: an input error. A real fp8   \
           GEMM without the mode runs in f32 and notes "not applied"; an \
           emulated one declines it (docs/gpu.md). */
+#define MB_PARAM_PINNED                                                     \
+  1024u /* h2d, d2h: the host buffer is page-locked (pinned: the DMA engine \
+           reads or writes it directly) instead of pageable memory (staged \
+           through the driver's pinned bounce buffers) */
 
 /* Every MB_PARAM_* flag, one row each. Everything that names the flags
  * reads this list: the op's check that a flag applies, a result's params
@@ -171,7 +175,10 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
   X(FAST_ACCUM, FAST_ACCUM, "fast_accum", "fast_accum", 0, "fast_accum",      \
     "fast-accum", OPTION_AND_CONFIG, "fast-accum",                            \
     "gemm fp8: allow fast (reduced-precision) accumulation, torch's "         \
-    "use_fast_accum (cuBLASLt)")
+    "use_fast_accum (cuBLASLt)")                                              \
+  X(PINNED, PINNED, "pinned", "pinned", 0, "pinned", "pinned",                \
+    OPTION_AND_CONFIG, "pinned",                                              \
+    "h2d, d2h: page-locked host memory (default: pageable)")
 /* clang-format on */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's

@@ -223,6 +223,7 @@ static mb_status_t check_correctness(mb__run_t *r, mb_result_t *res) {
   mb_error_clear();
   mb_status_t st = mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
   if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
+  if (st == MB_OK) st = mb__run_collect(r, 0);
   if (st == MB_OK && r->kernel.composite)
     st = mb__composite_check(r->kstate, r->sample_seed, &res->corr, res);
   else if (st == MB_OK) {
@@ -283,6 +284,7 @@ static mb_status_t check_after_timing(mb__run_t *r, mb_result_t *res) {
     mb_tensor_t *const *t = c ? c->tensors : r->tensors;
     if (rerun && (st = reset_outputs(r, t)) == MB_OK) st = mb__run_copy(r, i);
     if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
+    if (st == MB_OK) st = mb__run_collect(r, i);
     mb_correctness_t got = MB_CORRECTNESS_INIT;
     mb_accuracy_t acc;
     if (st == MB_OK) st = check_set(r, t, 1 + i, &got, &acc);
@@ -325,7 +327,7 @@ static void derive(const mb__run_t *r, mb_result_t *res) {
           : mb__kernel_peak(r->dev, r->kernel.bk, r->kstate, r->op, &r->params);
   d->pct_peak =
       d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
-  d->bandwidth_gbps = r->dev->cal.copy_gbps;
+  d->bandwidth_gbps = r->op->link_bound ? 0 : r->dev->cal.copy_gbps;
   roof(d);
   d->pct_roof =
       d->roof_ns > 0 && median_ns > 0 ? 100.0 * d->roof_ns / median_ns : 0;

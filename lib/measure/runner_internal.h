@@ -92,6 +92,10 @@ uint32_t mb__rotate_copies(double cache, double per_copy);
 mb_status_t mb__run_setup_rotation(mb__run_t *r, mb_result_t *res);
 /* One run on operand set i: 0 the run's own, i > 0 rotate copy i. */
 mb_status_t mb__run_copy(mb__run_t *r, uint32_t i);
+/* The kernel's collect hook on operand set i, before its outputs are
+ * checked (mb_backend_kernel_t.collect: a d2h copy's host buffer into
+ * the output); MB_OK when it has none. */
+mb_status_t mb__run_collect(mb__run_t *r, uint32_t i);
 void mb__run_teardown_copies(mb__run_t *r);
 
 /* runner_sample.c: warm-up, batch size, every repetition's samples and

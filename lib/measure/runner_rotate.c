@@ -88,6 +88,14 @@ mb_status_t mb__run_copy(mb__run_t *r, uint32_t i) {
   return mb__run_once(r, c->kstate, &c->call, &c->args);
 }
 
+mb_status_t mb__run_collect(mb__run_t *r, uint32_t i) {
+  const mb_backend_kernel_t *k = r->kernel.bk; /* the loader's full copy */
+  if (!k || !k->collect) return MB_OK;
+  if (i == 0) return k->collect(r->kstate, &r->call);
+  mb__copy_t *c = &r->copies[i - 1];
+  return k->collect(c->kstate, &c->call);
+}
+
 void mb__run_teardown_copies(mb__run_t *r) {
   for (uint32_t i = 1; i < r->num_copies; i++) {
     mb__copy_t *c = &r->copies[i - 1];

@@ -35,6 +35,7 @@ typedef struct mb__tolerance {
 #define MB__P_BSHD 2048u       /* attention: MB_PARAM_BSHD */
 #define MB__P_RECIPE 4096u     /* composites: the recipe */
 #define MB__P_FAST_ACCUM 8192u /* gemm: MB_PARAM_FAST_ACCUM */
+#define MB__P_PINNED 16384u    /* h2d, d2h: MB_PARAM_PINNED */
 
 /* The dimension names of a 2-D [M, N] shape and the operand names of a
  * one-in, one-out op (X -> Y), which most element-wise ops share. */
@@ -98,6 +99,10 @@ struct mb_op {
   size_t (*ref_sample)(const mb_op_params_t *p, uint32_t out, uint64_t r);
   /* Optional: what the result should say about the shape ("N is unused"). */
   const char *shape_note;
+  /* 1: the op moves data over the host link (h2d, d2h), so the device's
+   * copy bandwidth is not its roof; its results have no roofline until the
+   * link's own figure is known. */
+  int link_bound;
 };
 
 /* The primitive ops (catalogue.c lists every op; the models are in
@@ -106,8 +111,10 @@ extern const mb_op_t mb__op_activation;
 extern const mb_op_t mb__op_add;
 extern const mb_op_t mb__op_attention;
 extern const mb_op_t mb__op_copy;
+extern const mb_op_t mb__op_d2h;
 extern const mb_op_t mb__op_dequantize;
 extern const mb_op_t mb__op_gemm;
+extern const mb_op_t mb__op_h2d;
 extern const mb_op_t mb__op_layernorm;
 extern const mb_op_t mb__op_quantize;
 extern const mb_op_t mb__op_rmsnorm;

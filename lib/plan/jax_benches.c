@@ -59,9 +59,21 @@ static const mb__jax_bench_t k_benches[] = {
      NO, 0, 0},
     {"single_device_hbm_copy", "copy", MB__JAX_ELEMENTS, MB__JAX_DTYPE, 1, NO,
      NO, 0, 0},
+    /* device_put then np.array of a numpy (pageable) array: h2d, then d2h
+     * (mb__jax_bench_then). */
+    {"host_device", "h2d", MB__JAX_MIB, 0, 0, MB_DTYPE_F32, NO, 0, 0},
 };
 #undef NO
 #define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
+
+const char *mb__jax_bench_then(const mb__jax_bench_t *b) {
+  static const struct {
+    const char *name, *then;
+  } k_then[] = {{"host_device", "d2h"}};
+  for (size_t i = 0; i < sizeof k_then / sizeof *k_then; i++)
+    if (!strcmp(k_then[i].name, b->name)) return k_then[i].then;
+  return NULL;
+}
 
 static const mb__jax_bench_t *bench_find(const char *name) {
   for (size_t i = 0; i < NUM_BENCHES; i++)
@@ -88,6 +100,8 @@ static void bench_params(const mb__jax_bench_t *b, const char *names[16]) {
       names[n++] = *a;
   } else if (b->dims == MB__JAX_ELEMENTS) {
     names[n++] = "num_elements";
+  } else if (b->dims == MB__JAX_MIB) {
+    names[n++] = "data_size_mib";
   } else {
     names[n++] = "m";
     if (b->dims == MB__JAX_MKN) names[n++] = "k";

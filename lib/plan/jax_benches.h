@@ -11,6 +11,8 @@ typedef enum mb__jax_dims {
   MB__JAX_MKN,      /* m, k, n -> [M, K, N] */
   MB__JAX_MN,       /* m, n -> [M, N] */
   MB__JAX_ELEMENTS, /* num_elements -> [1, num_elements] */
+  MB__JAX_MIB,      /* data_size_mib -> [MiB x 2048, 128] f32, as the
+                       suite's host_device allocates it */
   MB__JAX_ATTN      /* tokamax_splash_attention's (jax_attention.c) */
 } mb__jax_dims_t;
 
@@ -39,6 +41,9 @@ mb_status_t mb__jax_bench_lookup(mb__pb_t *pb, const mb_cfg_node_t *n,
                                  const char *path, const char *name,
                                  const mb__jax_bench_t **out,
                                  const mb__jax_name_t **def);
+/* The op each combination of b runs after b->op, or NULL: the legacy
+ * host_device times both directions of one transfer. */
+const char *mb__jax_bench_then(const mb__jax_bench_t *b);
 /* MB_OK when benchmark b takes parameter `key` (written as `written`, which
  * may carry a suffix), else an error at at/path listing what b takes. */
 mb_status_t mb__jax_check_param(mb__pb_t *pb, const mb__jax_bench_t *b,

@@ -8,11 +8,6 @@
 #include "plan/jax_names.h"
 
 #define COLLECTIVE "copy", "collectives are not in libmicrobench yet"
-#define HOST_DEVICE                                                         \
-  "copy",                                                                   \
-      "host\xe2\x86\x94"                                                    \
-      "device copies are not an op of libmicrobench yet (issue 23 item 8; " \
-      "the CPU backend has no device memory)"
 #define CONV "gemm", "convolution is not an op of libmicrobench yet"
 
 /* The legacy layout: BENCHMARK_MAP in Ironwood/src/run_benchmark.py (the
@@ -91,7 +86,7 @@ static const mb__jax_name_t k_legacy[] = {
     {"inference_silu_mul", "silu(a) * b, any dtype", "silu_mul", NULL},
     {"inference_sigmoid", "sigmoid, any dtype", "activation", NULL},
     /* HOST_DEVICE_BENCHMARK_MAP */
-    {"host_device", "host to device and back copies", HOST_DEVICE},
+    {"host_device", "host to device and back copies", "h2d", NULL},
 };
 
 /* The current layout: the @benchmark_registry.register(...) names of
@@ -113,8 +108,8 @@ static const mb__jax_name_t k_sweep[] = {
     {"all_to_all", "all-to-all across devices", COLLECTIVE},
     {"reduce_scatter", "reduce-scatter across devices", COLLECTIVE},
     {"device_to_device", "copies between two devices", COLLECTIVE},
-    {"host_to_device", "host to device copy (host_device.py)", HOST_DEVICE},
-    {"device_to_host", "device to host copy (host_device.py)", HOST_DEVICE},
+    {"host_to_device", "host to device copy (host_device.py)", "h2d", NULL},
+    {"device_to_host", "device to host copy (host_device.py)", "d2h", NULL},
 };
 
 typedef struct jax_dtype {

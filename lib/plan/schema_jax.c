@@ -149,6 +149,15 @@ static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c,
     snprintf(text, cap, "%" PRId64, d[0]);
     return MB_OK;
   }
+  if (b->dims == MB__JAX_MIB) { /* MiB of f32 in rows of 128 */
+    st = read_dim(pb, c, "data_size_mib", &d[0], "data_size_mib", blk);
+    if (st != MB_OK) return st;
+    p->ndim = 2;
+    p->shape[0] = d[0] * (1024 * 1024 / 4 / 128);
+    p->shape[1] = 128;
+    snprintf(text, cap, "%" PRId64 "MiB", d[0]);
+    return MB_OK;
+  }
   if (b->dims == MB__JAX_MKN) {
     static const char *const mkn[] = {"m", "k", "n"};
     for (size_t i = 0; i < 3 && st == MB_OK; i++)
@@ -267,6 +276,17 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   it.csv_path = blk->csv;
   it.at = c->map;
   it.path = c->path;
+  const char *then = mb__jax_bench_then(b);
+  if (then) { /* each op's entry named for it */
+    char named[NAME_CAP + 16];
+    snprintf(named, sizeof named, "%s/%s", name, it.op);
+    it.name = named;
+    st = mb__jax_add(pb, &it, blk->name, "params", mb__cfg_to_cjson(c->map),
+                     blk->ignored);
+    snprintf(named, sizeof named, "%s/%s", name, then);
+    it.op = then;
+    if (st != MB_OK) return st;
+  }
   return mb__jax_add(pb, &it, blk->name, "params", mb__cfg_to_cjson(c->map),
                      blk->ignored);
 }

@@ -33,7 +33,8 @@ static const char *const k_ignored_keys[] = {
 typedef enum dtype_rule {
   DT_BF16,  /* the suite's code fixes bf16; `dtype` has no effect */
   DT_PARAM, /* `dtype` (default bfloat16) */
-  DT_GEMM   /* in_dtype (default float8_e4m3fn), out_dtype (bfloat16) */
+  DT_GEMM,  /* in_dtype (default float8_e4m3fn), out_dtype (bfloat16) */
+  DT_F32    /* the suite's code fixes float32 (host_device.py) */
 } dtype_rule_t;
 
 #define TAG_CAP 64
@@ -212,6 +213,17 @@ static mb_status_t refine_hbm(mb__pb_t *pb, const combo_t *c,
                       kind);
 }
 
+/* host_device.py: data_size_mib MiB of f32 in rows of 128, as the suite
+ * allocates them (read as the shape's second dimension). */
+static mb_status_t refine_transfer(mb__pb_t *pb, const combo_t *c,
+                                   mb__plan_item_t *it, char *tag, char *why) {
+  (void)pb, (void)c, (void)why;
+  it->params.shape[0] = it->params.shape[1] * (1024 * 1024 / 4 / 128);
+  it->params.shape[1] = 128;
+  snprintf(tag, TAG_CAP, "/MiB");
+  return MB_OK;
+}
+
 /* Our attention is multi-head forward: grouped-query heads and the
  * backward pass are skipped. */
 static mb_status_t refine_attention(mb__pb_t *pb, const combo_t *c,
@@ -246,56 +258,37 @@ static mb_status_t refine_attention(mb__pb_t *pb, const combo_t *c,
 
 /* The names the current registry defines that we run (jax_names.c has them
  * all); parameters and defaults from each benchmark's dataclass. */
+// clang-format off
 static const sweep_bench_t k_benches[] = {
     /* matmul.py GemmParams */
-    {"gemm_generalized",
-     "gemm",
-     {"m", "k", "n"},
-     {1024, 1024, 1024},
-     DT_GEMM,
+    {"gemm_generalized", "gemm", {"m", "k", "n"}, {1024, 1024, 1024}, DT_GEMM,
      {"transpose_a", "transpose_b", "alpha", "beta", "use_scaling_factors"},
      refine_gemm},
     /* hbm.py HBMBandwidthParams: `size` elements */
-    {"hbm_bandwidth",
-     "copy",
-     {"", "size"},
-     {1, 134217728},
-     DT_PARAM,
-     {"op_type", "device_id"},
-     refine_hbm},
+    {"hbm_bandwidth", "copy", {"", "size"}, {1, 134217728}, DT_PARAM,
+     {"op_type", "device_id"}, refine_hbm},
     /* compute_ops.py: AddParams, ComputeParams, QuantParams */
     {"simple_add", "add", {"", "size"}, {1, 1048576}, DT_BF16, {NULL}, NULL},
-    {"rmsnorm",
-     "rmsnorm",
-     {"batch", "dim"},
-     {1024, 4096},
-     DT_BF16,
-     {NULL},
+    {"rmsnorm", "rmsnorm", {"batch", "dim"}, {1024, 4096}, DT_BF16, {NULL},
      NULL},
     /* Its [batch, 2 dim] input split in halves: silu_mul of [batch, dim]. */
-    {"swiglu",
-     "silu_mul",
-     {"batch", "dim"},
-     {1024, 4096},
-     DT_BF16,
-     {NULL},
+    {"swiglu", "silu_mul", {"batch", "dim"}, {1024, 4096}, DT_BF16, {NULL},
      NULL},
-    {"quantization",
-     "quantization",
-     {"m", "n"},
-     {4096, 4096},
-     DT_BF16,
-     {NULL},
-     NULL},
+    {"quantization", "quantization", {"m", "n"}, {4096, 4096}, DT_BF16,
+     {NULL}, NULL},
     /* attention.py AttentionParams; Sq = Skv = seq_len */
-    {"attention_flashed",
-     "attention",
+    {"attention_flashed", "attention",
      {"batch", "num_q_heads", "seq_len", "seq_len", "head_dim"},
-     {1, 56, 8192, 8192, 128},
-     DT_PARAM,
-     {"mode", "causal", "num_kv_heads"},
+     {1, 56, 8192, 8192, 128}, DT_PARAM, {"mode", "causal", "num_kv_heads"},
      refine_attention},
+    /* host_device.py HostDeviceParams: jax.device_put / device_get of a
+     * numpy (pageable) array */
+    {"host_to_device", "h2d", {"", "data_size_mib"}, {1, 64}, DT_F32, {NULL},
+     refine_transfer},
+    {"device_to_host", "d2h", {"", "data_size_mib"}, {1, 64}, DT_F32, {NULL},
+     refine_transfer},
 };
+// clang-format on
 #define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
 
 /* ---- one combination -> one entry -----------------------------------------
@@ -330,6 +323,9 @@ static mb_status_t read_dtypes(mb__pb_t *pb, const combo_t *c,
   switch (c->item->bench->dtype) {
     case DT_BF16:
       p->dtype = MB_DTYPE_BF16;
+      break;
+    case DT_F32:
+      p->dtype = MB_DTYPE_F32, in = "float32";
       break;
     case DT_PARAM:
       st = get_dtype(pb, c, "dtype", "bfloat16", &p->dtype, &in, why, WHY_CAP);

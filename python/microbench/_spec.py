@@ -23,6 +23,7 @@ _PARAM_FLAGS = (
     ("no_affine", S.PARAM_NO_WEIGHT),
     ("tf32", S.PARAM_TF32),
     ("fast_accum", S.PARAM_FAST_ACCUM),
+    ("pinned", S.PARAM_PINNED),
     ("trans_a", S.PARAM_TRANS_A),
     ("trans_b", S.PARAM_TRANS_B),
     ("bshd", S.PARAM_BSHD),

@@ -395,7 +395,7 @@ class JaxSuiteNames(unittest.TestCase):
         expect = {"gemm_generalized.yaml": (4, 0),
                   "hbm_bandwidth.yaml": (11, 0),
                   "all_gather.yaml": (1, 1),
-                  "host_device.yaml": (2, 2),
+                  "host_device.yaml": (22, 0),
                   "attention_jax_flash.yaml": (16, 16),
                   "sample.yaml": (20, 5)}
         for name, (count, skipped) in expect.items():
@@ -407,10 +407,48 @@ class JaxSuiteNames(unittest.TestCase):
                 self.assertRegex(r, r"skipped: \S.*(yet|not)", r)
         rows = self.dry_rows(os.path.join(d, "all_gather.yaml"))
         self.assertIn("collectives are not in libmicrobench yet", rows[0])
-        rows = self.dry_rows(os.path.join(d, "host_device.yaml"))
-        self.assertIn("host\u2194device copies are not an op of "
-                      "libmicrobench yet (issue 23 item 8; the CPU backend "
-                      "has no device memory)", rows[0])
+
+    def test_host_device_runs_both_layouts(self):
+        """The suite's host_device (legacy: both directions per size) and
+        host_to_device / device_to_host (current) run as h2d and d2h and
+        pass their exact check."""
+        legacy = textwrap.dedent("""\
+            benchmarks:
+            - benchmark_name: host_device
+              num_runs: 3
+              benchmark_sweep_params:
+              - {data_size_mib_list: [1, 2]}
+            """)
+        current = textwrap.dedent("""\
+            global: {num_runs: 3, dtype: float32}
+            benchmarks:
+              - name: host_to_device
+                sweep: {data_size_mib: [1]}
+              - name: device_to_host
+                sweep: {data_size_mib: [2]}
+            """)
+        expect = {"legacy": ["host_device/1MiB/h2d", "host_device/1MiB/d2h",
+                             "host_device/2MiB/h2d", "host_device/2MiB/d2h"],
+                  "current": ["host_to_device/1/float32/MiB",
+                              "device_to_host/2/float32/MiB"]}
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in (("legacy", legacy), ("current", current)):
+                path = os.path.join(d, name + ".yaml")
+                with open(path, "w") as f:
+                    f.write(text)
+                out = os.path.join(d, name + ".json")
+                p = mbench("run", "--config", path, "--backend", "cpu",
+                           "--format", "json", "-o", out)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(out) as f:
+                    results = json.load(f)["results"]
+                self.assertEqual([r["name"] for r in results], expect[name])
+                for r in results:
+                    self.assertEqual(r["status"], "ok", r)
+                    self.assertTrue(r["correctness"]["pass"], r)
+                    self.assertEqual(r["dtypes"]["a"], "f32")
+                    self.assertEqual(r["shape"]["N"], 128)
+                    self.assertFalse(r["params"]["pinned"])
 
     def test_legacy_defined_name_skipped_rest_runs(self):
         with tempfile.TemporaryDirectory() as d:
@@ -518,8 +556,9 @@ class JaxSuiteNames(unittest.TestCase):
             results = doc["results"] if isinstance(doc, dict) else doc
             self.assertEqual(len(results), 19)
             status = [r.get("status") for r in results]
-            self.assertEqual(status.count("skipped"), 5, status)
-            self.assertEqual(status.count("ok"), 14, status)
+            # triad x3 and all_reduce; host_to_device runs (h2d)
+            self.assertEqual(status.count("skipped"), 4, status)
+            self.assertEqual(status.count("ok"), 15, status)
 
 
 FIXTURES = os.environ.get("MB_TEST_FIXTURE_DIR", "")

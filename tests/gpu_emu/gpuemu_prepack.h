@@ -23,6 +23,7 @@ void mb__emu_prepack_release(void *kstate);
    mb__emu_prepack_run,         \
    mb__emu_prepack_release,     \
    MB_KERNEL_EMULATED,          \
+   NULL,                        \
    NULL},
 
 #endif

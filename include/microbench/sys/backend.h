@@ -138,6 +138,12 @@ typedef struct mb_backend_kernel {
   /* Optional: after prepare, writes up to `max` notes and returns how many
    * there are. Strings are owned by kstate. */
   uint32_t (*notes)(void *kstate, mb_kernel_note_t *out, uint32_t max);
+  /* Optional, untimed: after a run whose outputs are about to be checked
+   * (and after the device's sync), brings the run's result into the
+   * output tensors when the run leaves it elsewhere — a device-to-host
+   * copy's host buffer (d2h), which no device tensor can be. NULL: the
+   * run writes its outputs. */
+  mb_status_t (*collect)(void *kstate, const mb_kernel_call_t *call);
 } mb_backend_kernel_t;
 
 /* The kernel computes the op by other means than the op's own number
