@@ -41,10 +41,13 @@ static mb_op_params_t mkn(int64_t m, int64_t k, int64_t n, mb_recipe_t r) {
 static void test_recipe_names(void **state) {
   (void)state;
   static const char *const torchao[] = {
-      "baseline",        "int8wo",       "int8dq",      "int4wo-32",
-      "int4wo-64",       "int4wo-128",   "int4wo-256",  "float8wo",
-      "float8dq-tensor", "float8dq-row", "float8-block"};
-  assert_int_equal(MB_RECIPE_COUNT, 11);
+      "baseline",        "int8wo",          "int8dq",          "int4wo-32",
+      "int4wo-64",       "int4wo-128",      "int4wo-256",      "float8wo",
+      "float8dq-tensor", "float8dq-row",    "float8-block",    "int4wo-32-hqq",
+      "int4wo-64-hqq",   "int4wo-128-hqq",  "int4wo-256-hqq",  "gemlitewo-4-32",
+      "gemlitewo-4-64",  "gemlitewo-4-128", "gemlitewo-4-256", "gemlitewo-8-32",
+      "gemlitewo-8-64",  "gemlitewo-8-128", "gemlitewo-8-256"};
+  assert_int_equal(MB_RECIPE_COUNT, 23);
   for (int r = 0; r < MB_RECIPE_COUNT; r++) {
     mb_recipe_t back;
     assert_string_equal(mb_recipe_name((mb_recipe_t)r), torchao[r]);
@@ -61,6 +64,8 @@ static void test_recipe_names(void **state) {
   assert_true(mb_recipe_trains(MB_RECIPE_BASELINE));
   assert_false(mb_recipe_trains(MB_RECIPE_INT4WO_64));
   assert_false(mb_recipe_trains(MB_RECIPE_FLOAT8WO));
+  assert_false(mb_recipe_trains(MB_RECIPE_INT4WO_128_HQQ));
+  assert_false(mb_recipe_trains(MB_RECIPE_GEMLITEWO_8_64));
 }
 
 static void test_model_names(void **state) {
@@ -195,11 +200,12 @@ static void expect_primitives(const char *opname, const char *want) {
 static void test_composite_primitives(void **state) {
   (void)state;
   mb_error_set("earlier");
-  expect_primitives("linear", "dequantize gemm quantize");
+  /* add: the zero points' term of the HQQ recipes (layer_graph.c) */
+  expect_primitives("linear", "add dequantize gemm quantize");
   /* weight-only recipes do not train: no dequantize */
   expect_primitives("linear_training", "gemm quantize");
   expect_primitives("ln_linear",
-                    "activation dequantize gemm layernorm quantize");
+                    "activation add dequantize gemm layernorm quantize");
   expect_primitives("transformer_block",
                     "activation add attention dequantize gemm quantize "
                     "rmsnorm");
@@ -684,7 +690,36 @@ static const recipe_want_t k_recipe_want[] = {
      0,
      MB_DTYPE_F8E4M3,
      {RM, RK / 128}},
+    /* gemlite's 8 bits: i8 in groups of g along K (dequantized, hp GEMM);
+     * its 4 bits and int4wo-{g}-hqq prepare weights with HQQ, no quantize
+     * step: test_recipes_hqq.c reads their graphs. */
+    {MB_RECIPE_GEMLITEWO_8_32,
+     MB_DTYPE_I8,
+     {RK / 32, RN},
+     1,
+     MB_DTYPE_NONE,
+     {0, 0}},
+    {MB_RECIPE_GEMLITEWO_8_64,
+     MB_DTYPE_I8,
+     {RK / 64, RN},
+     1,
+     MB_DTYPE_NONE,
+     {0, 0}},
+    {MB_RECIPE_GEMLITEWO_8_128,
+     MB_DTYPE_I8,
+     {RK / 128, RN},
+     1,
+     MB_DTYPE_NONE,
+     {0, 0}},
+    {MB_RECIPE_GEMLITEWO_8_256,
+     MB_DTYPE_I8,
+     {RK / 256, RN},
+     1,
+     MB_DTYPE_NONE,
+     {0, 0}},
 };
+/* The recipes whose weights HQQ prepares (test_recipes_hqq.c). */
+enum { HQQ_RECIPES = 8 };
 
 /* The step labelled `label`, or -1. */
 static int find_step(const mb__graph_t *g, const char *label) {
@@ -726,7 +761,7 @@ static uint32_t expect_quantize(const mb__graph_t *g, const char *label,
 static void test_recipes_are_what_they_say(void **state) {
   (void)state;
   const size_t n = sizeof k_recipe_want / sizeof *k_recipe_want;
-  assert_int_equal(n, MB_RECIPE_COUNT);
+  assert_int_equal(n + HQQ_RECIPES, MB_RECIPE_COUNT);
   for (size_t i = 0; i < n; i++) {
     const recipe_want_t *w = &k_recipe_want[i];
     const char *name = mb_recipe_name(w->r);

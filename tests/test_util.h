@@ -50,19 +50,26 @@ static inline mb_op_params_t test_shape3(mb_dtype_t dt, int64_t m, int64_t k,
   return p;
 }
 
-/* `samples` fixed samples of `op` on the cpu backend (MB_OK asserted). */
-static inline mb_result_t *test_run_cpu(mb_context_t *ctx, const char *op,
-                                        const mb_op_params_t *p,
-                                        uint32_t samples) {
+/* `samples` fixed samples of `op` on `backend` (MB_OK asserted). */
+static inline mb_result_t *test_run_on(mb_context_t *ctx, const char *backend,
+                                       const char *op, const mb_op_params_t *p,
+                                       uint32_t samples) {
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = op;
   s.params = p;
-  s.backend = "cpu";
+  s.backend = backend;
   s.criterion = MB_CRITERION_FIXED;
   s.samples = samples;
   mb_result_t *r = NULL;
   assert_int_equal(mb_bench_run(ctx, &s, &r), MB_OK);
   return r;
+}
+
+/* The same on the cpu backend. */
+static inline mb_result_t *test_run_cpu(mb_context_t *ctx, const char *op,
+                                        const mb_op_params_t *p,
+                                        uint32_t samples) {
+  return test_run_on(ctx, "cpu", op, p, samples);
 }
 
 /* Whether result r (of kernel `impl`) ran, was checked, and passed. */

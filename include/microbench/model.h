@@ -35,6 +35,20 @@ typedef enum mb_recipe {
   MB_RECIPE_FLOAT8DQ_TENSOR = 8, /* "float8dq-tensor": per-tensor scales */
   MB_RECIPE_FLOAT8DQ_ROW = 9,    /* "float8dq-row": per-row/channel */
   MB_RECIPE_FLOAT8_BLOCK = 10,   /* "float8-block": 1x128 / 128x128 */
+  /* "int4wo-{g}-hqq": u4 weights with zero points chosen by HQQ */
+  MB_RECIPE_INT4WO_32_HQQ = 11,
+  MB_RECIPE_INT4WO_64_HQQ = 12,
+  MB_RECIPE_INT4WO_128_HQQ = 13,
+  MB_RECIPE_INT4WO_256_HQQ = 14,
+  /* "gemlitewo-{bits}-{g}": gemlite's layouts on our weight-only kernels */
+  MB_RECIPE_GEMLITEWO_4_32 = 15,
+  MB_RECIPE_GEMLITEWO_4_64 = 16,
+  MB_RECIPE_GEMLITEWO_4_128 = 17,
+  MB_RECIPE_GEMLITEWO_4_256 = 18,
+  MB_RECIPE_GEMLITEWO_8_32 = 19,
+  MB_RECIPE_GEMLITEWO_8_64 = 20,
+  MB_RECIPE_GEMLITEWO_8_128 = 21,
+  MB_RECIPE_GEMLITEWO_8_256 = 22,
   MB_RECIPE_COUNT
 } mb_recipe_t;
 

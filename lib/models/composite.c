@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "models/graph.h"
+#include "ops/recipe.h"
 #include "ops/verify.h"
 
 typedef struct mb__cstep {
@@ -18,6 +19,7 @@ typedef struct mb__cstep {
   int prepared;
   void *ptrs[8];
   mb_kernel_call_t call;
+  char note[192]; /* a host step's line for the result */
 } mb__cstep_t;
 
 typedef struct mb__composite {
@@ -34,8 +36,38 @@ static const mb__backend_t *backend(const mb__composite_t *c) {
   return c->dev->backend;
 }
 
+/* A host step (graph.h): its inputs from the device, the core's function,
+ * its outputs to the device. */
+static mb_status_t run_host(mb__composite_t *c, uint32_t i) {
+  const mb__backend_t *b = backend(c);
+  const mb__gstep_t *gs = &c->g.steps[i];
+  const uint32_t nin = gs->op->num_inputs, n = nin + gs->op->num_outputs;
+  void *host[8] = {0};
+  size_t bytes[8] = {0};
+  mb_status_t st = MB_OK;
+  for (uint32_t r = 0; st == MB_OK && r < n; r++) {
+    const mb__gbuf_t *gb = &c->g.bufs[gs->arg[r]];
+    bytes[r] = mb_dtype_bytes(gb->dtype, gb->numel);
+    if (!(host[r] = calloc(1, bytes[r] ? bytes[r] : 1)))
+      st = mb__fail(MB_ERR_NO_MEMORY, "%s: out of host memory for \"%s\"",
+                    c->op->name, gs->label);
+    else if (r < nin)
+      st = b->vt->copy_to_host(b->state, c->dev->index, host[r],
+                               c->ptr[gs->arg[r]], bytes[r]);
+  }
+  if (st == MB_OK)
+    st = gs->host(&gs->params, (const void *const *)host, host + nin,
+                  c->steps[i].note, sizeof c->steps[i].note);
+  for (uint32_t r = nin; st == MB_OK && r < n; r++)
+    st = b->vt->copy_to_device(b->state, c->dev->index, c->ptr[gs->arg[r]],
+                               host[r], bytes[r]);
+  for (uint32_t r = 0; r < n; r++) free(host[r]);
+  return st;
+}
+
 static mb_status_t run_step(mb__composite_t *c, uint32_t i) {
   mb__cstep_t *s = &c->steps[i];
+  if (c->g.steps[i].host) return run_host(c, i);
   return s->kernel.bk->run(s->kstate, &s->call);
 }
 
@@ -44,6 +76,7 @@ static mb_status_t choose_kernels(mb__composite_t *c, mb_context_t *ctx) {
   char why[768];
   for (uint32_t i = 0; i < c->g.num_steps; i++) {
     const mb__gstep_t *gs = &c->g.steps[i];
+    if (gs->host) continue;
     mb_status_t st =
         mb__kernel_select_backend(ctx, gs->op, &gs->params, c->dev, NULL,
                                   &c->steps[i].kernel, why, sizeof why);
@@ -110,6 +143,7 @@ static mb_status_t prepare_step(mb__composite_t *c, mb_context_t *ctx,
   const mb__gstep_t *gs = &c->g.steps[i];
   mb__cstep_t *s = &c->steps[i];
   const uint32_t nin = gs->op->num_inputs, nout = gs->op->num_outputs;
+  if (gs->host) return MB_OK; /* no kernel: run_host does it all */
   for (uint32_t r = 0; r < nin + nout; r++) s->ptrs[r] = c->ptr[gs->arg[r]];
   s->call = (mb_kernel_call_t){
       sizeof s->call, &gs->params, s->ptrs,       nin,
@@ -204,7 +238,7 @@ int mb__composite_emulated(const void *state) {
   for (uint32_t i = 0; i < c->g.num_steps; i++) {
     /* The loader's full-size copy: an older module's flags read 0. */
     const mb_backend_kernel_t *k = c->steps[i].kernel.bk;
-    if (k->flags & MB_KERNEL_EMULATED) return 1;
+    if (k && (k->flags & MB_KERNEL_EMULATED)) return 1;
   }
   return 0;
 }
@@ -288,6 +322,9 @@ static mb_status_t check_steps(const mb__composite_t *c, void **host,
     const mb__gstep_t *gs = &c->g.steps[i];
     const uint32_t n = gs->op->num_inputs + gs->op->num_outputs;
     const void *ops[8];
+    /* A host step is the core's own code on the host, tested on its own
+     * (test_hqq); the device steps after it are checked on what it made. */
+    if (gs->host) continue;
     for (uint32_t r = 0; r < n; r++) ops[r] = host[gs->arg[r]];
     mb_correctness_t s = MB_CORRECTNESS_INIT;
     mb_status_t st = mb__verify(gs->op, &gs->params, ops,
@@ -331,12 +368,29 @@ static mb_status_t check_accuracy(const mb__composite_t *c, void **host,
   return MB_OK;
 }
 
+/* The host steps' lines as one note, "label: line; label: line". */
+static mb_status_t add_host_notes(const mb__composite_t *c, mb_result_t *res) {
+  char text[1536] = "";
+  size_t len = 0;
+  for (uint32_t i = 0; i < c->g.num_steps && len < sizeof text; i++)
+    if (c->steps[i].note[0])
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s%s: %s",
+                              len ? "; " : "", c->g.steps[i].label,
+                              c->steps[i].note);
+  return text[0] ? mb__result_add_note(res, "weight_prep", text, 0.0) : MB_OK;
+}
+
 mb_status_t mb__composite_check(void *state, uint64_t seed,
                                 mb_correctness_t *corr, mb_result_t *res) {
   mb__composite_t *c = state;
   void *host[MB__GRAPH_MAX_BUFS] = {0};
   mb_status_t st = copy_back(c, host);
   if (st == MB_OK) st = check_steps(c, host, seed, corr, res);
+  if (st == MB_OK) st = add_host_notes(c, res);
+  /* A recipe named after another library's kernels says what ran instead. */
+  const mb__recipe_row_t *r = mb__recipe_row((mb_recipe_t)c->params.recipe);
+  if (st == MB_OK && r && r->kernel_note)
+    st = mb__result_add_note(res, "recipe_kernel", r->kernel_note, 0.0);
   mb_accuracy_t acc;
   if (st == MB_OK) st = check_accuracy(c, host, seed ^ 0xacc, &acc);
   if (st == MB_OK) {
@@ -371,7 +425,7 @@ void mb__composite_step(const void *state, uint32_t i, mb_step_time_t *t) {
   *t = (mb_step_time_t)MB_STEP_TIME_INIT;
   t->label = gs->label;
   t->op = gs->op->name;
-  t->impl = c->steps[i].kernel.name;
+  t->impl = gs->host ? "core" : c->steps[i].kernel.name;
   t->phase = gs->phase;
   t->flop = gs->op->flop(&gs->params);
   t->bytes = gs->op->bytes(&gs->params);

@@ -118,6 +118,14 @@ uint32_t mb__graph_step(mb__graph_t *g, const char *label, mb_phase_t phase,
   return g->num_steps++;
 }
 
+uint32_t mb__graph_host_step(mb__graph_t *g, const char *label,
+                             const mb_op_t *op, const mb_op_params_t *params,
+                             const uint32_t *args, mb__host_fn_t fn) {
+  uint32_t st = mb__graph_step(g, label, MB_PHASE_SETUP, op, params, args);
+  if (g->status == MB_OK) g->steps[st].host = fn;
+  return st;
+}
+
 double mb__graph_flop(const mb__graph_t *g) {
   double f = 0;
   for (uint32_t i = 0; i < g->num_steps; i++)

@@ -12,8 +12,10 @@
 
 #include "ops/op_internal.h"
 
-#define MB__GRAPH_MAX_BUFS 48
-#define MB__GRAPH_MAX_STEPS 40
+/* A transformer block under an HQQ recipe: 6 layers of 5 steps and 8
+ * buffers each, beside the norms, attention and residuals. */
+#define MB__GRAPH_MAX_BUFS 96
+#define MB__GRAPH_MAX_STEPS 64
 /* An argument slot that asks mb__graph_step for a new intermediate buffer
  * shaped as the step's operand. */
 #define MB__NEW UINT32_MAX
@@ -30,12 +32,21 @@ typedef struct mb__gbuf {
   double value;
 } mb__gbuf_t;
 
+/* A step the core computes on the host instead of a backend kernel: setup
+ * only (weight preparation no device library has, HQQ's solver), its
+ * inputs copied back from the device and its outputs uploaded. `note`: a
+ * line for the result ("" none). */
+typedef mb_status_t (*mb__host_fn_t)(const mb_op_params_t *p,
+                                     const void *const *in, void *const *out,
+                                     char *note, size_t cap);
+
 typedef struct mb__gstep {
   const char *label; /* static: "quantize activations", "gemm" */
   const mb_op_t *op;
   mb_op_params_t params; /* resolved */
   uint32_t arg[8];       /* buffer of each operand role (inputs, outputs) */
   mb_phase_t phase;      /* setup steps run once, untimed */
+  mb__host_fn_t host;    /* NULL: a backend kernel runs it */
 } mb__gstep_t;
 
 typedef struct mb__graph {
@@ -64,6 +75,10 @@ uint32_t mb__graph_unit(mb__graph_t *g);
 uint32_t mb__graph_step(mb__graph_t *g, const char *label, mb_phase_t phase,
                         const mb_op_t *op, const mb_op_params_t *params,
                         const uint32_t *args);
+/* A setup step the core runs on the host with `fn` (mb__host_fn_t). */
+uint32_t mb__graph_host_step(mb__graph_t *g, const char *label,
+                             const mb_op_t *op, const mb_op_params_t *params,
+                             const uint32_t *args, mb__host_fn_t fn);
 /* Buffer wired to operand `role` of step `step`. */
 static inline uint32_t mb__graph_arg(const mb__graph_t *g, uint32_t step,
                                      uint32_t role) {
@@ -94,6 +109,15 @@ void mb__graph_linear(mb__graph_t *g, const mb_op_params_t *p,
 void mb__graph_linear_backward(mb__graph_t *g, const mb_op_params_t *p,
                                const mb__linear_io_t *io, uint32_t dy,
                                uint32_t dx, uint32_t dw);
+
+/* HQQ's weight preparation of W[K,N] (hp) in groups of `group` along K, a
+ * host setup step (hqq_step.c): its outputs, by role 1..4, are Q (i4,
+ * K x N), the scales (f32, K/g x N), the zero-point offsets (hp, K/g x N)
+ * and the group-sum matrix G (hp, K x K/g). Returns the step. */
+extern const mb_op_t mb__op_hqq_weights;
+uint32_t mb__graph_hqq_weights(mb__graph_t *g, const char *label, uint32_t w,
+                               int64_t k, int64_t n, mb_dtype_t hp,
+                               int64_t group);
 
 /* FLOP and bytes of a graph's timed steps (the composites' models). */
 double mb__graph_flop(const mb__graph_t *g);

@@ -34,12 +34,13 @@ static void quantize_step(mb__graph_t *g, const char *label, mb_phase_t phase,
   *sc = mb__graph_arg(g, st, 2);
 }
 
-/* D[m,n] = A[m,k] . B[k,n] (+ scales) into buffer d. */
-static void gemm_step(mb__graph_t *g, const char *label, mb_phase_t phase,
-                      const mb_op_params_t *gp, uint32_t a, uint32_t b,
-                      uint32_t sa, uint32_t sb, uint32_t d) {
+/* D[m,n] = A[m,k] . B[k,n] (+ scales) into buffer d (MB__NEW: a new one);
+ * the step. */
+static uint32_t gemm_step(mb__graph_t *g, const char *label, mb_phase_t phase,
+                          const mb_op_params_t *gp, uint32_t a, uint32_t b,
+                          uint32_t sa, uint32_t sb, uint32_t d) {
   const uint32_t args[5] = {a, b, sa, sb, d};
-  mb__graph_step(g, label, phase, &mb__op_gemm, gp, args);
+  return mb__graph_step(g, label, phase, &mb__op_gemm, gp, args);
 }
 
 static mb_op_params_t gemm_params(int64_t m, int64_t k, int64_t n, mb_dtype_t a,
@@ -59,13 +60,15 @@ static mb_op_params_t gemm_params(int64_t m, int64_t k, int64_t n, mb_dtype_t a,
  * uses ("" for a lone layer). */
 typedef struct layer_labels {
   const char *name;
-  const char *qa, *qw, *dq, *gemm;
+  const char *qa, *qw, *dq, *gemm, *hqq, *gsum, *zgemm, *zadd;
 } layer_labels_t;
 
-#define LABELS(key, prefix)                                        \
-  {                                                                \
-    key, prefix "quantize activations", prefix "quantize weights", \
-        prefix "dequantize weights", prefix "gemm"                 \
+#define LABELS(key, prefix)                                               \
+  {                                                                       \
+    key, prefix "quantize activations", prefix "quantize weights",        \
+        prefix "dequantize weights", prefix "gemm", prefix "HQQ weights", \
+        prefix "group sums of X", prefix "zero points: gemm",             \
+        prefix "zero points: add"                                         \
   }
 
 static const layer_labels_t k_labels[] = {
@@ -80,6 +83,41 @@ static const layer_labels_t *labels(const char *name) {
   return &k_labels[0];
 }
 
+/* A layer whose weights carry zero points (HQQ, hqq_step.c): weights
+ * w = Q s + zao prepared on the host, then
+ *   Y = X . (Q s) + (X . G) . Zao
+ * the i4 GEMM int4wo-{g} runs, and the zero points' GEMM of inner size
+ * K/g on X's group sums. Inference only (weight-only recipes do not
+ * train). */
+static void zero_point_linear(mb__graph_t *g, const mb__recipe_row_t *r,
+                              const layer_labels_t *l,
+                              const mb__linear_io_t *io, mb_dtype_t hp) {
+  const int64_t kg = io->k / r->w_scale.block[1];
+  const uint32_t h = mb__graph_hqq_weights(g, l->hqq, io->w, io->k, io->n, hp,
+                                           r->w_scale.block[1]);
+  const uint32_t unit = mb__graph_unit(g);
+  mb_op_params_t gp = gemm_params(io->m, io->k, io->n, hp, r->wq, hp);
+  gp.scale_b = r->w_scale;
+  const uint32_t qs =
+      gemm_step(g, l->gemm, MB_PHASE_FORWARD, &gp, io->x,
+                mb__graph_arg(g, h, 1), unit, mb__graph_arg(g, h, 2), MB__NEW);
+  gp = gemm_params(io->m, io->k, kg, hp, hp, hp);
+  const uint32_t sums = gemm_step(g, l->gsum, MB_PHASE_FORWARD, &gp, io->x,
+                                  mb__graph_arg(g, h, 4), unit, unit, MB__NEW);
+  gp = gemm_params(io->m, kg, io->n, hp, hp, hp);
+  const uint32_t zp =
+      gemm_step(g, l->zgemm, MB_PHASE_FORWARD, &gp, mb__graph_arg(g, sums, 4),
+                mb__graph_arg(g, h, 3), unit, unit, MB__NEW);
+  mb_op_params_t ap = MB_OP_PARAMS_INIT;
+  ap.ndim = 2;
+  ap.shape[0] = io->m;
+  ap.shape[1] = io->n;
+  ap.dtype = hp;
+  const uint32_t args[3] = {mb__graph_arg(g, qs, 4), mb__graph_arg(g, zp, 4),
+                            io->y};
+  mb__graph_step(g, l->zadd, MB_PHASE_FORWARD, &mb__op_add, &ap, args);
+}
+
 void mb__graph_linear(mb__graph_t *g, const mb_op_params_t *p,
                       mb__linear_io_t *io) {
   const mb__recipe_row_t *r = mb__recipe_row((mb_recipe_t)p->recipe);
@@ -92,6 +130,10 @@ void mb__graph_linear(mb__graph_t *g, const mb_op_params_t *p,
     uint32_t unit = mb__graph_unit(g);
     gemm_step(g, l->gemm, MB_PHASE_FORWARD, &gp, io->x, io->w, unit, unit,
               io->y);
+    return;
+  }
+  if (r->prep == MB__WPREP_HQQ) {
+    zero_point_linear(g, r, l, io, hp);
     return;
   }
   uint32_t wq, ws;

@@ -11,6 +11,12 @@
  *   float8dq-tensor e4m3 per tensor       e4m3 per tensor       fp8 GEMM
  *   float8dq-row    e4m3 per row          e4m3 per channel      fp8 GEMM
  *   float8-block    e4m3 1x128            e4m3 128x128          fp8 GEMM
+ *   int4wo-g-hqq    hp                    u4 groups of g, HQQ   i4 GEMM + zp
+ *   gemlitewo-4-g   hp                    as int4wo-g-hqq       i4 GEMM + zp
+ *   gemlitewo-8-g   hp                    i8 groups of g on K   dequant + GEMM
+ *
+ * "+ zp": the zero points' term, (X . G) . Zao, a GEMM of inner size K/g
+ * on X's group sums, added to the i4 GEMM's output (models/hqq_step.c).
  *
  * "Per channel" is one scale per output column n of W (COL); a group of g
  * runs along K (a g x 1 block of W). Weights are quantized once in a setup
@@ -70,6 +76,10 @@
  * float8-block 28.5-28.8; int4wo-64 19.2-19.3 and the ln_linear models
  * (relu, sigmoid, gelu at 256x512x512, seed 42) at or above linear's
  * (ln_linear_gelu: baseline 50.0, int8wo 41.2, int8dq 38.7, float8 28.1).
+ * HQQ (asymmetric, HQQ zero points; gemlitewo-4-g identical): int4wo-32-hqq
+ * 22.2-22.7, -64 21.1-21.5, -128 19.7-20.4, -256 19.1-19.5; gemlitewo-8-g
+ * (i8 groups): 32 43.7-44.8, 64 43.0-44.0, 128 42.5-43.4, 256 42.5-42.9
+ * (2026-11-26, the same shapes and seeds).
  * A broken kernel (a lost scale or transpose) lands near 0 dB.
  * docs/ops.md, "Models". */
 static const mb__recipe_row_t k_recipes[MB_RECIPE_COUNT] = {
@@ -120,6 +130,55 @@ static const mb__recipe_row_t k_recipes[MB_RECIPE_COUNT] = {
                                 "weight blocks",
                                 MB_DTYPE_F8E4M3, BLOCK_S(128, 128),
                                 MB_DTYPE_F8E4M3, BLOCK_S(1, 128), 0, 25.0},
+#define HQQ_ROW(g, floor)                                         \
+  {                                                               \
+    "int4wo-" #g "-hqq",                                          \
+        "u4 weights in groups of " #g                             \
+        " along K, HQQ scales and zero points, "                  \
+        "hp GEMM",                                                \
+        MB_DTYPE_I4, GROUP_S(g), MB_DTYPE_NONE, NONE_S, 0, floor, \
+        MB__WPREP_HQQ, NULL                                       \
+  }
+    [MB_RECIPE_INT4WO_32_HQQ] = HQQ_ROW(32, 19.0),
+    [MB_RECIPE_INT4WO_64_HQQ] = HQQ_ROW(64, 18.0),
+    [MB_RECIPE_INT4WO_128_HQQ] = HQQ_ROW(128, 16.5),
+    [MB_RECIPE_INT4WO_256_HQQ] = HQQ_ROW(256, 16.0),
+/* gemlite packs 4-bit weights asymmetric with HQQ's zero points and 8-bit
+ * ones symmetric (GemliteUIntXWeightOnlyConfig: use_hqq for 4 bits);
+ * packing is storage only, so the values are those of int4wo-{g}-hqq and
+ * of int8 groups, run on our i4 GEMM and our i8 dequantize + GEMM. */
+#define GEMLITE_NOTE(path)                                    \
+  "gemlite's bit-packed weights run on libmicrobench's " path \
+  ", not on gemlite's Triton kernels"
+#define GEMLITE4_ROW(g, floor)                                         \
+  {                                                                    \
+    "gemlitewo-4-" #g,                                                 \
+        "gemlite u4 weights in groups of " #g                          \
+        " along K (HQQ zero points) on "                               \
+        "our i4 GEMM",                                                 \
+        MB_DTYPE_I4, GROUP_S(g), MB_DTYPE_NONE, NONE_S, 0, floor,      \
+        MB__WPREP_HQQ,                                                 \
+        GEMLITE_NOTE(                                                  \
+            "i4 weight-only GEMM with HQQ zero points (int4wo-g-hqq)") \
+  }
+#define GEMLITE8_ROW(g, floor)                                                \
+  {                                                                           \
+    "gemlitewo-8-" #g,                                                        \
+        "gemlite i8 weights in groups of " #g                                 \
+        " along K, dequantized + hp "                                         \
+        "GEMM",                                                               \
+        MB_DTYPE_I8, GROUP_S(g), MB_DTYPE_NONE, NONE_S, 1, floor,             \
+        MB__WPREP_RTN,                                                        \
+        GEMLITE_NOTE("i8 weight-only path (dequantize + hp GEMM, as int8wo)") \
+  }
+    [MB_RECIPE_GEMLITEWO_4_32] = GEMLITE4_ROW(32, 19.0),
+    [MB_RECIPE_GEMLITEWO_4_64] = GEMLITE4_ROW(64, 18.0),
+    [MB_RECIPE_GEMLITEWO_4_128] = GEMLITE4_ROW(128, 16.5),
+    [MB_RECIPE_GEMLITEWO_4_256] = GEMLITE4_ROW(256, 16.0),
+    [MB_RECIPE_GEMLITEWO_8_32] = GEMLITE8_ROW(32, 40.0),
+    [MB_RECIPE_GEMLITEWO_8_64] = GEMLITE8_ROW(64, 40.0),
+    [MB_RECIPE_GEMLITEWO_8_128] = GEMLITE8_ROW(128, 39.0),
+    [MB_RECIPE_GEMLITEWO_8_256] = GEMLITE8_ROW(256, 39.0),
 };
 
 const mb__recipe_row_t *mb__recipe_row(mb_recipe_t r) {
@@ -145,7 +204,7 @@ int mb_recipe_trains(mb_recipe_t r) {
 }
 
 mb_status_t mb_recipe_from_name(const char *name, mb_recipe_t *out) {
-  char valid[256] = "";
+  char valid[512] = "";
   size_t len = 0;
   for (int r = 0; r < MB_RECIPE_COUNT; r++) {
     if (name && !strcmp(name, k_recipes[r].name)) {

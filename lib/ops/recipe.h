@@ -6,6 +6,11 @@
 #include "internal.h"
 #include "microbench/model.h"
 
+/* How a recipe's weights are quantized: op quantize (symmetric, absmax
+ * round-to-nearest) in a setup step, or HQQ's solver on the host
+ * (models/hqq_step.c: unsigned with zero points). */
+typedef enum mb__wprep { MB__WPREP_RTN = 0, MB__WPREP_HQQ } mb__wprep_t;
+
 typedef struct mb__recipe_row {
   const char *name, *summary;
   mb_dtype_t wq;        /* weights' dtype; NONE: high precision */
@@ -14,6 +19,8 @@ typedef struct mb__recipe_row {
   mb_scaling_t a_scale; /* on X as the GEMM's A operand */
   int dequant;          /* weights dequantized to hp before an hp GEMM */
   double min_sqnr_db;   /* see mb_recipe_min_sqnr_db */
+  mb__wprep_t prep;
+  const char *kernel_note; /* the result's "kernel" note; NULL: none */
 } mb__recipe_row_t;
 
 /* The row of recipe r; NULL when r is not a recipe. */

@@ -17,7 +17,11 @@ TORCHAO = os.path.join(HERE, "..", "configs", "torchao")
 QUICK = ["--samples", "2", "--warmup", "0"]
 RECIPES = ("baseline, int8wo, int8dq, int4wo-32, int4wo-64, int4wo-128, "
            "int4wo-256, float8wo, float8dq-tensor, float8dq-row, "
-           "float8-block")
+           "float8-block, int4wo-32-hqq, int4wo-64-hqq, int4wo-128-hqq, "
+           "int4wo-256-hqq, gemlitewo-4-32, gemlitewo-4-64, gemlitewo-4-128, "
+           "gemlitewo-4-256, gemlitewo-8-32, gemlitewo-8-64, gemlitewo-8-128, "
+           "gemlitewo-8-256")
+HQQ_GEMLITE = RECIPES.split(", ")[11:]
 
 
 def mbench(*args, cwd=None):
@@ -208,6 +212,30 @@ class TorchaoConfigs(unittest.TestCase):
             self.assertEqual(row["accuracy_pass"], "true")
             self.assertNotEqual(row["speedup_vs_baseline"], "")
             self.assertEqual(row["backward_ns"], "")
+
+    def test_hqq_and_gemlite_recipes(self):
+        """Every int4wo-{g}-hqq and gemlitewo-{bits}-{g} of a torchao file
+        plans (--dry-run lists each) and runs checked on the cpu; HQQ says
+        what its weights cost to prepare, gemlite which kernels ran."""
+        path = os.path.join(TORCHAO, "hqq_gemlite_cpu.yml")
+        p = mbench("run", "--config", path, "--backend", "cpu", "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in HQQ_GEMLITE:
+            self.assertIn(f"small/64x256x128/{name} ", p.stdout, name)
+        p, rs = self.run_config("hqq_gemlite_cpu.yml")
+        check_speedups(self, rs, ["baseline"] + HQQ_GEMLITE)
+        for r in rs:
+            check_accuracy(self, r)
+            notes = r.get("kernel", {})
+            if "hqq" in r["recipe"] or "gemlitewo-4" in r["recipe"]:
+                self.assertRegex(notes["weight_prep"],
+                                 r"^HQQ weights: \d+ solver rounds, weight "
+                                 r"error .* 0\.\d+ \(int4wo's round-to-"
+                                 r"nearest: 0\.\d+\)$")
+                self.assertIn("core", [s["impl"] for s in r["steps"]])
+            if "gemlite" in r["recipe"]:
+                self.assertIn("not on gemlite's Triton kernels",
+                              notes["recipe_kernel"])
 
     def test_readme_training(self):
         p, rs = self.run_config(
