@@ -69,7 +69,9 @@ class Ops(unittest.TestCase):
         runs = {op: m.group(1).split(", ") for op, m in graph.items() if m}
         self.assertEqual(sorted(runs), ["linear", "linear_training",
                                         "ln_linear", "transformer_block"])
-        self.assertEqual(runs["linear"], ["dequantize", "gemm", "quantize"])
+        # add: the HQQ recipes' zero-point term (lib/models/layer_graph.c)
+        self.assertEqual(runs["linear"],
+                         ["add", "dequantize", "gemm", "quantize"])
         for prim in ("attention", "rmsnorm", "gemm", "add"):
             self.assertIn(prim, runs["transformer_block"])
         for op, prims in runs.items():
