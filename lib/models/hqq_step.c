@@ -17,6 +17,7 @@
 
 #include "dtype_internal.h"
 #include "models/model_ops.h"
+#include "ops/eltwise.h"
 #include "ops/hqq.h"
 
 enum { H_W, H_Q, H_S, H_Z, H_G };
@@ -24,7 +25,6 @@ enum { H_W, H_Q, H_S, H_Z, H_G };
 static const char *const k_dims[] = {"K", "N"};
 static const char *const k_operands[] = {"W", "Q", "scale", "zero_offset",
                                          "group_sum"};
-static const mb_dtype_t k_hp[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
 
 static int64_t group(const mb_op_params_t *p) {
   return p->scale_a.block[0];
@@ -38,8 +38,8 @@ static mb_status_t hqq_resolve(mb_op_params_t *p) {
                     "hqq_weights: groups of %lld along K do not divide K = "
                     "%lld; choose a K that is a multiple of the group",
                     (long long)g, (long long)p->shape[0]);
-  return mb__check_dtype(&mb__op_hqq_weights, "dtype", p->dtype, k_hp,
-                         sizeof k_hp / sizeof *k_hp);
+  return mb__check_dtype(&mb__op_hqq_weights, "dtype", p->dtype, mb__elt_float,
+                         MB__ELT_COUNT(mb__elt_float));
 }
 
 static void hqq_operand(const mb_op_params_t *p, uint32_t role,
@@ -59,11 +59,6 @@ static double zero(const mb_op_params_t *p) {
   return 0.0;
 }
 
-static int never(const mb_op_params_t *p) {
-  (void)p;
-  return 0;
-}
-
 const mb_op_t mb__op_hqq_weights = {
     .name = "hqq_weights",
     .summary = "HQQ: u4 weights, scales and zero points of W (host, setup)",
@@ -75,13 +70,13 @@ const mb_op_t mb__op_hqq_weights = {
     .num_inputs = 1,
     .num_outputs = 4,
     .operand_names = k_operands,
-    .dtypes = k_hp,
-    .num_dtypes = sizeof k_hp / sizeof *k_hp,
+    .dtypes = mb__elt_float,
+    .num_dtypes = MB__ELT_COUNT(mb__elt_float),
     .resolve = hqq_resolve,
     .operand = hqq_operand,
     .flop = zero,
     .bytes = zero,
-    .reads_output = never,
+    .reads_output = mb__elt_never_reads_output,
 };
 
 /* The tinygemm form of HQQ's result into the outputs; the HQQ weight error
