@@ -145,7 +145,8 @@ class Names(unittest.TestCase):
         self.assertIn("gemm_fp8_rowwise", ops)  # aliases too
         self.assertEqual(len(ops), len(set(ops)))
         self.assertEqual(self.names("dtypes"), [
-            "f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i8", "i4", "i32"])
+            "f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i8", "i4", "i32",
+            "e8m0"])
         recipes = mbench("list", "recipes").stdout.splitlines()[1:]
         self.assertEqual(self.names("recipes"), [l.split()[0] for l in recipes])
         self.assertIn("ln_linear_gelu", self.names("models"))
