@@ -366,6 +366,10 @@ static mb_status_t fp8_scales(const mb_cuda_device_t *d,
   char ba[48], bb[48], what[128];
   snprintf(what, sizeof what, "scale_a %s / scale_b %s",
            side_name(p, &a, ba, sizeof ba), side_name(p, &b, bb, sizeof bb));
+  /* First: e8m0 bytes are never one of the f32 modes below, whatever the
+   * blocks. */
+  if (p->dtype_scale == MB_DTYPE_E8M0)
+    return mx_scales(d, p, pl, MB_LT_SC_MX32, why, cap);
   if (scalar(&a) && scalar(&b)) {
     set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_CALL, n,
              k);
@@ -373,8 +377,6 @@ static mb_status_t fp8_scales(const mb_cuda_device_t *d,
              k);
     return MB_OK;
   }
-  if (p->dtype_scale == MB_DTYPE_E8M0)
-    return mx_scales(d, p, pl, MB_LT_SC_MX32, why, cap);
   const int outer_vec = a.bk == k && b.bk == k;
   /* MXFP8 first: its reason is not the compute capability. */
   if (!outer_vec && (a.bk % 128 || b.bk % 128) && (a.bk == 32 || b.bk == 32))
@@ -598,6 +600,13 @@ mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
         "bf16, f16), not %s x %s%s",
         dname(p->dtype), dname(p->dtype_b),
         (p->flags & MB_PARAM_QUANTIZE_INPUTS) ? " quantize-inputs" : "");
+  /* cuBLASLt applies scales in its epilogue; the explicit pass after an
+   * unscaled product is the shared kernel's (gpu_gemm_qi.cu). */
+  if (p->flags & MB_PARAM_EXPLICIT_DEQUANT)
+    return refuse(why, cap,
+                  "explicit_dequant (an unscaled f32 product, then the scales "
+                  "in a pass of their own): cuBLASLt fuses the scales into "
+                  "its epilogue; --impl native runs it");
   if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
     st = plan_qi(d, p, pl, why, cap);
   else if (is_fp8(p->dtype))

@@ -321,6 +321,12 @@ static mb_status_t common_declines(const lib_desc_t *lib,
                   "i8 GEMM is the exact i8 x i8 -> i32 and applies no scale "
                   "vectors; " NATIVE,
                   dname(p->dtype_out), lib->name);
+  /* Its scale pointers hold f32: e8m0 bytes read as such would be wrong. */
+  if (p->dtype_scale == MB_DTYPE_E8M0)
+    return refuse(why, cap,
+                  "e8m0 scales (MXFP8): this backend hands %s f32 scales "
+                  "only; " NATIVE,
+                  lib->name);
   return MB_OK;
 }
 
