@@ -86,6 +86,12 @@ static const conf_case_t k_cases[] = {
     {"gemm_int8", S3(16, 64, 16), N, N, "f32", N, "tensor", "tensor", N, 0},
     {"gemm_fp8_rowwise", S3(32, 64, 48), N, N, N, "i8", N, N, N, 0},
     {"gemm_fp8_rowwise", S3(32, 64, 48), "f32", N, "f32", "i8", N, N, N, 0},
+    /* the scales applied by a pass of their own after an f32 product */
+    {"gemm_fp8_rowwise_w_dequantize", S3(33, 64, 17), N, N, N, N, N, N, N, 0},
+    {"gemm", S3(40, 96, 24), "f32", N, "f16", "f8e5m2", "tensor", "col", N,
+     MB_PARAM_QUANTIZE_INPUTS | MB_PARAM_EXPLICIT_DEQUANT},
+    {"gemm", S3(32, 64, 48), "bf16", N, "f32", "i8", "row", "tensor", N,
+     MB_PARAM_QUANTIZE_INPUTS | MB_PARAM_EXPLICIT_DEQUANT},
     {"gemm_int4", S3(16, 256, 24), N, N, N, N, N, N, N, 0},
     {"gemm_int4", S3(9, 64, 40), "f32", N, "f32", N, N, "group:32", N, 0},
     /* quantize / dequantize */

@@ -3,7 +3,9 @@
  * quantize-inputs (gemm_fp8_rowwise): quantize A and B inside the timed run
  * with the quantize kernels' code (bit-exact semantics), then hand the
  * quantized operands and their scale grids to the fp8 or i8 kernel of the
- * same implementation. */
+ * same implementation — or, with explicit dequantization
+ * (gemm_fp8_rowwise_w_dequantize), the operands alone for an unscaled f32
+ * product, which a pass of its own then scales into D. */
 #include "cpu_gemm_scaled.h"
 
 #include <stdlib.h>
@@ -170,6 +172,11 @@ typedef struct qi {
   mb_kernel_run_fn run;
   void (*release)(void *);
   uint32_t (*notes)(void *, mb_kernel_note_t *, uint32_t);
+  /* Explicit dequantization: the request's plan (alpha, beta, D's dtype,
+   * the scale blocks), the f32 product and the row and column scales. */
+  mb_cpu_sgemm_plan_t outer;
+  float *acc, *rs, *cs;
+  unsigned threads;
 } qi_t;
 
 void mb__cpu_qi_release(void *kstate) {
@@ -182,7 +189,55 @@ void mb__cpu_qi_release(void *kstate) {
   free(q->b);
   free(q->ga);
   free(q->gb);
+  free(q->acc);
+  free(q->rs);
+  free(q->cs);
   free(q);
+}
+
+/* The inner GEMM writes the unscaled product in f32 into q->acc; run()
+ * scales it (explicit_dequant). */
+static mb_status_t explicit_dequant(mb_cpu_state_t *st, qi_t *q,
+                                    const mb_op_params_t *request) {
+  mb__cpu_sgemm_plan(request, &q->outer);
+  q->threads = st->threads;
+  const size_t m = (size_t)q->outer.m, n = (size_t)q->outer.n;
+  void *acc = NULL, *rs = NULL, *cs = NULL;
+  mb_status_t s = mb__cpu_alloc(st, m * n * sizeof(float), &acc);
+  if (s == MB_OK) s = mb__cpu_alloc(st, m * sizeof(float), &rs);
+  if (s == MB_OK) s = mb__cpu_alloc(st, n * sizeof(float), &cs);
+  q->acc = acc, q->rs = rs, q->cs = cs;
+  q->p.scale_a = q->p.scale_b = (mb_scaling_t){MB_SCALE_NONE, {0, 0}};
+  q->p.dtype_out = MB_DTYPE_F32;
+  q->p.alpha = 1.0, q->p.beta = 0.0;
+  q->p.flags &= ~MB_PARAM_EXPLICIT_DEQUANT;
+  return s;
+}
+
+/* D = acc (rs_i cs_j) + beta D, the scales' product first as the JAX
+ * suite's acc * (sx * sy); rows split across the threads. */
+static void dequant_pass(const qi_t *q, void *d) {
+  const mb_cpu_sgemm_plan_t *pl = &q->outer;
+  const mb_cpu_qrow_t *o = mb__cpu_qrow(pl->tout);
+  mb__cpu_sgemm_rowcol(pl, q->ga, q->gb, q->rs, q->cs);
+  const int64_t m = pl->m, n = pl->n;
+#pragma omp parallel num_threads(q->threads) if (m * n >= (1 << 15))
+  {
+    const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
+    float row[256], old[256];
+    for (int64_t i = m * t / nt; i < m * (t + 1) / nt; ++i)
+      for (int64_t j0 = 0; j0 < n; j0 += 256) {
+        const size_t w = (size_t)(n - j0 < 256 ? n - j0 : 256);
+        const size_t e0 = (size_t)(i * n + j0);
+        for (size_t j = 0; j < w; ++j)
+          row[j] = q->acc[e0 + j] * (q->rs[i] * q->cs[j0 + j]);
+        if (pl->beta != 0.0f) { /* beta == 0 must not read D */
+          o->load(old, d, e0, w);
+          for (size_t j = 0; j < w; ++j) row[j] += pl->beta * old[j];
+        }
+        o->store(d, e0, row, w);
+      }
+  }
 }
 
 static mb_status_t alloc_qi(mb_cpu_state_t *st, qi_t *q) {
@@ -233,8 +288,10 @@ static mb_status_t qi_prepare(
   q->p.dtype = q->p.dtype_b = q->p.dtype_q;
   q->p.dtype_q = MB_DTYPE_NONE;
   q->p.flags &= ~(MB_PARAM_QUANTIZE_INPUTS | MB_PARAM_STATIC);
+  if (s == MB_OK && (call->params->flags & MB_PARAM_EXPLICIT_DEQUANT))
+    s = explicit_dequant(st, q, call->params);
   q->ins[0] = q->a, q->ins[1] = q->b, q->ins[2] = q->ga, q->ins[3] = q->gb;
-  q->outs[0] = call->out[0];
+  q->outs[0] = q->acc ? q->acc : call->out[0];
   /* The quantized operands and their grids are written inside the run. */
   q->call = (mb_kernel_call_t){sizeof q->call, &q->p, q->ins,       4,
                                q->outs,        1,     call->device, 0xfu};
@@ -255,8 +312,13 @@ mb_status_t mb__cpu_qi_run(void *kstate, const mb_kernel_call_t *call) {
   qi_t *q = kstate;
   mb__cpu_quant_run(&q->qa, call->in[0], q->a, q->ga);
   mb__cpu_quant_run(&q->qb, call->in[1], q->b, q->gb);
-  q->outs[0] = call->out[0];
-  return q->run(q->inner, &q->call);
+  if (!q->acc) {
+    q->outs[0] = call->out[0];
+    return q->run(q->inner, &q->call);
+  }
+  const mb_status_t s = q->run(q->inner, &q->call);
+  if (s == MB_OK) dequant_pass(q, call->out[0]);
+  return s;
 }
 
 uint32_t mb__cpu_qi_notes(void *kstate, mb_kernel_note_t *out, uint32_t max) {

@@ -3,7 +3,9 @@
  * (f8e4m3, f8e5m2, i8) inside the timed run by the shared quantize kernel
  * (dynamic absmax with the request's scalings, exactly the op's semantics),
  * then the native kernel multiplies the quantized operands with their
- * scales (gpu_gemm.cuh).
+ * scales (gpu_gemm.cuh) — or, with explicit dequantization
+ * (gemm_fp8_rowwise_w_dequantize), without them into an f32 product that a
+ * kernel of its own then scales into D.
  *
  * The quantized A and B and their scale grids need device memory: the
  * kernel's own, allocated in prepare and freed in release (untimed) through
@@ -27,7 +29,46 @@ typedef struct qi_kernel {
   void *q_in[2][1];
   void *q_out[2][2];
   mb_kernel_call_t qcall[2];
+  /* Explicit dequantization: the request (alpha, beta, D's dtype, the
+   * scale blocks) and the unscaled f32 product; NULL otherwise. */
+  mb_op_params_t outer;
+  float *acc;
 } qi_kernel_t;
+
+enum { DQ_BLOCK = 256 };
+
+/* D = acc ((alpha sa_i) sb_j) + beta D: row i's scale, column j's (the
+ * scales hold along all of K: resolve checked), the scales' product first
+ * as the JAX suite's acc * (sx * sy); the CPU's pass rounds the same way. */
+__global__ void __launch_bounds__(DQ_BLOCK)
+    dequant_kernel(const float *__restrict__ acc, const float *__restrict__ ga,
+                   const float *__restrict__ gb, void *d, mb_dtype_t tout,
+                   size_t m, size_t n, size_t bma, size_t bnb, float alpha,
+                   float beta) {
+  const size_t total = m * n, stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += stride) {
+    const size_t i = e / n, j = e % n;
+    float v = acc[e] * ((alpha * ga[i / bma]) * gb[j / bnb]);
+    if (beta != 0.0f) v += beta * mb_gpu_load(tout, d, e); /* else unread */
+    mb_gpu_store(tout, d, e, v);
+  }
+}
+
+mb_status_t dequant(const qi_kernel_t *k, void *d) {
+  const mb_op_params_t *p = &k->outer;
+  const size_t m = (size_t)p->shape[0], n = (size_t)p->shape[2];
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(k->env, "gemm dequantize", dequant_kernel, DQ_BLOCK, 0,
+                  (m * n + DQ_BLOCK - 1) / DQ_BLOCK, 1, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(dequant_kernel, grid, DQ_BLOCK, 0,
+                (mb_gpu_stream_t)k->env->stream, k->acc, k->grid[0], k->grid[1],
+                d, p->dtype_out, m, n, (size_t)p->scale_a.block[0],
+                (size_t)p->scale_b.block[1], (float)p->alpha, (float)p->beta);
+  return mb__gpu_launched(k->env, "gemm dequantize");
+}
 
 /* Quantization of one side: A (M x K) with scale_a, or B (K x N) with
  * scale_b, not transposed (the kernel reads B as K x N). */
@@ -99,6 +140,7 @@ extern "C" void mb__gpu_gemm_qi_release(void *kstate) {
     if (k->q[side]) k->env->scratch_free(k->env, k->q[side]);
     if (k->grid[side]) k->env->scratch_free(k->env, k->grid[side]);
   }
+  if (k->acc) k->env->scratch_free(k->env, k->acc);
   free(k);
 }
 
@@ -135,11 +177,26 @@ extern "C" mb_status_t mb__gpu_gemm_qi_prepare(void *bstate,
   k->p.dtype = k->p.dtype_b = p->dtype_q;
   k->p.dtype_q = MB_DTYPE_NONE;
   k->p.flags &= ~(MB_PARAM_QUANTIZE_INPUTS | MB_PARAM_STATIC);
+  if (p->flags & MB_PARAM_EXPLICIT_DEQUANT) { /* an unscaled f32 product */
+    k->outer = *p;
+    void *acc = NULL;
+    st = env->scratch_alloc(
+        env, (size_t)p->shape[0] * (size_t)p->shape[2] * sizeof(float), &acc);
+    k->acc = (float *)acc;
+    k->p.scale_a = k->p.scale_b = mb_scaling_t{MB_SCALE_NONE, {0, 0}};
+    k->p.dtype_out = MB_DTYPE_F32;
+    k->p.alpha = 1.0, k->p.beta = 0.0;
+    k->p.flags &= ~MB_PARAM_EXPLICIT_DEQUANT;
+    if (st != MB_OK) {
+      mb__gpu_gemm_qi_release(k);
+      return st;
+    }
+  }
   *kstate = k;
   return MB_OK;
 }
 
-/* Timed: quantize A, quantize B, multiply. */
+/* Timed: quantize A, quantize B, multiply (and, explicitly, dequantize). */
 extern "C" mb_status_t mb__gpu_gemm_qi_run(void *kstate,
                                            const mb_kernel_call_t *call) {
   qi_kernel_t *k = (qi_kernel_t *)kstate;
@@ -155,6 +212,7 @@ extern "C" mb_status_t mb__gpu_gemm_qi_run(void *kstate,
   if (st != MB_OK) return st;
   mb_gg_args_t g;
   mb_gg_plan(&k->p, k->q[SIDE_A], k->q[SIDE_B], k->grid[SIDE_A],
-             k->grid[SIDE_B], call->out[0], &g);
-  return mb_gg_launch(k->env, k->p.dtype, k->p.dtype_b, &g);
+             k->grid[SIDE_B], k->acc ? k->acc : call->out[0], &g);
+  st = mb_gg_launch(k->env, k->p.dtype, k->p.dtype_b, &g);
+  return st == MB_OK && k->acc ? dequant(k, call->out[0]) : st;
 }

@@ -125,6 +125,12 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
   1024u /* h2d, d2h: the host buffer is page-locked (pinned: the DMA engine \
            reads or writes it directly) instead of pageable memory (staged \
            through the driver's pinned bounce buffers) */
+#define MB_PARAM_EXPLICIT_DEQUANT                                        \
+  2048u /* gemm with MB_PARAM_QUANTIZE_INPUTS: the product of the        \
+           quantized operands is written unscaled in f32, then a second \
+           pass applies A's row and B's column scales (and alpha, beta)  \
+           into D — the JAX suite's gemm_fp8_rowwise_w_dequantize —      \
+           instead of the GEMM's epilogue doing it */
 
 /* Every MB_PARAM_* flag, one row each. Everything that names the flags
  * reads this list: the op's check that a flag applies, a result's params
@@ -178,7 +184,11 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
     "use_fast_accum (cuBLASLt)")                                              \
   X(PINNED, PINNED, "pinned", "pinned", 0, "pinned", "pinned",                \
     OPTION_AND_CONFIG, "pinned",                                              \
-    "h2d, d2h: page-locked host memory (default: pageable)")
+    "h2d, d2h: page-locked host memory (default: pageable)")                 \
+  X(EXPLICIT_DEQUANT, QUANT, "explicit_dequant", "explicit_dequant", 0,      \
+    "explicit_dequant", "dequant", OPTION_AND_CONFIG, "explicit-dequant",    \
+    "gemm quantize-inputs: unscaled product in f32, then the scales in a "   \
+    "pass of their own (gemm_fp8_rowwise_w_dequantize)")
 /* clang-format on */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's

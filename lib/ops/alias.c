@@ -40,6 +40,12 @@ static void gemm_fp8_rowwise(mb_op_params_t *p) {
   set_scaling(&p->scale_a, MB_SCALE_ROW, 0, 0);
   set_scaling(&p->scale_b, MB_SCALE_COL, 0, 0);
 }
+/* The JAX suite's gemm_fp8_rowwise_w_dequantize: the fp8 product
+ * accumulated to f32 unscaled, then acc * (sa * sb) cast to bf16. */
+static void gemm_fp8_rowwise_w_dequantize(mb_op_params_t *p) {
+  gemm_fp8_rowwise(p);
+  p->flags |= MB_PARAM_EXPLICIT_DEQUANT;
+}
 /* The JAX suite's static GEMMs quantize with calibration "fixed, -224,
  * 224": every scale is 224 / 448 (e4m3's largest finite), given rather
  * than computed, so the timed work has no absmax pass. */
@@ -139,6 +145,9 @@ static const mb__alias_t k_aliases[] = {
     {"gemm_fp8_rowwise", "gemm", gemm_fp8_rowwise,
      "bf16 A, B quantized to fp8 by rows/columns inside the op, scales "
      "applied (JAX suite)"},
+    {"gemm_fp8_rowwise_w_dequantize", "gemm", gemm_fp8_rowwise_w_dequantize,
+     "gemm_fp8_rowwise with the scales applied after the product, by a pass "
+     "of their own over its f32 result (JAX suite)"},
     {"gemm_fp8_rowwise_static_scaling", "gemm", gemm_fp8_rowwise_static,
      "gemm_fp8_rowwise with every scale given (static, 0.5 = 224/448: no "
      "absmax pass; JAX suite)"},

@@ -197,6 +197,30 @@ static mb_status_t check_fast_accum(const mb_op_params_t *p) {
                   mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b));
 }
 
+/* Explicit dequantization (gemm_fp8_rowwise_w_dequantize): the unscaled
+ * product is written in f32 and a pass of its own multiplies row i by A's
+ * scale and column j by B's, so each scale must hold along all of K, and
+ * be an f32 one (e8m0 grids are MX's blocks of 32 along K). */
+static mb_status_t check_explicit_dequant(const mb_op_params_t *p) {
+  if (!(p->flags & MB_PARAM_EXPLICIT_DEQUANT)) return MB_OK;
+  if (!(p->flags & MB_PARAM_QUANTIZE_INPUTS))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: explicit_dequant goes with quantize-inputs (it "
+                    "applies the scales the op computes)");
+  const int64_t k = p->shape[GK];
+  if (p->scale_a.block[1] != k || p->scale_b.block[0] != k)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: explicit_dequant scales rows of the product by A's "
+                    "scales and columns by B's, so they must not change "
+                    "along K: A tensor or row, B tensor or col (got %s, %s)",
+                    mb_scale_mode_name(p->scale_a.mode),
+                    mb_scale_mode_name(p->scale_b.mode));
+  if (p->dtype_scale == MB_DTYPE_E8M0)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: explicit_dequant takes f32 scales, not e8m0");
+  return MB_OK;
+}
+
 static mb_status_t gemm_resolve(mb_op_params_t *p) {
   mb__default_dtypes(p, MB_DTYPE_F32);
   if (!isfinite(p->alpha) || !isfinite(p->beta))
@@ -241,7 +265,9 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
                     "gemm: tf32 applies to f32 x f32 only (got %s x %s)",
                     mb_dtype_name(p->dtype), mb_dtype_name(p->dtype_b));
   if ((st = check_fast_accum(p)) != MB_OK) return st;
-  if ((st = check_scaling(p)) != MB_OK) return st;
+  if ((st = check_scaling(p)) != MB_OK ||
+      (st = check_explicit_dequant(p)) != MB_OK)
+    return st;
   /* e8m0 scales are MX's: fp8 elements on both sides, both sides scaled.
    * quantize-inputs defaulted its scalings above; the element dtype A
    * stands for B's too (fp8_product checks both). */
@@ -307,9 +333,12 @@ static double gemm_bytes(const mb_op_params_t *p) {
   double m = (double)p->shape[GM], k = (double)p->shape[GK],
          n = (double)p->shape[GN];
   double d = mb__bytes(p->dtype_out, m * n);
+  /* Explicit dequantization writes the f32 product and reads it back. */
+  const double product =
+      (p->flags & MB_PARAM_EXPLICIT_DEQUANT) ? 2.0 * 4.0 * m * n : 0.0;
   return mb__bytes(p->dtype, m * k) + mb__bytes(p->dtype_b, k * n) +
          scale_bytes(p, ROLE_SA) + scale_bytes(p, ROLE_SB) + d +
-         (gemm_reads_output(p) ? d : 0.0);
+         (gemm_reads_output(p) ? d : 0.0) + product;
 }
 
 static void gemm_fill(const mb_op_params_t *p, uint32_t role, mb_fill_t *f) {

@@ -22,6 +22,9 @@ static const mb__jax_bench_t k_benches[] = {
      * 0.5, our alias's) and returns bf16; it takes no scale parameter. */
     {"gemm_fp8_rowwise_static_scaling", "gemm_fp8_rowwise_static_scaling",
      MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    /* acc * (sx * sy) after an unscaled f32 product, as the suite does. */
+    {"gemm_fp8_rowwise_w_dequantize", "gemm_fp8_rowwise_w_dequantize",
+     MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     {"gemm_fp8_b128_fp32_static_scaling", "gemm_fp8_b128_fp32_static_scaling",
      MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     /* MXFP8, quantized inside the op like gemm_fp8_rowwise; the static

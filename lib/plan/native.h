@@ -134,7 +134,7 @@ typedef struct bench {
 typedef struct reader {
   mb__pb_t *pb;
   const mb_cfg_node_t *defaults; /* NULL: none */
-  const char *bench_keys[64], *const *default_keys;
+  const char *bench_keys[80], *const *default_keys;
 } reader_t;
 
 /* A key as found: the node and its path, in the benchmark or defaults. */

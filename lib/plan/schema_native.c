@@ -481,7 +481,7 @@ static mb_status_t read_top(reader_t *r, const mb_cfg_node_t **list) {
 
 mb_status_t mb__schema_native(mb__pb_t *pb) {
   _Static_assert(
-      sizeof k_other_keys / sizeof *k_other_keys + 2 * NUM_FIELDS <= 64,
+      sizeof k_other_keys / sizeof *k_other_keys + 2 * NUM_FIELDS <= 80,
       "reader_t.bench_keys is too small");
   reader_t r = {0};
   reader_init(&r, pb);

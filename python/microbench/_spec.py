@@ -24,6 +24,7 @@ _PARAM_FLAGS = (
     ("tf32", S.PARAM_TF32),
     ("fast_accum", S.PARAM_FAST_ACCUM),
     ("pinned", S.PARAM_PINNED),
+    ("explicit_dequant", S.PARAM_EXPLICIT_DEQUANT),
     ("trans_a", S.PARAM_TRANS_A),
     ("trans_b", S.PARAM_TRANS_B),
     ("bshd", S.PARAM_BSHD),

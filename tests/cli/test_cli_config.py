@@ -408,6 +408,33 @@ class JaxSuiteNames(unittest.TestCase):
         rows = self.dry_rows(os.path.join(d, "all_gather.yaml"))
         self.assertIn("collectives are not in libmicrobench yet", rows[0])
 
+    def test_w_dequantize_runs_with_its_own_pass(self):
+        """gemm_fp8_rowwise_w_dequantize: the scales applied after an f32
+        product (explicit_dequant), checked, its bytes counting the f32
+        product's round trip."""
+        text = textwrap.dedent("""\
+            benchmarks:
+            - benchmark_name: gemm_fp8_rowwise_w_dequantize
+              benchmark_params: [{m: 64, k: 128, n: 32, num_runs: 3}]
+            """)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "w.yaml")
+            with open(path, "w") as f:
+                f.write(text)
+            out = os.path.join(d, "r.json")
+            p = mbench("run", "--config", path, "--backend", "cpu",
+                       "--format", "json", "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                (r,) = json.load(f)["results"]
+            self.assertEqual(r["status"], "ok", r)
+            self.assertTrue(r["correctness"]["pass"], r)
+            self.assertTrue(r["params"]["explicit_dequant"], r)
+            # bf16 A, B and D, plus the f32 product written and read back
+            self.assertEqual(r["derived"]["bytes"],
+                             2 * (64 * 128 + 128 * 32 + 64 * 32)
+                             + 8 * 64 * 32)
+
     def test_host_device_runs_both_layouts(self):
         """The suite's host_device (legacy: both directions per size) and
         host_to_device / device_to_host (current) run as h2d and d2h and
