@@ -383,6 +383,14 @@ static void test_quantize_block_scaling(void **state) {
   p.scale = 0.0625;
   s = quick_spec("quantize", &p);
   roundtrip(run(&s, MB_RESULT_OK));
+  /* e8m0 scales (MXFP8): the scale dtype comes back. */
+  p = shape_of(2, (int64_t[]){64, 128});
+  assert_int_equal(mb_scaling_from_string("block:1x32", &p.scale_a), MB_OK);
+  p.dtype_scale = MB_DTYPE_E8M0;
+  s = quick_spec("quantize", &p);
+  mb_result_t *r = run(&s, MB_RESULT_OK);
+  assert_non_null(strstr(mb_result_json(r), "\"scale_dtype\":\"e8m0\""));
+  roundtrip(r);
 }
 
 static void test_attention_causal(void **state) {

@@ -153,9 +153,9 @@ static mb_status_t read_params(const cJSON *root, const mb_op_t *op,
     st = read_scaling(o, "scale_a", &p->scale_a);
   if (st == MB_OK && (m & MB__P_SCALES))
     st = read_scaling(o, "scale_b", &p->scale_b);
+  /* Written only when not f32, so absent means f32 (MB_DTYPE_NONE). */
   if (st == MB_OK && (m & (MB__P_SCALES | MB__P_SCALE_A)) &&
-      cJSON_GetObjectItemCaseSensitive(
-          cJSON_GetObjectItemCaseSensitive(o, "params"), "scale_dtype"))
+      cJSON_GetObjectItemCaseSensitive(o, "scale_dtype"))
     st = read_dtype(o, "params", "scale_dtype", &p->dtype_scale);
   if (st == MB_OK && (m & MB__P_ACT)) {
     const char *act = NULL;
