@@ -65,7 +65,7 @@ constexpr size_t MB_GG_SMEM_BYTES = 2 * MB_GG_STAGE_FLOATS * sizeof(float);
 typedef struct mb_gg_operand {
   const void *p;
   int64_t so, sk;
-  int64_t n_o;       /* M for A, N for B */
+  int64_t n_o;      /* M for A, N for B */
   const void *grid; /* NULL: not scaled; f32, or e8m0 bytes (e8m0) */
   int e8m0;         /* params.dtype_scale e8m0 (MXFP8): byte scales */
   int64_t g_so, g_sk;
