@@ -91,20 +91,7 @@ static int teardown(void **state) {
  * output: e4m3) with kernel `impl`: whether it passed. */
 static int passes(const char *op, const char *impl) {
   mb_op_params_t p = test_shape2(MB_DTYPE_F8E4M3, 37, 129);
-  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
-  s.op = op;
-  s.params = &p;
-  s.backend = "cpu";
-  s.impl = impl;
-  s.seed = 42;
-  s.criterion = MB_CRITERION_FIXED;
-  s.samples = 1;
-  s.warmup_s = 0;
-  mb_result_t *r = NULL;
-  if (mb_bench_run(g_ctx, &s, &r) != MB_OK) fail_msg("%s", mb_error_last());
-  const int pass = test_result_passes(r, impl);
-  mb_result_destroy(r);
-  return pass;
+  return test_impl_passes(g_ctx, op, &p, impl);
 }
 
 static void test_fp8_eltwise_bugs(void **state) {

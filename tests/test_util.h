@@ -83,6 +83,27 @@ static inline int test_result_passes(mb_result_t *r, const char *impl) {
   return c.pass;
 }
 
+/* One checked sample of `op` (an op or alias) with params p on the cpu
+ * backend's kernel `impl` (seed 42): whether it passed. The planted-bug
+ * tests ask this of a right kernel and of its wrong twins. */
+static inline int test_impl_passes(mb_context_t *ctx, const char *op,
+                                   const mb_op_params_t *p, const char *impl) {
+  mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
+  s.op = op;
+  s.params = p;
+  s.backend = "cpu";
+  s.impl = impl;
+  s.seed = 42;
+  s.criterion = MB_CRITERION_FIXED;
+  s.samples = 1;
+  s.warmup_s = 0;
+  mb_result_t *r = NULL;
+  if (mb_bench_run(ctx, &s, &r) != MB_OK) fail_msg("%s", mb_error_last());
+  const int pass = test_result_passes(r, impl);
+  mb_result_destroy(r);
+  return pass;
+}
+
 static inline void assert_contains(const char *hay, const char *needle) {
   if (!strstr(hay, needle))
     fail_msg("\"%s\" does not contain \"%s\"", hay, needle);
