@@ -138,7 +138,7 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
       "benchmarks:\n"
       "- benchmark_name: add\n"
       "  benchmark_params: [{m: 64, n: 64, num_runs: 3}]\n"
-      "- benchmark_name: gemm_throttling\n"
+      "- benchmark_name: numpy_convolve\n"
       "  csv_path: /tmp/mb_jax2\n"
       "  benchmark_sweep_params: [{m: 64, k: 64, n: 64}]\n"
       "- benchmark_name: psum\n"
@@ -154,13 +154,14 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
   assert_string_equal(mb_plan_schema(plan), "jax");
   assert_int_equal(mb_plan_count(plan), 7); /* host_device: h2d and d2h */
   assert_string_equal(entry(plan, 0).skip_reason, "");
-  expect_skip(plan, 1, "gemm_throttling",
-              "benchmark_name \"gemm_throttling\" (GEMMs back to back to "
-              "provoke clock throttling) is defined by the JAX suite but not "
-              "available in libmicrobench yet");
+  expect_skip(plan, 1, "numpy_convolve",
+              "benchmark_name \"numpy_convolve\" (1-D convolution, NumPy on "
+              "the host) is defined by the JAX suite but not available in "
+              "libmicrobench yet: convolution is not an op of libmicrobench "
+              "yet");
   assert_string_equal(entry(plan, 1).op, "gemm");
   assert_string_equal(entry(plan, 1).csv_path,
-                      "/tmp/mb_jax2/gemm_throttling.csv");
+                      "/tmp/mb_jax2/numpy_convolve.csv");
   expect_skip(plan, 2, "psum", "collectives are not in libmicrobench yet");
   /* 1 MiB of f32 in rows of 128, there and back */
   const char *dirs[] = {"h2d", "d2h"};
@@ -185,6 +186,53 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
     mb_result_destroy(r);
   }
   mb_plan_destroy(plan);
+}
+
+/* gemm_simple_with_dtype reads str_to_dtype's names; gemm_throttling runs
+ * gemm_simple in its dtype (float8 by default), gap_strategy recorded. */
+static void test_legacy_gemm_dtype_names(void **state) {
+  (void)state;
+  mb_plan_t *plan = parse(
+      "benchmarks:\n"
+      "- benchmark_name: gemm_simple_with_dtype\n"
+      "  benchmark_sweep_params:\n"
+      "  - {m: 16, k: 32, n: 8, in_dtype_str: FP8, out_dtype_str: fp32}\n"
+      "  - {m: 16, k: 32, n: 8, in_dtype_str: bf16, out_dtype_str: fp32}\n"
+      "- benchmark_name: gemm_throttling\n"
+      "  benchmark_sweep_params:\n"
+      "  - {m: 16, k: 32, n: 8, num_runs: 4, gap_strategy: "
+      "data_gen_every_iter_block_every_iter}\n");
+  assert_int_equal(mb_plan_count(plan), 3);
+  const struct {
+    const char *name;
+    mb_dtype_t in, out;
+  } want[] = {
+      {"gemm_simple_with_dtype/16x32x8/FP8->fp32", MB_DTYPE_F8E4M3,
+       MB_DTYPE_F32},
+      {"gemm_simple_with_dtype/16x32x8/bf16->fp32", MB_DTYPE_BF16,
+       MB_DTYPE_F32},
+      {"gemm_throttling/16x32x8", MB_DTYPE_F8E4M3, MB_DTYPE_BF16},
+  };
+  for (size_t i = 0; i < 3; i++) {
+    const mb_plan_entry_t e = entry(plan, i);
+    assert_string_equal(e.name, want[i].name);
+    assert_string_equal(e.skip_reason, "");
+    mb_result_t *r = NULL;
+    assert_int_equal(mb_plan_run(g_ctx, plan, i, &r), MB_OK);
+    assert_true(test_result_passes(r, e.name));
+    mb_result_info_t info = MB_RESULT_INFO_INIT;
+    mb_result_info(r, &info);
+    assert_int_equal(info.params.dtype, want[i].in);
+    assert_int_equal(info.params.dtype_out, want[i].out);
+    if (i == 2) assert_contains(mb_result_json(r), "data_gen_every_iter");
+    mb_result_destroy(r);
+  }
+  mb_plan_destroy(plan);
+  expect_error(
+      "benchmarks:\n- benchmark_name: gemm_simple_with_dtype\n"
+      "  benchmark_params: [{m: 8, k: 8, n: 8, in_dtype_str: fp4, "
+      "out_dtype_str: bf16}]\n",
+      "unknown in_dtype_str \"fp4\"; valid: fp8", NULL);
 }
 
 static void test_legacy_undefined_names_are_errors(void **state) {
@@ -440,6 +488,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_legacy_every_name_defined),
       cmocka_unit_test(test_legacy_skips_and_runs_the_rest),
+      cmocka_unit_test(test_legacy_gemm_dtype_names),
       cmocka_unit_test(test_legacy_undefined_names_are_errors),
       cmocka_unit_test(test_sweep_detected),
       cmocka_unit_test(test_sweep_upstream_gemm_and_hbm),

@@ -11,6 +11,15 @@
 static const mb__jax_bench_t k_benches[] = {
     {"gemm", "gemm_fp8", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     {"gemm_simple", "gemm_simple", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
+    /* einsum in in_dtype_str, f32 accumulate, cast to out_dtype_str */
+    {"gemm_simple_with_dtype", "gemm_simple", MB__JAX_MKN, MB__JAX_INOUT, 1, NO,
+     NO, 0, 0},
+    /* gemm_simple in `dtype` (float8 default), many runs back to back:
+     * the clocks and throttling are in each sample's telemetry where the
+     * backend reads them. The suite casts the f32 result to `dtype`; fp8 is
+     * not an output of our gemm, so D is bf16 (docs/config.md). */
+    {"gemm_throttling", "gemm_simple", MB__JAX_MKN, MB__JAX_DTYPE | MB__JAX_GAP,
+     0, MB_DTYPE_F8E4M3, NO, 0, 0},
     {"gemm_accum", "gemm_accum", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     {"gemm_fp8_rowwise", "gemm_fp8_rowwise", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     /* The suite's default input is float8_e4m3fn (our alias's is bf16). */
@@ -111,6 +120,11 @@ static void bench_params(const mb__jax_bench_t *b, const char *names[16]) {
     names[n++] = "n";
   }
   if (b->takes & MB__JAX_DTYPE) names[n++] = "dtype";
+  if (b->takes & MB__JAX_INOUT) {
+    names[n++] = "in_dtype_str";
+    names[n++] = "out_dtype_str";
+  }
+  if (b->takes & MB__JAX_GAP) names[n++] = "gap_strategy";
   if (b->takes & MB__JAX_SCALE) names[n++] = "scale";
   names[n++] = "num_runs";
   names[n] = NULL;

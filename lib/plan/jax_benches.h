@@ -18,6 +18,13 @@ typedef enum mb__jax_dims {
 
 #define MB__JAX_DTYPE 1u /* takes `dtype` */
 #define MB__JAX_SCALE 2u /* takes `scale` (static scaling) */
+/* takes in_dtype_str and out_dtype_str (str_to_dtype's names: fp8, bf16,
+ * fp16, fp32), not `dtype` */
+#define MB__JAX_INOUT 4u
+/* takes gap_strategy: how the suite paces its runs (data generation and
+ * blocking between them); recorded with the parameters, while our timing
+ * method times the runs */
+#define MB__JAX_GAP 8u
 
 typedef struct mb__jax_bench {
   const char *name; /* the suite's benchmark_name */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plan/jax_attention.h"
 #include "plan/jax_benches.h"
@@ -220,6 +221,47 @@ static mb_status_t read_dtype(mb__pb_t *pb, const combo_t *c,
   }
 }
 
+/* in_dtype_str and out_dtype_str (gemm_simple_with_dtype), as
+ * benchmark_utils.str_to_dtype reads them: case-insensitive, these four. */
+static mb_status_t read_inout(mb__pb_t *pb, const combo_t *c,
+                              const block_t *blk, mb_op_params_t *p, char *text,
+                              size_t cap) {
+  static const struct {
+    const char *name;
+    mb_dtype_t dtype;
+  } k_str_dtypes[] = {{"fp8", MB_DTYPE_F8E4M3},
+                      {"bf16", MB_DTYPE_BF16},
+                      {"fp16", MB_DTYPE_F16},
+                      {"fp32", MB_DTYPE_F32}};
+  static const char *const keys[] = {"in_dtype_str", "out_dtype_str"};
+  mb_dtype_t *fields[] = {&p->dtype, &p->dtype_out};
+  const char *written[2] = {"", ""};
+  for (size_t k = 0; k < 2; k++) {
+    size_t i = combo_find(c, keys[k]);
+    if (i == c->map->count)
+      return mb__pb_error(pb, c->map, c->path,
+                          "%s needs in_dtype_str and out_dtype_str; \"%s\" "
+                          "is missing",
+                          blk->name, keys[k]);
+    char here[PATH_CAP];
+    mb__path_key(here, sizeof here, c->path, c->written[i]);
+    mb_status_t st = mb__pb_string(pb, c->map->items[i], here, &written[k]);
+    if (st != MB_OK) return st;
+    size_t d = 0;
+    while (d < sizeof k_str_dtypes / sizeof *k_str_dtypes &&
+           strcasecmp(k_str_dtypes[d].name, written[k]))
+      d++;
+    if (d == sizeof k_str_dtypes / sizeof *k_str_dtypes)
+      return mb__pb_error(pb, c->map->items[i], here,
+                          "unknown %s \"%s\"; valid: fp8 (e4m3), bf16, fp16, "
+                          "fp32 (the suite's str_to_dtype)",
+                          keys[k], written[k]);
+    *fields[k] = k_str_dtypes[d].dtype;
+  }
+  snprintf(text, cap, "%s->%s", written[0], written[1]);
+  return MB_OK;
+}
+
 static mb_status_t read_scale(mb__pb_t *pb, const combo_t *c,
                               mb_op_params_t *p) {
   size_t i = combo_find(c, "scale");
@@ -249,7 +291,7 @@ static mb_status_t read_runs(mb__pb_t *pb, const combo_t *c, const block_t *blk,
 static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   const mb__jax_bench_t *b = blk->bench;
   mb__plan_item_t it = MB__PLAN_ITEM_INIT;
-  char dims[96], name[NAME_CAP], why[512] = "";
+  char dims[96], name[NAME_CAP], why[512] = "", inout[64];
   const char *dtype;
   mb_status_t st = resolve_same_as(pb, c);
   if (st == MB_OK && b->dims == MB__JAX_ATTN) {
@@ -259,13 +301,17 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   } else if (st == MB_OK) {
     st = read_shape(pb, c, blk, &it.params, dims, sizeof dims);
   }
-  if (st == MB_OK)
+  if (st == MB_OK && (b->takes & MB__JAX_INOUT)) {
+    st = read_inout(pb, c, blk, &it.params, inout, sizeof inout);
+    dtype = inout;
+  } else if (st == MB_OK) {
     st = read_dtype(pb, c, blk, &it.params, &dtype, why, sizeof why);
+  }
   if (st == MB_OK && (b->takes & MB__JAX_SCALE))
     st = read_scale(pb, c, &it.params);
   if (st == MB_OK) st = read_runs(pb, c, blk, &it.spec);
   if (st != MB_OK) return st;
-  it.params.dtype_out = b->dtype_out;
+  if (b->dtype_out != MB_DTYPE_NONE) it.params.dtype_out = b->dtype_out;
   it.params.flags |= b->flags; /* attention's causal is set already */
   snprintf(name, sizeof name, "%s/%s%s%s", blk->name, dims, dtype ? "/" : "",
            dtype ? dtype : "");
