@@ -9,6 +9,7 @@
 #include "models/model_ops.h"
 #include "ops/alias.h"
 #include "ops/op_internal.h"
+#include "ops/sparse.h"
 
 /* Sorted by name; `mbench list ops` prints this order. */
 static const mb_op_t *const k_ops[] = {
@@ -19,6 +20,8 @@ static const mb_op_t *const k_ops[] = {
     &mb__op_d2h,
     &mb__op_dequantize,
     &mb__op_gemm,
+    &mb__op_gemm_block_sparse,
+    &mb__op_gemm_sparse24,
     &mb__op_h2d,
     &mb__op_layernorm,
     &mb__op_linear,

@@ -40,14 +40,35 @@ static mb_op_params_t mkn(int64_t m, int64_t k, int64_t n, mb_recipe_t r) {
 
 static void test_recipe_names(void **state) {
   (void)state;
-  static const char *const torchao[] = {
-      "baseline",        "int8wo",          "int8dq",          "int4wo-32",
-      "int4wo-64",       "int4wo-128",      "int4wo-256",      "float8wo",
-      "float8dq-tensor", "float8dq-row",    "float8-block",    "int4wo-32-hqq",
-      "int4wo-64-hqq",   "int4wo-128-hqq",  "int4wo-256-hqq",  "gemlitewo-4-32",
-      "gemlitewo-4-64",  "gemlitewo-4-128", "gemlitewo-4-256", "gemlitewo-8-32",
-      "gemlitewo-8-64",  "gemlitewo-8-128", "gemlitewo-8-256"};
-  assert_int_equal(MB_RECIPE_COUNT, 23);
+  static const char *const torchao[] = {"baseline",
+                                        "int8wo",
+                                        "int8dq",
+                                        "int4wo-32",
+                                        "int4wo-64",
+                                        "int4wo-128",
+                                        "int4wo-256",
+                                        "float8wo",
+                                        "float8dq-tensor",
+                                        "float8dq-row",
+                                        "float8-block",
+                                        "int4wo-32-hqq",
+                                        "int4wo-64-hqq",
+                                        "int4wo-128-hqq",
+                                        "int4wo-256-hqq",
+                                        "gemlitewo-4-32",
+                                        "gemlitewo-4-64",
+                                        "gemlitewo-4-128",
+                                        "gemlitewo-4-256",
+                                        "gemlitewo-8-32",
+                                        "gemlitewo-8-64",
+                                        "gemlitewo-8-128",
+                                        "gemlitewo-8-256",
+                                        "semi-sparse",
+                                        "block-sparse",
+                                        "int8dq-semi-sparse",
+                                        "float8dq-tensor-semi-sparse",
+                                        "float8dq-row-semi-sparse"};
+  assert_int_equal(MB_RECIPE_COUNT, 28);
   for (int r = 0; r < MB_RECIPE_COUNT; r++) {
     mb_recipe_t back;
     assert_string_equal(mb_recipe_name((mb_recipe_t)r), torchao[r]);
@@ -200,8 +221,11 @@ static void expect_primitives(const char *opname, const char *want) {
 static void test_composite_primitives(void **state) {
   (void)state;
   mb_error_set("earlier");
-  /* add: the zero points' term of the HQQ recipes (layer_graph.c) */
-  expect_primitives("linear", "add dequantize gemm quantize");
+  /* add: the zero points' term of the HQQ recipes (layer_graph.c); the
+   * sparse GEMMs: the sparsity recipes' */
+  expect_primitives("linear",
+                    "add dequantize gemm gemm_block_sparse gemm_sparse24 "
+                    "quantize");
   /* weight-only recipes do not train: no dequantize */
   expect_primitives("linear_training", "gemm quantize");
   expect_primitives("ln_linear",
@@ -718,8 +742,9 @@ static const recipe_want_t k_recipe_want[] = {
      MB_DTYPE_NONE,
      {0, 0}},
 };
-/* The recipes whose weights HQQ prepares (test_recipes_hqq.c). */
-enum { HQQ_RECIPES = 8 };
+/* The recipes whose weights HQQ prepares (test_recipes_hqq.c) and the
+ * sparsity recipes (test_sparsity.c). */
+enum { HQQ_RECIPES = 8, SPARSE_RECIPES = 5 };
 
 /* The step labelled `label`, or -1. */
 static int find_step(const mb__graph_t *g, const char *label) {
@@ -761,7 +786,7 @@ static uint32_t expect_quantize(const mb__graph_t *g, const char *label,
 static void test_recipes_are_what_they_say(void **state) {
   (void)state;
   const size_t n = sizeof k_recipe_want / sizeof *k_recipe_want;
-  assert_int_equal(n + HQQ_RECIPES, MB_RECIPE_COUNT);
+  assert_int_equal(n + HQQ_RECIPES + SPARSE_RECIPES, MB_RECIPE_COUNT);
   for (size_t i = 0; i < n; i++) {
     const recipe_want_t *w = &k_recipe_want[i];
     const char *name = mb_recipe_name(w->r);

@@ -29,7 +29,8 @@ static void test_find(void **state) {
                   "unknown op \"gemmm\"; valid ops: activation, add, ");
   assert_contains(
       mb_error_last(),
-      "gemm, h2d, layernorm, linear, linear_training, ln_linear, quantize");
+      "gemm, gemm_block_sparse, gemm_sparse24, h2d, layernorm, linear, "
+      "linear_training, ln_linear, quantize");
   /* Iteration visits every op once, in name order. */
   const char *prev = "";
   for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {

@@ -532,7 +532,8 @@ static void test_torchao_errors(void **state) {
       {"warmup: 3\n"
        "model_params: [{matrix_shapes: [{name: llama}]}]\n",
        {"bad.yml:1: warmup: unknown key \"warmup\"; valid: benchmark_mode, "
-        "quantization_config_recipe_names, output_dir, model_params",
+        "quantization_config_recipe_names, sparsity_config_recipe_names, "
+        "output_dir, model_params",
         NULL, NULL}},
       {"model_params:\n"
        "  - matrix_shapes:\n"

@@ -258,6 +258,11 @@ static const mb_backend_kernel_t cpu_kernels[] = {
                        mb__cpu_gemm_c_release),
     MB__CPU_KERNEL("add", "c", F32, F32, F32, F32, mb__cpu_add_c),
     MB__CPU_KERNEL("add", "c", BF16, BF16, BF16, F32, mb__cpu_add_c),
+    /* f32, bf16, f16: the ops resolve no other dtype. */
+    MB__CPU_KERNEL("gemm_sparse24", "c", NONE, NONE, NONE, F32,
+                   mb__cpu_gemm_sparse24_c),
+    MB__CPU_KERNEL("gemm_block_sparse", "c", NONE, NONE, NONE, F32,
+                   mb__cpu_gemm_block_sparse_c),
 #include "cpu_kernels_quant.def"
 #include "cpu_kernels_eltwise.def"
 };

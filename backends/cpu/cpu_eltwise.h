@@ -87,6 +87,9 @@ MB__CPU_ELT_DECLARE(mb__cpu_softmax_c);
 MB__CPU_ELT_DECLARE(mb__cpu_attention_c);
 MB__CPU_ELT_DECLARE(mb__cpu_copy_c);
 MB__CPU_ELT_DECLARE(mb__cpu_add_lowp_c);
+/* The sparse GEMMs (cpu_gemm_sparse_c.c). */
+MB__CPU_ELT_DECLARE(mb__cpu_gemm_sparse24_c);
+MB__CPU_ELT_DECLARE(mb__cpu_gemm_block_sparse_c);
 /* Host transfers (cpu_transfer_c.c): h2d and d2h, whose "device" memory is
  * host memory here; d2h also has a collect hook. */
 MB__CPU_ELT_DECLARE(mb__cpu_h2d_c);

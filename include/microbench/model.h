@@ -49,6 +49,14 @@ typedef enum mb_recipe {
   MB_RECIPE_GEMLITEWO_8_64 = 20,
   MB_RECIPE_GEMLITEWO_8_128 = 21,
   MB_RECIPE_GEMLITEWO_8_256 = 22,
+  /* torchao's sparsity_config_recipe_names, alone and paired as its runner
+   * pairs them (2:4 with baseline, int8dq, float8dq-*; block with baseline
+   * only): weights pruned once (setup), then a sparse GEMM. */
+  MB_RECIPE_SEMI_SPARSE = 23,  /* "semi-sparse" (torchao: semi-sparse, 2:4) */
+  MB_RECIPE_BLOCK_SPARSE = 24, /* "block-sparse" (torchao: block) */
+  MB_RECIPE_INT8DQ_SEMI_SPARSE = 25,          /* "int8dq-semi-sparse" */
+  MB_RECIPE_FLOAT8DQ_TENSOR_SEMI_SPARSE = 26, /* "float8dq-tensor-semi-sparse" */
+  MB_RECIPE_FLOAT8DQ_ROW_SEMI_SPARSE = 27,    /* "float8dq-row-semi-sparse" */
   MB_RECIPE_COUNT
 } mb_recipe_t;
 

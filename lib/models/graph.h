@@ -11,6 +11,7 @@
 #define MB_LIB_GRAPH_H
 
 #include "ops/op_internal.h"
+#include "ops/sparse.h"
 
 /* A transformer block under an HQQ recipe: 6 layers of 5 steps and 8
  * buffers each, beside the norms, attention and residuals. */
@@ -118,6 +119,15 @@ extern const mb_op_t mb__op_hqq_weights;
 uint32_t mb__graph_hqq_weights(mb__graph_t *g, const char *label, uint32_t w,
                                int64_t k, int64_t n, mb_dtype_t hp,
                                int64_t group);
+
+/* torchao's sparsity on W[K,N] (hp), a host setup step (sparse_step.c):
+ * compress: its outputs, roles 1 and 2, are the sparse GEMM's B operands
+ * (gemm_sparse24's values and metadata, or gemm_block_sparse's blocks and
+ * indices); else role 1 is W pruned 2:4, dense, for a quantized recipe.
+ * Returns the step. */
+uint32_t mb__graph_sparse_weights(mb__graph_t *g, const char *label, uint32_t w,
+                                  int64_t k, int64_t n, mb_dtype_t hp,
+                                  mb__sparsity_t s, int compress);
 
 /* FLOP and bytes of a graph's timed steps (the composites' models). */
 double mb__graph_flop(const mb__graph_t *g);

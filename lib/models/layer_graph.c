@@ -60,7 +60,7 @@ static mb_op_params_t gemm_params(int64_t m, int64_t k, int64_t n, mb_dtype_t a,
  * uses ("" for a lone layer). */
 typedef struct layer_labels {
   const char *name;
-  const char *qa, *qw, *dq, *gemm, *hqq, *gsum, *zgemm, *zadd;
+  const char *qa, *qw, *dq, *gemm, *hqq, *gsum, *zgemm, *zadd, *prune;
 } layer_labels_t;
 
 #define LABELS(key, prefix)                                               \
@@ -68,7 +68,7 @@ typedef struct layer_labels {
     key, prefix "quantize activations", prefix "quantize weights",        \
         prefix "dequantize weights", prefix "gemm", prefix "HQQ weights", \
         prefix "group sums of X", prefix "zero points: gemm",             \
-        prefix "zero points: add"                                         \
+        prefix "zero points: add", prefix "prune weights"                 \
   }
 
 static const layer_labels_t k_labels[] = {
@@ -118,6 +118,22 @@ static void zero_point_linear(mb__graph_t *g, const mb__recipe_row_t *r,
   mb__graph_step(g, l->zadd, MB_PHASE_FORWARD, &mb__op_add, &ap, args);
 }
 
+/* hp weights under a sparsity recipe: W pruned and compressed on the host
+ * (setup), then Y = X . W' on the sparse GEMM of the pattern. */
+static void sparse_linear(mb__graph_t *g, const mb__recipe_row_t *r,
+                          const layer_labels_t *l, const mb__linear_io_t *io,
+                          mb_dtype_t hp) {
+  const uint32_t h = mb__graph_sparse_weights(g, l->prune, io->w, io->k, io->n,
+                                              hp, r->sparsity, 1);
+  mb_op_params_t gp = gemm_params(io->m, io->k, io->n, hp, hp, hp);
+  const uint32_t args[4] = {io->x, mb__graph_arg(g, h, 1),
+                            mb__graph_arg(g, h, 2), io->y};
+  mb__graph_step(g, l->gemm, MB_PHASE_FORWARD,
+                 r->sparsity == MB__SPARSE_BLOCK ? &mb__op_gemm_block_sparse
+                                                 : &mb__op_gemm_sparse24,
+                 &gp, args);
+}
+
 void mb__graph_linear(mb__graph_t *g, const mb_op_params_t *p,
                       mb__linear_io_t *io) {
   const mb__recipe_row_t *r = mb__recipe_row((mb_recipe_t)p->recipe);
@@ -125,6 +141,10 @@ void mb__graph_linear(mb__graph_t *g, const mb_op_params_t *p,
   const mb_dtype_t hp = p->dtype;
   const mb_phase_t wphase = io->training ? MB_PHASE_FORWARD : MB_PHASE_SETUP;
   if (!r) return;
+  if (r->wq == MB_DTYPE_NONE && r->sparsity != MB__SPARSE_NONE) {
+    sparse_linear(g, r, l, io, hp);
+    return;
+  }
   if (r->wq == MB_DTYPE_NONE) { /* baseline */
     mb_op_params_t gp = gemm_params(io->m, io->k, io->n, hp, hp, hp);
     uint32_t unit = mb__graph_unit(g);
@@ -136,8 +156,17 @@ void mb__graph_linear(mb__graph_t *g, const mb_op_params_t *p,
     zero_point_linear(g, r, l, io, hp);
     return;
   }
+  /* A quantized sparse recipe quantizes the pruned weights (inference
+   * only: sparse recipes do not train). */
+  const uint32_t w =
+      r->sparsity == MB__SPARSE_NONE
+          ? io->w
+          : mb__graph_arg(g,
+                          mb__graph_sparse_weights(g, l->prune, io->w, io->k,
+                                                   io->n, hp, r->sparsity, 0),
+                          1);
   uint32_t wq, ws;
-  quantize_step(g, l->qw, wphase, io->w, io->k, io->n, 0, hp, r->wq, r->w_scale,
+  quantize_step(g, l->qw, wphase, w, io->k, io->n, 0, hp, r->wq, r->w_scale,
                 &wq, &ws);
   if (r->dequant) { /* weight-only, dequantized then an hp GEMM */
     mb_op_params_t dp = MB_OP_PARAMS_INIT;

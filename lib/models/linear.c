@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "models/model_ops.h"
+#include "ops/recipe.h"
 
 enum { LM, LK, LN };
 enum { ROLE_X, ROLE_W, ROLE_Y };          /* linear */
@@ -119,14 +120,29 @@ static void linear_ref_release(void *state) {
   free(r);
 }
 
+/* W^T of the pruned weights, W[K,N] pruned as the recipe's setup step
+ * prunes it (ops/sparse.c): a sparse recipe is checked against the dense
+ * product of the pruned weights, what the sparse GEMM must compute. */
+static float *pruned_t(const void *w, mb_dtype_t dt, int64_t k, int64_t n,
+                       mb__sparsity_t s) {
+  float *f = mb__model_load(w, dt, (size_t)(k * n)), *t = NULL;
+  if (f && mb__sparse_prune(f, k, n, s) == MB_OK)
+    t = mb__model_load_t(f, MB_DTYPE_F32, k, n);
+  free(f);
+  return t;
+}
+
 static mb_status_t ref_prepare(const mb_op_params_t *p, const void *const *host,
                                int training, void **state) {
+  const mb__sparsity_t sparse =
+      mb__recipe_row((mb_recipe_t)p->recipe)->sparsity;
   linear_ref_t *r = calloc(1, sizeof *r);
   if (!r) return mb__fail(MB_ERR_NO_MEMORY, "linear reference: out of memory");
   r->m = p->shape[LM], r->k = p->shape[LK], r->n = p->shape[LN];
   const mb_dtype_t dt = p->dtype;
   int ok = (r->x = mb__model_load(host[0], dt, (size_t)(r->m * r->k))) &&
-           (r->wt = mb__model_load_t(host[1], dt, r->k, r->n));
+           (r->wt = sparse ? pruned_t(host[1], dt, r->k, r->n, sparse)
+                           : mb__model_load_t(host[1], dt, r->k, r->n));
   if (ok && training)
     ok = (r->dy = mb__model_load(host[T_DY], dt, (size_t)(r->m * r->n))) &&
          (r->w = mb__model_load(host[T_W], dt, (size_t)(r->k * r->n))) &&

@@ -1,5 +1,6 @@
 /* Shared by the composite ops (model_ops.h). */
 #include "models/model_ops.h"
+#include "ops/recipe.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +29,14 @@ mb_status_t mb__model_resolve(const mb_op_t *op, mb_op_params_t *p,
                     "%s: recipe \"%s\" is weight-only (frozen weights) and "
                     "has no training step; training takes baseline, int8dq, "
                     "float8dq-tensor, float8dq-row, float8-block",
+                    op->name, mb_recipe_name((mb_recipe_t)p->recipe));
+  /* The accuracy reference of a sparse recipe is the pruned layer, which
+   * linear.c builds; the other models' references are dense. */
+  if (mb__recipe_row((mb_recipe_t)p->recipe)->sparsity != MB__SPARSE_NONE &&
+      op != &mb__op_linear)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: sparsity recipe \"%s\" runs on the linear model "
+                    "only (its reference, the pruned layer, is built there)",
                     op->name, mb_recipe_name((mb_recipe_t)p->recipe));
   mb__graph_t *g = malloc(sizeof *g);
   if (!g) return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory", op->name);

@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include "microbench/model.h"
+#include "ops/sparse.h"
 
 /* How a recipe's weights are quantized: op quantize (symmetric, absmax
  * round-to-nearest) in a setup step, or HQQ's solver on the host
@@ -21,6 +22,10 @@ typedef struct mb__recipe_row {
   double min_sqnr_db;   /* see mb_recipe_min_sqnr_db */
   mb__wprep_t prep;
   const char *kernel_note; /* the result's "kernel" note; NULL: none */
+  /* torchao's sparsity: W pruned in setup; with hp weights a sparse GEMM
+   * runs, with quantized ones (int8dq, float8dq-*) the dense quantized
+   * GEMM on the pruned weights. */
+  mb__sparsity_t sparsity;
 } mb__recipe_row_t;
 
 /* The row of recipe r; NULL when r is not a recipe. */

@@ -1,8 +1,9 @@
 /* torchao's microbenchmark schema (its benchmarks/microbenchmarks YAML):
- * benchmark_mode, quantization_config_recipe_names, output_dir, the float8
- * training options, and model_params (a list of maps, or one map), each
- * item expanded over its matrix_shapes and the recipes, `baseline` first
- * and always, since every speedup is measured against it. Keys that only
+ * benchmark_mode, quantization_config_recipe_names,
+ * sparsity_config_recipe_names, output_dir, the float8 training options,
+ * and model_params (a list of maps, or one map), each item expanded over
+ * its matrix_shapes and the recipes, `baseline` first and always, since
+ * every speedup is measured against it, then the sparsity pairs. Keys that only
  * steer PyTorch (torch.compile, the profilers) are accepted, recorded in
  * each entry's `config.ignored` and noted once. docs/config.md, "torchao
  * schema". */
@@ -15,12 +16,14 @@
 #include "plan/foreign.h"
 #include "microbench/preset.h"
 #include "plan/models.h"
+#include "plan/torchao_recipes.h"
 
 #define PATH_CAP 512
 #define NAME_CAP 1024
 
 static const char *const k_top_keys[] = {"benchmark_mode",
                                          "quantization_config_recipe_names",
+                                         "sparsity_config_recipe_names",
                                          "output_dir",
                                          "model_params",
                                          "scaling_type_input",
@@ -97,11 +100,10 @@ static const struct hp_row {
 /* What holds for every entry of the file. */
 typedef struct file_facts {
   const char *mode;
-  const char *output_dir; /* as written; torchao's default without one */
-  const char **recipes;   /* baseline first, no repeats */
-  size_t num_recipes;
-  char csv[4096];  /* "" none */
-  cJSON *training; /* NULL none */
+  const char *output_dir;   /* as written; torchao's default without one */
+  mb__torchao_recipes_t rc; /* the recipes and sparsity pairs */
+  char csv[4096];           /* "" none */
+  cJSON *training;          /* NULL none */
 } file_facts_t;
 
 /* One model_params item. */
@@ -144,30 +146,6 @@ static mb_status_t read_mode(mb__pb_t *pb, file_facts_t *f) {
   if (!n) return MB_OK; /* torchao's default */
   mb_status_t st = mb__pb_string(pb, n, "benchmark_mode", &f->mode);
   return st == MB_OK ? mb__mode_check(pb, n, "benchmark_mode", f->mode) : st;
-}
-
-static mb_status_t read_recipes(mb__pb_t *pb, file_facts_t *f) {
-  static const char key[] = "quantization_config_recipe_names";
-  const mb_cfg_node_t *n = mb__cfg_get(pb->root, key);
-  if (n && n->kind != MB_CFG_LIST)
-    return mb__pb_error(pb, n, key, "expected a list of recipe names, got a %s",
-                        mb__cfg_kind_name(n->kind));
-  size_t count = n ? n->count : 0;
-  f->recipes = malloc((count + 1) * sizeof *f->recipes);
-  if (!f->recipes) return no_memory();
-  f->recipes[f->num_recipes++] = "baseline";
-  for (size_t i = 0; i < count; i++) {
-    char path[PATH_CAP];
-    const char *r;
-    mb__path_index(path, sizeof path, key, i);
-    mb_status_t st = mb__pb_string(pb, n->items[i], path, &r);
-    if (st == MB_OK) st = mb__recipe_check(pb, n->items[i], path, r);
-    if (st != MB_OK) return st;
-    size_t k = 0;
-    while (k < f->num_recipes && strcmp(f->recipes[k], r)) k++;
-    if (k == f->num_recipes) f->recipes[f->num_recipes++] = r;
-  }
-  return MB_OK;
 }
 
 static mb_status_t read_output_dir(mb__pb_t *pb, file_facts_t *f) {
@@ -317,7 +295,9 @@ static mb_status_t read_group(mb__pb_t *pb, const mb_cfg_node_t *item,
  * `device` and the profiler flags say how a run went, so the writers take
  * them from the result. NULL on OOM. */
 static cJSON *torchao_facts(const file_facts_t *f, const group_t *g,
-                            const char *recipe, const int64_t mkn[3]) {
+                            const mb__torchao_combo_t *c,
+                            const int64_t mkn[3]) {
+  const char *recipe = c->quant;
   char name[NAME_CAP], dir[PATH_CAP];
   if (g->named)
     snprintf(name, sizeof name, "%s", g->name);
@@ -331,8 +311,8 @@ static cJSON *torchao_facts(const file_facts_t *f, const group_t *g,
                                 : cJSON_CreateString("default");
   int ok = o && mode && cJSON_AddStringToObject(o, "name", name) &&
            cJSON_AddStringToObject(o, "quantization", recipe) &&
-           /* No sparsity recipe is read from the file yet. */
-           cJSON_AddNullToObject(o, "sparsity") &&
+           (c->sparsity ? cJSON_AddStringToObject(o, "sparsity", c->sparsity)
+                        : cJSON_AddNullToObject(o, "sparsity")) &&
            cJSON_AddNumberToObject(o, "m", (double)mkn[0]) &&
            cJSON_AddNumberToObject(o, "k", (double)mkn[1]) &&
            cJSON_AddNumberToObject(o, "n", (double)mkn[2]) &&
@@ -361,8 +341,10 @@ static mb_status_t add_entries(mb__pb_t *pb, const file_facts_t *f,
   /* The group's index keeps two groups of the same name apart. */
   snprintf(key, sizeof key, "%zu:%s/%s/%s/%s", g->index, g->name, seg, g->model,
            f->mode);
-  for (size_t r = 0; r < f->num_recipes; r++) {
-    snprintf(name, sizeof name, "%s/%s/%s", g->name, seg, f->recipes[r]);
+  for (size_t r = 0; r < f->rc.num_combos; r++) {
+    const mb__torchao_combo_t *c = &f->rc.combos[r];
+    snprintf(name, sizeof name, "%s/%s/%s%s%s", g->name, seg, c->quant,
+             c->sparsity ? "+" : "", c->sparsity ? c->sparsity : "");
     mb__plan_item_t it = MB__PLAN_ITEM_INIT;
     it.name = name;
     it.group = g->name;
@@ -374,10 +356,10 @@ static mb_status_t add_entries(mb__pb_t *pb, const file_facts_t *f,
     it.spec.backend = g->backend;
     it.at = at;
     it.path = path;
-    mb_status_t st = mb__model_item(pb, g->model, f->recipes[r], f->mode, g->hp,
+    mb_status_t st = mb__model_item(pb, g->model, c->recipe, f->mode, g->hp,
                                     mkn, &it, why, sizeof why);
     if (st != MB_OK) return st;
-    cJSON *facts = torchao_facts(f, g, f->recipes[r], mkn);
+    cJSON *facts = torchao_facts(f, g, c, mkn);
     if (!facts) return no_memory();
     const mb__foreign_extra_t extras[] = {
         {"ignored", g->ignored}, {"training", f->training}, {"torchao", facts}};
@@ -567,11 +549,11 @@ mb_status_t mb__schema_torchao(mb__pb_t *pb) {
                     .output_dir = "benchmarks/microbenchmarks/results"};
   mb_status_t st = mb__pb_check_keys(pb, pb->root, "", k_top_keys);
   if (st == MB_OK) st = read_mode(pb, &f);
-  if (st == MB_OK) st = read_recipes(pb, &f);
+  if (st == MB_OK) st = mb__torchao_read_recipes(pb, &f.rc);
   if (st == MB_OK) st = read_output_dir(pb, &f);
   if (st == MB_OK) st = read_training(pb, &f);
   if (st == MB_OK) st = read_model_params(pb, &f);
-  free(f.recipes);
+  mb__torchao_recipes_free(&f.rc);
   cJSON_Delete(f.training);
   return st;
 }

@@ -20,8 +20,9 @@ RECIPES = ("baseline, int8wo, int8dq, int4wo-32, int4wo-64, int4wo-128, "
            "float8-block, int4wo-32-hqq, int4wo-64-hqq, int4wo-128-hqq, "
            "int4wo-256-hqq, gemlitewo-4-32, gemlitewo-4-64, gemlitewo-4-128, "
            "gemlitewo-4-256, gemlitewo-8-32, gemlitewo-8-64, gemlitewo-8-128, "
-           "gemlitewo-8-256")
-HQQ_GEMLITE = RECIPES.split(", ")[11:]
+           "gemlitewo-8-256, semi-sparse, block-sparse, int8dq-semi-sparse, "
+           "float8dq-tensor-semi-sparse, float8dq-row-semi-sparse")
+HQQ_GEMLITE = RECIPES.split(", ")[11:23]
 
 
 def mbench(*args, cwd=None):
@@ -236,6 +237,49 @@ class TorchaoConfigs(unittest.TestCase):
             if "gemlite" in r["recipe"]:
                 self.assertIn("not on gemlite's Triton kernels",
                               notes["recipe_kernel"])
+
+    def test_sparsity_recipes(self):
+        """torchao's sparsity_config_recipe_names: each (quantization,
+        sparsity) pair its runner makes plans (--dry-run lists it) and runs
+        checked on the cpu against the pruned layer; the CSV's sparsity
+        column says the file's name; the weights are pruned in setup."""
+        path = os.path.join(TORCHAO, "sparsity_cpu.yml")
+        p = mbench("run", "--config", path, "--backend", "cpu", "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        pairs = [(q, s) for s in ("semi-sparse", "2:4")
+                 for q in ("baseline", "int8dq", "float8dq-tensor",
+                           "float8dq-row")] + [("baseline", "block")]
+        for q, s in pairs:
+            self.assertIn(f"small/64x256x128/{q}+{s} ", p.stdout)
+        self.assertNotIn("int8wo+", p.stdout)
+        p, rs = self.run_config("sparsity_cpu.yml")
+        self.assertEqual(len(rs), 5 + len(pairs))
+        for r in rs:
+            check_accuracy(self, r)
+            t = r["config"]["torchao"]
+            if t["sparsity"] is None:
+                continue
+            self.assertIn((t["quantization"], t["sparsity"]), pairs)
+            steps = r["steps"]
+            self.assertEqual((steps[0]["label"], steps[0]["phase"],
+                              steps[0]["impl"]),
+                             ("prune weights", "setup", "core"))
+            self.assertRegex(r["kernel"]["weight_prep"],
+                             r"weight error .* 0\.\d+$")
+            if t["quantization"] == "baseline":
+                want = ("gemm_block_sparse" if t["sparsity"] == "block"
+                        else "gemm_sparse24")
+                self.assertEqual(steps[-1]["op"], want)
+            else:
+                self.assertIn("dense quantized GEMM",
+                              r["kernel"]["recipe_kernel"])
+        with open(os.path.join(self.dir, "sparsity_results",
+                               "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["quantization"], r["sparsity"]) for r in rows],
+                         [(q, "") for q in ("baseline", "int8wo", "int8dq",
+                                            "float8dq-tensor",
+                                            "float8dq-row")] + pairs)
 
     def test_readme_training(self):
         p, rs = self.run_config(
