@@ -327,6 +327,39 @@ static void test_torchao_pairs(void **state) {
   }
 }
 
+/* The shared GPU kernels (backends/gpu/gpu_sparse.cu) on the emulated GPU
+ * (32- and 64-wide warps): both ops in each dtype and the recipes' layers,
+ * every output checked. */
+static void test_gpuemu(void **state) {
+  (void)state;
+  static const char *const emus[] = {"gpuemu", "gpuemu64"};
+  for (size_t e = 0; e < 2; e++) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", test_env_dir("MB_TEST_FIXTURE_DIR"),
+             emus[e]);
+    mb_context_t *ctx = test_context(dir);
+    const mb_dtype_t dts[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
+    for (size_t i = 0; i < 3; i++) {
+      mb_op_params_t p = mkn(9, 136, 40, dts[i]);
+      mb_result_t *r = test_run_on(ctx, emus[e], "gemm_sparse24", &p, 1);
+      assert_true(test_result_passes(r, "gemm_sparse24/native"));
+      mb_result_destroy(r);
+      p = mkn(9, 256, 128, dts[i]);
+      r = test_run_on(ctx, emus[e], "gemm_block_sparse", &p, 1);
+      assert_true(test_result_passes(r, "gemm_block_sparse/native"));
+      mb_result_destroy(r);
+    }
+    for (size_t i = 0; i < 2; i++) {
+      mb_op_params_t p = mkn(8, 256, 128, MB_DTYPE_BF16);
+      p.recipe = (uint32_t)k_want[i].r;
+      mb_result_t *r = test_run_on(ctx, emus[e], "linear", &p, 1);
+      assert_true(test_result_passes(r, mb_recipe_name(k_want[i].r)));
+      mb_result_destroy(r);
+    }
+    mb_context_destroy(ctx);
+  }
+}
+
 static int setup(void **state) {
   (void)state;
   g_ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
@@ -353,6 +386,7 @@ int main(void) {
       cmocka_unit_test(test_recipe_graphs),
       cmocka_unit_test(test_recipes_run),
       cmocka_unit_test(test_torchao_pairs),
+      cmocka_unit_test(test_gpuemu),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
