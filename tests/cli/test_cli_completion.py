@@ -93,7 +93,7 @@ class Bash(unittest.TestCase):
                          ["cold", "hot", "rotate"])
         self.assertEqual(self.complete("run", "-f", "j"), ["json"])
         self.assertEqual(self.complete("run", "--recipe", "int8"),
-                         ["int8wo", "int8dq"])
+                         ["int8wo", "int8dq", "int8dq-semi-sparse"])
         self.assertIn("ln_linear_gelu",
                       self.complete("run", "--model", "ln_"))
         self.assertIn("cpu", self.complete("--backend", ""))

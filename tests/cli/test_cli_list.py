@@ -69,9 +69,11 @@ class Ops(unittest.TestCase):
         runs = {op: m.group(1).split(", ") for op, m in graph.items() if m}
         self.assertEqual(sorted(runs), ["linear", "linear_training",
                                         "ln_linear", "transformer_block"])
-        # add: the HQQ recipes' zero-point term (lib/models/layer_graph.c)
+        # add: the HQQ recipes' zero-point term (lib/models/layer_graph.c);
+        # the sparse GEMMs: the sparsity recipes'
         self.assertEqual(runs["linear"],
-                         ["add", "dequantize", "gemm", "quantize"])
+                         ["add", "dequantize", "gemm", "gemm_block_sparse",
+                          "gemm_sparse24", "quantize"])
         for prim in ("attention", "rmsnorm", "gemm", "add"):
             self.assertIn(prim, runs["transformer_block"])
         for op, prims in runs.items():
