@@ -88,6 +88,18 @@ static void test_cublaslt_only_with_a_device(void **state) {
   }
 }
 
+/* cuSPARSELt (gemm_sparse24's vendor kernel) is optional and looked for
+ * only with a device; the version says what loaded, or why not. */
+static void test_cusparselt_said(void **state) {
+  (void)state;
+  const mb_backend_info_t b = cuda_info();
+  if (b.device_count == 0)
+    assert_non_null(strstr(b.version, "cuSPARSELt not loaded (no device)"));
+  else
+    assert_true(strstr(b.version, "cuSPARSELt 0.") ||
+                strstr(b.version, "cuSPARSELt not loaded ("));
+}
+
 static int dtype_ok(const mb_op_t *op, mb_dtype_t d) {
   size_t n;
   const mb_dtype_t *list = mb_op_dtypes(op, &n);
@@ -113,10 +125,10 @@ static void test_kernel_table_matches_the_catalogue(void **state) {
         fail_msg("cuda kernel %s/%s takes %s, which %s does not accept", k.op,
                  k.name, mb_dtype_name(k.dtype), k.op);
       if (strcmp(k.name, "cublaslt") && strcmp(k.name, "native") &&
-          strcmp(k.name, "memcpy"))
+          strcmp(k.name, "memcpy") && strcmp(k.name, "cusparselt"))
         fail_msg(
             "cuda kernel %s/%s: implementations are cublaslt, native, "
-            "memcpy",
+            "memcpy, cusparselt",
             k.op, k.name);
     }
     if (!found) printf("  no cuda kernel for op %s\n", mb_op_name(op));
@@ -359,6 +371,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loads_and_explains),
         cmocka_unit_test(test_cublaslt_only_with_a_device),
+        cmocka_unit_test(test_cusparselt_said),
         cmocka_unit_test(test_kernel_table_matches_the_catalogue),
         cmocka_unit_test(test_no_device_is_a_skip),
     };

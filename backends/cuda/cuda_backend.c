@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cuda_gemm_lt.h"
+#include "cuda_sparselt.h"
 #include "cuda_internal.h"
 #include "mb_backend_entry.h"
 
@@ -132,6 +133,7 @@ static mb_status_t cuda_device_open(mb_gpuh_state_t *st,
                         c, cudaMalloc(&d->workspace, MB_CUDA_WORKSPACE_BYTES),
                         "cuBLASLt workspace")) != MB_OK))
     return s;
+  mb__cuda_splt_device_open(c, d);
   char bus[32] = "";
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, base->ordinal) == cudaSuccess)
     d->nvml_dev = mb__cuda_nvml_device(c->nvml, bus);
@@ -142,6 +144,7 @@ static mb_status_t cuda_device_open(mb_gpuh_state_t *st,
 
 static void cuda_device_close(mb_gpuh_state_t *st, mb_gpuh_device_t *base) {
   mb_cuda_device_t *d = cdev_of(base);
+  mb__cuda_splt_device_close(cuda_of(st), d);
   if (d->lt) cuda_of(st)->ltlib->destroy(d->lt);
   cudaFree(d->workspace);
   d->lt = NULL;
@@ -157,17 +160,21 @@ static void cuda_open(mb_gpuh_state_t *st, int devices) {
   mb_cuda_state_t *c = cuda_of(st);
   if (devices <= 0) {
     snprintf(c->lt_why, sizeof c->lt_why, "no device");
+    snprintf(c->splt_why, sizeof c->splt_why, "no device");
     return;
   }
   c->nvml = mb__cuda_nvml_open(&st->host);
   c->ltlib = mb__cuda_lt_open(c->lt_why, sizeof c->lt_why);
   if (!c->ltlib) MB_CUDA_LOG(c, MB_LOG_WARN, "cuda: cuBLASLt: %s", c->lt_why);
+  /* Optional (a separate download): its absence is the kernel's reason. */
+  c->splt = mb__cuda_splt_open(c->splt_why, sizeof c->splt_why);
   read_loading_mode(c);
 }
 
 static void cuda_close(mb_gpuh_state_t *st) {
   mb__cuda_nvml_close(cuda_of(st)->nvml);
   mb__cuda_lt_close(cuda_of(st)->ltlib);
+  mb__cuda_splt_close(cuda_of(st)->splt);
 }
 
 static void cuda_version(mb_gpuh_state_t *st, char *buf, size_t cap) {
@@ -181,13 +188,17 @@ static void cuda_version(mb_gpuh_state_t *st, char *buf, size_t cap) {
   if (drv)
     snprintf(driver, sizeof driver, "driver API %d.%d%s%.40s", drv / 1000,
              (drv % 1000) / 10, *nvml ? ", NVIDIA driver " : "", nvml);
-  char lt[200];
+  char lt[200], splt[200];
   if (c->ltlib)
     snprintf(lt, sizeof lt, "%s", c->ltlib->version_text);
   else
     snprintf(lt, sizeof lt, "cuBLASLt not loaded (%.160s)", c->lt_why);
-  snprintf(buf, cap, "CUDA runtime %d.%d, %s, %s%s", rt / 1000,
-           (rt % 1000) / 10, driver, lt,
+  if (c->splt)
+    snprintf(splt, sizeof splt, "%s", mb__cuda_splt_version(c->splt));
+  else
+    snprintf(splt, sizeof splt, "cuSPARSELt not loaded (%.160s)", c->splt_why);
+  snprintf(buf, cap, "CUDA runtime %d.%d, %s, %s, %s%s", rt / 1000,
+           (rt % 1000) / 10, driver, lt, splt,
            c->nvml           ? ""
            : st->num_devices ? ", NVML not loaded"
                              : ", NVML not loaded (no device)");
@@ -273,6 +284,11 @@ static mb_status_t cuda_init(const mb_host_api_t *host, void **state) {
 /* cuBLASLt first: the first match is a request's default. */
 static const mb_backend_kernel_t cuda_kernels[] = {
 #include "cuda_kernels_gemm.def"
+    /* 2:4 sparse tensor cores, before the shared kernel (cuda_sparselt.c). */
+    {sizeof(mb_backend_kernel_t), "gemm_sparse24", "cusparselt", MB_DTYPE_NONE,
+     MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_F32, mb__cuda_splt_supports,
+     mb__cuda_splt_prepare, mb__cuda_splt_run, mb__cuda_splt_release, 0u, NULL,
+     NULL},
 #include "gpu_kernel_entries.inc"
 };
 

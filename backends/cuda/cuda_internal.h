@@ -34,6 +34,7 @@ typedef struct mb_cuda_tuned {
 } mb_cuda_tuned_t;
 
 typedef struct mb_cuda_nvml mb_cuda_nvml_t; /* cuda_nvml.c */
+typedef struct mb_cuda_splt mb_cuda_splt_t; /* cuda_sparselt.c */
 
 /* cuBLASLt's entry points, dlopen'ed when the backend has a device
  * (cuda_lt_load.c); the types are cublasLt.h's. */
@@ -99,6 +100,7 @@ typedef struct mb_cuda_device {
   void *workspace;     /* MB_CUDA_WORKSPACE_BYTES, with the handle */
   mb_cuda_tuned_t tuned[MB_CUDA_TUNE_CACHE];
   void *nvml_dev; /* nvmlDevice_t, NULL when NVML is not readable */
+  void *splt;     /* a cuSPARSELt handle, NULL without one */
 } mb_cuda_device_t;
 
 typedef struct mb_cuda_state {
@@ -106,6 +108,8 @@ typedef struct mb_cuda_state {
   mb_cuda_nvml_t *nvml; /* NULL: no device, or NVML not loadable */
   mb_cuda_lt_t *ltlib;  /* NULL: why in lt_why */
   char lt_why[400];
+  mb_cuda_splt_t *splt; /* cuSPARSELt; NULL: why in splt_why */
+  char splt_why[400];
   /* How the runtime loads kernels, and who chose it (cuda_backend.c). */
   char module_loading[160];
 } mb_cuda_state_t;
