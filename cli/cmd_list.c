@@ -394,7 +394,7 @@ static int list_dtypes(mb_context_t *ctx, const cli_opts_t *o,
            mb_dtype_is_float((mb_dtype_t)d) ? "float" : "integer");
   printf(
       "\nalso taken: common aliases (float32, bfloat16, torch.bfloat16, "
-      "float8_e4m3fn, int8, ...)\n");
+      "float8_e4m3fn, float4, int8, ...)\n");
   return EXIT_OK;
 }
 

@@ -48,6 +48,11 @@ static const float_format_t k_float_formats[MB_DTYPE_COUNT] = {
     /* e8m0: no sign, no significand; read only for its max and unit
      * roundoff (2^-1), converted by e8m0_encode/e8m0_decode below. */
     [MB_DTYPE_E8M0] = {8, 0, 127, 0, 0xFEu, 0xFFu, 0x1p127},
+    /* e2m1 (OCP FP4) has neither infinity nor NaN: 0.11.1b = 6 is the
+     * largest pattern, so its "NaN" is 6 as well and encode() saturates
+     * every overflow, an infinity and a NaN (sign kept) whatever the
+     * flags. */
+    [MB_DTYPE_F4E2M1] = {2, 1, 1, 0, 0x7u, 0x7u, 6.0},
 };
 
 static const struct {
@@ -270,6 +275,8 @@ const char *mb_dtype_name(mb_dtype_t dtype) {
   return k_dtypes[dtype].name;
 }
 
+/* torch's FP4 is the packed pair float4_e2m1fn_x2, which is our storage
+ * too, so its name is an alias. */
 static const struct {
   const char *alias;
   mb_dtype_t dtype;
@@ -287,6 +294,9 @@ static const struct {
     {"int4", MB_DTYPE_I4},         {"int32", MB_DTYPE_I32},
     {"torch.int32", MB_DTYPE_I32}, {"float8_e8m0fnu", MB_DTYPE_E8M0},
     {"e8m0fnu", MB_DTYPE_E8M0},    {"torch.float8_e8m0fnu", MB_DTYPE_E8M0},
+    {"float4", MB_DTYPE_F4E2M1},   {"float4_e2m1fn", MB_DTYPE_F4E2M1},
+    {"fp4", MB_DTYPE_F4E2M1},      {"torch.float4_e2m1fn_x2", MB_DTYPE_F4E2M1},
+    {"e2m1", MB_DTYPE_F4E2M1},     {"float4_e2m1fn_x2", MB_DTYPE_F4E2M1},
 };
 
 mb_status_t mb_dtype_from_name(const char *name, mb_dtype_t *out) {
@@ -371,6 +381,16 @@ static void store_bits(void *base, unsigned bits, size_t i, uint32_t v) {
   }
 }
 
+/* The nibble of element i of a packed 4-bit buffer (low nibble first). */
+static uint32_t load_nibble(const unsigned char *b, size_t i) {
+  return (b[i / 2] >> (4 * (i % 2))) & 0xFu;
+}
+
+static void store_nibble(unsigned char *b, size_t i, uint32_t v) {
+  const unsigned shift = 4 * (unsigned)(i % 2);
+  b[i / 2] = (uint8_t)((b[i / 2] & ~(0xFu << shift)) | ((v & 0xFu) << shift));
+}
+
 double mb__load(const void *base, mb_dtype_t dtype, size_t i) {
   const unsigned char *b = base;
   int32_t i32;
@@ -386,7 +406,9 @@ double mb__load(const void *base, mb_dtype_t dtype, size_t i) {
     case MB_DTYPE_I8:
       return (int8_t)b[i];
     case MB_DTYPE_I4:
-      return (int)(((b[i / 2] >> (4 * (i % 2))) & 0xFu) ^ 8u) - 8;
+      return (int)(load_nibble(b, i) ^ 8u) - 8;
+    case MB_DTYPE_F4E2M1:
+      return decode(&k_float_formats[dtype], load_nibble(b, i));
     case MB_DTYPE_I32:
       memcpy(&i32, b + 4 * i, 4);
       return i32;
@@ -401,7 +423,6 @@ void mb__store(void *base, mb_dtype_t dtype, size_t i, double v,
                unsigned flags) {
   unsigned char *b = base;
   int32_t i32;
-  unsigned shift;
   switch (dtype) {
     case MB_DTYPE_F32:
     case MB_DTYPE_F16:
@@ -415,10 +436,10 @@ void mb__store(void *base, mb_dtype_t dtype, size_t i, double v,
       b[i] = (uint8_t)(int8_t)round_int(v, dtype);
       break;
     case MB_DTYPE_I4:
-      shift = 4 * (unsigned)(i % 2);
-      b[i / 2] =
-          (uint8_t)((b[i / 2] & ~(0xFu << shift)) |
-                    (((unsigned)(int)round_int(v, dtype) & 0xFu) << shift));
+      store_nibble(b, i, (uint32_t)(int)round_int(v, dtype));
+      break;
+    case MB_DTYPE_F4E2M1:
+      store_nibble(b, i, encode(&k_float_formats[dtype], v, flags));
       break;
     case MB_DTYPE_I32:
       i32 = (int32_t)round_int(v, dtype);
@@ -485,11 +506,12 @@ static const struct {
     {MB_DTYPE_F32, MB_DTYPE_F16, f16_to_f32_n},
 };
 
-/* A same-type conversion is a copy, NaN payloads included. For an odd i4
- * count the last byte's high nibble is not ours to overwrite. */
+/* A same-type conversion is a copy, NaN payloads included. For an odd
+ * count of a 4-bit type the last byte's high nibble is not ours to
+ * overwrite. */
 static void copy_same(void *dst, mb_dtype_t dtype, const void *src,
                       size_t count) {
-  if (dtype != MB_DTYPE_I4) {
+  if (k_dtypes[dtype].bits != 4) {
     memcpy(dst, src, mb_dtype_bytes(dtype, count));
     return;
   }

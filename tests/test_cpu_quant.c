@@ -261,9 +261,9 @@ static void check_quantize_sd(fixture_t *fx, const qcase_t *c, mb_dtype_t sdt) {
     mb_convert(gref, gdt, gref, MB_DTYPE_F32, (size_t)(gr * gc), 0);
   void *in[1] = {x}, *out[2] = {q, g};
   run_kernel(fx, "quantize", &p, in, 1, out, 2);
-  /* An odd i4 count leaves the last high nibble alone: not compared. */
+  /* An odd 4-bit count leaves the last high nibble alone: not compared. */
   uint8_t *qb = q;
-  if (c->q == MB_DTYPE_I4 && (count & 1)) qb[qbytes - 1] &= 0x0F;
+  if (mb_dtype_bits(c->q) == 4 && (count & 1)) qb[qbytes - 1] &= 0x0F;
   if (memcmp(gref, g, gbytes) != 0 || memcmp(qref, q, qbytes) != 0) {
     size_t i = 0;
     while (i < qbytes && qref[i] == qb[i]) ++i;
@@ -329,7 +329,8 @@ static void test_quantize_bitexact(void **state) {
   }
 }
 
-/* MXFP8 (e8m0 scales, the OCP MX rule): both element formats, 1x32 blocks
+/* MXFP8 and MXFP4 (e8m0 scales, the OCP MX rule): the three element
+ * formats (e2m1 packed two per byte), 1x32 blocks
  * and others, plain and transposed, dynamic and static (0.5 = 2^-1), with
  * an all-zero block (the smallest scale) and with NaN, infinities and f32
  * subnormals in the data (NaN and infinite blocks get the NaN scale). */
@@ -337,9 +338,10 @@ static void test_quantize_mx(void **state) {
   fixture_t *fx = *state;
   static const char *const grans[] = {"block:1x32", "block:32x1", "row",
                                       "block:32x32"};
-  static const mb_dtype_t q[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
+  static const mb_dtype_t q[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
+                                 MB_DTYPE_F4E2M1};
   size_t n = 0;
-  for (size_t qi = 0; qi < 2; ++qi)
+  for (size_t qi = 0; qi < 3; ++qi)
     for (size_t gi = 0; gi < 4; ++gi)
       for (uint32_t f = 0; f < 4; ++f)
         for (unsigned d = ZERO_BLOCK; d <= SPECIALS; d <<= 1) {
@@ -349,6 +351,15 @@ static void test_quantize_mx(void **state) {
                              0.5, d};
           check_quantize_sd(fx, &c, MB_DTYPE_E8M0);
         }
+  /* FP4 with f32 scales (absmax / 6) on odd shapes: rows start mid-byte,
+   * and threads must not split a byte. */
+  static const char *const odd[] = {"tensor", "row", "col"};
+  for (size_t gi = 0; gi < 3; ++gi)
+    for (uint32_t f = 0; f < 2; ++f) {
+      const qcase_t c = {37, 53,  k_xdt[n++ % 3], MB_DTYPE_F4E2M1, odd[gi],
+                         f,  0.0, SPECIALS};
+      check_quantize(fx, &c);
+    }
 }
 
 /* dequantize: round(fl32(q s)) for every code. */
@@ -413,6 +424,14 @@ static void test_dequantize_bitexact(void **state) {
         check_dequantize(fx, k_qdt[qi], k_xdt[oi], "block:1x32", 64, 96,
                          MB_DTYPE_E8M0);
     }
+  /* FP4: every code (random bytes hold all 16 nibbles), with f32 scales
+   * and as MXFP4, on an odd shape too (a row starts mid-byte). */
+  for (size_t oi = 0; oi < 3; ++oi) {
+    check_dequantize(fx, MB_DTYPE_F4E2M1, k_xdt[oi], "row", 37, 53,
+                     MB_DTYPE_NONE);
+    check_dequantize(fx, MB_DTYPE_F4E2M1, k_xdt[oi], "block:1x32", 64, 96,
+                     MB_DTYPE_E8M0);
+  }
 }
 
 /* ---- the harness: every GEMM variant, every implementation --------------- */

@@ -220,7 +220,7 @@ static void test_from_name(void **state) {
   assert_non_null(strstr(msg, "valid dtypes"));
   assert_string_equal(msg,
                       "unknown dtype \"fp33\"; valid dtypes: f32, f16, bf16, "
-                      "f8e4m3, f8e5m2, i8, i4, i32, e8m0");
+                      "f8e4m3, f8e5m2, i8, i4, i32, e8m0, f4e2m1");
   assert_int_equal(mb_dtype_from_name("", &t), MB_ERR_INVALID_ARG);
   assert_int_equal(mb_dtype_from_name("BF16", &t), MB_ERR_INVALID_ARG);
   mb_error_clear();

@@ -1,6 +1,6 @@
 /* Exact element conversions shared by every backend's kernels: f32 to and
- * from bf16, f16, f8e4m3, f8e5m2, i8 and i4. Host C (the CPU backend) and
- * device code (backends/gpu/, compiled by nvcc or hipcc) include this one
+ * from bf16, f16, f8e4m3, f8e5m2, f4e2m1, i8 and i4. Host C (the CPU backend)
+ * and device code (backends/gpu/, compiled by nvcc or hipcc) include this one
  * file, so every backend rounds the same way.
  *
  * Each one matches lib/dtype.c (mb_convert, mb_f32_to_f8e4m3, ...) bit for
@@ -140,6 +140,36 @@ MB_CVT_FN uint8_t mb__cvt_f32_to_e4m3_sw(float x) {
  * 2^-14, quantum 2^-16. */
 MB_CVT_FN uint8_t mb__cvt_f32_to_e5m2_sw(float x) {
   return mb__cvt_f32_to_f8(x, 2u, 112u, 0x38800000u, 0x1p7f, 0x7Bu, 0x7Eu);
+}
+
+/* e2m1 (OCP FP4, no infinity, no NaN): bias 1, 1 bit, max 6 = 0x7,
+ * smallest normal 2^0, quantum 2^-1; computed as an 8-bit pattern by the
+ * fp8 rounder with NaN mapped to max (so a NaN saturates, as lib/dtype.c
+ * does), then the sign moved from bit 7 to bit 3. The nibble. */
+MB_CVT_FN uint8_t mb__cvt_f32_to_e2m1(float x) {
+  const uint32_t r =
+      mb__cvt_f32_to_f8(x, 1u, 126u, 0x3F800000u, 0x1p22f, 0x7u, 0x7u);
+  return (uint8_t)(((r >> 4) & 0x8u) | (r & 0x7u));
+}
+
+/* Two values as one byte, lo in the low nibble (element 2i, 2i+1). */
+MB_CVT_FN uint8_t mb__cvt_f32x2_to_e2m1x2(float lo, float hi) {
+  return (uint8_t)(mb__cvt_f32_to_e2m1(lo) | (mb__cvt_f32_to_e2m1(hi) << 4));
+}
+
+/* A nibble's value, exact: a normal value's exponent and significand
+ * rebias with one add (126 << 22: bias 127 - 1), a subnormal (0, 0.5) is
+ * its significand times the quantum. */
+MB_CVT_FN float mb__cvt_e2m1_to_f32(uint8_t nib) {
+  const uint32_t sign = (uint32_t)(nib & 0x8u) << 28, mag = nib & 0x7u;
+  const uint32_t normal = (mag << 22) + (126u << 23);
+  const uint32_t sub = mb__cvt_bits((float)mag * 0.5f); /* mag < 2 */
+  return mb__cvt_float(sign | mb__cvt_sel(mag < 2u, sub, normal));
+}
+
+/* Element i of a packed e2m1 buffer (low nibble first). */
+MB_CVT_FN float mb__cvt_e2m1_at(const uint8_t *p, size_t i) {
+  return mb__cvt_e2m1_to_f32((uint8_t)((p[i / 2] >> (4u * (i & 1u))) & 0xFu));
 }
 
 /* ---- f32 -> integer, saturating --------------------------------------------
@@ -472,9 +502,11 @@ MB_CVT_FN uint8_t mb__cvt_pow2_to_e8m0(float s) {
   return (uint8_t)(mb__cvt_bits(s) >> 23);
 }
 
-/* emax_elem of an fp8 element format: its largest normal's exponent. */
+/* emax_elem of an MX element format: its largest normal's exponent
+ * (e4m3 448 = 1.75 2^8, e5m2 57344 = 1.75 2^15, e2m1 6 = 1.5 2^2). */
 #define MB_CVT_MX_EMAX_E4M3 8
 #define MB_CVT_MX_EMAX_E5M2 15
+#define MB_CVT_MX_EMAX_E2M1 2
 
 #undef MB__CVT_F16
 #undef MB__CVT_BF16

@@ -13,7 +13,8 @@
  * tiles: 32 rows of Q (one cache line of X's row) by 128 columns are
  * gathered through a small buffer, so both X and Q are walked in lines.
  *
- * i4 packs two elements per byte, so two threads must never write halves of
+ * i4 and e2m1 pack two elements per byte, so two threads must never write
+ * halves of
  * one byte: with an odd row length they own row pairs (a pair starts on a
  * byte), and a transposed Q is split by whole row bands of even height. */
 #include "cpu_quant.h"
@@ -130,7 +131,7 @@ static void quant_all(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       quant_band(q, xo, qo, x, out, v, r0);
     return;
   }
-  const int64_t unit = q->qdt == MB_DTYPE_I4 && (q->cols & 1) ? 2 : 1;
+  const int64_t unit = mb__cpu_is_nibble(q->qdt) && (q->cols & 1) ? 2 : 1;
 #pragma omp for schedule(static)
   for (int64_t u = 0; u < (q->rows + unit - 1) / unit; ++u)
     for (int64_t i = u * unit; i < min64(q->rows, (u + 1) * unit); ++i)
@@ -151,7 +152,7 @@ static void run_fused(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                       const mb_cpu_qrow_t *qo, const void *x, void *out,
                       float *grid) {
   const int64_t unit =
-      q->qdt == MB_DTYPE_I4 && (q->cols & 1) && (q->bm & 1) ? 2 : 1;
+      mb__cpu_is_nibble(q->qdt) && (q->cols & 1) && (q->bm & 1) ? 2 : 1;
   const scale_view_t v = {grid, q->gc, q->bm, q->bn};
 #pragma omp parallel num_threads(q->threads)
   {
@@ -235,11 +236,16 @@ void mb__cpu_quant_run(const mb_cpu_quant_t *q, const void *x, void *out,
 mb_status_t mb__cpu_quant_scales(mb_cpu_state_t *st, mb_cpu_quant_t *q,
                                  mb_dtype_t sdtype) {
   if (sdtype != MB_DTYPE_E8M0) return MB_OK;
-  q->mx_emax = q->qdt == MB_DTYPE_F8E4M3   ? MB_CVT_MX_EMAX_E4M3
-               : q->qdt == MB_DTYPE_F8E5M2 ? MB_CVT_MX_EMAX_E5M2
-                                           : 0;
+  static const struct {
+    mb_dtype_t dt;
+    int emax;
+  } k_emax[] = {{MB_DTYPE_F8E4M3, MB_CVT_MX_EMAX_E4M3},
+                {MB_DTYPE_F8E5M2, MB_CVT_MX_EMAX_E5M2},
+                {MB_DTYPE_F4E2M1, MB_CVT_MX_EMAX_E2M1}};
+  for (size_t i = 0; i < sizeof k_emax / sizeof k_emax[0]; ++i)
+    if (k_emax[i].dt == q->qdt) q->mx_emax = k_emax[i].emax;
   if (!q->mx_emax) {
-    MB_CPU_ERROR(st, "cpu/c: e8m0 scales go with fp8 elements, not %s",
+    MB_CPU_ERROR(st, "cpu/c: e8m0 scales go with fp8 or fp4 elements, not %s",
                  st->host.dtype_name(q->qdt));
     return MB_ERR_UNSUPPORTED;
   }

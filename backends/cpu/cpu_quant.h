@@ -45,10 +45,15 @@ void mb__cpu_dequantize_c_release(void *kstate);
 #define MB_CPU_QCLONES
 #endif
 
+/* Two elements per byte (i4, e2m1): threads must not split a byte. */
+static inline int mb__cpu_is_nibble(mb_dtype_t t) {
+  return t == MB_DTYPE_I4 || t == MB_DTYPE_F4E2M1;
+}
+
 /* ---- row operations (cpu_quant_rows.c) -------------------------------------
  * Every loop over elements lives here, one function per dtype, so gcc
  * vectorises each (and clones it for AVX2/AVX-512). Element offsets count
- * elements, so a row of i4 may start in the middle of a byte. */
+ * elements, so a row of i4 or e2m1 may start in the middle of a byte. */
 typedef struct mb_cpu_qrow {
   mb_dtype_t dtype;
   /* n elements from element e0 of src, exactly, as f32. */

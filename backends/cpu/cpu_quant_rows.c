@@ -35,23 +35,29 @@ MB__LOAD(load_e4m3, uint8_t, mb__cvt_e4m3_to_f32)
 MB__LOAD(load_e5m2, uint8_t, mb__cvt_e5m2_to_f32)
 MB__LOAD(load_i8, uint8_t, MB__I8_TO_F32)
 
-/* i4: a leading odd element is the high nibble of its byte; then whole
- * bytes (low nibble first); then a trailing low nibble. */
-MB_CPU_QCLONES static void load_i4(float *restrict d, const void *src,
-                                   size_t e0, size_t n) {
-  const uint8_t *p = src;
-  size_t j = 0;
-  if ((e0 & 1u) && n) d[j++] = (float)mb__cvt_i4_at(p, e0);
-  const uint8_t *restrict b = p + (e0 + j) / 2;
-  const size_t pairs = (n - j) / 2;
-  float *restrict o = d + j;
-  for (size_t k = 0; k < pairs; ++k) {
-    o[2 * k] = (float)((int32_t)((b[k] & 0xFu) ^ 8u) - 8);
-    o[2 * k + 1] = (float)((int32_t)((uint32_t)(b[k] >> 4) ^ 8u) - 8);
+/* 4-bit formats (i4, e2m1): a leading odd element is the high nibble of
+ * its byte; then whole bytes (low nibble first); then a trailing low
+ * nibble. NIB(v) is the value of nibble v. */
+#define MB__LOAD_NIB(name, NIB)                                       \
+  MB_CPU_QCLONES static void name(float *restrict d, const void *src, \
+                                  size_t e0, size_t n) {              \
+    const uint8_t *p = src;                                           \
+    size_t j = 0;                                                     \
+    if ((e0 & 1u) && n) d[j++] = NIB((uint32_t)(p[e0 / 2] >> 4));     \
+    const uint8_t *restrict b = p + (e0 + j) / 2;                     \
+    const size_t pairs = (n - j) / 2;                                 \
+    float *restrict o = d + j;                                        \
+    for (size_t k = 0; k < pairs; ++k) {                              \
+      o[2 * k] = NIB(b[k] & 0xFu);                                    \
+      o[2 * k + 1] = NIB((uint32_t)(b[k] >> 4));                      \
+    }                                                                 \
+    j += 2 * pairs;                                                   \
+    if (j < n) d[j] = NIB(p[(e0 + j) / 2] & 0xFu);                    \
   }
-  j += 2 * pairs;
-  if (j < n) d[j] = (float)mb__cvt_i4_at(p, e0 + j);
-}
+#define MB__I4_NIB(v) ((float)((int32_t)((v) ^ 8u) - 8))
+#define MB__E2M1_NIB(v) mb__cvt_e2m1_to_f32((uint8_t)(v))
+MB__LOAD_NIB(load_i4, MB__I4_NIB)
+MB__LOAD_NIB(load_e2m1, MB__E2M1_NIB)
 
 /* ---- stores (float targets, overflow to infinity as mb_convert) ---------- */
 
@@ -92,30 +98,33 @@ static void set_nibble(uint8_t *p, size_t i, uint8_t v) {
   p[i / 2] = (uint8_t)((p[i / 2] & ~(0xFu << shift)) | ((unsigned)v << shift));
 }
 
-/* i4 packs pairs; S(j) is the scale of element j of the span. */
-#define MB__QUANT_I4(name, SCALE_T, S)                                      \
+/* 4-bit formats pack pairs; S(j) is the scale of element j of the span,
+ * CVT the conversion to a nibble. */
+#define MB__QUANT_NIB(name, SCALE_T, S, CVT)                                \
   MB_CPU_QCLONES static void name(                                          \
       void *dst, size_t e0, const float *restrict x, SCALE_T s, size_t n) { \
     uint8_t *p = dst;                                                       \
     size_t j = 0;                                                           \
     if ((e0 & 1u) && n) {                                                   \
-      set_nibble(p, e0, mb__cvt_f32_to_i4(x[0] / S(0)));                    \
+      set_nibble(p, e0, CVT(x[0] / S(0)));                                  \
       j = 1;                                                                \
     }                                                                       \
     uint8_t *restrict b = p + (e0 + j) / 2;                                 \
     const size_t pairs = (n - j) / 2;                                       \
     for (size_t k = 0; k < pairs; ++k) {                                    \
       const size_t a = j + 2 * k;                                           \
-      b[k] = (uint8_t)(mb__cvt_f32_to_i4(x[a] / S(a)) |                     \
-                       (mb__cvt_f32_to_i4(x[a + 1] / S(a + 1)) << 4));      \
+      b[k] = (uint8_t)(CVT(x[a] / S(a)) | (CVT(x[a + 1] / S(a + 1)) << 4)); \
     }                                                                       \
     j += 2 * pairs;                                                         \
-    if (j < n) set_nibble(p, e0 + j, mb__cvt_f32_to_i4(x[j] / S(j)));       \
+    if (j < n) set_nibble(p, e0 + j, CVT(x[j] / S(j)));                     \
   }
 #define MB__S_ONE(j) s
 #define MB__S_VEC(j) s[j]
-MB__QUANT_I4(quant_i4_1, float, MB__S_ONE)
-MB__QUANT_I4(quant_i4_v, const float *restrict, MB__S_VEC)
+MB__QUANT_NIB(quant_i4_1, float, MB__S_ONE, mb__cvt_f32_to_i4)
+MB__QUANT_NIB(quant_i4_v, const float *restrict, MB__S_VEC, mb__cvt_f32_to_i4)
+MB__QUANT_NIB(quant_e2m1_1, float, MB__S_ONE, mb__cvt_f32_to_e2m1)
+MB__QUANT_NIB(quant_e2m1_v, const float *restrict, MB__S_VEC,
+              mb__cvt_f32_to_e2m1)
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -127,6 +136,7 @@ static const mb_cpu_qrow_t k_rows[] = {
     {MB_DTYPE_F8E5M2, load_e5m2, NULL, quant_e5m2_1, quant_e5m2_v, 57344.0f},
     {MB_DTYPE_I8, load_i8, NULL, quant_i8_1, quant_i8_v, 127.0f},
     {MB_DTYPE_I4, load_i4, NULL, quant_i4_1, quant_i4_v, 7.0f},
+    {MB_DTYPE_F4E2M1, load_e2m1, NULL, quant_e2m1_1, quant_e2m1_v, 6.0f},
 };
 
 const mb_cpu_qrow_t *mb__cpu_qrow(mb_dtype_t dtype) {

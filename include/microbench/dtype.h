@@ -13,6 +13,13 @@
  * power of two in exponent-and-guard-bit terms as torch does (up when the
  * significand is 1.5 or more; zero and anything below 2^-127 give 2^-127),
  * and infinities and NaN give NaN (saturating: 2^127).
+ * f4e2m1 is the OCP MX v1.0 FP4 element (torch's float4_e2m1fn, JAX's
+ * float4_e2m1fn): 1 sign, 2 exponent bits (bias 1), 1 mantissa bit, values
+ * +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, packed two per byte low nibble first as
+ * i4. It has no infinity and no NaN, so converting to it always saturates
+ * (to +-6, infinities too, with or without MB_CONVERT_SATURATE) and a NaN
+ * becomes 6 with the NaN's sign bit (the spec leaves NaN to the
+ * implementation; saturating keeps the encoder one table row).
  *
  * Threading: all functions are pure and thread-safe. */
 #ifndef MICROBENCH_DTYPE_H
@@ -34,7 +41,8 @@ extern "C" {
   X(I8, "i8", 8, 0)         \
   X(I4, "i4", 4, 0)         \
   X(I32, "i32", 32, 0)      \
-  X(E8M0, "e8m0", 8, 1)
+  X(E8M0, "e8m0", 8, 1)     \
+  X(F4E2M1, "f4e2m1", 4, 1)
 
 typedef enum mb_dtype {
   MB_DTYPE_NONE = 0, /* "unset": take the op's default */
@@ -52,16 +60,18 @@ MB_API const char *mb_dtype_name(mb_dtype_t dtype);
  * "torch.bfloat16", "float8_e4m3fn", "int8", ...). Unknown names give
  * MB_ERR_INVALID_ARG and an error message listing the valid names. */
 MB_API mb_status_t mb_dtype_from_name(const char *name, mb_dtype_t *out);
-/* Storage bits per element (4 for i4); 0 for NONE/invalid. */
+/* Storage bits per element (4 for i4 and f4e2m1); 0 for NONE/invalid. */
 MB_API unsigned mb_dtype_bits(mb_dtype_t dtype);
-/* Bytes needed for `count` elements (i4 rounds up). */
+/* Bytes needed for `count` elements (4-bit types round up). */
 MB_API size_t mb_dtype_bytes(mb_dtype_t dtype, size_t count);
 MB_API int mb_dtype_is_float(mb_dtype_t dtype);
 /* Unit roundoff u = 2^-p, p = significand bits including the hidden bit
- * (f32 2^-24, f16 2^-11, bf16 2^-8, f8e4m3 2^-4, f8e5m2 2^-3): the largest
+ * (f32 2^-24, f16 2^-11, bf16 2^-8, f8e4m3 2^-4, f8e5m2 2^-3, f4e2m1
+ * 2^-2): the largest
  * relative error of one round-to-nearest. 0 for integer types. */
 MB_API double mb_dtype_unit_roundoff(mb_dtype_t dtype);
-/* Largest finite value (f8e4m3 448, f8e5m2 57344, i8 127, i4 7). */
+/* Largest finite value (f8e4m3 448, f8e5m2 57344, f4e2m1 6, i8 127,
+ * i4 7). */
 MB_API double mb_dtype_max(mb_dtype_t dtype);
 
 /* Scalar conversions. */
@@ -75,9 +85,9 @@ MB_API uint8_t mb_f32_to_f8e5m2(float x, unsigned flags);
 MB_API float mb_f8e5m2_to_f32(uint8_t bits);
 
 /* Converts `count` elements. Any dtype to any dtype; float targets are
- * rounded once from the exact source value (no double rounding). For i4,
- * element i lives in byte i/2, low nibble when i is even. dst and src must
- * not overlap. */
+ * rounded once from the exact source value (no double rounding). For i4
+ * and f4e2m1, element i lives in byte i/2, low nibble when i is even. dst and
+ * src must not overlap. */
 MB_API mb_status_t mb_convert(void *dst, mb_dtype_t dst_dtype, const void *src,
                               mb_dtype_t src_dtype, size_t count,
                               unsigned flags);

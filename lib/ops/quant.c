@@ -17,9 +17,16 @@ float mb__quant_scale(float absmax, mb_dtype_t qdtype) {
 
 int mb__mx_emax(mb_dtype_t qdtype) {
   /* emax_elem: the exponent of the element format's largest normal
-   * (e4m3 448 = 1.75 2^8, e5m2 57344 = 1.75 2^15); 0 for a format that has
-   * no MX scaling here. */
-  return qdtype == MB_DTYPE_F8E4M3 ? 8 : qdtype == MB_DTYPE_F8E5M2 ? 15 : 0;
+   * (e4m3 448 = 1.75 2^8, e5m2 57344 = 1.75 2^15, e2m1 6 = 1.5 2^2); 0 for
+   * a format that has no MX scaling here. */
+  static const struct {
+    mb_dtype_t dt;
+    int emax;
+  } k_emax[] = {
+      {MB_DTYPE_F8E4M3, 8}, {MB_DTYPE_F8E5M2, 15}, {MB_DTYPE_F4E2M1, 2}};
+  for (size_t i = 0; i < sizeof k_emax / sizeof k_emax[0]; ++i)
+    if (k_emax[i].dt == qdtype) return k_emax[i].emax;
+  return 0;
 }
 
 /* OCP MX v1.0, section 6.3: X = 2^(floor(log2(amax)) - emax_elem), in
@@ -49,8 +56,8 @@ mb_status_t mb__check_scale_dtype(const char *op, mb_op_params_t *p,
                     op, mb_dtype_name(p->dtype_scale));
   if (!mb__mx_emax(qdtype))
     return mb__fail(MB_ERR_INVALID_ARG,
-                    "%s: e8m0 scales go with f8e4m3 or f8e5m2 elements "
-                    "(MXFP8), not %s",
+                    "%s: e8m0 scales go with f8e4m3, f8e5m2 (MXFP8) or "
+                    "f4e2m1 (MXFP4) elements, not %s",
                     op, mb_dtype_name(qdtype));
   if (!scaled)
     return mb__fail(MB_ERR_INVALID_ARG,
@@ -109,7 +116,8 @@ void mb__quantize_ref_sd(const float *x, int64_t rows, int64_t cols,
       grid[bi * gc + bj] = scale;
       /* With a power-of-two scale the f32 quotient is exact but where it
        * falls below f32's normals, and there it is far below half of the
-       * fp8 formats' smallest subnormal: the same q as the exact quotient. */
+       * fp8 and fp4 formats' smallest subnormal: the same q as the exact
+       * quotient. */
       for (int64_t i = bi * br; i < (bi + 1) * br; i++)
         for (int64_t j = bj * bc; j < (bj + 1) * bc; j++)
           mb__store(q, qdtype, (size_t)(i * cols + j),

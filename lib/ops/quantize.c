@@ -4,7 +4,8 @@
  * static s. Outputs Q and the scale grid S.
  * dequantize: X = round(fl32(Q s)).
  * With params.dtype_scale e8m0 the scales are the OCP MX powers of two
- * (quant.c's mb__mx_scale), stored one byte each (MXFP8 with 1x32 blocks).
+ * (quant.c's mb__mx_scale), stored one byte each (MXFP8 with 1x32 blocks
+ * and fp8 elements, MXFP4 with f4e2m1 elements, packed two per byte).
  * FLOP: quantize ~3 per element (|x|, max, divide-and-round), dequantize 1;
  * bytes count each tensor once: |X| + |Q| + |S| (the absmax pass re-reads X
  * from cache in a good kernel; a scale is 4 bytes, 1 in e8m0). */
@@ -18,7 +19,7 @@
 
 static const mb_dtype_t k_hp[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
 static const mb_dtype_t k_q[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2, MB_DTYPE_I8,
-                                 MB_DTYPE_I4};
+                                 MB_DTYPE_I4, MB_DTYPE_F4E2M1};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static int transposed(const mb_op_params_t *p) {
@@ -193,9 +194,10 @@ const mb_op_t mb__op_quantize = {
     .dim_names = mb__dims_mn,
     .param_mask = MB__P_SCALE_A | MB__P_TRANSPOSE | MB__P_STATIC,
     .params_doc =
-        "out: f8e4m3|f8e5m2|i8|i4; granularity (scale_a): "
+        "out: f8e4m3|f8e5m2|i8|i4|f4e2m1; granularity (scale_a): "
         "tensor|row|col|block:BMxBN|group:G (row); transpose; "
-        "static scale; scale_dtype f32|e8m0 (MX: fp8 out, e.g. block:1x32)",
+        "static scale; scale_dtype f32|e8m0 (MX: fp8 or fp4 out, e.g. "
+        "block:1x32)",
     .rank = 2,
     .num_inputs = 1,
     .num_outputs = 2,
@@ -350,7 +352,7 @@ const mb_op_t mb__op_dequantize = {
     .dim_names = mb__dims_mn,
     .param_mask = MB__P_SCALE_A,
     .params_doc =
-        "dtype (Q): f8e4m3|f8e5m2|i8|i4; out: f32|bf16|f16; "
+        "dtype (Q): f8e4m3|f8e5m2|i8|i4|f4e2m1; out: f32|bf16|f16; "
         "granularity (scale_a) and scale_dtype as quantize",
     .rank = 2,
     .num_inputs = 2,

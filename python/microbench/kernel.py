@@ -10,12 +10,15 @@ from ._lib import check, lib
 from .errors import MB_ERR_BACKEND, MB_ERR_INTERRUPTED, Error
 
 # dtype -> memoryview format: floats narrower than 32 bits are their raw
-# bits (Python has no bf16/fp8 type); i4 is raw packed bytes, two per byte.
+# bits (Python has no bf16/fp8 type); i4 and f4e2m1 are raw packed bytes,
+# two per byte.
 _FORMATS = {"f32": "f", "f16": "H", "bf16": "H", "f8e4m3": "B",
-            "f8e5m2": "B", "i8": "b", "i4": None, "i32": "i", "e8m0": "B"}
+            "f8e5m2": "B", "i8": "b", "i4": None, "i32": "i", "e8m0": "B",
+            "f4e2m1": None}
 _NUMPY = {"f32": "float32", "f16": "float16", "bf16": "uint16",
           "f8e4m3": "uint8", "f8e5m2": "uint8", "i8": "int8", "i4": "uint8",
-          "i32": "int32", "e8m0": "uint8"}
+          "i32": "int32", "e8m0": "uint8", "f4e2m1": "uint8"}
+_PACKED = ("i4", "f4e2m1")
 
 
 class Tensor:
@@ -91,7 +94,8 @@ class Tensor:
 
     def numpy(self):
         """The data as a writable numpy array over the same memory (needs
-        numpy; bf16 and fp8 as their raw bits, i4 as packed bytes)."""
+        numpy; bf16 and fp8 as their raw bits, i4 and f4e2m1 as packed
+        bytes)."""
         try:
             import numpy
         except ImportError:
@@ -99,7 +103,7 @@ class Tensor:
                         "array() gives a memoryview", "MB_ERR_UNSUPPORTED") \
                 from None
         a = numpy.frombuffer(self._bytes(), dtype=_NUMPY[self.dtype])
-        return a if self.dtype == "i4" else a.reshape(self.shape)
+        return a if self.dtype in _PACKED else a.reshape(self.shape)
 
     def __repr__(self):
         return "<Tensor %s %s at 0x%x>" % (

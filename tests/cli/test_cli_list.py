@@ -148,7 +148,7 @@ class Names(unittest.TestCase):
         self.assertEqual(len(ops), len(set(ops)))
         self.assertEqual(self.names("dtypes"), [
             "f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i8", "i4", "i32",
-            "e8m0"])
+            "e8m0", "f4e2m1"])
         recipes = mbench("list", "recipes").stdout.splitlines()[1:]
         self.assertEqual(self.names("recipes"), [l.split()[0] for l in recipes])
         self.assertIn("ln_linear_gelu", self.names("models"))
