@@ -83,10 +83,16 @@ MB_CPU_CLONES static void rows24(const sparse_c_t *k, void *const *in,
       i1[c] = (uint8_t)(nib >> 2);
     }
     for (int64_t r = 0; r < rows; r++) {
+      /* The group's 4 elements of A, picked by selects rather than an
+       * indexed load: i0 is 0..2 and i1 1..3, and selects vectorise. */
       const float *ar = a + r * k->k + 4 * g;
+      const float a0 = ar[0], a1 = ar[1], a2 = ar[2], a3 = ar[3];
       float *dr = acc + r * n;
-      for (int64_t c = 0; c < n; c++)
-        dr[c] += ar[i0[c]] * v0[c] + ar[i1[c]] * v1[c];
+      for (int64_t c = 0; c < n; c++) {
+        const float x0 = i0[c] == 0 ? a0 : i0[c] == 1 ? a1 : a2;
+        const float x1 = i1[c] == 3 ? a3 : i1[c] == 2 ? a2 : a1;
+        dr[c] += x0 * v0[c] + x1 * v1[c];
+      }
     }
   }
 }
