@@ -165,6 +165,14 @@ static const conf_case_t k_cases[] = {
     {"layernorm", S2(33, 257), "bf16", N, N, N, N, N, N, 0},
     {"relu", S2(5, 7), "f32", N, N, N, N, N, N, 0},
     {"causal_attention", S5(1, 1, 4, 6, 8), "f32", N, N, N, N, N, N, 0},
+    /* the sparse GEMMs of torchao's sparsity recipes: rows not a multiple of
+     * the CPU kernel's block of 16, each dtype */
+    {"gemm_sparse24", S3(37, 72, 40), "f32", N, N, N, N, N, N, 0},
+    {"gemm_sparse24", S3(19, 136, 24), "bf16", N, N, N, N, N, N, 0},
+    {"gemm_sparse24", S3(17, 64, 48), "f16", N, N, N, N, N, N, 0},
+    {"gemm_block_sparse", S3(21, 256, 128), "f32", N, N, N, N, N, N, 0},
+    {"gemm_block_sparse", S3(9, 128, 64), "bf16", N, N, N, N, N, N, 0},
+    {"gemm_block_sparse", S3(5, 384, 64), "f16", N, N, N, N, N, N, 0},
     /* The other dtype pairs the GPU backends list (gpu_kernels_*.def),
      * each on another of the quantize kernels' paths: tensor-wise (absmax
      * pass), i4 rows of odd length (pairs of nibbles across rows), a

@@ -315,10 +315,13 @@ static void test_torchao_pairs(void **state) {
   expect_names(plan, want2, 3);
   mb_plan_destroy(plan);
   /* torchao raises on "None" as a string and on a name it cannot pair. */
-  const char *bad[] = {"sparsity_config_recipe_names: ['None']\n" MODEL,
-                       "sparsity_config_recipe_names: [unstructured]\n" MODEL,
-                       "sparsity_config_recipe_names: block\n" MODEL};
-  for (size_t i = 0; i < 3; i++) {
+  const char *bad[] = {
+      "sparsity_config_recipe_names: ['None']\n" MODEL,
+      "sparsity_config_recipe_names: [unstructured]\n" MODEL,
+      "sparsity_config_recipe_names: block\n" MODEL,
+      /* our pair's name is not a torchao quantization */
+      "quantization_config_recipe_names: [semi-sparse]\n" MODEL};
+  for (size_t i = 0; i < 4; i++) {
     plan = NULL;
     assert_int_equal(
         mb_plan_parse(bad[i], strlen(bad[i]), "t.yml", NULL, &plan),

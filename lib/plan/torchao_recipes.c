@@ -32,6 +32,15 @@ static const struct sparse_pair {
     {"float8dq-row", "float8dq-row-semi-sparse", 0},
 };
 
+/* Whether `r` is one of our sparsity pairs' recipes: torchao's
+ * quantization list has no such name (its own would fall back to baseline),
+ * so the file means sparsity_config_recipe_names. */
+static int is_sparse_recipe(const char *r) {
+  for (size_t i = 0; i < sizeof k_sparse_pairs / sizeof *k_sparse_pairs; i++)
+    if (!strcmp(k_sparse_pairs[i].recipe, r)) return 1;
+  return 0;
+}
+
 static mb_status_t read_recipes(mb__pb_t *pb, mb__torchao_recipes_t *f) {
   static const char key[] = "quantization_config_recipe_names";
   const mb_cfg_node_t *n = mb__cfg_get(pb->root, key);
@@ -48,6 +57,12 @@ static mb_status_t read_recipes(mb__pb_t *pb, mb__torchao_recipes_t *f) {
     mb__path_index(path, sizeof path, key, i);
     mb_status_t st = mb__pb_string(pb, n->items[i], path, &r);
     if (st == MB_OK) st = mb__recipe_check(pb, n->items[i], path, r);
+    if (st == MB_OK && is_sparse_recipe(r))
+      st = mb__pb_error(pb, n->items[i], path,
+                        "\"%s\" is our name for a sparsity pair: torchao "
+                        "lists sparsity under sparsity_config_recipe_names "
+                        "(semi-sparse, 2:4, block)",
+                        r);
     if (st != MB_OK) return st;
     f->listed_baseline |= !strcmp(r, "baseline");
     size_t k = 0;
