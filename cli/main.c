@@ -44,6 +44,7 @@ static const struct {
     {"MB_REMEASURE_PEAK",
      "1: measure the roofs (CPU peak, copy bandwidth) again and cache them"},
     {"MB_CUBLASLT_LIBRARY", "the CUDA backend's cuBLASLt library file"},
+    {"MB_CUSPARSELT_LIBRARY", "the CUDA backend's cuSPARSELt library file"},
     {"MB_HIPBLASLT_LIBRARY", "the HIP backend's hipBLASLt library file"},
     {"MB_ROCBLAS_LIBRARY", "the HIP backend's rocBLAS library file"},
     {"MB_CPU_FSROOT",
