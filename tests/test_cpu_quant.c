@@ -485,6 +485,12 @@ static const gcase_t k_gemms[] = {
     {"transpose_quantization", 64, 48, 0, N, N, N, N, N, N, 1, 0, 0, PASS},
     {"dequantize", 40, 256, 0, "i4", N, "bf16", N, "group:32", N, 1, 0, 0,
      PASS},
+    /* FP4 (e2m1 packed two per byte): unscaled (gemm_multiple_run with
+     * dtype float4), f32 scales; the portable C kernel only (emulated). */
+    {"gemm_multiple_run", 33, 64, 17, "float4", N, N, N, N, N, 1, 0, 1,
+     SKIP_ONEDNN},
+    {"gemm", 32, 96, 40, "f4e2m1", N, "f32", N, "row", "col", 1, 0.5, 1,
+     SKIP_ONEDNN},
 };
 /* MXFP8: e8m0 scales (params.dtype_scale), given or computed in the op. */
 static const gcase_t k_mx[] = {
@@ -499,6 +505,14 @@ static const gcase_t k_mx[] = {
      PASS},
     {"quantize", 33, 256, 0, N, N, N, N, "block:1x32", N, 1, 0, 0, PASS},
     {"dequantize", 40, 256, 0, "f8e5m2", N, "f32", N, "block:1x32", N, 1, 0, 0,
+     PASS},
+    /* MXFP4: e2m1 elements, given or quantized inside (C kernels only). */
+    {"gemm", 64, 128, 48, "f4e2m1", N, "bf16", N, "block:1x32", "block:32x1", 1,
+     0, 1, SKIP_ONEDNN},
+    {"gemm_mxfp8_b32", 33, 96, 24, N, N, N, "f4e2m1", N, N, 1, 0, 1,
+     SKIP_ONEDNN},
+    {"quantize", 33, 256, 0, N, N, "f4e2m1", N, "block:1x32", N, 1, 0, 0, PASS},
+    {"dequantize", 40, 256, 0, "f4e2m1", N, "bf16", N, "block:1x32", N, 1, 0, 0,
      PASS},
 };
 #undef N

@@ -173,8 +173,11 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
     assert_string_equal(entry(plan, 3 + i).skip_reason, "");
   }
   assert_string_equal(entry(plan, 5).skip_reason, "");
-  expect_skip(plan, 6, "single_device_hbm_copy/1024/float4",
-              "dtype \"float4\" (float4_e2m1fn) is defined by the JAX suite");
+  /* float4 is f4e2m1 (packed two per byte): copied like any dtype. */
+  assert_string_equal(entry(plan, 6).name,
+                      "single_device_hbm_copy/1024/float4");
+  assert_string_equal(entry(plan, 6).skip_reason, "");
+  assert_int_equal(entry(plan, 6).params.dtype, MB_DTYPE_F4E2M1);
   /* The skipped ones still make results (JSON with every dimension). */
   for (size_t i = 1; i < 3; i++) {
     mb_result_t *r = NULL;
@@ -375,10 +378,10 @@ static void test_sweep_ranges_and_layers(void **state) {
                       "bfloat16->bfloat16/tb");
   assert_true(g.params.flags & MB_PARAM_TRANS_B);
   assert_string_equal(g.skip_reason, "");
+  /* FP4 is a dtype now, but B stored N x K is not an FP4 layout here. */
   expect_skip(plan, 6,
               "gemm_generalized/1024x1024x1024/float4_e2m1fn->bfloat16/tb",
-              "in_dtype \"float4_e2m1fn\" (FP4 e2m1) is defined by the JAX "
-              "suite but not available in libmicrobench yet");
+              "trans_b applies to unscaled float gemms only");
   mb_plan_destroy(plan);
   /* More than 1000 combinations: the first 1000, as the suite, noted. */
   plan = parse(

@@ -136,6 +136,19 @@ mb_status_t mb__cpu_qi_supports_fp8(void *bstate, uint32_t dev,
   return st;
 }
 
+/* The C kernels also quantize inside to f4e2m1 (MXFP4 with e8m0 scales):
+ * the quantize code and the widening C GEMM take any element format. */
+mb_status_t mb__cpu_qi_supports_fp_c(void *bstate, uint32_t dev,
+                                     const mb_op_params_t *p,
+                                     const char **why) {
+  if (p->dtype_q != MB_DTYPE_F4E2M1)
+    return mb__cpu_qi_supports_fp8(bstate, dev, p, why);
+  mb_status_t st = qi_common(p, why);
+  if (st == MB_OK && (p->flags & MB_PARAM_FAST_ACCUM))
+    return refuse(why, k_no_fast_accum);
+  return st;
+}
+
 mb_status_t mb__cpu_qi_supports_i8_c(void *bstate, uint32_t dev,
                                      const mb_op_params_t *p,
                                      const char **why) {

@@ -53,6 +53,8 @@ mb_status_t mb__cpu_sgemm_supports_c(void *bstate, uint32_t dev,
                                      const mb_op_params_t *p, const char **why);
 mb_status_t mb__cpu_qi_supports_fp8(void *bstate, uint32_t dev,
                                     const mb_op_params_t *p, const char **why);
+mb_status_t mb__cpu_qi_supports_fp_c(void *bstate, uint32_t dev,
+                                     const mb_op_params_t *p, const char **why);
 mb_status_t mb__cpu_qi_supports_i8(void *bstate, uint32_t dev,
                                    const mb_op_params_t *p, const char **why);
 mb_status_t mb__cpu_qi_supports_i8_c(void *bstate, uint32_t dev,

@@ -19,8 +19,8 @@
 #include "ops/eltwise.h"
 
 static const mb_dtype_t k_dtypes[] = {
-    MB_DTYPE_F32,    MB_DTYPE_BF16, MB_DTYPE_F16, MB_DTYPE_F8E4M3,
-    MB_DTYPE_F8E5M2, MB_DTYPE_I8,   MB_DTYPE_I4,  MB_DTYPE_I32};
+    MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16, MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
+    MB_DTYPE_I8,  MB_DTYPE_I4,   MB_DTYPE_I32, MB_DTYPE_F4E2M1};
 
 static mb_status_t resolve_as(const mb_op_t *op, mb_op_params_t *p) {
   mb_status_t st =

@@ -12,7 +12,8 @@
  * the product is the same, only the operands' storage differs.
  * params.dtype_scale e8m0 stores the scale grids as e8m0 bytes and makes
  * quantize-inputs compute them by the OCP MX rule: with 1x32 / 32x1 blocks
- * that is MXFP8 (gemm_mxfp8_b32).
+ * that is MXFP8 (gemm_mxfp8_b32) with fp8 elements, MXFP4 with f4e2m1
+ * (packed two per byte, 0.5 byte each in the byte model).
  * FLOP = 2MNK (the quantization's work is not counted, see docs/ops.md);
  * bytes = |A| + |B| + scales (4 bytes each, 1 in e8m0) + |D| (+ |D| when
  * beta != 0). */
@@ -28,13 +29,14 @@
 
 static const mb_dtype_t k_float[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
 static const mb_dtype_t k_fp8[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2};
-static const mb_dtype_t k_inputs[] = {MB_DTYPE_F32,    MB_DTYPE_BF16,
-                                      MB_DTYPE_F16,    MB_DTYPE_F8E4M3,
-                                      MB_DTYPE_F8E5M2, MB_DTYPE_I8};
+static const mb_dtype_t k_fp4[] = {MB_DTYPE_F4E2M1};
+static const mb_dtype_t k_inputs[] = {
+    MB_DTYPE_F32,    MB_DTYPE_BF16, MB_DTYPE_F16,   MB_DTYPE_F8E4M3,
+    MB_DTYPE_F8E5M2, MB_DTYPE_I8,   MB_DTYPE_F4E2M1};
 static const mb_dtype_t k_int_out[] = {MB_DTYPE_I32, MB_DTYPE_BF16,
                                        MB_DTYPE_F32};
 static const mb_dtype_t k_quant_to[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
-                                        MB_DTYPE_I8};
+                                        MB_DTYPE_I8, MB_DTYPE_F4E2M1};
 
 static int in_list(mb_dtype_t d, const mb_dtype_t *l, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -44,7 +46,7 @@ static int in_list(mb_dtype_t d, const mb_dtype_t *l, size_t n) {
 
 static int is_quantized(mb_dtype_t d) {
   return in_list(d, k_fp8, COUNT(k_fp8)) || d == MB_DTYPE_I8 ||
-         d == MB_DTYPE_I4;
+         d == MB_DTYPE_I4 || d == MB_DTYPE_F4E2M1;
 }
 
 static mb_status_t check_scaling(mb_op_params_t *p) {
@@ -101,10 +103,13 @@ static mb_status_t resolve_float(mb_op_params_t *p) {
   return mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b, &p->dtype, 1);
 }
 
+/* fp8 A takes either fp8 B; fp4 A takes fp4 B (no mixed fp8 x fp4). */
 static mb_status_t resolve_fp8(mb_op_params_t *p) {
   if (p->dtype_out == p->dtype) p->dtype_out = MB_DTYPE_BF16;
-  return mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b, k_fp8,
-                         COUNT(k_fp8));
+  const int fp4 = p->dtype == MB_DTYPE_F4E2M1;
+  return mb__check_dtype(&mb__op_gemm, "dtype_b", p->dtype_b,
+                         fp4 ? k_fp4 : k_fp8,
+                         fp4 ? COUNT(k_fp4) : COUNT(k_fp8));
 }
 
 static mb_status_t resolve_int8(mb_op_params_t *p) {
@@ -183,6 +188,12 @@ static int fp8_product(const mb_op_params_t *p) {
          in_list(qb_dtype(p), k_fp8, COUNT(k_fp8));
 }
 
+/* MX scaling (e8m0) goes with fp8 x fp8 (MXFP8) or fp4 x fp4 (MXFP4). */
+static int mx_product(const mb_op_params_t *p) {
+  return fp8_product(p) ||
+         (qa_dtype(p) == MB_DTYPE_F4E2M1 && qb_dtype(p) == MB_DTYPE_F4E2M1);
+}
+
 static mb_status_t check_fast_accum(const mb_op_params_t *p) {
   if (!(p->flags & MB_PARAM_FAST_ACCUM) || fp8_product(p)) return MB_OK;
   if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
@@ -237,7 +248,8 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
     return st;
   if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
     st = resolve_quantize_inputs(p);
-  else if (in_list(p->dtype, k_fp8, COUNT(k_fp8)))
+  else if (in_list(p->dtype, k_fp8, COUNT(k_fp8)) ||
+           p->dtype == MB_DTYPE_F4E2M1)
     st = resolve_fp8(p);
   else if (p->dtype == MB_DTYPE_I8)
     st = resolve_int8(p);
@@ -268,11 +280,11 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
   if ((st = check_scaling(p)) != MB_OK ||
       (st = check_explicit_dequant(p)) != MB_OK)
     return st;
-  /* e8m0 scales are MX's: fp8 elements on both sides, both sides scaled.
-   * quantize-inputs defaulted its scalings above; the element dtype A
-   * stands for B's too (fp8_product checks both). */
+  /* e8m0 scales are MX's: fp8 or fp4 elements on both sides, both sides
+   * scaled. quantize-inputs defaulted its scalings above; the element
+   * dtype A stands for B's too (mx_product checks both). */
   const int both = p->scale_a.mode != MB_SCALE_NONE &&
-                   p->scale_b.mode != MB_SCALE_NONE && fp8_product(p);
+                   p->scale_b.mode != MB_SCALE_NONE && mx_product(p);
   return mb__check_scale_dtype("gemm", p, qa_dtype(p), both);
 }
 
@@ -456,12 +468,13 @@ const mb_op_t mb__op_gemm = {
                   MB__P_TRANS_AB | MB__P_FAST_ACCUM | MB__P_STATIC,
     .params_doc =
         "alpha, beta; scale_a/scale_b: none|tensor|row|col|block:BMxBN|"
-        "group:G; quantize_inputs with dtype_q (fp8, i8), static scale "
+        "group:G; quantize_inputs with dtype_q (fp8, i8, f4e2m1), static "
+        "scale "
         "(quantize_inputs with a given scale, no absmax); out: "
         "f32|bf16|f16|i32; tf32 (f32 inputs); fast_accum (fp8 inputs or "
         "quantize_inputs to fp8); trans_a (A stored KxM), trans_b (B stored "
         "NxK): unscaled float inputs; scale_dtype f32|e8m0 (MX power-of-two "
-        "scales, fp8 elements: gemm_mxfp8_b32)",
+        "scales, fp8 or f4e2m1 elements: gemm_mxfp8_b32, MXFP4)",
     .rank = 3,
     .num_inputs = 4,
     .num_outputs = 1,

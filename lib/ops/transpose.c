@@ -82,19 +82,31 @@ MB__TRANSPOSE_TILE(tile4, 4)
 MB__TRANSPOSE_TILE(tile2, 2)
 MB__TRANSPOSE_TILE(tile1, 1)
 
-/* i4 is packed two to a byte, low nibble first; each becomes one signed
- * byte. Rare (int4 weights) and half the bytes, so a plain tile will do. */
-static void tile_i4(const unsigned char *src, unsigned char *dst, int64_t rows,
-                    int64_t cols, int64_t c0, int64_t ce, int64_t r0,
-                    int64_t re) {
-  for (int64_t c = c0; c < ce; c++)
-    for (int64_t r = r0; r < re; r++) {
-      const int64_t e = r * cols + c;
-      const int nib = (src[e / 2] >> (e % 2 ? 4 : 0)) & 0xF;
-      const signed char v = (signed char)(nib >= 8 ? nib - 16 : nib);
-      memcpy(dst + c * rows + r, &v, 1);
-    }
-}
+/* 4-bit formats are packed two to a byte, low nibble first; each becomes
+ * one byte of a format that holds it exactly (BYTE(nib)): i4 a signed byte,
+ * e2m1 an e4m3 byte. Rare (int4 weights, fp4 operands) and half the bytes,
+ * so a plain tile will do. */
+#define MB__TRANSPOSE_NIB(name, BYTE)                                          \
+  static void name(const unsigned char *src, unsigned char *dst, int64_t rows, \
+                   int64_t cols, int64_t c0, int64_t ce, int64_t r0,           \
+                   int64_t re) {                                               \
+    for (int64_t c = c0; c < ce; c++)                                          \
+      for (int64_t r = r0; r < re; r++) {                                      \
+        const int64_t e = r * cols + c;                                        \
+        const unsigned nib = (src[e / 2] >> (e % 2 ? 4 : 0)) & 0xFu;           \
+        dst[c * rows + r] = BYTE(nib);                                         \
+      }                                                                        \
+  }
+#define MB__I4_BYTE(nib) \
+  ((unsigned char)(signed char)((int)(nib) >= 8 ? (int)(nib)-16 : (int)(nib)))
+/* e2m1's magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 as e4m3 (bias 7) patterns;
+ * the sign moves from bit 3 to bit 7. */
+static const unsigned char k_e2m1_e4m3[8] = {0x00, 0x30, 0x38, 0x3C,
+                                             0x40, 0x44, 0x48, 0x4C};
+#define MB__E2M1_BYTE(nib) \
+  ((unsigned char)(k_e2m1_e4m3[(nib)&7u] | (((nib)&8u) << 4)))
+MB__TRANSPOSE_NIB(tile_i4, MB__I4_BYTE)
+MB__TRANSPOSE_NIB(tile_e2m1, MB__E2M1_BYTE)
 
 typedef void (*tile_fn)(const unsigned char *, unsigned char *, int64_t,
                         int64_t, int64_t, int64_t, int64_t, int64_t);
@@ -116,16 +128,19 @@ static void run_band(void *arg, size_t lo, size_t hi) {
 }
 
 mb_dtype_t mb__transpose_dtype(mb_dtype_t dtype) {
-  return dtype == MB_DTYPE_I4 ? MB_DTYPE_I8 : dtype;
+  return dtype == MB_DTYPE_I4       ? MB_DTYPE_I8
+         : dtype == MB_DTYPE_F4E2M1 ? MB_DTYPE_F8E4M3
+                                    : dtype;
 }
 
 void mb__transpose(const void *src, mb_dtype_t dtype, void *dst, int64_t rows,
                    int64_t cols) {
   const unsigned bits = mb_dtype_bits(dtype);
-  const tile_fn tile = bits == 32   ? tile4
-                       : bits == 16 ? tile2
-                       : bits == 8  ? tile1
-                                    : tile_i4;
+  const tile_fn tile = bits == 32             ? tile4
+                       : bits == 16           ? tile2
+                       : bits == 8            ? tile1
+                       : dtype == MB_DTYPE_I4 ? tile_i4
+                                              : tile_e2m1;
   job_t job = {tile, src, dst, rows, cols};
   /* Bands of whole blocks of columns, each worth a thread's start. */
   const int64_t min_cols = MB__TRANSPOSE_MIN_PART / (rows > 0 ? rows : 1);

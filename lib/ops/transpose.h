@@ -8,9 +8,9 @@
 
 #include "microbench/dtype.h"
 
-/* The dtype mb__transpose writes for a `dtype` source: the same, except i4
- * (two to a byte, which would make neighbouring threads share bytes), which
- * becomes i8 holding the same values. */
+/* The dtype mb__transpose writes for a `dtype` source: the same, except the
+ * 4-bit ones (two to a byte, which would make neighbouring threads share
+ * bytes): i4 becomes i8 and f4e2m1 f8e4m3, holding the same values. */
 mb_dtype_t mb__transpose_dtype(mb_dtype_t dtype);
 
 /* dst (cols x rows, row-major, mb__transpose_dtype(dtype)) = src (rows x

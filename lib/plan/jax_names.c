@@ -117,7 +117,6 @@ typedef struct jax_dtype {
   mb_dtype_t dtype; /* NONE: defined by the suite, not run here */
 } jax_dtype_t;
 
-#define FP4 "FP4 (e2m1) is not a dtype of libmicrobench yet"
 /* Legacy: run_benchmark.py's dtype_mapping (947f49d), plus int8. */
 static const jax_dtype_t k_legacy_dtypes[] = {
     {{"bfloat16", "bf16", NULL, NULL}, MB_DTYPE_BF16},
@@ -126,7 +125,7 @@ static const jax_dtype_t k_legacy_dtypes[] = {
     {{"float8", "f8e4m3", NULL, NULL}, MB_DTYPE_F8E4M3},
     {{"int8", "i8", NULL, NULL}, MB_DTYPE_I8},
     {{"int32", "i32", NULL, NULL}, MB_DTYPE_I32},
-    {{"float4", "float4_e2m1fn", NULL, FP4}, MB_DTYPE_NONE},
+    {{"float4", "float4_e2m1fn", NULL, NULL}, MB_DTYPE_F4E2M1},
 };
 
 /* Current: utils.parse_dtype takes any jax.numpy attribute; these are its
@@ -140,7 +139,7 @@ static const jax_dtype_t k_sweep_dtypes[] = {
     {{"int8", "i8", NULL, NULL}, MB_DTYPE_I8},
     {{"int4", "i4", NULL, NULL}, MB_DTYPE_I4},
     {{"int32", "i32", NULL, NULL}, MB_DTYPE_I32},
-    {{"float4_e2m1fn", "FP4 e2m1", NULL, FP4}, MB_DTYPE_NONE},
+    {{"float4_e2m1fn", "f4e2m1", NULL, NULL}, MB_DTYPE_F4E2M1},
     {{"float8_e8m0fnu", "e8m0 scale", NULL, NULL}, MB_DTYPE_NONE},
     {{"float8_e4m3", "IEEE-style e4m3 with infinities", NULL, NULL},
      MB_DTYPE_NONE},
