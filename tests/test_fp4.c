@@ -236,6 +236,58 @@ static void test_mxfp4_hand_computed(void **state) {
   }
 }
 
+/* ---- NVFP4 ----------------------------------------------------------------
+ */
+
+/* The per-tensor scale, the e4m3 block scale and the elements, by hand:
+ * S = amax_t / 2688, s_b = e4m3(amax_b / 6 / S), q = RNE_sat(x / (s_b S)).
+ * e4m3 bytes: 448 = 0x7E, 128 = 0x70, 1 = 0x38. */
+static void test_nvfp4_hand_computed(void **state) {
+  (void)state;
+  assert_true(mb__nvfp4_tensor_scale(2688.0f) == 1.0f);
+  assert_true(mb__nvfp4_tensor_scale(0.0f) == 1.0f); /* all zero */
+  assert_true(mb__nvfp4_tensor_scale(NAN) == 1.0f);
+  assert_true(mb__nvfp4_tensor_scale(1.0f) == 1.0f / 2688.0f);
+  /* S = 1: the block scale is amax_b / 6 rounded to e4m3. */
+  assert_int_equal(mb__nvfp4_block_scale(6.0f, 1.0f), 0x38);    /* 1 */
+  assert_int_equal(mb__nvfp4_block_scale(2688.0f, 1.0f), 0x7E); /* 448 */
+  assert_int_equal(mb__nvfp4_block_scale(3000.0f, 1.0f), 0x7E); /* sat */
+  /* 0.001 / 6 is below half of e4m3's smallest subnormal 2^-9: 0. */
+  assert_int_equal(mb__nvfp4_block_scale(0.001f, 1.0f), 0x00);
+  assert_int_equal(mb__nvfp4_block_scale(NAN, 1.0f) & 0x7F, 0x7F);
+  /* S = 1/2688 (tensor amax 1): amax_b 1 -> 448; amax_b 0.3 -> 0.05 / S
+   * = 134.4 -> 128 (e4m3 steps by 16 in [128, 256)). */
+  const float s1 = mb__nvfp4_tensor_scale(1.0f);
+  assert_int_equal(mb__nvfp4_block_scale(1.0f, s1), 0x7E);
+  assert_int_equal(mb__nvfp4_block_scale(0.3f, s1), 0x70);
+
+  /* Two 1x16 blocks of a 1x32 row, tensor amax 1 (S = 1/2688):
+   * block 0, amax 1, s_b 448, s_b S = 1/6: 1 -> 6 (0x7), -0.5 -> -3
+   * (0xD), 0.25 -> 1.5 (0x3), 0.2 -> 1.2 -> 1 (0x2);
+   * block 1, amax 0.3, s_b 128, s_b S = 128/2688 = 1/21: 0.3 -> 6.3
+   * saturates (0x7), 0.1 -> 2.1 -> 2 (0x4), -0.15 -> -3.15 -> -3 (0xD). */
+  float x[32] = {0};
+  x[0] = 1.0f, x[1] = -0.5f, x[2] = 0.25f, x[3] = 0.2f;
+  x[16] = 0.3f, x[17] = 0.1f, x[18] = -0.15f;
+  mb_scaling_t s = {0};
+  assert_int_equal(mb_scaling_from_string("block:1x16", &s), MB_OK);
+  uint8_t q[16], g[2];
+  memset(q, 0xA5, sizeof q);
+  mb__nvfp4_quantize_ref(x, 1, 32, &s, s1, q, g);
+  assert_int_equal(g[0], 0x7E);
+  assert_int_equal(g[1], 0x70);
+  static const uint8_t want[16] = {0xD7, 0x23, 0, 0, 0, 0, 0, 0,
+                                   0x47, 0x0D, 0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 16; ++i)
+    if (q[i] != want[i])
+      fail_msg("NVFP4 Q byte %d = 0x%02x, want 0x%02x", i, q[i], want[i]);
+  /* An all-zero block: scale 0, elements 0 (never x / 0). */
+  float z[16] = {0};
+  mb__nvfp4_quantize_ref(z, 1, 16, &s, 1.0f, q, g);
+  assert_int_equal(g[0], 0);
+  for (int i = 0; i < 8; ++i) assert_int_equal(q[i], 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fp4_names),
@@ -245,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_fp4_packing),
       cmocka_unit_test(test_fp4_converters_agree),
       cmocka_unit_test(test_mxfp4_hand_computed),
+      cmocka_unit_test(test_nvfp4_hand_computed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

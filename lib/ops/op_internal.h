@@ -179,5 +179,16 @@ void mb__quantize_ref_sd(const float *x, int64_t rows, int64_t cols,
                          const mb_scaling_t *s, mb_dtype_t qdtype,
                          mb_dtype_t sdtype, double static_scale, void *q,
                          float *grid);
+/* NVFP4 (quant_nvfp4.c): the per-tensor f32 scale S = fl32(amax / 2688)
+ * (6 x 448; 1 for an all-zero or non-finite tensor), a block's e4m3 scale
+ * e4m3_RNE_sat(fl32(fl32(amax_b / 6) / S)), and the quantization of a
+ * rows x cols f32 matrix into packed e2m1 q and the e4m3 block scales
+ * `grid` (bytes) with a given S: q = RNE_sat(fl32(x / fl32(s_b S))), 0 in
+ * a block whose scale is 0. */
+float mb__nvfp4_tensor_scale(float amax);
+uint8_t mb__nvfp4_block_scale(float amax_block, float tensor_scale);
+void mb__nvfp4_quantize_ref(const float *x, int64_t rows, int64_t cols,
+                            const mb_scaling_t *s, float tensor_scale, void *q,
+                            uint8_t *grid);
 
 #endif
