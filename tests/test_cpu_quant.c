@@ -229,12 +229,15 @@ static void make_x(const qcase_t *c, const mb_op_params_t *p, float *xq,
   free(x);
 }
 
-/* sdt: params.dtype_scale, NONE (f32) or e8m0. */
+/* sdt: params.dtype_scale, NONE (f32), e8m0 or f8e4m3 (NVFP4: c->scale is
+ * the per-tensor scale, the block scales are computed). */
 static void check_quantize_sd(fixture_t *fx, const qcase_t *c, mb_dtype_t sdt) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.ndim = 2, p.shape[0] = c->m, p.shape[1] = c->n;
   p.dtype = c->x, p.dtype_out = c->q, p.flags = c->flags, p.scale = c->scale;
   p.dtype_scale = sdt;
+  const int nv = sdt == MB_DTYPE_F8E4M3;
+  if (nv) p.flags |= MB_PARAM_STATIC;
   assert_int_equal(mb_scaling_from_string(c->gran, &p.scale_a), MB_OK);
   if (mb_op_resolve(mb_op_find("quantize"), &p) != MB_OK)
     fail_msg("%s", mb_error_last());
@@ -243,7 +246,7 @@ static void check_quantize_sd(fixture_t *fx, const qcase_t *c, mb_dtype_t sdt) {
   const size_t count = (size_t)(rows * cols);
   int64_t gr, gc;
   mb__scaling_grid(&p.scale_a, rows, cols, &gr, &gc);
-  const mb_dtype_t gdt = sdt == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32;
+  const mb_dtype_t gdt = sdt == MB_DTYPE_NONE ? MB_DTYPE_F32 : sdt;
   const size_t qbytes = mb_dtype_bytes(c->q, count),
                gbytes = mb_dtype_bytes(gdt, (size_t)(gr * gc));
   float *xq = malloc(count * sizeof *xq),
@@ -253,9 +256,13 @@ static void check_quantize_sd(fixture_t *fx, const qcase_t *c, mb_dtype_t sdt) {
   void *q = dev_alloc(fx, qbytes, 0xA5), *g = dev_alloc(fx, gbytes, 0xFF);
   assert_true(xq && gref && qref);
   make_x(c, &p, xq, x, (uint64_t)(c->m * 31 + c->n) ^ c->q);
-  mb__quantize_ref_sd(xq, rows, cols, &p.scale_a, c->q, p.dtype_scale,
-                      (c->flags & MB_PARAM_STATIC) ? c->scale : 0.0, qref,
-                      gref);
+  if (nv)
+    mb__nvfp4_quantize_ref(xq, rows, cols, &p.scale_a, (float)c->scale, qref,
+                           (uint8_t *)gref);
+  else
+    mb__quantize_ref_sd(xq, rows, cols, &p.scale_a, c->q, p.dtype_scale,
+                        (c->flags & MB_PARAM_STATIC) ? c->scale : 0.0, qref,
+                        gref);
   /* e8m0 scales: the reference's f32 powers of two as bytes (exact). */
   if (gdt == MB_DTYPE_E8M0)
     mb_convert(gref, gdt, gref, MB_DTYPE_F32, (size_t)(gr * gc), 0);
@@ -362,6 +369,33 @@ static void test_quantize_mx(void **state) {
     }
 }
 
+/* NVFP4 (e2m1 elements, e4m3 block scales, the per-tensor scale given):
+ * 1x16 blocks and others, plain and transposed, with an all-zero block and
+ * with specials, under per-tensor scales that put the block scales in
+ * e4m3's middle (1/448: amax 4 to 5 of the normal data maps to ~300), at
+ * its top (saturating) and near its subnormals. */
+static void test_quantize_nvfp4(void **state) {
+  fixture_t *fx = *state;
+  static const char *const grans[] = {"block:1x16", "block:16x1", "row",
+                                      "block:16x16"};
+  static const double tensor[] = {1.0 / 448, 1.0 / 4096, 64.0};
+  size_t n = 0;
+  for (size_t gi = 0; gi < 4; ++gi)
+    for (size_t si = 0; si < 3; ++si)
+      for (uint32_t t = 0; t < 2; ++t)
+        for (unsigned d = ZERO_BLOCK; d <= SPECIALS; d <<= 1) {
+          const qcase_t c = {64,
+                             96,
+                             k_xdt[n++ % 3],
+                             MB_DTYPE_F4E2M1,
+                             grans[gi],
+                             t ? MB_PARAM_TRANSPOSE : 0u,
+                             tensor[si],
+                             d};
+          check_quantize_sd(fx, &c, MB_DTYPE_F8E4M3);
+        }
+}
+
 /* dequantize: round(fl32(q s)) for every code. */
 static void check_dequantize(fixture_t *fx, mb_dtype_t qdt, mb_dtype_t out,
                              const char *gran, int64_t m, int64_t n,
@@ -369,6 +403,8 @@ static void check_dequantize(fixture_t *fx, mb_dtype_t qdt, mb_dtype_t out,
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.ndim = 2, p.shape[0] = m, p.shape[1] = n;
   p.dtype = qdt, p.dtype_out = out, p.dtype_scale = sdt;
+  if (sdt == MB_DTYPE_F8E4M3) /* NVFP4's per-tensor scale */
+    p.flags |= MB_PARAM_STATIC, p.scale = 0.0078125 * 3;
   assert_int_equal(mb_scaling_from_string(gran, &p.scale_a), MB_OK);
   if (mb_op_resolve(mb_op_find("dequantize"), &p) != MB_OK)
     fail_msg("%s", mb_error_last());
@@ -388,6 +424,13 @@ static void check_dequantize(fixture_t *fx, mb_dtype_t qdt, mb_dtype_t out,
     for (int64_t i = 0; i < gr * gc; ++i) {
       e8[i] = (uint8_t)(splitmix64(&rng) % 255);
       g[i] = (float)mb__load(e8, MB_DTYPE_E8M0, (size_t)i);
+    }
+  }
+  if (sdt == MB_DTYPE_F8E4M3) { /* NVFP4: every positive e4m3, times S */
+    e8 = dev_alloc(fx, (size_t)(gr * gc), 0);
+    for (int64_t i = 0; i < gr * gc; ++i) {
+      e8[i] = (uint8_t)(splitmix64(&rng) % 127);
+      g[i] = (float)mb__load(e8, MB_DTYPE_F8E4M3, (size_t)i) * (float)p.scale;
     }
   }
   assert_non_null(want);
@@ -431,6 +474,8 @@ static void test_dequantize_bitexact(void **state) {
                      MB_DTYPE_NONE);
     check_dequantize(fx, MB_DTYPE_F4E2M1, k_xdt[oi], "block:1x32", 64, 96,
                      MB_DTYPE_E8M0);
+    check_dequantize(fx, MB_DTYPE_F4E2M1, k_xdt[oi], "block:1x16", 64, 96,
+                     MB_DTYPE_F8E4M3);
   }
 }
 
@@ -610,6 +655,7 @@ int main(void) {
       cmocka_unit_test(test_converters),
       cmocka_unit_test(test_quantize_bitexact),
       cmocka_unit_test(test_quantize_mx),
+      cmocka_unit_test(test_quantize_nvfp4),
       cmocka_unit_test(test_dequantize_bitexact),
       cmocka_unit_test(test_gemm_variants),
   };

@@ -42,10 +42,27 @@ static const float *srow(const scale_view_t *v, int64_t r) {
   return v->grid + r / v->bm * v->gc;
 }
 
-/* Scale of a block from its absmax (lib/ops/quant.c's mb__quant_scale): an
+/* Whether a block's absmax keeps NaN: the MX and NVFP4 rules' scales say
+ * NaN for such a block; the f32 rule skips it. */
+static int keep_nan(const mb_cpu_quant_t *q) {
+  return q->mx_emax || q->nv_s > 0.0f;
+}
+
+/* Scale of block g from its absmax (lib/ops/quant.c's mb__quant_scale): an
  * all-zero or non-finite block gets 1. With e8m0 scales, the MX power of
- * two (mb__mx_scale's rule; the absmax kept its NaN). */
-static float scale_of(const mb_cpu_quant_t *q, uint32_t amax, float qmax) {
+ * two (mb__mx_scale's rule; the absmax kept its NaN). NVFP4
+ * (quant_nvfp4.c's rule): the e4m3 byte of fl32(amax / 6) / S is kept in
+ * nv_sb[g] and the block divides by fl32(s_b S), or by infinity when that
+ * is 0 (the block's zeros keep their signs). */
+static float scale_of(const mb_cpu_quant_t *q, uint32_t amax, float qmax,
+                      int64_t g) {
+  if (q->nv_s > 0.0f) {
+    const uint8_t b =
+        mb__cvt_f32_to_e4m3((mb__cvt_float(amax) / 6.0f) / q->nv_s);
+    q->nv_sb[g] = b;
+    const float s = mb__cvt_e4m3_to_f32(b) * q->nv_s;
+    return s == 0.0f ? mb__cvt_float(0x7F800000u) : s;
+  }
   if (q->mx_emax)
     return mb__cvt_e8m0_to_f32(mb__cvt_mx_scale_e8m0(amax, q->mx_emax));
   if (amax == 0 || amax >= 0x7F800000u) return 1.0f;
@@ -162,9 +179,10 @@ static void run_fused(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       for (int64_t bi = u * unit; bi < min64(q->gr, (u + 1) * unit); ++bi) {
         memset(loc, 0, (size_t)q->gc * sizeof *loc);
         for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
-          amax_row(xo, x, i, q->cols, q->bn, loc, q->mx_emax);
+          amax_row(xo, x, i, q->cols, q->bn, loc, keep_nan(q));
         for (int64_t bj = 0; bj < q->gc; ++bj)
-          grid[bi * q->gc + bj] = scale_of(q, loc[bj], qo->qmax);
+          grid[bi * q->gc + bj] =
+              scale_of(q, loc[bj], qo->qmax, bi * q->gc + bj);
         for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
           quant_row(q, xo, qo, x, out, &v, i);
       }
@@ -196,15 +214,16 @@ static void run_two_pass(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
     for (int64_t i = r0; i < r1;) {
       const int64_t bi = i / xbm, end = min64(r1, (bi + 1) * xbm);
       memset(loc, 0, (size_t)xgc * sizeof *loc);
-      for (; i < end; ++i) amax_row(xo, x, i, xcols, xbn, loc, q->mx_emax);
+      for (; i < end; ++i) amax_row(xo, x, i, xcols, xbn, loc, keep_nan(q));
       for (int64_t bj = 0; bj < xgc; ++bj)
         atomic_max(&q->amax[bi * stride_i + bj * stride_j], loc[bj]);
     }
 #pragma omp barrier
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < q->gr * q->gc; ++g)
-      grid[g] = scale_of(
-          q, atomic_load_explicit(&q->amax[g], memory_order_relaxed), qo->qmax);
+      grid[g] =
+          scale_of(q, atomic_load_explicit(&q->amax[g], memory_order_relaxed),
+                   qo->qmax, g);
     quant_all(q, xo, qo, x, out, &v);
   }
 }
@@ -230,11 +249,28 @@ void mb__cpu_quant_run(const mb_cpu_quant_t *q, const void *x, void *out,
     run_fused(q, xo, qo, x, out, g);
   else
     run_two_pass(q, xo, qo, x, out, g);
-  if (q->grid32) mb__cpu_e8m0_store(grid, g, (size_t)(q->gr * q->gc));
+  if (q->nv_sb)
+    memcpy(grid, q->nv_sb, (size_t)(q->gr * q->gc));
+  else if (q->grid32)
+    mb__cpu_e8m0_store(grid, g, (size_t)(q->gr * q->gc));
 }
 
 mb_status_t mb__cpu_quant_scales(mb_cpu_state_t *st, mb_cpu_quant_t *q,
                                  mb_dtype_t sdtype) {
+  if (sdtype == MB_DTYPE_F8E4M3 && q->nv_s > 0.0f &&
+      q->qdt == MB_DTYPE_F4E2M1) { /* NVFP4 */
+    q->grid32 = malloc((size_t)(q->gr * q->gc) * sizeof *q->grid32);
+    q->nv_sb = malloc((size_t)(q->gr * q->gc));
+    if (q->grid32 && q->nv_sb) return MB_OK;
+    MB_CPU_ERROR(st, "cpu/c: quantize: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  if (sdtype == MB_DTYPE_F8E4M3) {
+    MB_CPU_ERROR(st,
+                 "cpu/c: f8e4m3 scales are NVFP4's: f4e2m1 elements "
+                 "and a per-tensor scale");
+    return MB_ERR_UNSUPPORTED;
+  }
   if (sdtype != MB_DTYPE_E8M0) return MB_OK;
   static const struct {
     mb_dtype_t dt;
@@ -302,9 +338,11 @@ void mb__cpu_quant_fini(mb_cpu_quant_t *q) {
   free(q->local);
   free((void *)q->amax);
   free(q->grid32);
+  free(q->nv_sb);
   q->local = NULL;
   q->amax = NULL;
   q->grid32 = NULL;
+  q->nv_sb = NULL;
 }
 
 /* ---- the kernels --------------------------------------------------------- */
@@ -320,10 +358,13 @@ mb_status_t mb__cpu_quantize_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: quantize: out of memory");
     return MB_ERR_NO_MEMORY;
   }
+  /* NVFP4's static scale is the per-tensor S: its blocks are dynamic. */
+  const int nv = p->dtype_scale == MB_DTYPE_F8E4M3;
   const mb_status_t status = mb__cpu_quant_init(
       st, q, p->dtype, p->dtype_out, t ? p->shape[1] : p->shape[0],
       t ? p->shape[0] : p->shape[1], &p->scale_a, t,
-      (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0);
+      (p->flags & MB_PARAM_STATIC) && !nv ? p->scale : 0.0);
+  if (status == MB_OK && nv) q->nv_s = (float)p->scale;
   const mb_status_t scales =
       status == MB_OK ? mb__cpu_quant_scales(st, q, p->dtype_scale) : status;
   if (scales != MB_OK) {
@@ -349,7 +390,8 @@ typedef struct dequant {
   unsigned threads;
   mb_dtype_t in, out;
   int64_t rows, cols, bm, bn;
-  float *grid32; /* e8m0 scales, decoded inside the run; NULL for f32 */
+  float *grid32; /* e8m0 or e4m3 scales, decoded inside the run; NULL: f32 */
+  float nv_s;    /* NVFP4: the per-tensor scale; else 0 */
 } dequant_t;
 
 mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
@@ -370,8 +412,9 @@ mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
   }
   *d = (dequant_t){st->threads,         p->dtype,    p->dtype_out,
                    p->shape[0],         p->shape[1], p->scale_a.block[0],
-                   p->scale_a.block[1], NULL};
-  if (p->dtype_scale == MB_DTYPE_E8M0 &&
+                   p->scale_a.block[1], NULL,        0.0f};
+  if (p->dtype_scale == MB_DTYPE_F8E4M3) d->nv_s = (float)p->scale;
+  if ((p->dtype_scale == MB_DTYPE_E8M0 || d->nv_s > 0.0f) &&
       !(d->grid32 = malloc((size_t)(d->rows / d->bm * (d->cols / d->bn)) *
                            sizeof *d->grid32))) {
     free(d);
@@ -386,9 +429,12 @@ mb_status_t mb__cpu_dequantize_c_run(void *kstate,
                                      const mb_kernel_call_t *call) {
   const dequant_t *d = kstate;
   const float *grid = call->in[1];
-  if (d->grid32) { /* e8m0: every scale is an f32 power of two */
-    mb__cpu_e8m0_load(d->grid32, call->in[1],
-                      (size_t)(d->rows / d->bm * (d->cols / d->bn)));
+  const size_t n = (size_t)(d->rows / d->bm * (d->cols / d->bn));
+  if (d->nv_s > 0.0f) { /* NVFP4: fl32(s_b S) per block */
+    mb__cpu_e4m3_scales(d->grid32, call->in[1], d->nv_s, n);
+    grid = d->grid32;
+  } else if (d->grid32) { /* e8m0: every scale is an f32 power of two */
+    mb__cpu_e8m0_load(d->grid32, call->in[1], n);
     grid = d->grid32;
   }
   mb__cpu_dequant(d->threads, call->in[0], d->in, grid, d->bm, d->bn,

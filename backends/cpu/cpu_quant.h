@@ -78,6 +78,8 @@ void mb__cpu_amax_bits_v(uint32_t *m, const float *x, size_t n, int keep_nan);
 /* e8m0 scales to f32 and back (exact both ways: powers of two, NaN). */
 void mb__cpu_e8m0_load(float *dst, const uint8_t *src, size_t n);
 void mb__cpu_e8m0_store(uint8_t *dst, const float *src, size_t n);
+/* NVFP4: e4m3 block scales times the per-tensor s, each fl32(s_b s). */
+void mb__cpu_e4m3_scales(float *dst, const uint8_t *src, float s, size_t n);
 /* x[j] *= s, or *= s[j]. */
 void mb__cpu_scale1(float *x, float s, size_t n);
 void mb__cpu_scalev(float *x, const float *s, size_t n);
@@ -91,7 +93,10 @@ typedef struct mb_cpu_quant {
   int transpose;
   float static_scale; /* > 0: static, else dynamic absmax */
   int mx_emax;        /* e8m0 scales: emax_elem (MX rule); 0: f32 scales */
-  float *grid32;      /* e8m0 scales: the grid in f32 before it is stored */
+  float *grid32;      /* e8m0 scales: the grid in f32 before it is stored;
+                         NVFP4: each block's fl32(s_b S) */
+  float nv_s;         /* NVFP4 (e4m3 block scales): the per-tensor S; else 0 */
+  uint8_t *nv_sb;     /* NVFP4: the e4m3 block scales, stored after the run */
   int fused;          /* per block row: absmax then quantize, in cache */
   unsigned threads;
   atomic_uint *amax; /* gr x gc absmax patterns (two-pass mode) */

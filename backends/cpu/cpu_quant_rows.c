@@ -185,6 +185,12 @@ MB_CPU_QCLONES void mb__cpu_e8m0_store(uint8_t *restrict dst,
   for (size_t j = 0; j < n; ++j) dst[j] = mb__cvt_pow2_to_e8m0(src[j]);
 }
 
+MB_CPU_QCLONES void mb__cpu_e4m3_scales(float *restrict dst,
+                                        const uint8_t *restrict src, float s,
+                                        size_t n) {
+  for (size_t j = 0; j < n; ++j) dst[j] = mb__cvt_e4m3_to_f32(src[j]) * s;
+}
+
 MB_CPU_QCLONES void mb__cpu_scale1(float *restrict x, float s, size_t n) {
   for (size_t j = 0; j < n; ++j) x[j] *= s;
 }

@@ -280,6 +280,10 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
   if ((st = check_scaling(p)) != MB_OK ||
       (st = check_explicit_dequant(p)) != MB_OK)
     return st;
+  if (p->dtype_scale == MB_DTYPE_F8E4M3)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: f8e4m3 block scales (NVFP4) are a quantize and "
+                    "dequantize mode so far; the GEMM takes e8m0 (MXFP4)");
   /* e8m0 scales are MX's: fp8 or fp4 elements on both sides, both sides
    * scaled. quantize-inputs defaulted its scalings above; the element
    * dtype A stands for B's too (mx_product checks both). */

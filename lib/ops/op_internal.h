@@ -186,6 +186,10 @@ void mb__quantize_ref_sd(const float *x, int64_t rows, int64_t cols,
  * `grid` (bytes) with a given S: q = RNE_sat(fl32(x / fl32(s_b S))), 0 in
  * a block whose scale is 0. */
 float mb__nvfp4_tensor_scale(float amax);
+/* params.dtype_scale f8e4m3 (NVFP4) for op `op` with elements `qdtype`:
+ * f4e2m1 elements and the per-tensor scale as the static scale. */
+mb_status_t mb__check_nvfp4(const char *op, const mb_op_params_t *p,
+                            mb_dtype_t qdtype);
 uint8_t mb__nvfp4_block_scale(float amax_block, float tensor_scale);
 void mb__nvfp4_quantize_ref(const float *x, int64_t rows, int64_t cols,
                             const mb_scaling_t *s, float tensor_scale, void *q,

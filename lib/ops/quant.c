@@ -49,10 +49,11 @@ mb_status_t mb__check_scale_dtype(const char *op, mb_op_params_t *p,
                                   mb_dtype_t qdtype, int scaled) {
   if (p->dtype_scale == MB_DTYPE_F32) p->dtype_scale = MB_DTYPE_NONE;
   if (p->dtype_scale == MB_DTYPE_NONE) return MB_OK;
+  if (p->dtype_scale == MB_DTYPE_F8E4M3) return mb__check_nvfp4(op, p, qdtype);
   if (p->dtype_scale != MB_DTYPE_E8M0)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "%s: scale dtype \"%s\" is not supported; valid: f32 (the "
-                    "default), e8m0 (MX power-of-two scales)",
+                    "default), e8m0 (MX power-of-two scales), f8e4m3 (NVFP4)",
                     op, mb_dtype_name(p->dtype_scale));
   if (!mb__mx_emax(qdtype))
     return mb__fail(MB_ERR_INVALID_ARG,

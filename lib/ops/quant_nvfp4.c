@@ -26,6 +26,21 @@ uint8_t mb__nvfp4_block_scale(float amax_block, float tensor_scale) {
   return b;
 }
 
+mb_status_t mb__check_nvfp4(const char *op, const mb_op_params_t *p,
+                            mb_dtype_t qdtype) {
+  if (qdtype != MB_DTYPE_F4E2M1)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: f8e4m3 scales (NVFP4) go with f4e2m1 elements, not %s",
+                    op, mb_dtype_name(qdtype));
+  if (!(p->flags & MB_PARAM_STATIC) || !(p->scale > 0) || !isfinite(p->scale))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: NVFP4 needs its per-tensor f32 scale as the static "
+                    "scale (--static-scale S, S = amax(X) / 2688); the block "
+                    "scales are computed",
+                    op);
+  return MB_OK;
+}
+
 void mb__nvfp4_quantize_ref(const float *x, int64_t rows, int64_t cols,
                             const mb_scaling_t *s, float tensor_scale, void *q,
                             uint8_t *grid) {
@@ -44,11 +59,12 @@ void mb__nvfp4_quantize_ref(const float *x, int64_t rows, int64_t cols,
       grid[bi * gc + bj] = sb;
       const float eff = (float)mb__load(&sb, MB_DTYPE_F8E4M3, 0) * tensor_scale;
       /* A block whose scale is 0 (all zero, or too small for e4m3's
-       * subnormals) holds zeros, never x / 0. */
+       * subnormals) holds zeros with x's sign, never x / 0: the division
+       * is by infinity instead. */
+      const float div = eff == 0.0f ? INFINITY : eff;
       for (int64_t i = bi * br; i < (bi + 1) * br; i++)
         for (int64_t j = bj * bc; j < (bj + 1) * bc; j++)
           mb__store(q, MB_DTYPE_F4E2M1, (size_t)(i * cols + j),
-                    eff == 0.0f ? 0.0 : (double)(x[i * cols + j] / eff),
-                    MB_CONVERT_SATURATE);
+                    (double)(x[i * cols + j] / div), MB_CONVERT_SATURATE);
     }
 }

@@ -32,9 +32,14 @@ static void q_dims(const mb_op_params_t *p, int64_t *rows, int64_t *cols) {
   *cols = transposed(p) ? p->shape[0] : p->shape[1];
 }
 
-/* The dtype the scale grid S is stored in. */
+/* The dtype the scale grid S is stored in: f32, e8m0 (MX) or f8e4m3
+ * (NVFP4's block scales). */
 static mb_dtype_t grid_dtype(const mb_op_params_t *p) {
-  return p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32;
+  return p->dtype_scale == MB_DTYPE_NONE ? MB_DTYPE_F32 : p->dtype_scale;
+}
+
+static int nvfp4(const mb_op_params_t *p) {
+  return p->dtype_scale == MB_DTYPE_F8E4M3;
 }
 
 static mb_status_t check_static(const mb_op_params_t *p, const char *op) {
@@ -155,9 +160,17 @@ static mb_status_t quantize_ref_prepare(const mb_op_params_t *p,
   else
     memcpy(xt, x, n * sizeof *x);
   free(x);
-  mb__quantize_ref_sd(xt, rows, cols, &p->scale_a, p->dtype_out, p->dtype_scale,
-                      (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, r->q,
-                      r->grid);
+  uint8_t *g = nvfp4(p) ? malloc((size_t)(gr * gc)) : NULL;
+  if (g) { /* NVFP4: the static scale is the per-tensor S */
+    mb__nvfp4_quantize_ref(xt, rows, cols, &p->scale_a, (float)p->scale, r->q,
+                           g);
+    mb_convert(r->grid, MB_DTYPE_F32, g, MB_DTYPE_F8E4M3, (size_t)(gr * gc), 0);
+    free(g);
+  } else {
+    mb__quantize_ref_sd(
+        xt, rows, cols, &p->scale_a, p->dtype_out, p->dtype_scale,
+        (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, r->q, r->grid);
+  }
   free(xt);
   *state = r;
   return MB_OK;
@@ -197,7 +210,8 @@ const mb_op_t mb__op_quantize = {
         "out: f8e4m3|f8e5m2|i8|i4|f4e2m1; granularity (scale_a): "
         "tensor|row|col|block:BMxBN|group:G (row); transpose; "
         "static scale; scale_dtype f32|e8m0 (MX: fp8 or fp4 out, e.g. "
-        "block:1x32)",
+        "block:1x32)|f8e4m3 (NVFP4: f4e2m1 out, e.g. block:1x16, the static "
+        "scale is the per-tensor scale)",
     .rank = 2,
     .num_inputs = 1,
     .num_outputs = 2,
@@ -225,10 +239,11 @@ static mb_status_t dequantize_resolve(mb_op_params_t *p) {
   mb__default_dtypes(p, MB_DTYPE_F8E4M3);
   if (p->scale_a.mode == MB_SCALE_NONE) p->scale_a.mode = MB_SCALE_ROW;
   mb_status_t st;
-  if (transposed(p) || (p->flags & MB_PARAM_STATIC))
+  /* NVFP4's per-tensor scale is the one static scale dequantize reads. */
+  if (transposed(p) || ((p->flags & MB_PARAM_STATIC) && !nvfp4(p)))
     return mb__fail(MB_ERR_INVALID_ARG,
                     "dequantize: transpose and static scales belong to "
-                    "quantize");
+                    "quantize (but NVFP4's per-tensor scale)");
   if ((st = mb__check_dtype(&mb__op_dequantize, "dtype", p->dtype, k_q,
                             COUNT(k_q))) != MB_OK ||
       (st = mb__check_dtype(&mb__op_dequantize, "dtype_out", p->dtype_out, k_hp,
@@ -279,10 +294,16 @@ static mb_status_t dequantize_post_fill(const mb_op_params_t *p,
   mb_fill_t f = MB_FILL_INIT;
   f.seed = seed;
   mb_fill_host(x, MB_DTYPE_F32, n, &f);
-  mb__quantize_ref_sd(x, p->shape[0], p->shape[1], &p->scale_a, p->dtype,
-                      p->dtype_scale, 0.0, host[0], grid);
-  /* e8m0 holds every MX scale exactly. */
-  mb_convert(host[1], grid_dtype(p), grid, MB_DTYPE_F32, (size_t)(gr * gc), 0);
+  if (nvfp4(p)) {
+    mb__nvfp4_quantize_ref(x, p->shape[0], p->shape[1], &p->scale_a,
+                           (float)p->scale, host[0], host[1]);
+  } else {
+    mb__quantize_ref_sd(x, p->shape[0], p->shape[1], &p->scale_a, p->dtype,
+                        p->dtype_scale, 0.0, host[0], grid);
+    /* e8m0 holds every MX scale exactly. */
+    mb_convert(host[1], grid_dtype(p), grid, MB_DTYPE_F32, (size_t)(gr * gc),
+               0);
+  }
   free(x);
   free(grid);
   return MB_OK;
@@ -309,6 +330,8 @@ static mb_status_t dequantize_ref_prepare(const mb_op_params_t *p,
     return mb__fail(MB_ERR_NO_MEMORY, "dequantize reference: out of memory");
   }
   mb_convert(grid, MB_DTYPE_F32, host[1], grid_dtype(p), (size_t)(gr * gc), 0);
+  /* NVFP4: a block's scale is fl32(s_b S), one f32 rounding. */
+  for (int64_t i = 0; nvfp4(p) && i < gr * gc; i++) grid[i] *= (float)p->scale;
   r->q = host[0];
   r->grid = grid;
   r->dt = p->dtype;
@@ -350,10 +373,11 @@ const mb_op_t mb__op_dequantize = {
     .summary = "X = Q s, one scale per block (the inverse of quantize)",
     .shape_syntax = "MxN",
     .dim_names = mb__dims_mn,
-    .param_mask = MB__P_SCALE_A,
+    .param_mask = MB__P_SCALE_A | MB__P_STATIC,
     .params_doc =
         "dtype (Q): f8e4m3|f8e5m2|i8|i4|f4e2m1; out: f32|bf16|f16; "
-        "granularity (scale_a) and scale_dtype as quantize",
+        "granularity (scale_a) and scale_dtype as quantize; static scale: "
+        "NVFP4's per-tensor scale only",
     .rank = 2,
     .num_inputs = 2,
     .num_outputs = 1,
