@@ -60,12 +60,14 @@ static const opt_def_t k_run_opts[] = {
     {"scale-b", 0, OPT_STR, O(scale_b), "S",
      "gemm B's scaling: none|tensor|row|col|block:BKxBN|group:G"},
     {"scale-dtype", 0, OPT_STR, O(scale_dtype), "DT",
-     "scales' dtype: f32 (default), e8m0 (MX power-of-two scales, fp8 "
-     "elements; MXFP8 with block:1x32 / block:32x1)"},
+     "scales' dtype: f32 (default), e8m0 (MX power-of-two scales, fp8 or "
+     "f4e2m1 elements; MXFP8/MXFP4 with block:1x32 / block:32x1), f8e4m3 "
+     "(NVFP4: f4e2m1 elements, block:1x16, --static-scale is the "
+     "per-tensor scale)"},
     {"dtype-q", 0, OPT_STR, O(dtype_q), "DT",
-     "gemm --quantize-inputs target: f8e4m3 (default), f8e5m2, i8"},
+     "gemm --quantize-inputs target: f8e4m3 (default), f8e5m2, i8, f4e2m1"},
     {"static-scale", 0, OPT_DOUBLE, O(static_scale), "S",
-     "quantize: use this scale, not absmax"},
+     "quantize: use this scale, not absmax (NVFP4: the per-tensor scale)"},
     {"act", 0, OPT_STR, O(act), "NAME",
      "activation: relu, gelu_tanh, gelu_erf, silu, sigmoid, leakyrelu, relu6, "
      "hardswish"},

@@ -175,7 +175,8 @@ class Context:
         Op parameters: out_dtype, dtype_b, dtype_q, acc_dtype, scale_a /
         granularity and scale_b ("none", "tensor", "row", "col",
         "block:1x128", "group:128"), scale_dtype ("f32", "e8m0": MX
-        power-of-two scales), alpha, beta, quantize_inputs,
+        power-of-two scales, "f8e4m3": NVFP4 block scales with
+        static_scale the per-tensor scale), alpha, beta, quantize_inputs,
         transpose, static_scale, activation, act_alpha, eps, no_affine,
         causal, tf32, fast_accum (fp8 gemm: torch's use_fast_accum),
         trans_a, trans_b, bshd.
