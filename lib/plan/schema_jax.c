@@ -323,8 +323,8 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   it.at = c->map;
   it.path = c->path;
   const char *then = mb__jax_bench_then(b);
-  if (then) { /* each op's entry named for it */
-    char named[NAME_CAP + 16];
+  char named[NAME_CAP + 16]; /* it.name until the last add */
+  if (then) {                /* each op's entry named for it */
     snprintf(named, sizeof named, "%s/%s", name, it.op);
     it.name = named;
     st = mb__jax_add(pb, &it, blk->name, "params", mb__cfg_to_cjson(c->map),
