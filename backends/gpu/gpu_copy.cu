@@ -147,8 +147,8 @@ mb_status_t transfer_prepare(void *bstate, const mb_kernel_call_t *call,
 /* One copy on the stream, checked. */
 mb_status_t transfer(const transfer_t *k, void *dst, const void *src,
                      const char *what) {
-  const mb_gpu_error_t e = mb_gpu_copy_async(dst, src, k->bytes,
-                                             (mb_gpu_stream_t)k->env->stream);
+  const mb_gpu_error_t e =
+      mb_gpu_copy_async(dst, src, k->bytes, (mb_gpu_stream_t)k->env->stream);
   return e == mb_gpu_success ? MB_OK : runtime_error(k->env, what, e);
 }
 
@@ -156,9 +156,9 @@ mb_status_t transfer(const transfer_t *k, void *dst, const void *src,
 mb_status_t transfer_now(const transfer_t *k, void *dst, const void *src,
                          const char *what) {
   mb_status_t st = transfer(k, dst, src, what);
-  const mb_gpu_error_t e = st == MB_OK
-                               ? mb_gpu_stream_sync((mb_gpu_stream_t)k->env->stream)
-                               : mb_gpu_success;
+  const mb_gpu_error_t e =
+      st == MB_OK ? mb_gpu_stream_sync((mb_gpu_stream_t)k->env->stream)
+                  : mb_gpu_success;
   return e == mb_gpu_success ? st : runtime_error(k->env, what, e);
 }
 

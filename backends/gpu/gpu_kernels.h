@@ -98,10 +98,10 @@ mb_status_t mb__gpu_launched(const mb_gpu_env_t *env, const char *what);
   mb_status_t prepare(void *bstate, const mb_kernel_call_t *call,             \
                       void **kstate);                                         \
   void release(void *kstate);
-#define MB_GPU_KERNEL_COLLECT(op, impl, supports, prepare, run, release, \
-                              collect)                                   \
+#define MB_GPU_KERNEL_COLLECT(op, impl, supports, prepare, run, release,   \
+                              collect)                                     \
   MB_GPU_KERNEL_STATE(op, impl, NONE, NONE, NONE, NONE, supports, prepare, \
-                      run, release, 0u)                                  \
+                      run, release, 0u)                                    \
   mb_status_t collect(void *kstate, const mb_kernel_call_t *call);
 #include "gpu_kernels_gemm.def"
 #include "gpu_kernels_quant.def"

@@ -54,9 +54,11 @@ typedef enum mb_recipe {
    * only): weights pruned once (setup), then a sparse GEMM. */
   MB_RECIPE_SEMI_SPARSE = 23,  /* "semi-sparse" (torchao: semi-sparse, 2:4) */
   MB_RECIPE_BLOCK_SPARSE = 24, /* "block-sparse" (torchao: block) */
-  MB_RECIPE_INT8DQ_SEMI_SPARSE = 25,          /* "int8dq-semi-sparse" */
-  MB_RECIPE_FLOAT8DQ_TENSOR_SEMI_SPARSE = 26, /* "float8dq-tensor-semi-sparse" */
-  MB_RECIPE_FLOAT8DQ_ROW_SEMI_SPARSE = 27,    /* "float8dq-row-semi-sparse" */
+  /* "int8dq-semi-sparse", "float8dq-tensor-semi-sparse",
+   * "float8dq-row-semi-sparse" */
+  MB_RECIPE_INT8DQ_SEMI_SPARSE = 25,
+  MB_RECIPE_FLOAT8DQ_TENSOR_SEMI_SPARSE = 26,
+  MB_RECIPE_FLOAT8DQ_ROW_SEMI_SPARSE = 27,
   MB_RECIPE_COUNT
 } mb_recipe_t;
 

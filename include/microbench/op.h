@@ -123,13 +123,13 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
           emulated one declines it (docs/gpu.md). */
 #define MB_PARAM_PINNED                                                     \
   1024u /* h2d, d2h: the host buffer is page-locked (pinned: the DMA engine \
-           reads or writes it directly) instead of pageable memory (staged \
+           reads or writes it directly) instead of pageable memory (staged  \
            through the driver's pinned bounce buffers) */
-#define MB_PARAM_EXPLICIT_DEQUANT                                        \
-  2048u /* gemm with MB_PARAM_QUANTIZE_INPUTS: the product of the        \
+#define MB_PARAM_EXPLICIT_DEQUANT                                       \
+  2048u /* gemm with MB_PARAM_QUANTIZE_INPUTS: the product of the       \
            quantized operands is written unscaled in f32, then a second \
-           pass applies A's row and B's column scales (and alpha, beta)  \
-           into D — the JAX suite's gemm_fp8_rowwise_w_dequantize —      \
+           pass applies A's row and B's column scales (and alpha, beta) \
+           into D — the JAX suite's gemm_fp8_rowwise_w_dequantize — \
            instead of the GEMM's epilogue doing it */
 
 /* Every MB_PARAM_* flag, one row each. Everything that names the flags
