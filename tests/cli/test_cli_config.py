@@ -408,74 +408,68 @@ class JaxSuiteNames(unittest.TestCase):
         rows = self.dry_rows(os.path.join(d, "all_gather.yaml"))
         self.assertIn("collectives are not in libmicrobench yet", rows[0])
 
+    def run_text(self, text, *extra):
+        """The results of `mbench run --config` on the CPU of a config file
+        holding `text` (exit 0 asserted)."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "c.yaml")
+            with open(path, "w") as f:
+                f.write(textwrap.dedent(text))
+            out = os.path.join(d, "r.json")
+            p = mbench("run", "--config", path, "--backend", "cpu", *extra,
+                       "--format", "json", "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                return json.load(f)["results"]
+
     def test_w_dequantize_runs_with_its_own_pass(self):
         """gemm_fp8_rowwise_w_dequantize: the scales applied after an f32
         product (explicit_dequant), checked, its bytes counting the f32
         product's round trip."""
-        text = textwrap.dedent("""\
+        (r,) = self.run_text("""\
             benchmarks:
             - benchmark_name: gemm_fp8_rowwise_w_dequantize
               benchmark_params: [{m: 64, k: 128, n: 32, num_runs: 3}]
             """)
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "w.yaml")
-            with open(path, "w") as f:
-                f.write(text)
-            out = os.path.join(d, "r.json")
-            p = mbench("run", "--config", path, "--backend", "cpu",
-                       "--format", "json", "-o", out)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            with open(out) as f:
-                (r,) = json.load(f)["results"]
-            self.assertEqual(r["status"], "ok", r)
-            self.assertTrue(r["correctness"]["pass"], r)
-            self.assertTrue(r["params"]["explicit_dequant"], r)
-            # bf16 A, B and D, plus the f32 product written and read back
-            self.assertEqual(r["derived"]["bytes"],
-                             2 * (64 * 128 + 128 * 32 + 64 * 32)
-                             + 8 * 64 * 32)
+        self.assertEqual(r["status"], "ok", r)
+        self.assertTrue(r["correctness"]["pass"], r)
+        self.assertTrue(r["params"]["explicit_dequant"], r)
+        # bf16 A, B and D, plus the f32 product written and read back
+        self.assertEqual(r["derived"]["bytes"],
+                         2 * (64 * 128 + 128 * 32 + 64 * 32) + 8 * 64 * 32)
 
     def test_host_device_runs_both_layouts(self):
         """The suite's host_device (legacy: both directions per size) and
         host_to_device / device_to_host (current) run as h2d and d2h and
         pass their exact check."""
-        legacy = textwrap.dedent("""\
+        legacy = """\
             benchmarks:
             - benchmark_name: host_device
               num_runs: 3
               benchmark_sweep_params:
               - {data_size_mib_list: [1, 2]}
-            """)
-        current = textwrap.dedent("""\
+            """
+        current = """\
             global: {num_runs: 3, dtype: float32}
             benchmarks:
               - name: host_to_device
                 sweep: {data_size_mib: [1]}
               - name: device_to_host
                 sweep: {data_size_mib: [2]}
-            """)
-        expect = {"legacy": ["host_device/1MiB/h2d", "host_device/1MiB/d2h",
-                             "host_device/2MiB/h2d", "host_device/2MiB/d2h"],
-                  "current": ["host_to_device/1/float32/MiB",
-                              "device_to_host/2/float32/MiB"]}
-        with tempfile.TemporaryDirectory() as d:
-            for name, text in (("legacy", legacy), ("current", current)):
-                path = os.path.join(d, name + ".yaml")
-                with open(path, "w") as f:
-                    f.write(text)
-                out = os.path.join(d, name + ".json")
-                p = mbench("run", "--config", path, "--backend", "cpu",
-                           "--format", "json", "-o", out)
-                self.assertEqual(p.returncode, 0, p.stderr)
-                with open(out) as f:
-                    results = json.load(f)["results"]
-                self.assertEqual([r["name"] for r in results], expect[name])
-                for r in results:
-                    self.assertEqual(r["status"], "ok", r)
-                    self.assertTrue(r["correctness"]["pass"], r)
-                    self.assertEqual(r["dtypes"]["a"], "f32")
-                    self.assertEqual(r["shape"]["N"], 128)
-                    self.assertFalse(r["params"]["pinned"])
+            """
+        expect = {legacy: ["host_device/1MiB/h2d", "host_device/1MiB/d2h",
+                           "host_device/2MiB/h2d", "host_device/2MiB/d2h"],
+                  current: ["host_to_device/1/float32/MiB",
+                            "device_to_host/2/float32/MiB"]}
+        for text, names in expect.items():
+            results = self.run_text(text)
+            self.assertEqual([r["name"] for r in results], names)
+            for r in results:
+                self.assertEqual(r["status"], "ok", r)
+                self.assertTrue(r["correctness"]["pass"], r)
+                self.assertEqual(r["dtypes"]["a"], "f32")
+                self.assertEqual(r["shape"]["N"], 128)
+                self.assertFalse(r["params"]["pinned"])
 
     def test_legacy_defined_name_skipped_rest_runs(self):
         with tempfile.TemporaryDirectory() as d:
@@ -516,30 +510,21 @@ class JaxSuiteNames(unittest.TestCase):
     def test_legacy_mxfp8_runs_and_passes(self):
         """gemm_mxfp8_b32 and its static form run as MXFP8 (e8m0 scales, 1x32
         / 32x1 blocks) and pass their check."""
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "mx.yaml")
-            with open(path, "w") as f:
-                f.write(textwrap.dedent("""\
-                    benchmarks:
-                    - benchmark_name: gemm_mxfp8_b32
-                      benchmark_sweep_params: [{m: 64, k: 128, n: 96}]
-                    - benchmark_name: gemm_mxfp8_b32_static_scaling
-                      benchmark_sweep_params: [{m: 32, k: 64, n: 32}]
-                    """))
-            out = os.path.join(d, "r.json")
-            p = mbench("run", "--config", path, "--backend", "cpu",
-                       "--samples", "3", "--format", "json", "-o", out)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            with open(out) as f:
-                results = json.load(f)["results"]
-            self.assertEqual(len(results), 2)
-            for r in results:
-                self.assertEqual(r["status"], "ok", r.get("reason"))
-                self.assertTrue(r["correctness"]["pass"])
-                self.assertEqual(r["params"]["scale_dtype"], "e8m0")
-                self.assertEqual(r["params"]["scale_a"]["block"], [1, 32])
-                self.assertEqual(r["params"]["scale_b"]["block"], [32, 1])
-            self.assertEqual(results[1]["params"]["scale"], 0.5)
+        results = self.run_text("""\
+            benchmarks:
+            - benchmark_name: gemm_mxfp8_b32
+              benchmark_sweep_params: [{m: 64, k: 128, n: 96}]
+            - benchmark_name: gemm_mxfp8_b32_static_scaling
+              benchmark_sweep_params: [{m: 32, k: 64, n: 32}]
+            """, "--samples", "3")
+        self.assertEqual(len(results), 2)
+        for r in results:
+            self.assertEqual(r["status"], "ok", r.get("reason"))
+            self.assertTrue(r["correctness"]["pass"])
+            self.assertEqual(r["params"]["scale_dtype"], "e8m0")
+            self.assertEqual(r["params"]["scale_a"]["block"], [1, 32])
+            self.assertEqual(r["params"]["scale_b"]["block"], [32, 1])
+        self.assertEqual(results[1]["params"]["scale"], 0.5)
 
     def test_legacy_fp8_elementwise_runs_and_passes(self):
         """Issue 23 item 5: the suite's sigmoid_fp8, silu_mul_fp8 and
