@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plan/jax_common.h"
+#include "plan/jax_sweep.h"
 
 #define PATH_CAP MB__JAX_PATH_CAP
+#define TAG_CAP MB__SWEEP_TAG_CAP
+#define WHY_CAP MB__SWEEP_WHY_CAP
 /* core/config.py caps a sweep at 1000 combinations and runs the first. */
 #define MAX_COMBINATIONS 1000u
 
@@ -30,263 +32,39 @@ static const char *const k_ignored_keys[] = {
     "xprof_timing",   "xprof_dir", "system",         "use_trace_roofline",
     "hardware_stats", "trace_dir", "min_duration_s", NULL};
 
-typedef enum dtype_rule {
-  DT_BF16,  /* the suite's code fixes bf16; `dtype` has no effect */
-  DT_PARAM, /* `dtype` (default bfloat16) */
-  DT_GEMM,  /* in_dtype (default float8_e4m3fn), out_dtype (bfloat16) */
-  DT_F32    /* the suite's code fixes float32 (host_device.py) */
-} dtype_rule_t;
-
-#define TAG_CAP 64
-#define WHY_CAP 512
-struct combo;
-/* A benchmark's own parameters beyond shape and dtype: `tag` (TAG_CAP)
- * goes into the entry's name; `why` (WHY_CAP) set skips the combination. */
-typedef mb_status_t (*refine_fn)(mb__pb_t *pb, const struct combo *c,
-                                 mb__plan_item_t *it, char *tag, char *why);
-
-typedef struct sweep_bench {
-  const char *name; /* the suite's registry name */
-  const char *op;   /* our op or alias */
-  /* Our shape, dimension by dimension: the parameter giving it ("": 1),
-   * and the suite's dataclass default. */
-  const char *dims[5];
-  int64_t defaults[5];
-  dtype_rule_t dtype;
-  const char *keys[8]; /* its other parameters, NULL-terminated */
-  refine_fn refine;    /* NULL: none */
-} sweep_bench_t;
-
-/* ---- one item of benchmarks: --------------------------------------------
- */
-
-typedef struct item {
-  const sweep_bench_t *bench;
-  const char *name;
-  const mb_cfg_node_t *global, *entry, *sweep;
-  const char *path; /* benchmarks[i] */
-  char csv[4096];
-  cJSON *ignored;
-} item_t;
-
-/* One combination: the global, item and sweep layers, last wins. */
-typedef struct combo {
-  const item_t *item;
-  const mb_cfg_node_t *swept; /* this combination's sweep values */
-} combo_t;
-
-/* Key `key`'s value in the combination and the path it was written at. */
-static const mb_cfg_node_t *find(const combo_t *c, const char *key, char *path,
-                                 size_t cap) {
-  const item_t *it = c->item;
-  const mb_cfg_node_t *v;
-  if (c->swept && (v = mb__cfg_get(c->swept, key))) {
-    char sweep[PATH_CAP];
-    mb__path_key(sweep, sizeof sweep, it->path, "sweep");
-    mb__path_key(path, cap, sweep, key);
-    return v;
-  }
-  if ((v = mb__cfg_get(it->entry, key))) {
-    mb__path_key(path, cap, it->path, key);
-    return v;
-  }
-  if (it->global && (v = mb__cfg_get(it->global, key))) {
-    mb__path_key(path, cap, "global", key);
-    return v;
-  }
-  return NULL;
-}
-
-static mb_status_t get_int(mb__pb_t *pb, const combo_t *c, const char *key,
-                           int64_t def, int64_t lo, int64_t *out) {
-  char path[PATH_CAP];
-  const mb_cfg_node_t *v = find(c, key, path, sizeof path);
-  *out = def;
-  return v ? mb__pb_int(pb, v, path, lo, INT64_C(1) << 40, out) : MB_OK;
-}
-
-static mb_status_t get_str(mb__pb_t *pb, const combo_t *c, const char *key,
-                           const char *def, const char **out,
-                           const mb_cfg_node_t **at, char *path, size_t cap) {
-  const mb_cfg_node_t *v = find(c, key, path, cap);
-  *out = def;
-  *at = v;
-  return v ? mb__pb_string(pb, v, path, out) : MB_OK;
-}
-
-static mb_status_t get_bool(mb__pb_t *pb, const combo_t *c, const char *key,
-                            int def, int *out) {
-  char path[PATH_CAP];
-  const mb_cfg_node_t *v = find(c, key, path, sizeof path);
-  *out = def;
-  return v ? mb__pb_bool(pb, v, path, out) : MB_OK;
-}
-
-static mb_status_t get_num(mb__pb_t *pb, const combo_t *c, const char *key,
-                           double def, double *out) {
-  char path[PATH_CAP];
-  const mb_cfg_node_t *v = find(c, key, path, sizeof path);
-  *out = def;
-  return v ? mb__pb_number(pb, v, path, out) : MB_OK;
-}
-
-/* A dtype parameter: 1 with *out set; 0 with `why` set (the suite defines
- * it, we do not run it). */
-static mb_status_t get_dtype(mb__pb_t *pb, const combo_t *c, const char *key,
-                             const char *def, mb_dtype_t *out,
-                             const char **written, char *why, size_t cap) {
-  char path[PATH_CAP] = "";
-  const mb_cfg_node_t *at;
-  const mb__jax_name_t *d;
-  mb_status_t st = get_str(pb, c, key, def, written, &at, path, sizeof path);
-  if (st != MB_OK) return st;
-  switch (mb__jax_dtype_lookup(MB__JAX_SWEEP, *written, out, &d)) {
-    case 1:
-      return MB_OK;
-    case 0:
-      if (!*why) mb__jax_skip_reason(why, cap, key, d);
-      return MB_OK;
-    default:
-      return mb__jax_dtype_error(pb, MB__JAX_SWEEP, at, path, *written);
-  }
-}
-
-/* ---- the benchmarks' own parameters ---------------------------------------
- */
-
-/* GemmParams: OUT = (A.B) * alpha [+ beta C] [* sf0 sf1], cast to
- * out_dtype; the row/column factors are our row scales of A and column
- * scales of B. */
-static mb_status_t refine_gemm(mb__pb_t *pb, const combo_t *c,
-                               mb__plan_item_t *it, char *tag, char *why) {
-  int ta, tb, sf;
-  mb_op_params_t *p = &it->params;
-  mb_status_t st = get_bool(pb, c, "transpose_a", 0, &ta);
-  if (st == MB_OK) st = get_bool(pb, c, "transpose_b", 0, &tb);
-  if (st == MB_OK) st = get_bool(pb, c, "use_scaling_factors", 0, &sf);
-  if (st == MB_OK) st = get_num(pb, c, "alpha", 1.0, &p->alpha);
-  if (st == MB_OK) st = get_num(pb, c, "beta", 0.0, &p->beta);
-  if (st != MB_OK) return st;
-  p->flags |= (ta ? MB_PARAM_TRANS_A : 0) | (tb ? MB_PARAM_TRANS_B : 0);
-  if (sf) {
-    p->scale_a = (mb_scaling_t){MB_SCALE_ROW, {0, 0}};
-    p->scale_b = (mb_scaling_t){MB_SCALE_COL, {0, 0}};
-  }
-  snprintf(tag, TAG_CAP, "%s%s%s", ta ? "/ta" : "", tb ? "/tb" : "",
-           sf ? "/sf" : "");
-  (void)why; /* what our gemm cannot take, its resolve says */
-  return MB_OK;
-}
-
-/* hbm.py's STREAM kernels: copy (y = x + 1: one read, one write, our copy's
- * bytes) and add run; scale and triad are not ops of ours. */
-static mb_status_t refine_hbm(mb__pb_t *pb, const combo_t *c,
-                              mb__plan_item_t *it, char *tag, char *why) {
-  static const struct {
-    const char *name, *op;
-  } k_kernels[] = {
-      {"copy", "copy"}, {"add", "add"}, {"scale", NULL}, {"triad", NULL}};
-  const char *kind;
-  const mb_cfg_node_t *at;
-  char path[PATH_CAP] = "";
-  int64_t device;
-  mb_status_t st =
-      get_str(pb, c, "op_type", "copy", &kind, &at, path, sizeof path);
-  if (st == MB_OK) st = get_int(pb, c, "device_id", 0, 0, &device);
-  if (st != MB_OK) return st;
-  it->spec.device = (uint32_t)device;
-  snprintf(tag, TAG_CAP, "/%s", kind);
-  for (size_t i = 0; i < sizeof k_kernels / sizeof *k_kernels; i++) {
-    if (strcmp(k_kernels[i].name, kind)) continue;
-    if (k_kernels[i].op)
-      it->op = k_kernels[i].op;
-    else
-      snprintf(why, WHY_CAP,
-               "hbm_bandwidth op_type \"%s\" (a STREAM kernel) is not an "
-               "op of libmicrobench yet; copy and add are",
-               kind);
-    return MB_OK;
-  }
-  return mb__pb_error(pb, at, path,
-                      "unknown op_type \"%s\"; valid: copy, scale, add, "
-                      "triad",
-                      kind);
-}
-
-/* host_device.py: data_size_mib MiB of f32 in rows of 128, as the suite
- * allocates them (read as the shape's second dimension). */
-static mb_status_t refine_transfer(mb__pb_t *pb, const combo_t *c,
-                                   mb__plan_item_t *it, char *tag, char *why) {
-  (void)pb, (void)c, (void)why;
-  it->params.shape[0] = it->params.shape[1] * (1024 * 1024 / 4 / 128);
-  it->params.shape[1] = 128;
-  snprintf(tag, TAG_CAP, "/MiB");
-  return MB_OK;
-}
-
-/* Our attention is multi-head forward: grouped-query heads and the
- * backward pass are skipped. */
-static mb_status_t refine_attention(mb__pb_t *pb, const combo_t *c,
-                                    mb__plan_item_t *it, char *tag, char *why) {
-  const char *mode;
-  const mb_cfg_node_t *at;
-  char path[PATH_CAP] = "";
-  int causal;
-  int64_t kv;
-  mb_status_t st = get_str(pb, c, "mode", "fwd", &mode, &at, path, sizeof path);
-  if (st == MB_OK) st = get_bool(pb, c, "causal", 1, &causal);
-  if (st == MB_OK) st = get_int(pb, c, "num_kv_heads", 56, 1, &kv);
-  if (st != MB_OK) return st;
-  if (strcmp(mode, "fwd") && strcmp(mode, "bwd"))
-    return mb__pb_error(pb, at, path, "unknown mode \"%s\"; valid: fwd, bwd",
-                        mode);
-  if (causal) it->params.flags |= MB_PARAM_CAUSAL;
-  snprintf(tag, TAG_CAP, "/%s%s", mode, causal ? "/causal" : "");
-  if (!strcmp(mode, "bwd"))
-    snprintf(why, WHY_CAP,
-             "attention_flashed mode bwd: the attention backward pass is not "
-             "an op of libmicrobench yet");
-  else if (kv != it->params.shape[1])
-    snprintf(why, WHY_CAP,
-             "attention_flashed with num_kv_heads %" PRId64
-             " != num_q_heads %" PRId64
-             ": grouped-query attention is not a mode of our attention op "
-             "yet",
-             kv, it->params.shape[1]);
-  return MB_OK;
-}
-
 /* The names the current registry defines that we run (jax_names.c has them
  * all); parameters and defaults from each benchmark's dataclass. */
 // clang-format off
-static const sweep_bench_t k_benches[] = {
+static const mb__sweep_bench_t k_benches[] = {
     /* matmul.py GemmParams */
-    {"gemm_generalized", "gemm", {"m", "k", "n"}, {1024, 1024, 1024}, DT_GEMM,
+    {"gemm_generalized", "gemm", {"m", "k", "n"}, {1024, 1024, 1024},
+     MB__SWEEP_GEMM,
      {"transpose_a", "transpose_b", "alpha", "beta", "use_scaling_factors"},
-     refine_gemm},
+     mb__sweep_refine_gemm},
     /* hbm.py HBMBandwidthParams: `size` elements */
-    {"hbm_bandwidth", "copy", {"", "size"}, {1, 134217728}, DT_PARAM,
-     {"op_type", "device_id"}, refine_hbm},
+    {"hbm_bandwidth", "copy", {"", "size"}, {1, 134217728}, MB__SWEEP_PARAM,
+     {"op_type", "device_id"}, mb__sweep_refine_hbm},
     /* compute_ops.py: AddParams, ComputeParams, QuantParams */
-    {"simple_add", "add", {"", "size"}, {1, 1048576}, DT_BF16, {NULL}, NULL},
-    {"rmsnorm", "rmsnorm", {"batch", "dim"}, {1024, 4096}, DT_BF16, {NULL},
+    {"simple_add", "add", {"", "size"}, {1, 1048576}, MB__SWEEP_BF16, {NULL},
      NULL},
+    {"rmsnorm", "rmsnorm", {"batch", "dim"}, {1024, 4096}, MB__SWEEP_BF16,
+     {NULL}, NULL},
     /* Its [batch, 2 dim] input split in halves: silu_mul of [batch, dim]. */
-    {"swiglu", "silu_mul", {"batch", "dim"}, {1024, 4096}, DT_BF16, {NULL},
-     NULL},
-    {"quantization", "quantization", {"m", "n"}, {4096, 4096}, DT_BF16,
+    {"swiglu", "silu_mul", {"batch", "dim"}, {1024, 4096}, MB__SWEEP_BF16,
+     {NULL}, NULL},
+    {"quantization", "quantization", {"m", "n"}, {4096, 4096}, MB__SWEEP_BF16,
      {NULL}, NULL},
     /* attention.py AttentionParams; Sq = Skv = seq_len */
     {"attention_flashed", "attention",
      {"batch", "num_q_heads", "seq_len", "seq_len", "head_dim"},
-     {1, 56, 8192, 8192, 128}, DT_PARAM, {"mode", "causal", "num_kv_heads"},
-     refine_attention},
+     {1, 56, 8192, 8192, 128}, MB__SWEEP_PARAM,
+     {"mode", "causal", "num_kv_heads"}, mb__sweep_refine_attention},
     /* host_device.py HostDeviceParams: jax.device_put / device_get of a
      * numpy (pageable) array */
-    {"host_to_device", "h2d", {"", "data_size_mib"}, {1, 64}, DT_F32, {NULL},
-     refine_transfer},
-    {"device_to_host", "d2h", {"", "data_size_mib"}, {1, 64}, DT_F32, {NULL},
-     refine_transfer},
+    {"host_to_device", "h2d", {"", "data_size_mib"}, {1, 64}, MB__SWEEP_F32,
+     {NULL}, mb__sweep_refine_transfer},
+    {"device_to_host", "d2h", {"", "data_size_mib"}, {1, 64}, MB__SWEEP_F32,
+     {NULL}, mb__sweep_refine_transfer},
 };
 // clang-format on
 #define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
@@ -294,16 +72,16 @@ static const sweep_bench_t k_benches[] = {
 /* ---- one combination -> one entry -----------------------------------------
  */
 
-static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c, mb_op_params_t *p,
-                              char *text, size_t cap) {
-  const sweep_bench_t *b = c->item->bench;
+static mb_status_t read_shape(mb__pb_t *pb, const mb__sweep_combo_t *c,
+                              mb_op_params_t *p, char *text, size_t cap) {
+  const mb__sweep_bench_t *b = c->item->bench;
   size_t len = 0;
   text[0] = '\0';
   for (size_t i = 0; i < 5 && b->dims[i]; i++, p->ndim++) {
     p->shape[i] = b->defaults[i];
     if (!*b->dims[i]) continue; /* a constant 1 */
     mb_status_t st =
-        get_int(pb, c, b->dims[i], b->defaults[i], 1, &p->shape[i]);
+        mb__sweep_int(pb, c, b->dims[i], b->defaults[i], 1, &p->shape[i]);
     if (st != MB_OK) return st;
     int repeat = 0; /* seq_len gives Sq and Skv: shown once */
     for (size_t k = 0; k < i; k++) repeat |= !strcmp(b->dims[k], b->dims[i]);
@@ -315,43 +93,44 @@ static mb_status_t read_shape(mb__pb_t *pb, const combo_t *c, mb_op_params_t *p,
   return MB_OK;
 }
 
-static mb_status_t read_dtypes(mb__pb_t *pb, const combo_t *c,
+static mb_status_t read_dtypes(mb__pb_t *pb, const mb__sweep_combo_t *c,
                                mb_op_params_t *p, char *text, size_t cap,
                                char *why) {
   const char *in = "bfloat16", *out = NULL;
   mb_status_t st = MB_OK;
   switch (c->item->bench->dtype) {
-    case DT_BF16:
+    case MB__SWEEP_BF16:
       p->dtype = MB_DTYPE_BF16;
       break;
-    case DT_F32:
+    case MB__SWEEP_F32:
       p->dtype = MB_DTYPE_F32, in = "float32";
       break;
-    case DT_PARAM:
-      st = get_dtype(pb, c, "dtype", "bfloat16", &p->dtype, &in, why, WHY_CAP);
+    case MB__SWEEP_PARAM:
+      st = mb__sweep_dtype(pb, c, "dtype", "bfloat16", &p->dtype, &in, why,
+                           WHY_CAP);
       break;
-    case DT_GEMM:
-      st = get_dtype(pb, c, "in_dtype", "float8_e4m3fn", &p->dtype, &in, why,
-                     WHY_CAP);
+    case MB__SWEEP_GEMM:
+      st = mb__sweep_dtype(pb, c, "in_dtype", "float8_e4m3fn", &p->dtype, &in,
+                           why, WHY_CAP);
       if (st == MB_OK)
-        st = get_dtype(pb, c, "out_dtype", "bfloat16", &p->dtype_out, &out, why,
-                       WHY_CAP);
+        st = mb__sweep_dtype(pb, c, "out_dtype", "bfloat16", &p->dtype_out,
+                             &out, why, WHY_CAP);
       break;
   }
   snprintf(text, cap, "%s%s%s", in, out ? "->" : "", out ? out : "");
   return st;
 }
 
-static mb_status_t read_timing(mb__pb_t *pb, const combo_t *c,
+static mb_status_t read_timing(mb__pb_t *pb, const mb__sweep_combo_t *c,
                                mb__plan_item_t *it) {
   char path[PATH_CAP];
   int64_t seed;
-  const mb_cfg_node_t *v = find(c, "num_runs", path, sizeof path);
+  const mb_cfg_node_t *v = mb__sweep_find(c, "num_runs", path, sizeof path);
   mb_status_t st = mb__jax_num_runs(pb, v, path, &it->spec);
-  v = find(c, "warmup_tries", path, sizeof path);
+  v = mb__sweep_find(c, "warmup_tries", path, sizeof path);
   if (st == MB_OK) st = mb__jax_warmup(pb, v, path, &it->spec);
-  if (st == MB_OK && find(c, "seed", path, sizeof path)) {
-    st = get_int(pb, c, "seed", 0, 0, &seed);
+  if (st == MB_OK && mb__sweep_find(c, "seed", path, sizeof path)) {
+    st = mb__sweep_int(pb, c, "seed", 0, 0, &seed);
     it->spec.seed = (uint64_t)seed;
     it->seed_given = 1;
   }
@@ -360,7 +139,7 @@ static mb_status_t read_timing(mb__pb_t *pb, const combo_t *c,
 
 /* Every parameter of the combination, layer by layer, as the suite passed
  * them to the benchmark's dataclass: the record of what ran. */
-static cJSON *params_record(const combo_t *c) {
+static cJSON *params_record(const mb__sweep_combo_t *c) {
   const mb_cfg_node_t *layers[] = {c->item->global, c->item->entry, c->swept};
   cJSON *o = cJSON_CreateObject();
   for (size_t l = 0; o && l < 3; l++)
@@ -379,9 +158,9 @@ static cJSON *params_record(const combo_t *c) {
 }
 
 static mb_status_t add_combo(mb__pb_t *pb, void *ctx, mb_cfg_node_t *swept) {
-  const item_t *item = ctx;
-  const combo_t c = {item, swept};
-  const sweep_bench_t *b = item->bench;
+  const mb__sweep_item_t *item = ctx;
+  const mb__sweep_combo_t c = {item, swept};
+  const mb__sweep_bench_t *b = item->bench;
   mb__plan_item_t it = MB__PLAN_ITEM_INIT;
   char dims[96], types[64], tag[TAG_CAP] = "", why[WHY_CAP] = "";
   char name[1024];
@@ -414,15 +193,15 @@ static mb_status_t add_combo(mb__pb_t *pb, void *ctx, mb_cfg_node_t *swept) {
  */
 
 /* The parameters benchmark b takes, NULL-terminated: its dataclass's. */
-static void bench_keys(const sweep_bench_t *b, const char *out[40]) {
+static void bench_keys(const mb__sweep_bench_t *b, const char *out[40]) {
   static const char *const k_gemm[] = {"in_dtype", "out_dtype"};
   size_t n = 0;
   for (size_t i = 0; k_base_keys[i]; i++) out[n++] = k_base_keys[i];
   for (size_t i = 0; i < 5 + 8 + 2; i++) {
-    const char *k = i < 5                 ? b->dims[i]
-                    : i < 13              ? b->keys[i - 5]
-                    : b->dtype == DT_GEMM ? k_gemm[i - 13]
-                                          : NULL;
+    const char *k = i < 5                        ? b->dims[i]
+                    : i < 13                     ? b->keys[i - 5]
+                    : b->dtype == MB__SWEEP_GEMM ? k_gemm[i - 13]
+                                                 : NULL;
     int seen = !k || !*k;
     for (size_t j = 0; !seen && j < n; j++) seen = !strcmp(out[j], k);
     if (!seen) out[n++] = k;
@@ -433,7 +212,7 @@ static void bench_keys(const sweep_bench_t *b, const char *out[40]) {
 /* Every key of map m (the global, an item or its sweep) is a parameter of
  * the benchmark, as the suite's dataclass requires; `own`: m is an item,
  * which also has its name and sweep. */
-static mb_status_t check_keys(mb__pb_t *pb, const sweep_bench_t *b,
+static mb_status_t check_keys(mb__pb_t *pb, const mb__sweep_bench_t *b,
                               const mb_cfg_node_t *m, const char *path,
                               int own) {
   const char *keys[40];
@@ -459,7 +238,7 @@ static mb_status_t check_keys(mb__pb_t *pb, const sweep_bench_t *b,
   return MB_OK;
 }
 
-static mb_status_t add_sweep(mb__pb_t *pb, item_t *item) {
+static mb_status_t add_sweep(mb__pb_t *pb, mb__sweep_item_t *item) {
   const mb_cfg_node_t *sw = item->sweep;
   char path[PATH_CAP];
   mb__path_key(path, sizeof path, item->path, "sweep");
@@ -497,7 +276,7 @@ static const char *const k_outside[][2] = {
      "libmicrobench yet"},
 };
 
-static mb_status_t read_item(mb__pb_t *pb, item_t *item, char *why,
+static mb_status_t read_item(mb__pb_t *pb, mb__sweep_item_t *item, char *why,
                              const char **op) {
   const mb_cfg_node_t *n = mb__cfg_get(item->entry, "name"), *csv;
   char here[PATH_CAP];
@@ -540,7 +319,7 @@ static mb_status_t add_item(mb__pb_t *pb, const mb_cfg_node_t *global,
                         "expected a map (name, sweep, ...), "
                         "got a %s",
                         mb__cfg_kind_name(entry->kind));
-  item_t item = {NULL, "", global, entry, NULL, path, "", NULL};
+  mb__sweep_item_t item = {NULL, "", global, entry, NULL, path, "", NULL};
   char why[WHY_CAP] = "";
   const char *op = NULL;
   mb_status_t st = read_item(pb, &item, why, &op);

@@ -1,0 +1,116 @@
+/* The JAX suite's current-layout benchmarks' own parameters, beyond shape
+ * and dtype, one refine function per benchmark (jax_sweep.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan/jax_sweep.h"
+
+#define PATH_CAP MB__JAX_PATH_CAP
+#define TAG_CAP MB__SWEEP_TAG_CAP
+#define WHY_CAP MB__SWEEP_WHY_CAP
+
+/* GemmParams: OUT = (A.B) * alpha [+ beta C] [* sf0 sf1], cast to
+ * out_dtype; the row/column factors are our row scales of A and column
+ * scales of B. */
+mb_status_t mb__sweep_refine_gemm(mb__pb_t *pb, const mb__sweep_combo_t *c,
+                                  mb__plan_item_t *it, char *tag, char *why) {
+  int ta, tb, sf;
+  mb_op_params_t *p = &it->params;
+  mb_status_t st = mb__sweep_bool(pb, c, "transpose_a", 0, &ta);
+  if (st == MB_OK) st = mb__sweep_bool(pb, c, "transpose_b", 0, &tb);
+  if (st == MB_OK) st = mb__sweep_bool(pb, c, "use_scaling_factors", 0, &sf);
+  if (st == MB_OK) st = mb__sweep_num(pb, c, "alpha", 1.0, &p->alpha);
+  if (st == MB_OK) st = mb__sweep_num(pb, c, "beta", 0.0, &p->beta);
+  if (st != MB_OK) return st;
+  p->flags |= (ta ? MB_PARAM_TRANS_A : 0) | (tb ? MB_PARAM_TRANS_B : 0);
+  if (sf) {
+    p->scale_a = (mb_scaling_t){MB_SCALE_ROW, {0, 0}};
+    p->scale_b = (mb_scaling_t){MB_SCALE_COL, {0, 0}};
+  }
+  snprintf(tag, TAG_CAP, "%s%s%s", ta ? "/ta" : "", tb ? "/tb" : "",
+           sf ? "/sf" : "");
+  (void)why; /* what our gemm cannot take, its resolve says */
+  return MB_OK;
+}
+
+/* hbm.py's STREAM kernels: copy (y = x + 1: one read, one write, our copy's
+ * bytes) and add run; scale and triad are not ops of ours. */
+mb_status_t mb__sweep_refine_hbm(mb__pb_t *pb, const mb__sweep_combo_t *c,
+                                 mb__plan_item_t *it, char *tag, char *why) {
+  static const struct {
+    const char *name, *op;
+  } k_kernels[] = {
+      {"copy", "copy"}, {"add", "add"}, {"scale", NULL}, {"triad", NULL}};
+  const char *kind;
+  const mb_cfg_node_t *at;
+  char path[PATH_CAP] = "";
+  int64_t device;
+  mb_status_t st =
+      mb__sweep_str(pb, c, "op_type", "copy", &kind, &at, path, sizeof path);
+  if (st == MB_OK) st = mb__sweep_int(pb, c, "device_id", 0, 0, &device);
+  if (st != MB_OK) return st;
+  it->spec.device = (uint32_t)device;
+  snprintf(tag, TAG_CAP, "/%s", kind);
+  for (size_t i = 0; i < sizeof k_kernels / sizeof *k_kernels; i++) {
+    if (strcmp(k_kernels[i].name, kind)) continue;
+    if (k_kernels[i].op)
+      it->op = k_kernels[i].op;
+    else
+      snprintf(why, WHY_CAP,
+               "hbm_bandwidth op_type \"%s\" (a STREAM kernel) is not an "
+               "op of libmicrobench yet; copy and add are",
+               kind);
+    return MB_OK;
+  }
+  return mb__pb_error(pb, at, path,
+                      "unknown op_type \"%s\"; valid: copy, scale, add, "
+                      "triad",
+                      kind);
+}
+
+/* host_device.py: data_size_mib MiB of f32 in rows of 128, as the suite
+ * allocates them (read as the shape's second dimension). */
+mb_status_t mb__sweep_refine_transfer(mb__pb_t *pb, const mb__sweep_combo_t *c,
+                                      mb__plan_item_t *it, char *tag,
+                                      char *why) {
+  (void)pb, (void)c, (void)why;
+  it->params.shape[0] = it->params.shape[1] * (1024 * 1024 / 4 / 128);
+  it->params.shape[1] = 128;
+  snprintf(tag, TAG_CAP, "/MiB");
+  return MB_OK;
+}
+
+/* Our attention is multi-head forward: grouped-query heads and the
+ * backward pass are skipped. */
+mb_status_t mb__sweep_refine_attention(mb__pb_t *pb, const mb__sweep_combo_t *c,
+                                       mb__plan_item_t *it, char *tag,
+                                       char *why) {
+  const char *mode;
+  const mb_cfg_node_t *at;
+  char path[PATH_CAP] = "";
+  int causal;
+  int64_t kv;
+  mb_status_t st =
+      mb__sweep_str(pb, c, "mode", "fwd", &mode, &at, path, sizeof path);
+  if (st == MB_OK) st = mb__sweep_bool(pb, c, "causal", 1, &causal);
+  if (st == MB_OK) st = mb__sweep_int(pb, c, "num_kv_heads", 56, 1, &kv);
+  if (st != MB_OK) return st;
+  if (strcmp(mode, "fwd") && strcmp(mode, "bwd"))
+    return mb__pb_error(pb, at, path, "unknown mode \"%s\"; valid: fwd, bwd",
+                        mode);
+  if (causal) it->params.flags |= MB_PARAM_CAUSAL;
+  snprintf(tag, TAG_CAP, "/%s%s", mode, causal ? "/causal" : "");
+  if (!strcmp(mode, "bwd"))
+    snprintf(why, WHY_CAP,
+             "attention_flashed mode bwd: the attention backward pass is not "
+             "an op of libmicrobench yet");
+  else if (kv != it->params.shape[1])
+    snprintf(why, WHY_CAP,
+             "attention_flashed with num_kv_heads %" PRId64
+             " != num_q_heads %" PRId64
+             ": grouped-query attention is not a mode of our attention op "
+             "yet",
+             kv, it->params.shape[1]);
+  return MB_OK;
+}
