@@ -30,6 +30,7 @@ static const mb_op_t *const k_ops[] = {
     &mb__op_quantize,
     &mb__op_rmsnorm,
     &mb__op_rmsnorm_bwd,
+    &mb__op_rope,
     &mb__op_silu_mul,
     &mb__op_softmax,
     &mb__op_swiglu_bwd,

@@ -119,6 +119,7 @@ extern const mb_op_t mb__op_layernorm;
 extern const mb_op_t mb__op_quantize;
 extern const mb_op_t mb__op_rmsnorm;
 extern const mb_op_t mb__op_rmsnorm_bwd;
+extern const mb_op_t mb__op_rope;
 extern const mb_op_t mb__op_silu_mul;
 extern const mb_op_t mb__op_softmax;
 extern const mb_op_t mb__op_swiglu_bwd;

@@ -98,7 +98,7 @@ static const mb__jax_name_t k_sweep[] = {
     {"rmsnorm", "RMSNorm forward (compute_ops.py)", "rmsnorm", NULL},
     {"swiglu", "SwiGLU forward (compute_ops.py)", "silu_mul", NULL},
     {"quantization", "bf16 to fp8, per row (compute_ops.py)", "quantize", NULL},
-    {"rope", "rotary position embedding (compute_ops.py)", "add", NULL},
+    {"rope", "rotary position embedding (compute_ops.py)", "rope", NULL},
     {"attention_flashed", "dot-product attention (attention.py)", "attention",
      NULL},
     {"transformer_layer_moe", "a mixture-of-experts layer (components.py)",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/jax_rope.h"
 #include "plan/jax_sweep.h"
 
 #define PATH_CAP MB__JAX_PATH_CAP
@@ -54,6 +55,8 @@ static const mb__sweep_bench_t k_benches[] = {
      {NULL}, NULL},
     {"quantization", "quantization", {"m", "n"}, {4096, 4096}, MB__SWEEP_BF16,
      {NULL}, NULL},
+    {"rope", "rope", {"batch", "heads", "seq_len", "head_dim"}, {32, 32, 1024, 128},
+     MB__SWEEP_F32, {NULL}, mb__sweep_refine_rope}, /* RoPEParams: jax_rope.c */
     /* attention.py AttentionParams; Sq = Skv = seq_len */
     {"attention_flashed", "attention",
      {"batch", "num_q_heads", "seq_len", "seq_len", "head_dim"},
