@@ -193,6 +193,37 @@ static void test_files(void **state) {
   mb__cfg_free(n);
 }
 
+/* CSV as csv.DictReader reads it: a BOM, quotes with "" inside and a
+ * comma, CRLF, a short row padded with nulls, numbers typed. */
+static void test_csv(void **state) {
+  (void)state;
+  static const char k_text[] =
+      "\xEF\xBB\xBFname,m,note\r\n\"a \"\"x\"\", y\", 64 ,1e3\r\nb\n";
+  mb_cfg_node_t *t = NULL;
+  assert_int_equal(mb__cfg_parse_csv(k_text, strlen(k_text), "s.csv", &t),
+                   MB_OK);
+  assert_int_equal(t->count, 2);
+  const mb_cfg_node_t *r = t->items[0];
+  assert_int_equal(r->line, 2);
+  assert_string_equal(r->keys[0], "name");
+  assert_string_equal(mb__cfg_get(r, "name")->text, "a \"x\", y");
+  assert_int_equal(mb__cfg_get(r, "m")->kind, MB_CFG_NUMBER);
+  assert_true(mb__cfg_get(r, "m")->number == 64);
+  assert_true(mb__cfg_get(r, "note")->number == 1000);
+  r = t->items[1];
+  assert_int_equal(r->line, 3);
+  assert_string_equal(mb__cfg_get(r, "name")->text, "b");
+  assert_int_equal(mb__cfg_get(r, "m")->kind, MB_CFG_NULL);
+  assert_int_equal(mb__cfg_get(r, "note")->kind, MB_CFG_NULL);
+  mb__cfg_free(t);
+  static const char k_dup[] = "m,m\n1,2\n";
+  assert_int_equal(mb__cfg_parse_csv(k_dup, strlen(k_dup), "d.csv", &t),
+                   MB_ERR_PARSE);
+  assert_null(t);
+  assert_non_null(
+      strstr(mb_error_last(), "d.csv:1: column \"m\" appears twice"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_yaml_and_json_make_the_same_tree),
@@ -201,6 +232,7 @@ int main(void) {
       cmocka_unit_test(test_depth_bounded),
       cmocka_unit_test(test_many_keys),
       cmocka_unit_test(test_files),
+      cmocka_unit_test(test_csv),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -444,18 +444,6 @@ static void test_sweep_errors(void **state) {
                "bad.yaml:1: global: expected a map, got a list", NULL);
 }
 
-static void test_sweep_model_and_csv_shapes_skip(void **state) {
-  (void)state;
-  mb_plan_t *plan = parse(
-      "global: {}\nbenchmarks:\n"
-      "- {name: gemm_generalized, model: llama3_8b}\n"
-      "- {name: gemm_generalized, csv_shapes: s.csv}\n");
-  assert_int_equal(mb_plan_count(plan), 2);
-  expect_skip(plan, 0, "gemm_generalized", "`model` presets");
-  expect_skip(plan, 1, "gemm_generalized#2", "`csv_shapes` files");
-  mb_plan_destroy(plan);
-}
-
 /* The small file runs here: every mapped benchmark passes its check. */
 static void test_sweep_runs_on_cpu(void **state) {
   (void)state;
@@ -498,7 +486,6 @@ int main(void) {
       cmocka_unit_test(test_sweep_upstream_skips),
       cmocka_unit_test(test_sweep_ranges_and_layers),
       cmocka_unit_test(test_sweep_errors),
-      cmocka_unit_test(test_sweep_model_and_csv_shapes_skip),
       cmocka_unit_test(test_sweep_runs_on_cpu),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,6 +2,7 @@
 #include "config/cfg_tree.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,14 @@ mb_status_t mb__cfg_append(mb_cfg_node_t *parent, const char *key,
   if (k) parent->keys[parent->count] = k;
   parent->items[parent->count++] = child;
   return MB_OK;
+}
+
+int mb__cfg_number(const char *s, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  /* strtod also takes "inf", "nan" and hex: YAML spells those otherwise. */
+  return *s && !*end && errno == 0 && isfinite(*v) && !strpbrk(s, "xXiInN");
 }
 
 const mb_cfg_node_t *mb__cfg_get(const mb_cfg_node_t *map, const char *key) {

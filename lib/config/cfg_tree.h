@@ -73,6 +73,19 @@ mb_status_t mb__cfg_keyset_add(mb__cfg_keyset_t *ks, const mb_cfg_node_t *map,
                                const char *key, int *dup);
 void mb__cfg_keyset_free(mb__cfg_keyset_t *ks);
 
+/* 1 with *v set when scalar text s is a finite decimal number (YAML 1.2's
+ * core schema: no hex, inf or nan spelled as strtod takes them). */
+int mb__cfg_number(const char *s, double *v);
+
+/* CSV text (RFC 4180: quoted fields, "" inside quotes, CRLF or LF) as a
+ * list of maps keyed by the header row, as Python's csv.DictReader reads
+ * it: blank lines skipped, an empty field or a missing one null, numbers
+ * typed as mb__cfg_number says (surrounding spaces allowed), the rest
+ * strings. Each map's line is its row's; errors name `name` and the
+ * line (cfg_csv.c). */
+mb_status_t mb__cfg_parse_csv(const char *text, size_t len, const char *name,
+                              mb_cfg_node_t **out);
+
 /* The value of `key` in a map; NULL when absent or not a map. */
 const mb_cfg_node_t *mb__cfg_get(const mb_cfg_node_t *map, const char *key);
 /* "list", "map", "string", ... */

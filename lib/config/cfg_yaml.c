@@ -35,12 +35,8 @@ static mb_cfg_node_t *typed_scalar(const char *s, int line, int quoted) {
     if (n) n->boolean = matches(s, k_true);
     return n;
   }
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  /* strtod also takes "inf", "nan" and hex: YAML spells those otherwise. */
-  int numeric =
-      *s && !*end && errno == 0 && isfinite(v) && !strpbrk(s, "xXiInN");
+  double v;
+  int numeric = mb__cfg_number(s, &v);
   mb_cfg_node_t *n =
       mb__cfg_new(numeric ? MB_CFG_NUMBER : MB_CFG_STRING, line, s);
   if (n && numeric) n->number = v;

@@ -41,7 +41,8 @@ static const mb__jax_bench_t k_benches[] = {
     {"gemm_mxfp8_b32", "gemm_mxfp8_b32", MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
     {"gemm_mxfp8_b32_static_scaling", "gemm_mxfp8_b32_static_scaling",
      MB__JAX_MKN, 0, 0, NO, NO, 0, 0},
-    {"quantization", "quantization", MB__JAX_MN, 0, 0, NO, NO, 0, 0},
+    {"quantization", "quantization", MB__JAX_MN, MB__JAX_QDTYPE, 0, NO, NO, 0,
+     0},
     {"transpose_quantization", "transpose_quantization", MB__JAX_MN, 0, 0, NO,
      NO, 0, 0},
     {"quantization_static_scaling", "quantization", MB__JAX_MN, MB__JAX_SCALE,
@@ -126,6 +127,7 @@ static void bench_params(const mb__jax_bench_t *b, const char *names[16]) {
   }
   if (b->takes & MB__JAX_GAP) names[n++] = "gap_strategy";
   if (b->takes & MB__JAX_SCALE) names[n++] = "scale";
+  if (b->takes & MB__JAX_QDTYPE) names[n++] = "quant_dtype";
   names[n++] = "num_runs";
   names[n] = NULL;
 }

@@ -25,6 +25,9 @@ typedef enum mb__jax_dims {
  * blocking between them); recorded with the parameters, while our timing
  * method times the runs */
 #define MB__JAX_GAP 8u
+/* takes quant_dtype: the quantized output's dtype, a jax.numpy name (the
+ * inference quantization's; default float8_e4m3fn) */
+#define MB__JAX_QDTYPE 16u
 
 typedef struct mb__jax_bench {
   const char *name; /* the suite's benchmark_name */

@@ -42,11 +42,16 @@ typedef struct mb__sweep_item {
   const char *name;
   const mb_cfg_node_t *global, *entry, *sweep;
   const char *path; /* benchmarks[i] */
+  /* Layers from outside the file: the `model` preset's fields the
+   * benchmark takes, and this pass's csv_shapes row (path: row_path). */
+  const mb_cfg_node_t *preset, *row;
+  char row_path[MB__JAX_PATH_CAP];
   char csv[4096];
   cJSON *ignored;
 } mb__sweep_item_t;
 
-/* One combination: the global, item and sweep layers, last wins. */
+/* One combination: the global, model preset, item, CSV row and sweep
+ * layers, last wins (the suite's load_config order). */
 typedef struct mb__sweep_combo {
   const mb__sweep_item_t *item;
   const mb_cfg_node_t *swept; /* this combination's sweep values */
@@ -75,6 +80,22 @@ mb_status_t mb__sweep_num(mb__pb_t *pb, const mb__sweep_combo_t *c,
 mb_status_t mb__sweep_dtype(mb__pb_t *pb, const mb__sweep_combo_t *c,
                             const char *key, const char *def, mb_dtype_t *out,
                             const char **written, char *why, size_t cap);
+
+/* Model preset `n` (at path) as a map of the fields named in `keys`
+ * (NULL-terminated: what the benchmark takes); an unknown preset is an
+ * error listing the suite's (jax_sweep_sources.c). */
+mb_status_t mb__sweep_preset(mb__pb_t *pb, const mb_cfg_node_t *n,
+                             const char *path, const char *const *keys,
+                             mb_cfg_node_t **out);
+/* csv_shapes `n` (at path) read into *rows (a list of maps, each node at
+ * its CSV line; *rows NULL and `why` set for a URL, which we cannot
+ * fetch); `file` gets the path opened. A missing file is an error. */
+mb_status_t mb__sweep_csv(mb__pb_t *pb, const mb_cfg_node_t *n,
+                          const char *path, mb_cfg_node_t **rows, char *file,
+                          size_t cap, char *why, size_t why_cap);
+/* Every node of t at `line`: a CSV row's nodes at the config's line of
+ * csv_shapes, so messages about them point into the config file. */
+void mb__sweep_relocate(mb_cfg_node_t *t, int line);
 
 /* The benchmarks' own parameters (jax_sweep_refine.c). */
 mb_status_t mb__sweep_refine_gemm(mb__pb_t *pb, const mb__sweep_combo_t *c,

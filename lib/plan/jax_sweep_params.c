@@ -8,23 +8,28 @@
 #define PATH_CAP MB__JAX_PATH_CAP
 #define WHY_CAP MB__SWEEP_WHY_CAP
 
-/* Key `key`'s value in the combination and the path it was written at. */
+/* Key `key`'s value in the combination and the path it was written at:
+ * the layers from the last written (a sweep's) to the first. An empty
+ * CSV cell is not a value (upstream's None would reach the dataclass and
+ * fail there). */
 const mb_cfg_node_t *mb__sweep_find(const mb__sweep_combo_t *c, const char *key,
                                     char *path, size_t cap) {
   const mb__sweep_item_t *it = c->item;
-  const mb_cfg_node_t *v;
-  if (c->swept && (v = mb__cfg_get(c->swept, key))) {
-    char sweep[PATH_CAP];
-    mb__path_key(sweep, sizeof sweep, it->path, "sweep");
-    mb__path_key(path, cap, sweep, key);
-    return v;
-  }
-  if ((v = mb__cfg_get(it->entry, key))) {
-    mb__path_key(path, cap, it->path, key);
-    return v;
-  }
-  if (it->global && (v = mb__cfg_get(it->global, key))) {
-    mb__path_key(path, cap, "global", key);
+  char sweep[PATH_CAP], model[PATH_CAP];
+  mb__path_key(sweep, sizeof sweep, it->path, "sweep");
+  mb__path_key(model, sizeof model, it->path, "model");
+  const struct {
+    const mb_cfg_node_t *map;
+    const char *path;
+  } layers[] = {{c->swept, sweep},
+                {it->row, it->row_path},
+                {it->entry, it->path},
+                {it->preset, model},
+                {it->global, "global"}};
+  for (size_t l = 0; l < sizeof layers / sizeof *layers; l++) {
+    const mb_cfg_node_t *v = mb__cfg_get(layers[l].map, key);
+    if (!v || (layers[l].map == it->row && v->kind == MB_CFG_NULL)) continue;
+    mb__path_key(path, cap, layers[l].path, key);
     return v;
   }
   return NULL;

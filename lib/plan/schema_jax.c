@@ -276,6 +276,32 @@ static mb_status_t read_scale(mb__pb_t *pb, const combo_t *c,
   return st;
 }
 
+/* quant_dtype (benchmark_compute.quantization): jnp.dtype(quant_dtype),
+ * so any jax.numpy name; our quantize's output dtype. */
+static mb_status_t read_quant_dtype(mb__pb_t *pb, const combo_t *c,
+                                    mb_op_params_t *p, char *tag, size_t cap,
+                                    char *why, size_t why_cap) {
+  size_t i = combo_find(c, "quant_dtype");
+  if (i == c->map->count) return MB_OK; /* the alias's f8e4m3 */
+  char here[PATH_CAP];
+  const char *written;
+  const mb__jax_name_t *def;
+  mb__path_key(here, sizeof here, c->path, c->written[i]);
+  const mb_cfg_node_t *n = c->map->items[i];
+  mb_status_t st = mb__pb_string(pb, n, here, &written);
+  if (st != MB_OK) return st;
+  snprintf(tag, cap, "/q=%s", written);
+  switch (mb__jax_dtype_lookup(MB__JAX_SWEEP, written, &p->dtype_out, &def)) {
+    case 1:
+      return MB_OK;
+    case 0:
+      if (!*why) mb__jax_skip_reason(why, why_cap, "quant_dtype", def);
+      return MB_OK;
+    default:
+      return mb__jax_dtype_error(pb, MB__JAX_SWEEP, n, here, written);
+  }
+}
+
 /* num_runs: exactly that many samples (the combination's own, else the
  * block's); none: our default stopping criterion. */
 static mb_status_t read_runs(mb__pb_t *pb, const combo_t *c, const block_t *blk,
@@ -291,7 +317,7 @@ static mb_status_t read_runs(mb__pb_t *pb, const combo_t *c, const block_t *blk,
 static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   const mb__jax_bench_t *b = blk->bench;
   mb__plan_item_t it = MB__PLAN_ITEM_INIT;
-  char dims[96], name[NAME_CAP], why[512] = "", inout[64];
+  char dims[96], name[NAME_CAP], why[512] = "", inout[64], qtag[64] = "";
   const char *dtype;
   mb_status_t st = resolve_same_as(pb, c);
   if (st == MB_OK && b->dims == MB__JAX_ATTN) {
@@ -309,12 +335,15 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   }
   if (st == MB_OK && (b->takes & MB__JAX_SCALE))
     st = read_scale(pb, c, &it.params);
+  if (st == MB_OK && (b->takes & MB__JAX_QDTYPE))
+    st =
+        read_quant_dtype(pb, c, &it.params, qtag, sizeof qtag, why, sizeof why);
   if (st == MB_OK) st = read_runs(pb, c, blk, &it.spec);
   if (st != MB_OK) return st;
   if (b->dtype_out != MB_DTYPE_NONE) it.params.dtype_out = b->dtype_out;
   it.params.flags |= b->flags; /* attention's causal is set already */
-  snprintf(name, sizeof name, "%s/%s%s%s", blk->name, dims, dtype ? "/" : "",
-           dtype ? dtype : "");
+  snprintf(name, sizeof name, "%s/%s%s%s%s", blk->name, dims, dtype ? "/" : "",
+           dtype ? dtype : "", qtag);
   it.name = name;
   it.group = blk->name;
   it.op = b->op;

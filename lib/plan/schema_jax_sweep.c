@@ -143,12 +143,16 @@ static mb_status_t read_timing(mb__pb_t *pb, const mb__sweep_combo_t *c,
 /* Every parameter of the combination, layer by layer, as the suite passed
  * them to the benchmark's dataclass: the record of what ran. */
 static cJSON *params_record(const mb__sweep_combo_t *c) {
-  const mb_cfg_node_t *layers[] = {c->item->global, c->item->entry, c->swept};
+  const mb_cfg_node_t *layers[] = {c->item->global, c->item->preset,
+                                   c->item->entry, c->item->row, c->swept};
   cJSON *o = cJSON_CreateObject();
-  for (size_t l = 0; o && l < 3; l++)
+  for (size_t l = 0; o && l < sizeof layers / sizeof *layers; l++)
     for (size_t i = 0; layers[l] && i < layers[l]->count; i++) {
       const char *k = layers[l]->keys[i];
-      if (!strcmp(k, "name") || !strcmp(k, "sweep")) continue;
+      if (!strcmp(k, "name") || !strcmp(k, "sweep") ||
+          (layers[l] == c->item->row &&
+           layers[l]->items[i]->kind == MB_CFG_NULL))
+        continue;
       cJSON *v = mb__cfg_to_cjson(layers[l]->items[i]);
       if (!v) {
         cJSON_Delete(o);
@@ -212,9 +216,9 @@ static void bench_keys(const mb__sweep_bench_t *b, const char *out[40]) {
   out[n] = NULL;
 }
 
-/* Every key of map m (the global, an item or its sweep) is a parameter of
- * the benchmark, as the suite's dataclass requires; `own`: m is an item,
- * which also has its name and sweep. */
+/* Every key of map m (the global, an item, a CSV row or a sweep) is a
+ * parameter of the benchmark, as the suite's dataclass requires; `own`: m
+ * is an item, which also has its name, sweep, model and csv_shapes. */
 static mb_status_t check_keys(mb__pb_t *pb, const mb__sweep_bench_t *b,
                               const mb_cfg_node_t *m, const char *path,
                               int own) {
@@ -222,7 +226,8 @@ static mb_status_t check_keys(mb__pb_t *pb, const mb__sweep_bench_t *b,
   bench_keys(b, keys);
   for (size_t i = 0; m && i < m->count; i++) {
     const char *k = m->keys[i];
-    int ok = own && (!strcmp(k, "name") || !strcmp(k, "sweep"));
+    int ok = own && (!strcmp(k, "name") || !strcmp(k, "sweep") ||
+                     !strcmp(k, "model") || !strcmp(k, "csv_shapes"));
     for (size_t j = 0; !ok && keys[j]; j++) ok = !strcmp(keys[j], k);
     if (ok) continue;
     char here[PATH_CAP], valid[1024];
@@ -268,19 +273,46 @@ static mb_status_t add_sweep(mb__pb_t *pb, mb__sweep_item_t *item) {
   return st;
 }
 
-/* Parameters that take the whole item out of our hands: the suite's model
- * presets and CSV shape files, read by its own loader. */
-static const char *const k_outside[][2] = {
-    {"model",
-     "`model` presets (core/model_configs.py) are not read by "
-     "libmicrobench yet"},
-    {"csv_shapes",
-     "`csv_shapes` files (core/csv_loader.py) are not read by "
-     "libmicrobench yet"},
-};
+/* A CSV row's path in messages: the file as written and the row's line
+ * there (the row map keeps its CSV line; its cells take the config's). */
+static void row_path(char *out, size_t cap, const mb__sweep_item_t *item,
+                     const mb_cfg_node_t *row) {
+  const mb_cfg_node_t *csv = mb__cfg_get(item->entry, "csv_shapes");
+  snprintf(out, cap, "%s.csv_shapes(%s:%d)", item->path, csv->text, row->line);
+}
+
+/* The item's `model` preset (item->preset, which the caller frees) and
+ * csv_shapes rows (*rows: one pass of the item each). */
+static mb_status_t read_sources(mb__pb_t *pb, mb__sweep_item_t *item,
+                                mb_cfg_node_t **rows, char *why) {
+  const mb_cfg_node_t *model = mb__cfg_get(item->entry, "model");
+  const mb_cfg_node_t *csv = mb__cfg_get(item->entry, "csv_shapes");
+  char here[PATH_CAP], file[4096];
+  mb_status_t st = MB_OK;
+  if (model) {
+    const char *keys[40];
+    mb_cfg_node_t *preset;
+    bench_keys(item->bench, keys);
+    mb__path_key(here, sizeof here, item->path, "model");
+    st = mb__sweep_preset(pb, model, here, keys, &preset);
+    item->preset = preset;
+  }
+  if (st != MB_OK || !csv) return st;
+  mb__path_key(here, sizeof here, item->path, "csv_shapes");
+  st = mb__sweep_csv(pb, csv, here, rows, file, sizeof file, why, WHY_CAP);
+  for (size_t i = 0; st == MB_OK && *rows && i < (*rows)->count; i++) {
+    mb_cfg_node_t *row = (*rows)->items[i];
+    char at[PATH_CAP];
+    row_path(at, sizeof at, item, row);
+    for (size_t k = 0; k < row->count; k++)
+      mb__sweep_relocate(row->items[k], csv->line);
+    st = check_keys(pb, item->bench, row, at, 0);
+  }
+  return st;
+}
 
 static mb_status_t read_item(mb__pb_t *pb, mb__sweep_item_t *item, char *why,
-                             const char **op) {
+                             const char **op, mb_cfg_node_t **rows) {
   const mb_cfg_node_t *n = mb__cfg_get(item->entry, "name"), *csv;
   char here[PATH_CAP];
   if (!n) return mb__pb_error(pb, item->entry, item->path, "`name` is missing");
@@ -294,9 +326,6 @@ static mb_status_t read_item(mb__pb_t *pb, mb__sweep_item_t *item, char *why,
     return mb__jax_name_error(pb, MB__JAX_SWEEP, n, here, "name", item->name);
   *op = def->op;
   if (!item->bench) mb__jax_skip_reason(why, WHY_CAP, "name", def);
-  for (size_t i = 0; !*why && i < sizeof k_outside / sizeof *k_outside; i++)
-    if (mb__cfg_get(item->entry, k_outside[i][0]))
-      snprintf(why, WHY_CAP, "%s %s", item->name, k_outside[i][1]);
   const mb_cfg_node_t *layers[] = {item->entry, item->global};
   for (size_t l = 0; l < 2 && st == MB_OK; l++) {
     if (!layers[l]) continue;
@@ -311,8 +340,8 @@ static mb_status_t read_item(mb__pb_t *pb, mb__sweep_item_t *item, char *why,
   if (st != MB_OK || *why) return st;
   item->sweep = mb__cfg_get(item->entry, "sweep");
   st = check_keys(pb, item->bench, item->global, "global", 0);
-  return st == MB_OK ? check_keys(pb, item->bench, item->entry, item->path, 1)
-                     : st;
+  if (st == MB_OK) st = check_keys(pb, item->bench, item->entry, item->path, 1);
+  return st == MB_OK ? read_sources(pb, item, rows, why) : st;
 }
 
 static mb_status_t add_item(mb__pb_t *pb, const mb_cfg_node_t *global,
@@ -322,17 +351,26 @@ static mb_status_t add_item(mb__pb_t *pb, const mb_cfg_node_t *global,
                         "expected a map (name, sweep, ...), "
                         "got a %s",
                         mb__cfg_kind_name(entry->kind));
-  mb__sweep_item_t item = {NULL, "", global, entry, NULL, path, "", NULL};
+  mb__sweep_item_t item = {
+      .name = "", .global = global, .entry = entry, .path = path};
   char why[WHY_CAP] = "";
   const char *op = NULL;
-  mb_status_t st = read_item(pb, &item, why, &op);
+  mb_cfg_node_t *rows = NULL;
+  mb_status_t st = read_item(pb, &item, why, &op, &rows);
   if (st == MB_OK && *why) { /* one entry says why; parameters unread */
     const mb__jax_skip_t skip = {item.name, op,   why,         item.csv,
                                  entry,     path, item.ignored};
     st = mb__jax_add_skipped(pb, &skip);
-  } else if (st == MB_OK) {
+  }
+  /* csv_shapes: the item once per row (the row's keys over the item's) */
+  for (size_t r = 0; st == MB_OK && !*why && r < (rows ? rows->count : 1);
+       r++) {
+    item.row = rows ? rows->items[r] : NULL;
+    if (rows) row_path(item.row_path, sizeof item.row_path, &item, item.row);
     st = item.sweep ? add_sweep(pb, &item) : add_combo(pb, &item, NULL);
   }
+  mb__cfg_free(rows);
+  mb__cfg_free((mb_cfg_node_t *)item.preset);
   cJSON_Delete(item.ignored);
   return st;
 }
