@@ -383,7 +383,9 @@ static void names_models(mb_context_t *ctx) {
     printf("%s\n", mb_model_name(i, NULL));
 }
 
-/* The element types --dtype, --out-dtype and --dtype-b take. */
+/* The element types --dtype, --out-dtype and --dtype-b take, and the
+ * scale-only e8m0 (--scale-dtype): an exponent, not a number format of
+ * its own. */
 static int list_dtypes(mb_context_t *ctx, const cli_opts_t *o,
                        const char *name) {
   (void)ctx, (void)o, (void)name;
@@ -391,7 +393,9 @@ static int list_dtypes(mb_context_t *ctx, const cli_opts_t *o,
   for (int d = MB_DTYPE_NONE + 1; d < MB_DTYPE_COUNT; d++)
     printf("%-8s %4u  %s\n", mb_dtype_name((mb_dtype_t)d),
            mb_dtype_bits((mb_dtype_t)d),
-           mb_dtype_is_float((mb_dtype_t)d) ? "float" : "integer");
+           d == MB_DTYPE_E8M0 ? "scale: a power of two (--scale-dtype)"
+           : mb_dtype_is_float((mb_dtype_t)d) ? "float"
+                                              : "integer");
   printf(
       "\nalso taken: common aliases (float32, bfloat16, torch.bfloat16, "
       "float8_e4m3fn, float4, int8, ...)\n");

@@ -533,6 +533,15 @@ class Listing(unittest.TestCase):
         self.assertIn("kernels: cpu: %s (f32" % ", ".join(CPU_IMPLS),
                       mbench("list", "ops").stdout)
 
+    def test_list_dtypes(self):
+        """Every element type with its kind; e8m0 is a scale only."""
+        rows = {line.split()[0]: line.split(None, 2)[2] for line in
+                mbench("list", "dtypes").stdout.splitlines()[1:]
+                if line[:1].strip() and not line.startswith("also")}
+        self.assertEqual(rows["f4e2m1"], "float")
+        self.assertEqual(rows["i4"], "integer")
+        self.assertTrue(rows["e8m0"].startswith("scale"), rows["e8m0"])
+
     def test_list_presets(self):
         # a line per preset: name, shape count, summary
         p = mbench("list", "presets")
