@@ -560,6 +560,16 @@ static const gcase_t k_mx[] = {
     {"dequantize", 40, 256, 0, "f4e2m1", N, "bf16", N, "block:1x32", N, 1, 0, 0,
      PASS},
 };
+/* NVFP4: e4m3 block scales and the per-tensor scale S (bench() gives S =
+ * 1/448 as the static scale), given or quantized inside (C kernels only). */
+static const gcase_t k_nv[] = {
+    {"gemm", 64, 128, 48, "f4e2m1", N, "bf16", N, "block:1x16", "block:16x1", 1,
+     0, 1, SKIP_ONEDNN},
+    {"gemm", 33, 96, 48, "f4e2m1", N, "f32", N, "block:1x16", "block:16x16",
+     0.5, 1, 1, SKIP_ONEDNN},
+    {"gemm_fp8_rowwise", 33, 96, 24, N, N, N, "f4e2m1", "block:1x16",
+     "block:16x1", 1, 0, 1, SKIP_ONEDNN},
+};
 #undef N
 
 static void set_dtype(mb_dtype_t *field, const char *name) {
@@ -592,6 +602,8 @@ static mb_status_t bench(fixture_t *fx, const gcase_t *c, mb_dtype_t sdt,
   set_scaling(&p.scale_a, c->scale_a);
   set_scaling(&p.scale_b, c->scale_b);
   p.dtype_scale = sdt;
+  if (sdt == MB_DTYPE_F8E4M3) /* NVFP4's per-tensor scale */
+    p.flags |= MB_PARAM_STATIC, p.scale = 1.0 / 448;
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = c->op, s.params = &p, s.backend = "cpu", s.impl = impl;
   s.criterion = MB_CRITERION_FIXED, s.samples = 1, s.cache = MB_CACHE_HOT;
@@ -648,6 +660,8 @@ static void test_gemm_variants(void **state) {
   assert_true(run_variants(fx, k_gemms, n, MB_DTYPE_NONE) >= (int)n);
   const size_t nmx = sizeof k_mx / sizeof k_mx[0];
   assert_true(run_variants(fx, k_mx, nmx, MB_DTYPE_E8M0) >= (int)nmx);
+  const size_t nnv = sizeof k_nv / sizeof k_nv[0];
+  assert_true(run_variants(fx, k_nv, nnv, MB_DTYPE_F8E4M3) >= (int)nnv);
 }
 
 int main(void) {

@@ -2,9 +2,11 @@
  * emax_elem (8) for e2m1's (2), one that truncates the elements instead of
  * rounding to nearest even, and an NVFP4 kernel whose block scales forget
  * the per-tensor scale must each fail the check that the correct twins
- * pass. User kernels on the CPU backend's (host) memory, through the
- * public API (test_planted.c's harness). */
+ * pass; so must NVFP4 GEMMs that forget the per-tensor scale or read the
+ * e4m3 block scales as MX's e8m0. User kernels on the CPU backend's (host)
+ * memory, through the public API (test_planted.c's harness). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "test_util.h"
 
@@ -16,11 +18,18 @@ enum bug {
   BUG_TRUNC,  /* MXFP4 elements rounded toward zero */
   BUG_NV,     /* NVFP4, right */
   BUG_NV_NOS, /* NVFP4 block scale e4m3(amax / 6), S forgotten */
+  BUG_G_NV,   /* NVFP4 gemm, right */
+  BUG_G_NOS,  /* NVFP4 gemm without the per-tensor scale */
+  BUG_G_E8M0, /* NVFP4 gemm reading the block scales as e8m0 */
 };
-static const enum bug k_bugs[] = {BUG_NONE, BUG_EMAX8, BUG_TRUNC, BUG_NV,
-                                  BUG_NV_NOS};
-static const char *const k_names[] = {"right", "emax8", "trunc", "nv_right",
-                                      "nv_nos"};
+static const enum bug k_bugs[] = {BUG_NONE,   BUG_EMAX8, BUG_TRUNC, BUG_NV,
+                                  BUG_NV_NOS, BUG_G_NV,  BUG_G_NOS, BUG_G_E8M0};
+static const char *const k_names[] = {"right",  "emax8",   "trunc", "nv_right",
+                                      "nv_nos", "g_right", "g_nos", "g_e8m0"};
+
+static int is_gemm(enum bug b) {
+  return b >= BUG_G_NV;
+}
 
 static float bf16_at(const uint16_t *x, size_t i) {
   return mb_bf16_to_f32(x[i]);
@@ -82,16 +91,56 @@ static mb_status_t k_quantize(void *user, const mb_kernel_args_t *a) {
   return MB_OK;
 }
 
+/* n values of dtype dt (packed e2m1, or scale bytes) as f32. */
+static float *widen(const void *src, mb_dtype_t dt, size_t n) {
+  float *f = malloc(n * sizeof *f);
+  assert_non_null(f);
+  mb_convert(f, MB_DTYPE_F32, src, dt, n, 0);
+  return f;
+}
+
+/* NVFP4 gemm: D (bf16) = sum_k (a s_a S)(b s_b S), A M x K and B K x N
+ * packed e2m1, s_a per 1 x 16 of A and s_b per 16 x 1 of B as e4m3 bytes,
+ * S the static scale. */
+static mb_status_t k_gemm(void *user, const mb_kernel_args_t *a) {
+  const enum bug bug = *(const enum bug *)user;
+  const mb_op_params_t *p = a->params;
+  const int64_t m = p->shape[0], k = p->shape[1], n = p->shape[2];
+  const mb_dtype_t sdt = bug == BUG_G_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F8E4M3;
+  const double s = bug == BUG_G_NOS ? 1.0 : p->scale;
+  float *A = widen(mb_tensor_data(a->inputs[0]), MB_DTYPE_F4E2M1,
+                   (size_t)(m * k)),
+        *B = widen(mb_tensor_data(a->inputs[1]), MB_DTYPE_F4E2M1,
+                   (size_t)(k * n)),
+        *sa = widen(mb_tensor_data(a->inputs[2]), sdt, (size_t)(m * k / 16)),
+        *sb = widen(mb_tensor_data(a->inputs[3]), sdt, (size_t)(k / 16 * n));
+  uint16_t *d = mb_tensor_data(a->outputs[0]);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double acc = 0;
+      for (int64_t t = 0; t < k; t++)
+        acc += (double)A[i * k + t] * sa[i * (k / 16) + t / 16] * s *
+               (double)B[t * n + j] * sb[t / 16 * n + j] * s;
+      d[i * n + j] = mb_f32_to_bf16((float)acc, 0);
+    }
+  free(A);
+  free(B);
+  free(sa);
+  free(sb);
+  return MB_OK;
+}
+
 static int setup(void **state) {
   (void)state;
   g_ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
   for (size_t b = 0; b < sizeof k_bugs / sizeof k_bugs[0]; b++) {
     mb_kernel_desc_t d = MB_KERNEL_DESC_INIT;
-    d.op = "quantize";
+    const int g = is_gemm(k_bugs[b]);
+    d.op = g ? "gemm" : "quantize";
     d.name = k_names[b];
-    d.dtype = MB_DTYPE_BF16;
-    d.dtype_out = MB_DTYPE_F4E2M1;
-    d.run = k_quantize;
+    d.dtype = g ? MB_DTYPE_F4E2M1 : MB_DTYPE_BF16;
+    d.dtype_out = g ? MB_DTYPE_BF16 : MB_DTYPE_F4E2M1;
+    d.run = g ? k_gemm : k_quantize;
     d.user = (void *)&k_bugs[b];
     assert_int_equal(mb_kernel_register(g_ctx, &d), MB_OK);
   }
@@ -118,6 +167,26 @@ static int passes(const char *impl, int nv) {
   return test_impl_passes(g_ctx, "quantize", &p, impl);
 }
 
+/* NVFP4 gemm with S = 1/448: block scales near 75, so forgetting S^2
+ * (2^-17.6) or reading e4m3 bytes as powers of two is far off. */
+static int gemm_passes(const char *impl) {
+  mb_op_params_t p = MB_OP_PARAMS_INIT;
+  p.ndim = 3, p.shape[0] = 48, p.shape[1] = 128, p.shape[2] = 40;
+  p.dtype = MB_DTYPE_F4E2M1, p.dtype_out = MB_DTYPE_BF16;
+  p.dtype_scale = MB_DTYPE_F8E4M3;
+  p.flags |= MB_PARAM_STATIC, p.scale = 1.0 / 448;
+  p.scale_a = (mb_scaling_t){MB_SCALE_BLOCK, {1, 16}};
+  p.scale_b = (mb_scaling_t){MB_SCALE_BLOCK, {16, 1}};
+  return test_impl_passes(g_ctx, "gemm", &p, impl);
+}
+
+static void test_nvfp4_gemm_bugs(void **state) {
+  (void)state;
+  assert_true(gemm_passes("g_right"));
+  assert_false(gemm_passes("g_nos"));
+  assert_false(gemm_passes("g_e8m0"));
+}
+
 static void test_fp4_bugs(void **state) {
   (void)state;
   assert_true(passes("right", 0));
@@ -130,6 +199,7 @@ static void test_fp4_bugs(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fp4_bugs),
+      cmocka_unit_test(test_nvfp4_gemm_bugs),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -37,6 +37,7 @@ void mb__cpu_sgemm_plan(const mb_op_params_t *p, mb_cpu_sgemm_plan_t *pl) {
   /* resolve() checked that one K block divides the other. */
   pl->kq = pl->bka < pl->bkb ? pl->bka : pl->bkb;
   pl->e8m0 = p->dtype_scale == MB_DTYPE_E8M0;
+  pl->nv_s = p->dtype_scale == MB_DTYPE_F8E4M3 ? (float)p->scale : 0.0f;
   pl->na = m / pl->bma * pl->gca;
   pl->nb = k / pl->bkb * pl->gcb;
 }
@@ -46,7 +47,7 @@ mb_status_t mb__cpu_sgemm_grids_alloc(mb_cpu_state_t *st,
                                       float **scratch) {
   void *p = NULL;
   mb_status_t s = MB_OK;
-  if (pl->e8m0)
+  if (pl->e8m0 || pl->nv_s > 0.0f)
     s = mb__cpu_alloc(st, (size_t)(pl->na + pl->nb) * sizeof(float), &p);
   *scratch = p;
   return s;
@@ -57,6 +58,14 @@ void mb__cpu_sgemm_grids(const mb_cpu_sgemm_plan_t *pl,
                          const float **ga, const float **gb) {
   *ga = call->in[2];
   *gb = call->in[3];
+  if (pl->nv_s > 0.0f) { /* NVFP4: fl32(s_b S), as dequantize's */
+    mb__cpu_e4m3_scales(scratch, call->in[2], pl->nv_s, (size_t)pl->na);
+    mb__cpu_e4m3_scales(scratch + pl->na, call->in[3], pl->nv_s,
+                        (size_t)pl->nb);
+    *ga = scratch;
+    *gb = scratch + pl->na;
+    return;
+  }
   if (!pl->e8m0) return;
   /* Every power of two e8m0 holds is an f32 (2^-127 a subnormal), so the
    * kernels then apply exactly the scales the bytes say. */
@@ -286,13 +295,17 @@ static mb_status_t qi_prepare(
   }
   q->p = *call->params;
   const int64_t m = q->p.shape[0], k = q->p.shape[1], n = q->p.shape[2];
-  /* A static scale (0: none, absmax) is the op's semantics: pass it on. */
-  const double fixed = (q->p.flags & MB_PARAM_STATIC) ? q->p.scale : 0.0;
+  /* A static scale (0: none, absmax) is the op's semantics: pass it on;
+   * NVFP4's is the per-tensor S of both sides, its blocks dynamic (as the
+   * quantize kernel takes it). */
+  const int nv = q->p.dtype_scale == MB_DTYPE_F8E4M3;
+  const double fixed = (q->p.flags & MB_PARAM_STATIC) && !nv ? q->p.scale : 0.0;
   mb_status_t s = mb__cpu_quant_init(st, &q->qa, q->p.dtype, q->p.dtype_q, m, k,
                                      &q->p.scale_a, 0, fixed);
   if (s == MB_OK)
     s = mb__cpu_quant_init(st, &q->qb, q->p.dtype_b, q->p.dtype_q, k, n,
                            &q->p.scale_b, 0, fixed);
+  if (s == MB_OK && nv) q->qa.nv_s = q->qb.nv_s = (float)q->p.scale;
   /* e8m0 (MXFP8): both grids are written as bytes, which the inner kernel
    * reads as such (q->p keeps dtype_scale). */
   if (s == MB_OK) s = mb__cpu_quant_scales(st, &q->qa, q->p.dtype_scale);

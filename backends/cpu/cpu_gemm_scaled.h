@@ -27,14 +27,17 @@ typedef struct mb_cpu_sgemm_plan {
   int64_t gca, gcb;           /* grid columns */
   int64_t kq;     /* K step at which some scale changes; k when none does */
   int e8m0;       /* the grids are e8m0 bytes (params.dtype_scale; MXFP8) */
+  float nv_s;     /* NVFP4: the grids are e4m3 bytes, S the static scale;
+                     else 0 */
   int64_t na, nb; /* scales in A's and B's grid */
 } mb_cpu_sgemm_plan_t;
 
 void mb__cpu_sgemm_plan(const mb_op_params_t *p, mb_cpu_sgemm_plan_t *pl);
 
 /* The scale grids as the kernels read them, f32: the call's own, or its
- * e8m0 grids decoded into `scratch` (na + nb floats, NULL unless e8m0)
- * inside the timed run, as an MX kernel reads its byte scales. */
+ * e8m0 grids (or NVFP4's e4m3 ones times S, each fl32(s_b S)) decoded into
+ * `scratch` (na + nb floats, NULL for f32 grids) inside the timed run, as
+ * an MX or NVFP4 kernel reads its byte scales. */
 mb_status_t mb__cpu_sgemm_grids_alloc(mb_cpu_state_t *st,
                                       const mb_cpu_sgemm_plan_t *pl,
                                       float **scratch);

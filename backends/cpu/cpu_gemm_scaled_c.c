@@ -32,7 +32,7 @@ typedef struct sgemm_c {
   float *a32, *b32; /* widened A and B; NULL when they are f32 already */
   float *work;      /* per thread: work_each floats, see tile() */
   size_t work_each;
-  float *grids; /* e8m0 scales decoded (mb__cpu_sgemm_grids) */
+  float *grids; /* e8m0 or e4m3 scales decoded (mb__cpu_sgemm_grids) */
 } sgemm_c_t;
 
 /* Exact: f holds integers below 2^24. */

@@ -63,7 +63,7 @@ typedef struct sgemm_dnnl {
   void *ins[2], *outs[1];
   mb_kernel_call_t icall;
   void *inner;
-  float *grids; /* e8m0 scales decoded (mb__cpu_sgemm_grids) */
+  float *grids; /* e8m0 or e4m3 scales decoded (mb__cpu_sgemm_grids) */
 } sgemm_dnnl_t;
 
 void mb__cpu_sgemm_onednn_release(void *kstate) {

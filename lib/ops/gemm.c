@@ -13,7 +13,10 @@
  * params.dtype_scale e8m0 stores the scale grids as e8m0 bytes and makes
  * quantize-inputs compute them by the OCP MX rule: with 1x32 / 32x1 blocks
  * that is MXFP8 (gemm_mxfp8_b32) with fp8 elements, MXFP4 with f4e2m1
- * (packed two per byte, 0.5 byte each in the byte model).
+ * (packed two per byte, 0.5 byte each in the byte model). f8e4m3 grids
+ * are NVFP4's block scales: f4e2m1 on both sides, the static scale the
+ * per-tensor scale S of both, each element decoding as e2m1 x fl32(s_b S)
+ * (4 more bytes for S in the byte model).
  * FLOP = 2MNK (the quantization's work is not counted, see docs/ops.md);
  * bytes = |A| + |B| + scales (4 bytes each, 1 in e8m0) + |D| (+ |D| when
  * beta != 0). */
@@ -42,6 +45,11 @@ static int in_list(mb_dtype_t d, const mb_dtype_t *l, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (l[i] == d) return 1;
   return 0;
+}
+
+/* NVFP4: f8e4m3 block scales, the static scale the per-tensor one. */
+static int nvfp4(const mb_op_params_t *p) {
+  return p->dtype_scale == MB_DTYPE_F8E4M3;
 }
 
 static int is_quantized(mb_dtype_t d) {
@@ -147,10 +155,11 @@ static mb_status_t resolve_int4_weights(mb_op_params_t *p) {
 }
 
 /* A static scale replaces the absmax of in-op quantization; a GEMM whose
- * operands arrive quantized has its scales as inputs already. */
+ * operands arrive quantized has its scales as inputs already, but for
+ * NVFP4's per-tensor scale, which no grid holds. */
 static mb_status_t check_static(const mb_op_params_t *p) {
   if (!(p->flags & MB_PARAM_STATIC)) return MB_OK;
-  if (!(p->flags & MB_PARAM_QUANTIZE_INPUTS))
+  if (!(p->flags & MB_PARAM_QUANTIZE_INPUTS) && !nvfp4(p))
     return mb__fail(MB_ERR_INVALID_ARG,
                     "gemm: a static scale goes with quantize-inputs (it "
                     "replaces the absmax of the in-op quantization)");
@@ -226,9 +235,10 @@ static mb_status_t check_explicit_dequant(const mb_op_params_t *p) {
                     "along K: A tensor or row, B tensor or col (got %s, %s)",
                     mb_scale_mode_name(p->scale_a.mode),
                     mb_scale_mode_name(p->scale_b.mode));
-  if (p->dtype_scale == MB_DTYPE_E8M0)
+  if (p->dtype_scale == MB_DTYPE_E8M0 || nvfp4(p))
     return mb__fail(MB_ERR_INVALID_ARG,
-                    "gemm: explicit_dequant takes f32 scales, not e8m0");
+                    "gemm: explicit_dequant takes f32 scales, not %s",
+                    mb_dtype_name(p->dtype_scale));
   return MB_OK;
 }
 
@@ -280,15 +290,18 @@ static mb_status_t gemm_resolve(mb_op_params_t *p) {
   if ((st = check_scaling(p)) != MB_OK ||
       (st = check_explicit_dequant(p)) != MB_OK)
     return st;
-  if (p->dtype_scale == MB_DTYPE_F8E4M3)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "gemm: f8e4m3 block scales (NVFP4) are a quantize and "
-                    "dequantize mode so far; the GEMM takes e8m0 (MXFP4)");
   /* e8m0 scales are MX's: fp8 or fp4 elements on both sides, both sides
    * scaled. quantize-inputs defaulted its scalings above; the element
    * dtype A stands for B's too (mx_product checks both). */
   const int both = p->scale_a.mode != MB_SCALE_NONE &&
                    p->scale_b.mode != MB_SCALE_NONE && mx_product(p);
+  /* NVFP4 (f8e4m3 block scales) is fp4 x fp4 with both sides scaled by
+   * blocks of their own and the one per-tensor scale S for both: each
+   * element decodes as e2m1 x fl32(s_b S), as dequantize's. */
+  if (nvfp4(p) && !both)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "gemm: NVFP4 (f8e4m3 block scales) scales both f4e2m1 "
+                    "sides (e.g. scale_a block:1x16, scale_b block:16x1)");
   return mb__check_scale_dtype("gemm", p, qa_dtype(p), both);
 }
 
@@ -314,7 +327,9 @@ static void gemm_operand(const mb_op_params_t *p, uint32_t role,
     case ROLE_SA:
     case ROLE_SB: {
       const mb_scaling_t *s = role == ROLE_SA ? &p->scale_a : &p->scale_b;
-      *dtype = p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32;
+      /* e8m0 (MX) or e4m3 (NVFP4) bytes, else f32 */
+      *dtype = p->dtype_scale == MB_DTYPE_E8M0 || nvfp4(p) ? p->dtype_scale
+                                                           : MB_DTYPE_F32;
       shape[0] = shape[1] = 1;
       if (has_scale_input(p, s))
         mb__scaling_grid(s, role == ROLE_SA ? m : k, role == ROLE_SA ? k : n,
@@ -352,8 +367,10 @@ static double gemm_bytes(const mb_op_params_t *p) {
   /* Explicit dequantization writes the f32 product and reads it back. */
   const double product =
       (p->flags & MB_PARAM_EXPLICIT_DEQUANT) ? 2.0 * 4.0 * m * n : 0.0;
+  /* NVFP4's per-tensor scale: one f32 read besides the block grids. */
+  const double tensor_scale = nvfp4(p) ? 4.0 : 0.0;
   return mb__bytes(p->dtype, m * k) + mb__bytes(p->dtype_b, k * n) +
-         scale_bytes(p, ROLE_SA) + scale_bytes(p, ROLE_SB) + d +
+         scale_bytes(p, ROLE_SA) + scale_bytes(p, ROLE_SB) + tensor_scale + d +
          (gemm_reads_output(p) ? d : 0.0) + product;
 }
 
@@ -384,12 +401,17 @@ static mb_status_t quantize_operand(const mb_op_params_t *p, uint32_t role,
   mb_fill_t f = MB_FILL_INIT;
   f.seed = mb__rng_u64(seed, role);
   mb_fill_host(x, MB_DTYPE_F32, (size_t)(rows * cols), &f);
-  mb__quantize_ref_sd(x, rows, cols, s, role == ROLE_A ? p->dtype : p->dtype_b,
-                      p->dtype_scale, 0.0, q, grid);
+  if (nvfp4(p)) /* the e4m3 block scales for the static S, as bytes */
+    mb__nvfp4_quantize_ref(x, rows, cols, s, (float)p->scale, q, scales);
+  else
+    mb__quantize_ref_sd(x, rows, cols, s,
+                        role == ROLE_A ? p->dtype : p->dtype_b, p->dtype_scale,
+                        0.0, q, grid);
   /* e8m0 holds every MX scale exactly. */
-  mb_convert(scales,
-             p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32,
-             grid, MB_DTYPE_F32, (size_t)(gr * gc), 0);
+  if (!nvfp4(p))
+    mb_convert(scales,
+               p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32,
+               grid, MB_DTYPE_F32, (size_t)(gr * gc), 0);
   free(x);
   free(grid);
   return MB_OK;
@@ -478,7 +500,9 @@ const mb_op_t mb__op_gemm = {
         "f32|bf16|f16|i32; tf32 (f32 inputs); fast_accum (fp8 inputs or "
         "quantize_inputs to fp8); trans_a (A stored KxM), trans_b (B stored "
         "NxK): unscaled float inputs; scale_dtype f32|e8m0 (MX power-of-two "
-        "scales, fp8 or f4e2m1 elements: gemm_mxfp8_b32, MXFP4)",
+        "scales, fp8 or f4e2m1 elements: gemm_mxfp8_b32, MXFP4)|f8e4m3 "
+        "(NVFP4: f4e2m1, e.g. block:1x16 / 16x1, the static scale the "
+        "per-tensor scale of A and B)",
     .rank = 3,
     .num_inputs = 4,
     .num_outputs = 1,

@@ -1,6 +1,7 @@
 /* gemm's reference (gemm.c's op): each checked element of D recomputed in
  * double from the f32-exact values of A and B and their f32 scale grids,
- * (e8m0 scale grids decoded to f32, exactly), reading rows of K elements of
+ * (e8m0 scale grids decoded to f32, exactly; NVFP4's e4m3 ones decoded
+ * and multiplied by the per-tensor scale in f32), reading rows of K elements of
  * each side - in place when the host buffer
  * already has that layout, else from one transposed copy in the operand's
  * own dtype (lib/ops/transpose.c). */
@@ -97,6 +98,14 @@ static mb_status_t rows_from(ref_rows_t *rr, const void *vals, mb_dtype_t dt,
   return MB_OK;
 }
 
+/* NVFP4: a block's scale is fl32(s_b S), one f32 rounding, as dequantize
+ * applies it (S: the static scale); other scale dtypes are left as they
+ * are. */
+static void nvfp4_scales(const mb_op_params_t *p, float *grid, size_t n) {
+  if (p->dtype_scale != MB_DTYPE_F8E4M3) return;
+  for (size_t i = 0; i < n; i++) grid[i] *= (float)p->scale;
+}
+
 /* One side of the product (stored rows x cols, flipped when `flip`) + its
  * f32 scale grid: given, or quantized here exactly as the op's semantics
  * say (scales and quantization never go with the trans flags, so their
@@ -118,28 +127,41 @@ static mb_status_t ref_side(const mb_op_params_t *p, const void *const *host,
   *grid = malloc((size_t)(gr * gc) * sizeof **grid);
   if (!*grid) return MB_ERR_NO_MEMORY;
   mb_dtype_t dt = role == ROLE_A ? p->dtype : p->dtype_b;
+  const int nv = p->dtype_scale == MB_DTYPE_F8E4M3;
   if (!(p->flags & MB_PARAM_QUANTIZE_INPUTS)) {
     const void *given = host[role == ROLE_A ? ROLE_SA : ROLE_SB];
     if (s->mode == MB_SCALE_NONE)
       (*grid)[0] = 1.0f;
-    else /* f32 as given, or e8m0 decoded (exactly) */
-      mb_convert(*grid, MB_DTYPE_F32, given,
-                 p->dtype_scale == MB_DTYPE_E8M0 ? MB_DTYPE_E8M0 : MB_DTYPE_F32,
-                 (size_t)(gr * gc), 0);
+    else /* f32 as given, or e8m0 / e4m3 decoded (exactly) */
+      mb_convert(
+          *grid, MB_DTYPE_F32, given,
+          p->dtype_scale == MB_DTYPE_E8M0 || nv ? p->dtype_scale : MB_DTYPE_F32,
+          (size_t)(gr * gc), 0);
+    nvfp4_scales(p, *grid, (size_t)(gr * gc));
     return rows_from(rr, host[role], dt, rows, cols, flip, 0);
   }
   mb_dtype_t qd = role == ROLE_A ? qa_dtype(p) : qb_dtype(p);
   float *x = malloc(count * sizeof *x);
   void *q = malloc(mb_dtype_bytes(qd, count));
-  if (!x || !q) {
+  uint8_t *g8 = nv ? malloc((size_t)(gr * gc)) : NULL;
+  if (!x || !q || (nv && !g8)) {
     free(x);
     free(q);
+    free(g8);
     return MB_ERR_NO_MEMORY;
   }
   mb_convert(x, MB_DTYPE_F32, host[role], dt, count, 0);
-  mb__quantize_ref_sd(x, rows, cols, s, qd, p->dtype_scale,
-                      (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, q, *grid);
+  if (nv) { /* the static scale is S; the block scales are computed */
+    mb__nvfp4_quantize_ref(x, rows, cols, s, (float)p->scale, q, g8);
+    mb_convert(*grid, MB_DTYPE_F32, g8, MB_DTYPE_F8E4M3, (size_t)(gr * gc), 0);
+    nvfp4_scales(p, *grid, (size_t)(gr * gc));
+  } else {
+    mb__quantize_ref_sd(x, rows, cols, s, qd, p->dtype_scale,
+                        (p->flags & MB_PARAM_STATIC) ? p->scale : 0.0, q,
+                        *grid);
+  }
   free(x);
+  free(g8);
   return rows_from(rr, q, qd, rows, cols, flip, 1);
 }
 
