@@ -308,6 +308,18 @@ static const conf_ab_case_t k_ab_cases[] = {
 };
 #define NUM_AB_CASES (sizeof k_ab_cases / sizeof k_ab_cases[0])
 
+/* Cases with a static scale besides: NVFP4's per-tensor scale, which its
+ * quantize, dequantize and gemm all take. */
+typedef struct conf_fixed_case {
+  conf_ab_case_t ab;
+  double static_scale;
+} conf_fixed_case_t;
+
+static const conf_fixed_case_t k_fixed_cases[] = {
+#include "conformance_nvfp4.inc"
+};
+#define NUM_FIXED_CASES (sizeof k_fixed_cases / sizeof k_fixed_cases[0])
+
 static const char *g_backend;
 static mb_context_t *g_ctx;
 
@@ -458,22 +470,27 @@ static void set_scaling(const char *text, mb_scaling_t *s) {
     fail_msg("%s", mb_error_last());
 }
 
-/* Case i of both tables, with its alpha, beta and scale dtype (1, 0 and
- * NULL for the first). */
+/* Case i of the three tables, with its alpha, beta, scale dtype and static
+ * scale (1, 0, NULL and 0 for the first). */
 static const conf_case_t *case_at(size_t i, double *alpha, double *beta,
-                                  const char **sdt) {
+                                  const char **sdt, double *fixed) {
   *alpha = 1.0;
   *beta = 0.0;
   *sdt = NULL;
+  *fixed = 0.0;
   if (i < NUM_CASES) return &k_cases[i];
-  *alpha = k_ab_cases[i - NUM_CASES].alpha;
-  *beta = k_ab_cases[i - NUM_CASES].beta;
-  *sdt = k_ab_cases[i - NUM_CASES].scale_dtype;
-  return &k_ab_cases[i - NUM_CASES].c;
+  i -= NUM_CASES;
+  const conf_ab_case_t *ab =
+      i < NUM_AB_CASES ? &k_ab_cases[i] : &k_fixed_cases[i - NUM_AB_CASES].ab;
+  if (i >= NUM_AB_CASES) *fixed = k_fixed_cases[i - NUM_AB_CASES].static_scale;
+  *alpha = ab->alpha;
+  *beta = ab->beta;
+  *sdt = ab->scale_dtype;
+  return &ab->c;
 }
 
 static mb_op_params_t case_params(const conf_case_t *c, double alpha,
-                                  double beta, const char *sdt) {
+                                  double beta, const char *sdt, double fixed) {
   mb_op_params_t p = MB_OP_PARAMS_INIT;
   p.alpha = alpha;
   p.beta = beta;
@@ -489,6 +506,7 @@ static mb_op_params_t case_params(const conf_case_t *c, double alpha,
   if (c->act && mb_activation_from_name(c->act, &p.activation) != MB_OK)
     fail_msg("%s", mb_error_last());
   p.flags = c->flags;
+  if (fixed > 0) p.flags |= MB_PARAM_STATIC, p.scale = fixed;
   return p;
 }
 
@@ -538,8 +556,9 @@ static void tally(const mb_result_info_t *info, int passed,
  * not applicable, -1 failed or wrong (printed: the suite goes on, so that
  * one run on a GPU shows every case that fails, and fails at the end). */
 static int run_case(const conf_case_t *c, double alpha, double beta,
-                    const char *sdt, const char *impl, conf_tally_t *tallies) {
-  mb_op_params_t p = case_params(c, alpha, beta, sdt);
+                    const char *sdt, double fixed, const char *impl,
+                    conf_tally_t *tallies) {
+  mb_op_params_t p = case_params(c, alpha, beta, sdt, fixed);
   mb_bench_spec_t s = MB_BENCH_SPEC_INIT;
   s.op = c->op;
   s.params = &p;
@@ -638,10 +657,10 @@ static void test_every_case_on_every_kernel(void **state) {
   }
   assert_int_equal(listed, g_vt->num_kernels);
   int wrong = 0;
-  for (size_t c = 0; c < NUM_CASES + NUM_AB_CASES; c++) {
-    double alpha, beta;
+  for (size_t c = 0; c < NUM_CASES + NUM_AB_CASES + NUM_FIXED_CASES; c++) {
+    double alpha, beta, fixed;
     const char *sdt;
-    const conf_case_t *cc = case_at(c, &alpha, &beta, &sdt);
+    const conf_case_t *cc = case_at(c, &alpha, &beta, &sdt, &fixed);
     const mb_op_t *op = mb_op_find(cc->op);
     if (!op) fail_msg("%s", mb_error_last());
     /* Each implementation name this backend has for the op, once. */
@@ -652,7 +671,8 @@ static void test_every_case_on_every_kernel(void **state) {
       for (size_t j = 0; j < i && !seen; j++)
         seen = !strcmp(g_vt->kernels[j].op, k->op) &&
                !strcmp(g_vt->kernels[j].name, k->name);
-      if (!seen) wrong += run_case(cc, alpha, beta, sdt, k->name, tallies) < 0;
+      if (!seen)
+        wrong += run_case(cc, alpha, beta, sdt, fixed, k->name, tallies) < 0;
     }
   }
   int gaps = 0, ran = 0;
