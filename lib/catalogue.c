@@ -31,10 +31,12 @@ static const mb_op_t *const k_ops[] = {
     &mb__op_rmsnorm,
     &mb__op_rmsnorm_bwd,
     &mb__op_rope,
+    &mb__op_scale,
     &mb__op_silu_mul,
     &mb__op_softmax,
     &mb__op_swiglu_bwd,
     &mb__op_transformer_block,
+    &mb__op_triad,
 };
 #define MB__NUM_OPS (sizeof k_ops / sizeof k_ops[0])
 

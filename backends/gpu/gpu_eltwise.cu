@@ -1,7 +1,8 @@
 /* Shared GPU kernels: add (Z = X + Y), activation (Y = act(X)), silu_mul
- * (Z = silu(X) Y) and swiglu_bwd (silu_mul's gradients dA, dB from A, B
- * and dY) over M*N contiguous elements. add, activation and silu_mul also
- * read fp8 (decoded exactly) into the op's output dtype (dispatch_io).
+ * (Z = silu(X) Y), swiglu_bwd (silu_mul's gradients dA, dB from A, B
+ * and dY) and STREAM's scale (Y = q X) and triad (A = B + q C) over M*N
+ * contiguous elements. add, activation and silu_mul also read fp8
+ * (decoded exactly) into the op's output dtype (dispatch_io).
  *
  * One grid-stride kernel, templated on the dtypes, the operand counts (up
  * to three inputs, two outputs), the function and the vector width: each
@@ -12,6 +13,7 @@
  * (n % V) are done one by one by the first threads; misaligned operands
  * take the scalar instance (V = 1). */
 #include "gpu_eltwise.cuh"
+#include "mb_stream.h"
 
 namespace {
 
@@ -56,6 +58,21 @@ struct swiglu_bwd_fn {
     const float s = 1.0f / (1.0f + expf(-a));
     out[0] = dy * in[1] * (s * (1.0f + a * (1.0f - s)));
     out[1] = dy * (a * s);
+  }
+};
+
+/* STREAM's scale and triad, q = MB_STREAM_Q (lib/ops/stream.c). */
+struct scale_fn {
+  __device__ void operator()(const float (&in)[MAX_IN],
+                             float (&out)[MAX_OUT]) const {
+    out[0] = (float)MB_STREAM_Q * in[0];
+  }
+};
+
+struct triad_fn {
+  __device__ void operator()(const float (&in)[MAX_IN],
+                             float (&out)[MAX_OUT]) const {
+    out[0] = in[0] + (float)MB_STREAM_Q * in[1];
   }
 };
 
@@ -278,4 +295,14 @@ extern "C" mb_status_t mb__gpu_silu_mul_run(void *kstate,
 extern "C" mb_status_t mb__gpu_swiglu_bwd_run(void *kstate,
                                               const mb_kernel_call_t *call) {
   return run_same_dtype<3, 2>(kstate, call, "swiglu_bwd", swiglu_bwd_fn{});
+}
+
+extern "C" mb_status_t mb__gpu_scale_run(void *kstate,
+                                         const mb_kernel_call_t *call) {
+  return run_same_dtype<1, 1>(kstate, call, "scale", scale_fn{});
+}
+
+extern "C" mb_status_t mb__gpu_triad_run(void *kstate,
+                                         const mb_kernel_call_t *call) {
+  return run_same_dtype<2, 1>(kstate, call, "triad", triad_fn{});
 }

@@ -120,9 +120,11 @@ extern const mb_op_t mb__op_quantize;
 extern const mb_op_t mb__op_rmsnorm;
 extern const mb_op_t mb__op_rmsnorm_bwd;
 extern const mb_op_t mb__op_rope;
+extern const mb_op_t mb__op_scale;
 extern const mb_op_t mb__op_silu_mul;
 extern const mb_op_t mb__op_softmax;
 extern const mb_op_t mb__op_swiglu_bwd;
+extern const mb_op_t mb__op_triad;
 
 /* The activation functions in double (activation.c). */
 double mb__act_eval(mb_activation_t act, double x, double alpha);
