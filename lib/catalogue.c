@@ -27,6 +27,7 @@ static const mb_op_t *const k_ops[] = {
     &mb__op_linear,
     &mb__op_linear_training,
     &mb__op_ln_linear,
+    &mb__op_moe_layer_proxy,
     &mb__op_quantize,
     &mb__op_rmsnorm,
     &mb__op_rmsnorm_bwd,

@@ -30,7 +30,7 @@ static void test_find(void **state) {
   assert_contains(
       mb_error_last(),
       "gemm, gemm_block_sparse, gemm_sparse24, h2d, layernorm, linear, "
-      "linear_training, ln_linear, quantize");
+      "linear_training, ln_linear, moe_layer_proxy, quantize");
   /* Iteration visits every op once, in name order. */
   const char *prev = "";
   for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {

@@ -71,10 +71,11 @@ typedef struct layer_labels {
         prefix "zero points: add", prefix "prune weights"                 \
   }
 
+/* qkv, attn: moe_layer_proxy's (the JAX suite's w_attn and b_attn). */
 static const layer_labels_t k_labels[] = {
     LABELS("", ""),         LABELS("q", "q: "),       LABELS("k", "k: "),
     LABELS("v", "v: "),     LABELS("proj", "proj: "), LABELS("fc1", "fc1: "),
-    LABELS("fc2", "fc2: "),
+    LABELS("fc2", "fc2: "), LABELS("qkv", "qkv: "),   LABELS("attn", "attn: "),
 };
 
 static const layer_labels_t *labels(const char *name) {

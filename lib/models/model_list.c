@@ -110,7 +110,10 @@ void mb__model_label(const mb_op_t *op, const mb_op_params_t *p, char *buf,
       return;
     }
   /* An activation torchao has no model for (gelu_tanh). */
-  snprintf(buf, cap, "%s_%s", op->name, mb_activation_name(p->activation));
+  if (op == &mb__op_ln_linear)
+    snprintf(buf, cap, "%s_%s", op->name, mb_activation_name(p->activation));
+  else /* a composite that is not one of torchao's (moe_layer_proxy) */
+    snprintf(buf, cap, "%s", op->name);
 }
 
 const char *mb_phase_name(mb_phase_t p) {

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 mb_status_t mb__model_resolve(const mb_op_t *op, mb_op_params_t *p,
                               int training) {
@@ -115,4 +116,28 @@ double mb__model_dot(const float *a, const float *b, int64_t n, double *mag) {
   }
   if (mag) *mag = m;
   return acc;
+}
+
+void mb__model_load_at(float *dst, const void *src, mb_dtype_t dt, size_t first,
+                       size_t count) {
+  const size_t offset = first * mb_dtype_bits(dt) / 8;
+  mb_convert(dst, MB_DTYPE_F32, (const char *)src + offset, dt, count, 0);
+}
+
+void mb__model_matmul_rows(const double *in, int64_t rows, int64_t kin,
+                           const void *w, mb_dtype_t dt, int64_t n, float *wrow,
+                           double *out, double *mag) {
+  memset(out, 0, (size_t)(rows * n) * sizeof *out);
+  if (mag) memset(mag, 0, (size_t)(rows * n) * sizeof *mag);
+  for (int64_t c = 0; c < kin; c++) {
+    mb__model_load_at(wrow, w, dt, (size_t)(c * n), (size_t)n);
+    for (int64_t s = 0; s < rows; s++) {
+      const double a = in[s * kin + c];
+      double *o = out + s * n;
+      for (int64_t j = 0; j < n; j++) o[j] += a * wrow[j];
+      if (!mag) continue;
+      double *mg = mag + s * n;
+      for (int64_t j = 0; j < n; j++) mg[j] += fabs(a * wrow[j]);
+    }
+  }
 }

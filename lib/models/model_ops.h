@@ -1,7 +1,7 @@
 /* Internal: what the composite ops (linear.c, ln_linear.c,
- * transformer_block.c) share: resolving a model's params, its FLOP and
- * byte models from its graph, input distributions, and the pieces of the
- * high-precision reference (the model in double, no quantization). */
+ * transformer_block.c, moe_layer_proxy.c) share: resolving a model's params,
+ * its FLOP and byte models from its graph, input distributions, and the pieces
+ * of the high-precision reference (the model in double, no quantization). */
 #ifndef MB_LIB_MODELS_MODEL_OPS_H
 #define MB_LIB_MODELS_MODEL_OPS_H
 
@@ -12,6 +12,7 @@ extern const mb_op_t mb__op_linear;
 extern const mb_op_t mb__op_linear_training;
 extern const mb_op_t mb__op_ln_linear;
 extern const mb_op_t mb__op_transformer_block;
+extern const mb_op_t mb__op_moe_layer_proxy;
 
 /* The torchao model name a composite op runs ("linear", "ln_linear_gelu")
  * for a result's model field (model_list.c). */
@@ -45,6 +46,16 @@ mb__tolerance_t mb__model_tolerance(const mb_op_params_t *p, uint32_t out);
 float *mb__model_load(const void *src, mb_dtype_t dtype, size_t count);
 float *mb__model_load_t(const void *src, mb_dtype_t dtype, int64_t rows,
                         int64_t cols);
+/* Element `first` onward of host operand `src` (dtype dt: 16 or 32 bits),
+ * `count` of them, as f32 into dst. */
+void mb__model_load_at(float *dst, const void *src, mb_dtype_t dt, size_t first,
+                       size_t count);
+/* out[rows, n] = in[rows, kin] . W[kin, n] in double, W (host, dtype dt)
+ * converted one row at a time into `wrow` (n floats) so it streams once
+ * for all the rows; mag (NULL: not wanted) gets sum |in W| per element. */
+void mb__model_matmul_rows(const double *in, int64_t rows, int64_t kin,
+                           const void *w, mb_dtype_t dt, int64_t n, float *wrow,
+                           double *out, double *mag);
 /* sum a[i] b[i] in double, and sum |a[i] b[i]|. */
 double mb__model_dot(const float *a, const float *b, int64_t n, double *mag);
 

@@ -301,34 +301,6 @@ static mb_status_t tb_ref_prepare(const mb_op_params_t *p,
   return MB_OK;
 }
 
-/* Element `first` onward of host operand `src` (dtype dt), as f32. */
-static void load_f32(float *dst, const void *src, mb_dtype_t dt, size_t first,
-                     size_t count) {
-  const size_t offset = first * mb_dtype_bits(dt) / 8; /* dt: 16 or 32 bits */
-  mb_convert(dst, MB_DTYPE_F32, (const char *)src + offset, dt, count, 0);
-}
-
-/* out[S, n] = in[S, kin] . W[kin, n] in double, W (host, dtype dt) read one
- * row at a time into `row` so each row streams once per batch; mag (NULL:
- * not wanted) gets sum |in W| per element. */
-static void batch_matmul(const double *in, int64_t kin, const void *w,
-                         mb_dtype_t dt, int64_t n, float *row, double *out,
-                         double *mag) {
-  memset(out, 0, (size_t)(SEQ * n) * sizeof *out);
-  if (mag) memset(mag, 0, (size_t)(SEQ * n) * sizeof *mag);
-  for (int64_t c = 0; c < kin; c++) {
-    load_f32(row, w, dt, (size_t)(c * n), (size_t)n);
-    for (int64_t s = 0; s < SEQ; s++) {
-      const double a = in[s * kin + c];
-      double *o = out + s * n;
-      for (int64_t j = 0; j < n; j++) o[j] += a * row[j];
-      if (!mag) continue;
-      double *mg = mag + s * n;
-      for (int64_t j = 0; j < n; j++) mg[j] += fabs(a * row[j]);
-    }
-  }
-}
-
 /* h = x / sqrt(mean(x^2) + eps) * w per row of [S, K]; w NULL: 1. */
 static void batch_rmsnorm(const double *x, int64_t k, const float *w,
                           double eps, double *h) {
@@ -372,23 +344,29 @@ static void batch_attention(const double *q, const double *kk, const double *v,
 static void compute_batch(const tb_ref_t *r, int64_t b, tb_slot_t *s) {
   tb_cache_t *c = r->cache;
   const int64_t k = r->k, sk = SEQ * k;
-  load_f32(c->in, r->in[ROLE_X], r->dt, (size_t)(b * sk), (size_t)sk);
+  mb__model_load_at(c->in, r->in[ROLE_X], r->dt, (size_t)(b * sk), (size_t)sk);
   for (int64_t i = 0; i < sk; i++) c->x[i] = c->in[i];
   batch_rmsnorm(c->x, k, r->n1, r->eps, c->h);
-  batch_matmul(c->h, k, r->in[ROLE_WQ], r->dt, k, c->in, c->q, NULL);
-  batch_matmul(c->h, k, r->in[ROLE_WK], r->dt, k, c->in, c->k, NULL);
-  batch_matmul(c->h, k, r->in[ROLE_WV], r->dt, k, c->in, c->v, NULL);
+  mb__model_matmul_rows(c->h, SEQ, k, r->in[ROLE_WQ], r->dt, k, c->in, c->q,
+                        NULL);
+  mb__model_matmul_rows(c->h, SEQ, k, r->in[ROLE_WK], r->dt, k, c->in, c->k,
+                        NULL);
+  mb__model_matmul_rows(c->h, SEQ, k, r->in[ROLE_WV], r->dt, k, c->in, c->v,
+                        NULL);
   batch_attention(c->q, c->k, c->v, k, c->o);
-  batch_matmul(c->o, k, r->in[ROLE_WO], r->dt, k, c->in, c->acc, c->mag);
+  mb__model_matmul_rows(c->o, SEQ, k, r->in[ROLE_WO], r->dt, k, c->in, c->acc,
+                        c->mag);
   for (int64_t i = 0; i < sk; i++) {
     s->scale[i] = fabs(c->x[i]) + c->mag[i];
     c->x[i] += c->acc[i]; /* x is r1 from here */
   }
   batch_rmsnorm(c->x, k, r->n2, r->eps, c->h);
-  batch_matmul(c->h, k, r->in[ROLE_W1], r->dt, 4 * k, c->in, c->f, NULL);
+  mb__model_matmul_rows(c->h, SEQ, k, r->in[ROLE_W1], r->dt, 4 * k, c->in, c->f,
+                        NULL);
   for (int64_t i = 0; i < 4 * sk; i++)
     c->f[i] = mb__act_eval(MB_ACT_GELU_ERF, c->f[i], 0.0);
-  batch_matmul(c->f, 4 * k, r->in[ROLE_W2], r->dt, k, c->in, c->acc, c->mag);
+  mb__model_matmul_rows(c->f, SEQ, 4 * k, r->in[ROLE_W2], r->dt, k, c->in,
+                        c->acc, c->mag);
   for (int64_t i = 0; i < sk; i++) {
     s->y[i] = c->x[i] + c->acc[i];
     s->scale[i] += c->mag[i];

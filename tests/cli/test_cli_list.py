@@ -68,7 +68,8 @@ class Ops(unittest.TestCase):
                  for op, text in ops.items()}
         runs = {op: m.group(1).split(", ") for op, m in graph.items() if m}
         self.assertEqual(sorted(runs), ["linear", "linear_training",
-                                        "ln_linear", "transformer_block"])
+                                        "ln_linear", "moe_layer_proxy",
+                                        "transformer_block"])
         # add: the HQQ recipes' zero-point term (lib/models/layer_graph.c);
         # the sparse GEMMs: the sparsity recipes'
         self.assertEqual(runs["linear"],
@@ -76,6 +77,8 @@ class Ops(unittest.TestCase):
                           "gemm_sparse24", "quantize"])
         for prim in ("attention", "rmsnorm", "gemm", "add"):
             self.assertIn(prim, runs["transformer_block"])
+        # the JAX suite's MoE layer proxy: no recipe, so no quantize
+        self.assertEqual(runs["moe_layer_proxy"], ["add", "gemm", "layernorm"])
         for op, prims in runs.items():
             for prim in prims:
                 self.assertIn(prim, ops, op)  # each a listed op
