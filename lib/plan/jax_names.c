@@ -102,7 +102,7 @@ static const mb__jax_name_t k_sweep[] = {
     {"attention_flashed", "dot-product attention (attention.py)", "attention",
      NULL},
     {"transformer_layer_moe", "a mixture-of-experts layer (components.py)",
-     "gemm", NULL},
+     "moe_layer_proxy", NULL},
     {"all_reduce", "all-reduce across devices", COLLECTIVE},
     {"all_gather", "all-gather across devices", COLLECTIVE},
     {"all_to_all", "all-to-all across devices", COLLECTIVE},

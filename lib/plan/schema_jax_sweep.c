@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/jax_moe.h"
 #include "plan/jax_rope.h"
 #include "plan/jax_sweep.h"
 
@@ -62,6 +63,10 @@ static const mb__sweep_bench_t k_benches[] = {
      {"batch", "num_q_heads", "seq_len", "seq_len", "head_dim"},
      {1, 56, 8192, 8192, 128}, MB__SWEEP_PARAM,
      {"mode", "causal", "num_kv_heads"}, mb__sweep_refine_attention},
+    /* components.py TransformerLayerParams: [1, mslen, model_dim] */
+    {"transformer_layer_moe", MB__JAX_MOE_OP, {"", "mslen", "model_dim"},
+     {1, 1024, 7168}, MB__SWEEP_PARAM, {"tp", "etp", "cp", "ep"},
+     mb__sweep_refine_moe},
     /* host_device.py HostDeviceParams: jax.device_put / device_get of a
      * numpy (pageable) array */
     {"host_to_device", "h2d", {"", "data_size_mib"}, {1, 64}, MB__SWEEP_F32,
