@@ -6,6 +6,8 @@
 # hipcc and libamdhip64-dev (Debian's HIP 5.2) build the HIP backend module;
 # no AMD GPU is needed to build it. zsh and groff let the CLI tests run the
 # zsh completion and render the man page (they are skipped without).
+# Open MPI (libopenmpi-dev, openmpi-bin) builds libmicrobench_mpi and runs
+# its tests under mpirun.
 set -eu
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -15,5 +17,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libcjson-dev libyaml-dev libhwloc-dev libcmocka-dev libdnnl-dev \
   clang libclang-rt-dev libbenchmark-dev g++ \
-  python3 hipcc libamdhip64-dev zsh groff-base >/dev/null
+  python3 hipcc libamdhip64-dev zsh groff-base \
+  libopenmpi-dev openmpi-bin >/dev/null
 echo "setup: dependencies installed"

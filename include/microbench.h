@@ -15,5 +15,6 @@
 #include "microbench/preset.h"
 #include "microbench/plan.h"
 #include "microbench/results.h"
+#include "microbench/comm.h"
 
 #endif

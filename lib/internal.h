@@ -75,6 +75,7 @@ struct mb_context {
   size_t num_user_kernels;
 
   const volatile sig_atomic_t *interrupt; /* mb_context_set_interrupt */
+  mb_comm_t *comm;                        /* mb_context_set_comm; borrowed */
 
   /* The host table's reason(): a backend's last formatted refusal. */
   char reason[512];
