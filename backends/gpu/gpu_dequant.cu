@@ -8,7 +8,7 @@
  * the block of an element is found with multiply-high divisions by bm and
  * bn, never a hardware division. The product is rounded once to f32 and
  * then once to the output (the reference's fl32(q s)), as the CPU does.
- * e8m0 scales (MXFP8) are gpu_quant_mx.cu's. */
+ * e8m0 scales (MXFP8) are gpu_quant_mx.cu's, f4e2m1 Q gpu_quant_fp4.cu's. */
 #include "gpu_quant.cuh"
 
 namespace {
@@ -90,12 +90,22 @@ mb_status_t launch_t(const mb_gpu_env_t *env, const mb_op_params_t *p,
 mb_status_t check(const mb_op_params_t *p, const char **why) {
   if (!mb_gq_is_hp(p->dtype_out) || mb_gq_qmax(p->dtype) == 0.0f) {
     *why =
-        "dequantize: Q must be f8e4m3, f8e5m2, i8 or i4 and X f32, bf16 or "
-        "f16";
+        "dequantize: Q must be f8e4m3, f8e5m2, i8, i4 or f4e2m1 and X f32, "
+        "bf16 or f16";
     return MB_ERR_UNSUPPORTED;
   }
-  if (p->flags & (MB_PARAM_TRANSPOSE | MB_PARAM_STATIC)) {
+  /* NVFP4's per-tensor scale is the one static scale dequantize reads. */
+  const int nv = p->dtype_scale == MB_DTYPE_F8E4M3;
+  if ((p->flags & MB_PARAM_TRANSPOSE) ||
+      ((p->flags & MB_PARAM_STATIC) && !nv)) {
     *why = "dequantize: transpose and static scales belong to quantize";
+    return MB_ERR_INVALID_ARG;
+  }
+  if (nv && (p->dtype != MB_DTYPE_F4E2M1 || !(p->flags & MB_PARAM_STATIC) ||
+             !(p->scale > 0))) {
+    *why =
+        "dequantize: f8e4m3 scales are NVFP4's: f4e2m1 Q and the per-tensor "
+        "scale as the static scale";
     return MB_ERR_INVALID_ARG;
   }
   if (p->shape[0] <= 0 || p->shape[1] <= 0) {
@@ -142,6 +152,8 @@ extern "C" mb_status_t mb__gpu_dequantize_run(void *kstate,
     env->host->set_error("%s: %s", env->backend, why);
     return st;
   }
+  if (p->dtype == MB_DTYPE_F4E2M1)
+    return mb_gq_launch_fp4_dequant(env, p, call);
   if (p->dtype_scale == MB_DTYPE_E8M0)
     return mb_gq_launch_mx_dequant(env, p, call);
   const int i4 = p->dtype == MB_DTYPE_I4;

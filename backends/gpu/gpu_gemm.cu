@@ -8,7 +8,9 @@
  *
  * Variants (lib/ops/gemm.c): f32, bf16, f16 x the same (trans_a, trans_b;
  * not tf32: this kernel has no tf32 mode); fp8 x fp8, e4m3 and e5m2 in any
- * mix, with every scaling (not fast_accum: no fp8 accumulator); i8 x i8, exact
+ * mix, with every scaling (not fast_accum: no fp8 accumulator); fp4 x fp4
+ * (e2m1 unscaled, f32 scales, MXFP4's e8m0, NVFP4's e4m3 and per-tensor
+ * scale, all widened to f32 as fp8 is); i8 x i8, exact
  * to i32 or rescaled; f32, bf16, f16 x i4 weights with group scales; out f32,
  * bf16, f16 (i32 for exact i8). */
 #include "gpu_gemm.cuh"
@@ -52,6 +54,8 @@ const struct pair {
     {F(F8E4M3), F(F8E5M2), K_FP8, PLAIN(F8E4M3, F8E5M2, K_FP8)},
     {F(F8E5M2), F(F8E4M3), K_FP8, PLAIN(F8E5M2, F8E4M3, K_FP8)},
     {F(F8E5M2), F(F8E5M2), K_FP8, PLAIN(F8E5M2, F8E5M2, K_FP8)},
+    /* fp4 x fp4 (packed e2m1): as fp8, widened to f32 as loaded */
+    {F(F4E2M1), F(F4E2M1), K_FP8, PLAIN(F4E2M1, F4E2M1, K_FP8)},
     {F(I8), F(I8), K_I8, PLAIN(I8, I8, K_I8)},
     {F(F32), F(I4), K_I4, PLAIN(F32, I4, K_I4)},
     {F(BF16), F(I4), K_I4, PLAIN(BF16, I4, K_I4)},
@@ -96,9 +100,9 @@ const char *check_qi(const mb_op_params_t *p) {
     return "native gemm: quantize-inputs takes bf16 or f32 A and B of one "
            "dtype";
   if (p->dtype_q != MB_DTYPE_F8E4M3 && p->dtype_q != MB_DTYPE_F8E5M2 &&
-      p->dtype_q != MB_DTYPE_I8)
-    return "native gemm: quantize-inputs quantizes to f8e4m3, f8e5m2 or i8 "
-           "(dtype_q)";
+      p->dtype_q != MB_DTYPE_I8 && p->dtype_q != MB_DTYPE_F4E2M1)
+    return "native gemm: quantize-inputs quantizes to f8e4m3, f8e5m2, i8 or "
+           "f4e2m1 (dtype_q)";
   if (!scaled(p->scale_a) || !scaled(p->scale_b))
     return "native gemm: quantize-inputs scales both sides (params not "
            "resolved?)";
@@ -192,8 +196,8 @@ mb_status_t mb_gg_check(const mb_op_params_t *p, const char **why) {
       find_pair(qi ? p->dtype_q : p->dtype, qi ? p->dtype_q : p->dtype_b);
   if (!r && !pr)
     r = "native gemm: A x B must be f32, bf16 or f16 with the same, f8e4m3 "
-        "or f8e5m2 with either, i8 with i8, or f32, bf16 or f16 with i4 "
-        "weights";
+        "or f8e5m2 with either, f4e2m1 with f4e2m1, i8 with i8, or f32, "
+        "bf16 or f16 with i4 weights";
   if (!r && pr->kind != K_FLOAT &&
       (p->flags & (MB_PARAM_TRANS_A | MB_PARAM_TRANS_B)))
     r = "native gemm: trans_a and trans_b go with f32, bf16 and f16 inputs "
@@ -215,8 +219,8 @@ mb_status_t mb_gg_fail(const mb_gpu_env_t *env, mb_status_t st,
 /* One side: element (o, k) of A is (row o, column k) of A as stored (K x M
  * with trans_a), of B (row k, column o) of B (N x K with trans_b). */
 static void plan_side(const void *x, const void *grid, const mb_scaling_t &s,
-                      int e8m0, int is_b, int trans, int i8, int64_t outer,
-                      int64_t k, mb_gg_operand_t *o) {
+                      int e8m0, float nv_s, int is_b, int trans, int i8,
+                      int64_t outer, int64_t k, mb_gg_operand_t *o) {
   memset(o, 0, sizeof *o);
   o->p = x;
   o->n_o = outer;
@@ -229,6 +233,7 @@ static void plan_side(const void *x, const void *grid, const mb_scaling_t &s,
   const int64_t grid_cols = is_b ? outer / bo : k / bk;
   o->grid = grid;
   o->e8m0 = e8m0;
+  o->nv_s = nv_s;
   o->bo = mb_gq_divisor((uint32_t)bo);
   o->bk = mb_gq_divisor((uint32_t)bk);
   o->g_so = is_b ? 1 : grid_cols;
@@ -242,11 +247,13 @@ void mb_gg_plan(const mb_op_params_t *p, const void *a, const void *b,
   const int64_t m = p->shape[0], k = p->shape[1], n = p->shape[2];
   const int i8 = p->dtype == MB_DTYPE_I8 && p->dtype_b == MB_DTYPE_I8;
   const int e8m0 = p->dtype_scale == MB_DTYPE_E8M0;
+  /* NVFP4: the static scale is both sides' per-tensor S. */
+  const float nv_s = p->dtype_scale == MB_DTYPE_F8E4M3 ? (float)p->scale : 0.0f;
   memset(g, 0, sizeof *g);
-  plan_side(a, ga, p->scale_a, e8m0, 0, (p->flags & MB_PARAM_TRANS_A) != 0, i8,
-            m, k, &g->a);
-  plan_side(b, gb, p->scale_b, e8m0, 1, (p->flags & MB_PARAM_TRANS_B) != 0, i8,
-            n, k, &g->b);
+  plan_side(a, ga, p->scale_a, e8m0, nv_s, 0,
+            (p->flags & MB_PARAM_TRANS_A) != 0, i8, m, k, &g->a);
+  plan_side(b, gb, p->scale_b, e8m0, nv_s, 1,
+            (p->flags & MB_PARAM_TRANS_B) != 0, i8, n, k, &g->b);
   g->d = d;
   g->dout = p->dtype_out;
   g->m = m;

@@ -26,9 +26,9 @@
  * is contiguous in memory (mb_gg_lanes). Elements past M, N or K load as 0.
  *
  * Numbers. Every operand is converted to f32 as it is loaded (exact for
- * f32, bf16, f16, fp8, i8, i4) and multiplied with f32 FMAs: no tensor or
- * matrix cores, so fp8 is emulated like the CPU backend's. Scales that do
- * not vary along K (tensor, row, column) are applied in the epilogue;
+ * f32, bf16, f16, fp8, fp4, i8, i4) and multiplied with f32 FMAs: no tensor
+ * or matrix cores, so fp8 and fp4 are emulated like the CPU backend's. Scales
+ * that do not vary along K (tensor, row, column) are applied in the epilogue;
  * scales that do (1 x 128 blocks, 2-D blocks, groups, 1 x 32) multiply each
  * element in f32 as it is loaded, so one sum runs over the whole of K.
  * i8 x i8 stays exact: products of i8 values are integers below 2^14 and up
@@ -66,8 +66,9 @@ typedef struct mb_gg_operand {
   const void *p;
   int64_t so, sk;
   int64_t n_o;      /* M for A, N for B */
-  const void *grid; /* NULL: not scaled; f32, or e8m0 bytes (e8m0) */
-  int e8m0;         /* params.dtype_scale e8m0 (MXFP8): byte scales */
+  const void *grid; /* NULL: not scaled; f32, or e8m0 / e4m3 bytes */
+  int e8m0;         /* params.dtype_scale e8m0 (MXFP8, MXFP4): byte scales */
+  float nv_s;       /* NVFP4: e4m3 byte scales times this S; else 0 */
   int64_t g_so, g_sk;
   mb_gq_divisor_t bo, bk;
   int pre; /* the scale varies along K: applied to each element at load */
@@ -114,6 +115,8 @@ struct mb_gg_elem {
   static __device__ __forceinline__ float get(const void *p, int64_t i) {
     if constexpr (D == MB_DTYPE_I4)
       return (float)mb__cvt_i4_at((const uint8_t *)p, (size_t)i);
+    else if constexpr (D == MB_DTYPE_F4E2M1)
+      return mb__cvt_e2m1_at((const uint8_t *)p, (size_t)i);
     else if constexpr (D == MB_DTYPE_F32 || D == MB_DTYPE_BF16 ||
                        D == MB_DTYPE_F16)
       return mb_gq_x<D>::get(((const typename mb_gq_x<D>::raw *)p)[i]);
@@ -122,12 +125,15 @@ struct mb_gg_elem {
   }
 };
 
-/* The scale of element (o, k) of an operand: an f32, or an e8m0 byte
- * decoded exactly (the branch is the same for every thread). */
+/* The scale of element (o, k) of an operand: an f32, an e8m0 byte decoded
+ * exactly, or NVFP4's e4m3 byte times S, fl32(s_b S) as dequantize's (the
+ * branches are the same for every thread). */
 __device__ __forceinline__ float mb_gg_scale(const mb_gg_operand_t &x,
                                              int64_t o, int64_t k) {
   const int64_t i = (int64_t)mb_gq_quot(x.bo, (uint32_t)o) * x.g_so +
                     (int64_t)mb_gq_quot(x.bk, (uint32_t)k) * x.g_sk;
+  if (x.nv_s > 0.0f)
+    return mb__cvt_e4m3_to_f32(((const uint8_t *)x.grid)[i]) * x.nv_s;
   return x.e8m0 ? mb__cvt_e8m0_to_f32(((const uint8_t *)x.grid)[i])
                 : ((const float *)x.grid)[i];
 }

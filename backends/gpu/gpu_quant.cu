@@ -26,7 +26,8 @@
  *
  * Every path computes exactly the reference's numbers (gpu_quant.cuh), so
  * which one runs changes only the speed. e8m0 scales (MXFP8) have a path of
- * their own, gpu_quant_mx.cu. */
+ * their own, gpu_quant_mx.cu, and so has f4e2m1 Q (MXFP4, NVFP4 and FP4
+ * with f32 scales), gpu_quant_fp4.cu. */
 #include "gpu_quant.cuh"
 
 namespace {
@@ -37,7 +38,8 @@ mb_status_t plan_params(const mb_op_params_t *p, mb_gq_plan_t *q,
   memset(q, 0, sizeof *q);
   if (!mb_gq_is_hp(p->dtype) || mb_gq_qmax(p->dtype_out) == 0.0f) {
     *why =
-        "quantize: X must be f32, bf16 or f16 and Q f8e4m3, f8e5m2, i8 or i4";
+        "quantize: X must be f32, bf16 or f16 and Q f8e4m3, f8e5m2, i8, i4 "
+        "or f4e2m1";
     return MB_ERR_UNSUPPORTED;
   }
   if (p->shape[0] <= 0 || p->shape[1] <= 0) {
@@ -84,8 +86,17 @@ mb_status_t plan_params(const mb_op_params_t *p, mb_gq_plan_t *q,
   q->is_static = (p->flags & MB_PARAM_STATIC) && p->scale > 0;
   q->static_scale = (float)p->scale;
   q->mx = p->dtype_scale == MB_DTYPE_E8M0;
-  if (q->mx && q->qdt != MB_DTYPE_F8E4M3 && q->qdt != MB_DTYPE_F8E5M2) {
-    *why = "quantize: e8m0 scales go with f8e4m3 or f8e5m2 Q";
+  q->sdt = p->dtype_scale;
+  if (q->mx && q->qdt != MB_DTYPE_F8E4M3 && q->qdt != MB_DTYPE_F8E5M2 &&
+      q->qdt != MB_DTYPE_F4E2M1) {
+    *why = "quantize: e8m0 scales go with f8e4m3, f8e5m2 or f4e2m1 Q";
+    return MB_ERR_UNSUPPORTED;
+  }
+  if (q->sdt == MB_DTYPE_F8E4M3 &&
+      (q->qdt != MB_DTYPE_F4E2M1 || !q->is_static)) {
+    *why =
+        "quantize: f8e4m3 scales are NVFP4's: f4e2m1 Q and the per-tensor "
+        "scale as the static scale";
     return MB_ERR_UNSUPPORTED;
   }
   return MB_OK;
@@ -111,6 +122,7 @@ mb_status_t apply(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
 mb_status_t quantize(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   mb_status_t st;
   mb_gq_tile_t t;
+  if (p->qdt == MB_DTYPE_F4E2M1) return mb_gq_launch_fp4(env, p);
   if (p->mx) return mb_gq_launch_mx(env, p);
   if (p->is_static) {
     if (mb_gq_flat_ok(p)) return mb_gq_launch_flat(env, p, NULL);

@@ -121,6 +121,8 @@ static inline float mb_gq_qmax(mb_dtype_t dt) {
       return 127.0f;
     case MB_DTYPE_I4:
       return 7.0f;
+    case MB_DTYPE_F4E2M1: /* gpu_quant_fp4.cu's alone */
+      return 6.0f;
     default:
       return 0.0f;
   }
@@ -293,7 +295,8 @@ typedef struct mb_gq_plan {
   int is_static;      /* MB_PARAM_STATIC: every scale is static_scale */
   float static_scale; /* (float)params.scale */
   float qmax;
-  int mx; /* e8m0 scales (MXFP8): grid holds bytes; gpu_quant_mx.cu */
+  int mx;         /* e8m0 scales (MXFP8): grid holds bytes; gpu_quant_mx.cu */
+  mb_dtype_t sdt; /* params.dtype_scale: f32 (NONE), e8m0, f8e4m3 (NVFP4) */
 } mb_gq_plan_t;
 
 /* Threads of the 256-thread kernels. */
@@ -400,6 +403,14 @@ mb_status_t mb_gq_launch_mx(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
 mb_status_t mb_gq_launch_mx_dequant(const mb_gpu_env_t *env,
                                     const mb_op_params_t *p,
                                     const mb_kernel_call_t *call);
+
+/* gpu_quant_fp4.cu: f4e2m1 Q (packed two per byte) with f32 scales, e8m0
+ * (MXFP4) or NVFP4's e4m3 block scales and per-tensor scale (the static
+ * scale), any block, plain or transposed; and its dequantize. */
+mb_status_t mb_gq_launch_fp4(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
+mb_status_t mb_gq_launch_fp4_dequant(const mb_gpu_env_t *env,
+                                     const mb_op_params_t *p,
+                                     const mb_kernel_call_t *call);
 
 /* gpu_quant_tile.cu: tiles of Q staged through shared memory. */
 typedef enum mb_gq_tile_mode {
