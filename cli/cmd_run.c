@@ -75,6 +75,9 @@ static const opt_def_t k_run_opts[] = {
      "leakyrelu negative slope (0.01)"},
     {"eps", 0, OPT_DOUBLE, O(eps), "F",
      "layernorm, rmsnorm, rmsnorm_bwd epsilon (1e-5)"},
+    {"kv-heads", 0, OPT_UINT, O(kv_heads), "N",
+     "attention: K/V heads, dividing H (grouped-query: query head h reads "
+     "K/V head h / (H / N); 1: multi-query; default H)"},
     /* clang-format off: an option per op flag that has one */
     MB_PARAM_FLAG_LIST(PARAM_OPT)
     /* clang-format on */
@@ -123,6 +126,7 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
   p->beta = o->beta;
   if (CLI_GIVEN(o, act_alpha)) p->act_alpha = o->act_alpha;
   if (CLI_GIVEN(o, eps)) p->eps = o->eps;
+  p->kv_heads = o->kv_heads;
   if (CLI_GIVEN(o, static_scale)) {
     p->flags |= MB_PARAM_STATIC;
     p->scale = o->static_scale;

@@ -19,7 +19,9 @@
 typedef struct conf_case {
   const char *op; /* op or alias */
   uint32_t ndim;
-  int64_t shape[5];
+  /* An attention case's sixth number is its kv_heads (grouped-query
+   * attention; 0: H), not a dimension: ndim stays 5. */
+  int64_t shape[6];
   const char *dtype, *dtype_b, *out, *dtype_q, *scale_a, *scale_b, *act;
   uint32_t flags;
 } conf_case_t;
@@ -35,6 +37,10 @@ typedef struct conf_case {
 #define S5(a, b, c, d, e) \
   5, {                    \
     a, b, c, d, e         \
+  }
+#define S5KV(a, b, c, d, e, kv) \
+  5, {                          \
+    a, b, c, d, e, kv           \
   }
 #define N NULL
 
@@ -146,6 +152,17 @@ static const conf_case_t k_cases[] = {
      MB_PARAM_BSHD},
     {"attention", S5(1, 2, 5, 9, 32), "f16", N, N, N, N, N, N,
      MB_PARAM_BSHD | MB_PARAM_CAUSAL},
+    /* grouped-query attention (kv_heads: query head h reads K/V head
+     * h / (H / Hkv)), both layouts, with and without the mask, multi-query
+     * (Hkv = 1), more than one query and key block; a kernel that maps
+     * heads as h % Hkv or ignores the groups reads other keys */
+    {"attention", S5KV(2, 6, 70, 75, 16, 2), "f32", N, N, N, N, N, N, 0},
+    {"attention", S5KV(1, 4, 67, 70, 24, 2), "bf16", N, N, N, N, N, N,
+     MB_PARAM_BSHD | MB_PARAM_CAUSAL},
+    {"attention", S5KV(2, 4, 5, 9, 32, 1), "f16", N, N, N, N, N, N,
+     MB_PARAM_CAUSAL},
+    {"attention", S5KV(1, 8, 33, 33, 64, 4), "f32", N, N, N, N, N, N,
+     MB_PARAM_BSHD},
     {"copy", S2(257, 129), "f32", N, N, N, N, N, N, 0},
     {"copy", S2(3, 1000), "bf16", N, N, N, N, N, N, 0},
     {"copy", S2(64, 64), "f8e4m3", N, N, N, N, N, N, 0},
@@ -497,7 +514,8 @@ static mb_op_params_t case_params(const conf_case_t *c, double alpha,
   p.beta = beta;
   set_dtype(sdt, &p.dtype_scale);
   p.ndim = c->ndim;
-  memcpy(p.shape, c->shape, sizeof c->shape);
+  memcpy(p.shape, c->shape, c->ndim * sizeof *c->shape);
+  p.kv_heads = c->shape[5];
   set_dtype(c->dtype, &p.dtype);
   set_dtype(c->dtype_b, &p.dtype_b);
   set_dtype(c->out, &p.dtype_out);

@@ -64,7 +64,8 @@ static void test_find_and_defaults(void **state) {
   assert_int_equal(mb__op_activation.param_mask, MB__P_ACT);
   assert_int_equal(mb__op_layernorm.param_mask, MB__P_EPS);
   assert_int_equal(mb__op_rmsnorm.param_mask, MB__P_EPS);
-  assert_int_equal(mb__op_attention.param_mask, MB__P_CAUSAL | MB__P_BSHD);
+  assert_int_equal(mb__op_attention.param_mask,
+                   MB__P_CAUSAL | MB__P_BSHD | MB__P_KV_HEADS);
 }
 
 /* Each message names the op, the field, the value and the valid choices. */

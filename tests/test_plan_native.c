@@ -190,6 +190,45 @@ static void test_flush(void **state) {
   mb_plan_destroy(plan);
 }
 
+/* kv_heads: attention's K/V heads, a swept count named key=value; one
+ * that does not divide H is refused with the op's message, as is a
+ * count that is not a positive integer. */
+static void test_kv_heads(void **state) {
+  (void)state;
+  mb_plan_t *plan = parse(
+      "benchmarks:\n"
+      "  - op: attention\n"
+      "    shapes: [[1, 8, 16, 16, 8]]\n"
+      "    kv_heads: [1, 2, 8]\n");
+  assert_int_equal(mb_plan_count(plan), 3);
+  static const char *const want[] = {"attention/1x8x16x16x8/f32/kv_heads=1",
+                                     "attention/1x8x16x16x8/f32/kv_heads=2",
+                                     "attention/1x8x16x16x8/f32/kv_heads=8"};
+  static const int64_t heads[] = {1, 2, 8};
+  for (size_t i = 0; i < 3; i++) {
+    mb_plan_entry_t e = entry(plan, i);
+    assert_string_equal(e.name, want[i]);
+    assert_int_equal(e.params.kv_heads, heads[i]);
+  }
+  mb_plan_destroy(plan);
+  static const char *const k_bad[][2] = {
+      {"kv_heads: 3", "H = 8 query heads is not a multiple of kv_heads = 3"},
+      {"kv_heads: 0", "kv_heads"},
+      {"kv_heads: 2.5", "kv_heads"},
+  };
+  for (size_t i = 0; i < sizeof k_bad / sizeof *k_bad; i++) {
+    char doc[256];
+    snprintf(doc, sizeof doc,
+             "benchmarks:\n  - op: attention\n    shapes: [[1, 8, 16, 16, "
+             "8]]\n    %s\n",
+             k_bad[i][0]);
+    mb_plan_t *bad = NULL;
+    assert_int_equal(mb_plan_parse(doc, strlen(doc), "t.yaml", NULL, &bad),
+                     MB_ERR_PARSE);
+    assert_contains(mb_error_last(), k_bad[i][1]);
+  }
+}
+
 /* Booleans become MB_PARAM_* flags, numbers their fields. */
 static void test_flags_and_numbers(void **state) {
   (void)state;
@@ -875,6 +914,7 @@ int main(void) {
       cmocka_unit_test(test_flags_and_numbers),
       cmocka_unit_test(test_fast_accum),
       cmocka_unit_test(test_flush),
+      cmocka_unit_test(test_kv_heads),
       cmocka_unit_test(test_defaults_merged),
       cmocka_unit_test(test_presets),
       cmocka_unit_test(test_model_linear),

@@ -74,6 +74,7 @@ static void same_params(const mb_op_params_t *a, const mb_op_params_t *b) {
   assert_int_equal(a->activation, b->activation);
   same(a->act_alpha, b->act_alpha, "act_alpha");
   same(a->eps, b->eps, "eps");
+  assert_int_equal(a->kv_heads, b->kv_heads);
 }
 
 static void same_info(const mb_result_t *a, const mb_result_t *b) {
@@ -399,6 +400,19 @@ static void test_attention_causal(void **state) {
   p.flags = MB_PARAM_CAUSAL;
   mb_bench_spec_t s = quick_spec("attention", &p);
   roundtrip(run(&s, MB_RESULT_OK));
+}
+
+/* Grouped-query attention: kv_heads is written and read back; multi-head
+ * results (above) leave it out and read back as H. */
+static void test_attention_gqa(void **state) {
+  (void)state;
+  mb_op_params_t p = shape_of(5, (int64_t[]){1, 4, 16, 16, 8});
+  p.kv_heads = 2;
+  p.flags = MB_PARAM_BSHD;
+  mb_bench_spec_t s = quick_spec("attention", &p);
+  mb_result_t *r = run(&s, MB_RESULT_OK);
+  assert_non_null(strstr(mb_result_json(r), "\"kv_heads\":2"));
+  roundtrip(r);
 }
 
 /* Each op's own parameters: activation with its slope, a norm without
@@ -789,6 +803,7 @@ int main(void) {
       cmocka_unit_test(test_rotate_copy),
       cmocka_unit_test(test_quantize_block_scaling),
       cmocka_unit_test(test_attention_causal),
+      cmocka_unit_test(test_attention_gqa),
       cmocka_unit_test(test_op_parameters),
       cmocka_unit_test(test_skipped),
       cmocka_unit_test(test_fast_accum),

@@ -16,7 +16,11 @@
  * Layouts: [B,H,S,D], or with MB_PARAM_BSHD [B,S,H,D]. Either way a
  * (batch, head)'s rows are D contiguous floats, `ld` apart (D, or H D for
  * BSHD), and every row is loaded into and stored from the thread's tile on
- * its own, so the layout only changes the rows' addresses. */
+ * its own, so the layout only changes the rows' addresses.
+ *
+ * Grouped-query attention: K and V have kv_heads heads (their BSHD rows
+ * kv_heads D apart), and query head h reads K/V head h / (H / kv_heads);
+ * only the K/V rows' addresses change. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
 
@@ -32,6 +36,7 @@ enum { QB = 64, KB = 64, VEC = 16, RG = 4 };
 typedef struct attention_c {
   int64_t bh, sq, skv, d, dp; /* dp: D rounded up to VEC (zero padded) */
   int64_t heads, ld;          /* ld: elements between a head's rows */
+  int64_t kv_heads, kv_ld;    /* the same for K and V */
   int causal, bshd;
   unsigned threads;
   mb_dtype_t dtype;
@@ -146,13 +151,13 @@ static inline void accumulate(float *restrict o, const float *restrict p,
   }
 }
 
-/* Element offset of row `pos` of (batch, head) bh in a tensor of `seq`
- * rows per head: (b H + h) seq + pos rows of D, or BSHD (b seq + pos) H + h. */
-static size_t row_offset(const attention_c_t *k, int64_t bh, int64_t seq,
-                         int64_t pos) {
+/* Element offset of row `pos` of batch b, head h in a tensor of `heads`
+ * heads and `seq` rows per head: (b heads + h) seq + pos rows of D, or
+ * BSHD (b seq + pos) heads + h. */
+static size_t row_offset(const attention_c_t *k, int64_t b, int64_t h,
+                         int64_t heads, int64_t seq, int64_t pos) {
   const int64_t row =
-      k->bshd ? (bh / k->heads * seq + pos) * k->heads + bh % k->heads
-              : bh * seq + pos;
+      k->bshd ? (b * seq + pos) * heads + h : (b * heads + h) * seq + pos;
   return (size_t)row * (size_t)k->d;
 }
 
@@ -180,9 +185,11 @@ MB_CPU_CLONES static void query_block(const attention_c_t *k, const tile_t *t,
                                       int64_t i0, int64_t rows) {
   const int64_t d = k->d, dp = k->dp, off = k->skv - k->sq;
   const int64_t groups = (rows + RG - 1) / RG, d4 = (d + 3) / 4 * 4;
+  const int64_t b = bh / k->heads, h = bh % k->heads;
+  const int64_t kvh = h / (k->heads / k->kv_heads); /* the K/V head */
   for (int64_t e = d * KB; e < d4 * KB; ++e) t->kt[e] = 0.0f;
-  load_rows(t->q, qp, k->dtype, row_offset(k, bh, k->sq, i0), k->ld, rows, d,
-            dp, groups * RG);
+  load_rows(t->q, qp, k->dtype, row_offset(k, b, h, k->heads, k->sq, i0), k->ld,
+            rows, d, dp, groups * RG);
   for (int64_t e = 0; e < groups * RG * dp; ++e) t->o[e] = 0.0f;
   for (int r = 0; r < QB; ++r) {
     t->m[r] = -INFINITY;
@@ -191,12 +198,12 @@ MB_CPU_CLONES static void query_block(const attention_c_t *k, const tile_t *t,
   const int64_t last = k->causal ? i0 + rows - 1 + off : k->skv - 1;
   for (int64_t j0 = 0; j0 <= last; j0 += KB) {
     const int64_t kn = last + 1 - j0 < KB ? last + 1 - j0 : KB;
-    const size_t koff = row_offset(k, bh, k->skv, j0);
+    const size_t koff = row_offset(k, b, kvh, k->kv_heads, k->skv, j0);
     /* K lands in v's buffer first, then transposed into kt. */
-    load_rows(t->v, kp, k->dtype, koff, k->ld, kn, d, dp, KB);
+    load_rows(t->v, kp, k->dtype, koff, k->kv_ld, kn, d, dp, KB);
     for (int64_t c = 0; c < d; ++c)
       for (int j = 0; j < KB; ++j) t->kt[c * KB + j] = t->v[j * dp + c];
-    load_rows(t->v, vp, k->dtype, koff, k->ld, kn, d, dp, KB);
+    load_rows(t->v, vp, k->dtype, koff, k->kv_ld, kn, d, dp, KB);
     for (int64_t g = 0; g < groups; ++g) {
       float *s = t->s + g * RG * KB, alpha[RG];
       scores(s, t->q + g * RG * dp, t->kt, d4, dp, k->scale);
@@ -211,7 +218,7 @@ MB_CPU_CLONES static void query_block(const attention_c_t *k, const tile_t *t,
       accumulate(t->o + g * RG * dp, s, t->v, alpha, (kn + 3) / 4 * 4, dp);
     }
   }
-  const size_t ooff = row_offset(k, bh, k->sq, i0);
+  const size_t ooff = row_offset(k, b, h, k->heads, k->sq, i0);
   for (int64_t r = 0; r < rows; ++r) {
     const float inv = 1.0f / t->l[r];
     for (int64_t c = 0; c < d; ++c) t->o[r * dp + c] *= inv;
@@ -239,6 +246,9 @@ mb_status_t mb__cpu_attention_c_prepare(void *bstate,
     return MB_ERR_NO_MEMORY;
   }
   const int bshd = (p->flags & MB_PARAM_BSHD) != 0;
+  /* Resolved params have kv_heads; 0 (a caller that did not resolve) is
+   * the op's default, H. */
+  const int64_t kvh = p->kv_heads ? p->kv_heads : p->shape[1];
   *k = (attention_c_t){p->shape[0] * p->shape[1],
                        p->shape[2],
                        p->shape[3],
@@ -246,6 +256,8 @@ mb_status_t mb__cpu_attention_c_prepare(void *bstate,
                        dp,
                        p->shape[1],
                        bshd ? p->shape[1] * p->shape[4] : p->shape[4],
+                       kvh,
+                       bshd ? kvh * p->shape[4] : p->shape[4],
                        (p->flags & MB_PARAM_CAUSAL) != 0,
                        bshd,
                        st->threads,

@@ -4,7 +4,10 @@
  * j <= i + Skv - Sq). With MB_PARAM_BSHD the tensors are [B,S,H,D]
  * instead (Q, O [B,Sq,H,D], K, V [B,Skv,H,D]): a (batch, head)'s rows are
  * still D contiguous elements, H D apart rather than D, so only the rows'
- * addresses change (row_offset and ld below), not the tiles.
+ * addresses change (row_offset and ld below), not the tiles. Grouped-query
+ * attention (params.kv_heads = Hkv < H): K and V have Hkv heads (BSHD rows
+ * Hkv D apart) and query head h reads K/V head h / (H / Hkv): again only
+ * the K/V rows' addresses (kvbase, kv_ld).
  *
  * A fused pass, FlashAttention's way, in f32 on the SIMT units (no tensor
  * cores: a plain kernel that is right for every dtype and D <= 256). One
@@ -58,8 +61,9 @@ template <mb_dtype_t DT, int DMAX, int BQ, int BK>
 __global__ void __launch_bounds__(THREADS)
     attention_kernel(const void *__restrict__ q, const void *__restrict__ k,
                      const void *__restrict__ v, void *__restrict__ o,
-                     size_t bh_count, size_t heads, size_t sq, size_t skv,
-                     int d, int causal, int bshd, float scale, size_t tiles) {
+                     size_t bh_count, size_t heads, size_t kv_heads, size_t sq,
+                     size_t skv, int d, int causal, int bshd, float scale,
+                     size_t tiles) {
   static_assert(BQ % TY == 0 && BK % TX == 0 && DMAX % TX == 0, "tiles");
   static_assert(THREADS % BQ == 0 && THREADS / BQ <= BK, "softmax step");
   constexpr int RQ = BQ / TY, RK = BK / TX, RC = DMAX / TX;
@@ -76,6 +80,8 @@ __global__ void __launch_bounds__(THREADS)
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   const size_t off = skv - sq; /* causal: sq <= skv (the op checks) */
   const size_t ld = bshd ? heads * (size_t)d : (size_t)d;
+  const size_t kv_ld = bshd ? kv_heads * (size_t)d : (size_t)d;
+  const size_t group = heads / kv_heads; /* query heads per K/V head */
   const size_t tasks = bh_count * tiles;
   for (size_t task = blockIdx.x; task < tasks; task += gridDim.x) {
     /* Every (b, h)'s last query tile first: the longest under causal. */
@@ -83,9 +89,11 @@ __global__ void __launch_bounds__(THREADS)
     const size_t qt = tiles - 1 - task / bh_count;
     const size_t i0 = qt * BQ;
     const int qn = sq - i0 < (size_t)BQ ? (int)(sq - i0) : BQ;
-    /* Row r of the Q (and O) tile at qbase + r ld, key j at kvbase + j ld. */
+    /* Row r of the Q (and O) tile at qbase + r ld, key j at kvbase +
+     * j kv_ld; (batch, K/V head) kvbh holds query head bh's keys. */
+    const size_t kvbh = bh / heads * kv_heads + bh % heads / group;
     const size_t qbase = row_offset(bh, sq, i0, heads, d, bshd);
-    const size_t kvbase = row_offset(bh, skv, 0, heads, d, bshd);
+    const size_t kvbase = row_offset(kvbh, skv, 0, kv_heads, d, bshd);
     /* The last key any query of the tile sees. */
     const size_t last = causal ? i0 + (size_t)qn - 1 + off : skv - 1;
 
@@ -113,7 +121,7 @@ __global__ void __launch_bounds__(THREADS)
       for (int e = tid; e < BK * DMAX; e += THREADS) {
         const int j = e / DMAX, c = e % DMAX;
         const bool in = j < kn && c < d;
-        const size_t idx = kvbase + (j0 + (size_t)j) * ld + c;
+        const size_t idx = kvbase + (j0 + (size_t)j) * kv_ld + c;
         ks[j * KS + c] = in ? mb_gpu_load(DT, k, idx) : 0.0f;
         vs[j * VS + c] = in ? mb_gpu_load(DT, v, idx) : 0.0f;
       }
@@ -234,6 +242,8 @@ mb_status_t try_launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
   const size_t bh = (size_t)p->shape[0] * (size_t)p->shape[1];
   const size_t sq = (size_t)p->shape[2], skv = (size_t)p->shape[3];
   const int d = (int)p->shape[4];
+  /* 0 (params not resolved) is the op's default, H. */
+  const size_t kv_heads = (size_t)(p->kv_heads ? p->kv_heads : p->shape[1]);
   const size_t tiles = (sq + BQ - 1) / BQ, tasks = bh * tiles;
   auto kernel = attention_kernel<DT, DMAX, BQ, BK>;
   if (bytes > 48u * 1024u) {
@@ -252,11 +262,12 @@ mb_status_t try_launch(const mb_gpu_env_t *env, const mb_kernel_call_t *call,
   const mb_status_t st =
       mb_gpu_grid(env, "attention", kernel, THREADS, bytes, tasks, 8, &grid);
   if (st != MB_OK) return st;
-  MB_GPU_LAUNCH(
-      kernel, grid, THREADS, bytes, (mb_gpu_stream_t)env->stream, call->in[0],
-      call->in[1], call->in[2], call->out[0], bh, (size_t)p->shape[1], sq, skv,
-      d, (p->flags & MB_PARAM_CAUSAL) != 0, (p->flags & MB_PARAM_BSHD) != 0,
-      (float)(1.0 / sqrt((double)p->shape[4])), tiles);
+  MB_GPU_LAUNCH(kernel, grid, THREADS, bytes, (mb_gpu_stream_t)env->stream,
+                call->in[0], call->in[1], call->in[2], call->out[0], bh,
+                (size_t)p->shape[1], kv_heads, sq, skv, d,
+                (p->flags & MB_PARAM_CAUSAL) != 0,
+                (p->flags & MB_PARAM_BSHD) != 0,
+                (float)(1.0 / sqrt((double)p->shape[4])), tiles);
   return mb__gpu_launched(env, "attention");
 }
 

@@ -225,6 +225,13 @@ typedef struct mb_op_params {
    * block shape (e8m0 takes any block; NVFP4's e4m3 scales go in here too),
    * and every granularity keeps meaning one thing. */
   mb_dtype_t dtype_scale;
+  /* attention: the K and V heads, Hkv (grouped-query attention, PyTorch
+   * SDPA's enable_gqa, JAX dot_product_attention with fewer K/V heads): K
+   * and V are [B, Hkv, Skv, D] and query head h reads K/V head
+   * h / (H / Hkv); H must be a multiple of Hkv (1: multi-query). 0: H,
+   * one K/V head per query head, what resolving fills in. Not a shape
+   * dimension, so a multi-head shape and its results read as before. */
+  int64_t kv_heads;
 } mb_op_params_t;
 
 #define MB_OP_PARAMS_INIT                                                     \
@@ -232,7 +239,7 @@ typedef struct mb_op_params {
     sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE,      \
         MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u,            \
         {MB_SCALE_NONE, {0, 0}}, {MB_SCALE_NONE, {0, 0}}, MB_DTYPE_NONE, 0.0, \
-        MB_ACT_RELU, 0.01, 1e-5, 0u, MB_DTYPE_NONE                            \
+        MB_ACT_RELU, 0.01, 1e-5, 0u, MB_DTYPE_NONE, 0                         \
   }
 
 /* Aliases: the predecessor tools' names (gemm_simple, gemm_fp8_rowwise,

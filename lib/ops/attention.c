@@ -1,13 +1,21 @@
 /* attention: O = softmax(Q K^T / sqrt(D) [+ causal mask]) V per (batch,
- * head). Shape (B, H, Sq, Skv, D): Q, O [B,H,Sq,D]; K, V [B,H,Skv,D].
+ * head). Shape (B, H, Sq, Skv, D): Q, O [B,H,Sq,D]; K, V [B,Hkv,Skv,D].
  * f32, bf16, f16 (all operands one dtype), f32 compute.
+ *
+ * Grouped-query attention (params.kv_heads = Hkv, H a multiple of it):
+ * query head h reads K/V head h / (H / Hkv), so each K/V head serves a
+ * group of H / Hkv consecutive query heads (PyTorch SDPA's enable_gqa,
+ * which repeat_interleaves K and V; JAX dot_product_attention with fewer
+ * K/V heads). Hkv = H (the default) is multi-head attention, Hkv = 1
+ * multi-query. The math per query head is unchanged, so is the FLOP
+ * count; only K and V shrink.
  *
  * MB_PARAM_BSHD: Q, O are [B,Sq,H,D] and K, V [B,Skv,H,D] — a linear
  * layer's [B*S, H*D] output viewed as heads (FlashAttention's layout), so a
  * transformer block feeds its projections to attention and attention to the
- * next GEMM without permute copies. Same math, FLOP and bytes; only where a
- * (batch, head, position) row lives changes: rows of one head are H*D
- * apart instead of D.
+ * next GEMM without permute copies (K and V [B,Skv,Hkv,D]). Same math,
+ * FLOP and bytes; only where a (batch, head, position) row lives changes:
+ * rows of one head are H*D (K, V: Hkv*D) apart instead of D.
  *
  * Causal (MB_PARAM_CAUSAL): query i sees keys j <= i + (Skv - Sq), the mask
  * aligned to the bottom-right corner, so the last query sees every key —
@@ -20,7 +28,8 @@
  * 2D for its share of the output; the softmax's exponentials are not
  * counted (FlashAttention's convention). Unmasked pairs: Sq Skv, or with
  * the causal mask sum_i (i + Skv - Sq + 1) = Sq (Skv - Sq) + Sq (Sq + 1)/2.
- * Bytes: |Q| + |K| + |V| + |O| (every key is seen by the last query). */
+ * Bytes: |Q| + |K| + |V| + |O| (every key is seen by the last query), K
+ * and V B*Hkv*Skv*D elements each. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -38,14 +47,44 @@ static int bshd(const mb_op_params_t *p) {
   return (p->flags & MB_PARAM_BSHD) != 0;
 }
 
+/* Hkv: kv_heads, or H when unset (params not resolved yet). */
+static int64_t kv_heads(const mb_op_params_t *p) {
+  return p->kv_heads ? p->kv_heads : p->shape[AH];
+}
+
+/* Heads of Q and O (seq ASQ) or of K and V (ASKV). */
+static int64_t heads(const mb_op_params_t *p, int seq) {
+  return seq == ASKV ? kv_heads(p) : p->shape[AH];
+}
+
 static double rows(const mb_op_params_t *p, int seq) {
-  return (double)p->shape[AB] * (double)p->shape[AH] * (double)p->shape[seq];
+  return (double)p->shape[AB] * (double)heads(p, seq) * (double)p->shape[seq];
+}
+
+/* Fills kv_heads in (0: H) and checks H is a multiple of it. */
+static mb_status_t resolve_kv_heads(mb_op_params_t *p) {
+  const int64_t h = p->shape[AH];
+  if (p->kv_heads == 0) p->kv_heads = h;
+  if (p->kv_heads < 0)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "attention: kv_heads = %lld; the K/V heads are a count "
+                    "(0: H = %lld)",
+                    (long long)p->kv_heads, (long long)h);
+  if (p->kv_heads > h || h % p->kv_heads)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "attention: H = %lld query heads is not a multiple of "
+                    "kv_heads = %lld (grouped-query attention: each K/V head "
+                    "serves H / kv_heads query heads; valid kv_heads divide "
+                    "H, 1 to %lld)",
+                    (long long)h, (long long)p->kv_heads, (long long)h);
+  return MB_OK;
 }
 
 static mb_status_t attention_resolve(mb_op_params_t *p) {
   const mb_op_t *op = &mb__op_attention;
   mb_status_t st = mb__elt_resolve_dtypes(op, p, mb__elt_float,
                                           MB__ELT_COUNT(mb__elt_float));
+  if (st == MB_OK) st = resolve_kv_heads(p);
   if (st == MB_OK)
     st = mb__elt_check_numel(op, "Q", rows(p, ASQ) * (double)p->shape[AD]);
   if (st == MB_OK)
@@ -63,13 +102,13 @@ static mb_status_t attention_resolve(mb_op_params_t *p) {
 static void attention_operand(const mb_op_params_t *p, uint32_t role,
                               mb_dtype_t *dtype, uint32_t *ndim,
                               int64_t *shape) {
-  const int64_t seq =
-      role == ROLE_K || role == ROLE_V ? p->shape[ASKV] : p->shape[ASQ];
+  const int s = role == ROLE_K || role == ROLE_V ? ASKV : ASQ;
+  const int64_t seq = p->shape[s], h = heads(p, s);
   *dtype = p->dtype;
   *ndim = 4;
   shape[0] = p->shape[AB];
-  shape[1] = bshd(p) ? seq : p->shape[AH];
-  shape[2] = bshd(p) ? p->shape[AH] : seq;
+  shape[1] = bshd(p) ? seq : h;
+  shape[2] = bshd(p) ? h : seq;
   shape[3] = p->shape[AD];
 }
 
@@ -110,7 +149,7 @@ typedef struct strides {
 } strides_t;
 
 static strides_t layout(const mb_op_params_t *p, int seq) {
-  const int64_t h = p->shape[AH], s = p->shape[seq], d = p->shape[AD];
+  const int64_t h = heads(p, seq), s = p->shape[seq], d = p->shape[AD];
   return bshd(p) ? (strides_t){s * h * d, d, h * d}
                  : (strides_t){h * s * d, s * d, d};
 }
@@ -119,8 +158,8 @@ static strides_t layout(const mb_op_params_t *p, int seq) {
  * recomputation runs at memory speed; kept in their own layout. */
 typedef struct attention_ref {
   float *q, *k, *v;
-  int64_t h, sq, skv, d;
-  strides_t qs, kvs; /* Q and O; K and V */
+  int64_t h, group, sq, skv, d; /* group: query heads per K/V head */
+  strides_t qs, kvs;            /* Q and O; K and V */
   int causal, bshd;
   double scale, units, score_units;
 } attention_ref_t;
@@ -153,6 +192,7 @@ static mb_status_t attention_ref_prepare(const mb_op_params_t *p,
   mb_convert(r->k, MB_DTYPE_F32, host[ROLE_K], p->dtype, nkv, 0);
   mb_convert(r->v, MB_DTYPE_F32, host[ROLE_V], p->dtype, nkv, 0);
   r->h = p->shape[AH];
+  r->group = p->shape[AH] / kv_heads(p);
   r->sq = p->shape[ASQ];
   r->skv = p->shape[ASKV];
   r->d = p->shape[AD];
@@ -170,7 +210,8 @@ static mb_status_t attention_ref_prepare(const mb_op_params_t *p,
 /* O[b,h,i,e] with a one-pass (online) softmax in double: the running max
  * only rescales the sums, exact to ~1e-16. Besides the value it gathers the
  * output's magnitude sum_j p_j |v_je| and a_max for the scale. Element idx
- * of O is (b, h, i, e) or, BSHD, (b, i, h, e). */
+ * of O is (b, h, i, e) or, BSHD, (b, i, h, e); K and V are those of K/V
+ * head h / group. */
 static void attention_ref_element(const void *state, uint32_t out, size_t idx,
                                   double *value, double *scale) {
   const attention_ref_t *r = state;
@@ -179,7 +220,8 @@ static void attention_ref_element(const void *state, uint32_t out, size_t idx,
   const int64_t h = r->bshd ? row % r->h : row / r->sq % r->h;
   const int64_t i = r->bshd ? row / r->h % r->sq : row % r->sq;
   const float *q = r->q + b * r->qs.batch + h * r->qs.head + i * r->qs.pos;
-  const int64_t kv = b * r->kvs.batch + h * r->kvs.head, ld = r->kvs.pos;
+  const int64_t kv = b * r->kvs.batch + h / r->group * r->kvs.head;
+  const int64_t ld = r->kvs.pos;
   const float *k = r->k + kv, *v = r->v + kv;
   const int64_t last = r->causal ? i + r->skv - r->sq : r->skv - 1;
   double mx = -INFINITY, z = 0, o = 0, mag = 0, a_max = 0;
@@ -233,14 +275,17 @@ const mb_op_t mb__op_attention = {
     .name = "attention",
     .summary =
         "O = softmax(Q K^T / sqrt(D) [causal]) V (Q, O: BxHxSqxD; K, "
-        "V: BxHxSkvxD; bshd: BxSxHxD)",
+        "V: BxHkvxSkvxD, Hkv = kv_heads dividing H, default H; bshd: "
+        "BxSxHxD)",
     .shape_syntax = "BxHxSqxSkvxD",
     .dim_names = k_dims,
     .params_doc =
         "causal: query i sees keys j <= i + Skv - Sq "
         "(bottom-right aligned); bshd: Q, K, V, O stored [B, S, H, D] (a "
-        "linear layer's output viewed as heads) instead of [B, H, S, D]",
-    .param_mask = MB__P_CAUSAL | MB__P_BSHD,
+        "linear layer's output viewed as heads) instead of [B, H, S, D]; "
+        "kv_heads: K/V heads Hkv (grouped-query: query head h reads K/V "
+        "head h / (H / Hkv); default H)",
+    .param_mask = MB__P_CAUSAL | MB__P_BSHD | MB__P_KV_HEADS,
     .rank = 5,
     .num_inputs = 3,
     .num_outputs = 1,

@@ -36,6 +36,7 @@ typedef struct mb__tolerance {
 #define MB__P_RECIPE 4096u     /* composites: the recipe */
 #define MB__P_FAST_ACCUM 8192u /* gemm: MB_PARAM_FAST_ACCUM */
 #define MB__P_PINNED 16384u    /* h2d, d2h: MB_PARAM_PINNED */
+#define MB__P_KV_HEADS 32768u  /* attention: kv_heads (grouped-query) */
 
 /* The dimension names of a 2-D [M, N] shape and the operand names of a
  * one-in, one-out op (X -> Y), which most element-wise ops share. */
@@ -104,6 +105,18 @@ struct mb_op {
    * link's own figure is known. */
   int link_bound;
 };
+
+/* attention's kv_heads as results write it (variant, JSON): the K/V head
+ * count when it differs from H = shape[1] (grouped-query attention), 0 for
+ * multi-head, which results leave out so that they read as they did
+ * before the field existed (and back as H). */
+static inline int64_t mb__gqa_kv_heads(const mb_op_t *op,
+                                       const mb_op_params_t *p) {
+  return op && (op->param_mask & MB__P_KV_HEADS) && p->kv_heads &&
+                 p->kv_heads != p->shape[1]
+             ? p->kv_heads
+             : 0;
+}
 
 /* The primitive ops (catalogue.c lists every op; the models are in
  * models/model_ops.h). */

@@ -34,6 +34,7 @@ typedef struct value {
     const char *str; /* owned by the config tree */
     int boolean;
     double number;
+    int64_t count;
   } u;
   char label[80];
   /* The field it is a value of: a set_fn gets only the value, and the
@@ -54,7 +55,8 @@ typedef enum kind {
   K_WORD,   /* a backend or implementation name */
   K_RECIPE, /* a recipe name, checked against the recipes */
   K_BOOL,
-  K_NUMBER
+  K_NUMBER,
+  K_COUNT /* a positive integer (attention's kv_heads) */
 } kind_t;
 
 /* Which benchmarks a field means something for. */
@@ -84,11 +86,11 @@ struct field {
                           set_by, ...)                                     \
   CONFIG_FLAG(set_by, +1)
 
-/* The swept fields, in expansion order (the last varies fastest): 17 of
+/* The swept fields, in expansion order (the last varies fastest): 19 of
  * their own and a boolean per config flag; defined in native_fields.c,
  * which checks NUM_FIELDS against it. */
 extern const field_t mb__native_fields[];
-#define NUM_FIELDS (18 MB_PARAM_FLAG_LIST(COUNT_CONFIG_FLAG))
+#define NUM_FIELDS (19 MB_PARAM_FLAG_LIST(COUNT_CONFIG_FLAG))
 #define F_DTYPE 0                 /* mb__native_fields index of dtype */
 #define NUM_AXES (2 + NUM_FIELDS) /* op, shape, then the fields */
 

@@ -87,6 +87,16 @@ static mb_status_t parse_number(const mb__pb_t *pb, const field_t *f,
   return st;
 }
 
+static mb_status_t parse_count(const mb__pb_t *pb, const field_t *f,
+                               const mb_cfg_node_t *n, const char *path,
+                               value_t *v) {
+  mb_status_t st = mb__pb_int(pb, n, path, 1, MAX_DIM, &v->u.count);
+  char text[32];
+  snprintf(text, sizeof text, "%lld", (long long)v->u.count);
+  if (st == MB_OK) label(f, v, text);
+  return st;
+}
+
 /* Reads a string through its kind's parser (k_kinds). */
 static mb_status_t parse_string(const mb__pb_t *pb, const field_t *f,
                                 const mb_cfg_node_t *n, const char *path,
@@ -112,6 +122,7 @@ static const struct {
     [K_RECIPE] = {parse_string, from_recipe, as_written, sizeof(const char *)},
     [K_BOOL] = {parse_bool, NULL, NULL, sizeof(int)},
     [K_NUMBER] = {parse_number, NULL, NULL, sizeof(double)},
+    [K_COUNT] = {parse_count, NULL, NULL, sizeof(int64_t)},
 };
 
 static mb_status_t parse_string(const mb__pb_t *pb, const field_t *f,
@@ -195,6 +206,7 @@ const field_t mb__native_fields[] = {
     {"eps", NULL, K_NUMBER, set_member, FOR_OPS, 1, AT(params.eps)},
     {"act_alpha", NULL, K_NUMBER, set_member, FOR_OPS, 1, AT(params.act_alpha)},
     {"static_scale", NULL, K_NUMBER, set_static_scale, FOR_OPS, 1, 0, 0},
+    {"kv_heads", NULL, K_COUNT, set_member, FOR_OPS, 1, AT(params.kv_heads)},
 };
 #undef AT
 #undef FLAG_FIELD

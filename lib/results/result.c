@@ -366,4 +366,8 @@ void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
     if (k_flags[i].label && (m & k_flags[i].mask) &&
         (p->flags & k_flags[i].flag))
       put_word(buf, cap, k_flags[i].label);
+  if (mb__gqa_kv_heads(op, p)) {
+    snprintf(word, sizeof word, "kv_heads:%lld", (long long)p->kv_heads);
+    put_word(buf, cap, word);
+  }
 }

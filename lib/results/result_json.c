@@ -65,6 +65,8 @@ static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
   if (m & MB__P_RECIPE)
     cJSON_AddStringToObject(j, "recipe",
                             mb_recipe_name((mb_recipe_t)p->recipe));
+  if (mb__gqa_kv_heads(op, p))
+    cJSON_AddNumberToObject(j, "kv_heads", (double)p->kv_heads);
 }
 
 static void add_dtypes(cJSON *o, const mb_op_params_t *p) {

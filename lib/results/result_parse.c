@@ -174,6 +174,16 @@ static mb_status_t read_params(const cJSON *root, const mb_op_t *op,
       st = mb__rj_wrap(mb_recipe_from_name(recipe, &rc), "params.recipe");
     p->recipe = (uint32_t)rc;
   }
+  if (st == MB_OK && (m & MB__P_KV_HEADS)) {
+    /* Written only for grouped-query attention (mb__gqa_kv_heads): absent
+     * is H, what resolving fills in. */
+    uint64_t kv = (uint64_t)p->shape[1];
+    st = mb__rj_value(o, "params", "kv_heads", MB__RJ_U64, MB__FIELD_OPT, &kv);
+    if (st == MB_OK && (kv == 0 || kv > (uint64_t)p->shape[1]))
+      st = mb__rj_bad("params.kv_heads", "%llu is not 1 to H = %lld",
+                      (unsigned long long)kv, (long long)p->shape[1]);
+    p->kv_heads = (int64_t)kv;
+  }
   if (st == MB_OK) none_blocks(op, p);
   return st;
 }

@@ -62,6 +62,7 @@ _NUMBERS = {
     "warmup_runs": (True, 0, _U32, False),
     "batch": (True, 0, _U32, False),
     "seed": (True, 0, _U64, False),
+    "kv_heads": (True, 1, 2**40, False),
     "min_time": (False, 0, None, False),
     "warmup": (False, 0, None, False),
     "max_noise": (False, 0, None, True),
@@ -186,8 +187,11 @@ def _apply_model(op, model, mode, recipe, activation, params):
 
 def _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
                scale_a, scale_b, granularity, alpha, beta, static_scale,
-               activation, act_alpha, eps, flags, scale_dtype=None):
+               activation, act_alpha, eps, flags, scale_dtype=None,
+               kv_heads=None):
     params.dtype = P.dtype(dtype, "dtype")
+    if kv_heads is not None:
+        params.kv_heads = kv_heads
     params.dtype_scale = P.dtype(scale_dtype, "scale_dtype")
     params.dtype_out = P.dtype(out_dtype, "out_dtype")
     params.dtype_b = P.dtype(dtype_b, "dtype_b")
@@ -225,7 +229,8 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
           dtype_b=None, dtype_q=None, acc_dtype=None, scale_a=None,
           scale_b=None, granularity=None, alpha=1.0, beta=0.0,
           static_scale=None, activation=None, act_alpha=None, eps=None,
-          scale_dtype=None, cache="cold", flush="write", criterion=None,
+          scale_dtype=None, kv_heads=None, cache="cold", flush="write",
+          criterion=None,
           samples=None, min_samples=None, min_time=None, max_noise=None,
           timeout=None,
           warmup=None, warmup_runs=None, batch=None, seed=None,
@@ -239,7 +244,8 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
     for name, value in (("device", device), ("batch", batch), ("seed", seed),
                         ("alpha", alpha), ("beta", beta),
                         ("static_scale", static_scale),
-                        ("act_alpha", act_alpha), ("eps", eps)):
+                        ("act_alpha", act_alpha), ("eps", eps),
+                        ("kv_heads", kv_heads)):
         check_number(name, value)
     if shape is None:
         raise _bad("shape is required, e.g. shape=(1024, 1024, 1024)")
@@ -250,7 +256,7 @@ def build(op=None, shape=None, dtype=None, *, model=None, mode=None,
         params.shape[i] = d
     _op_params(params, dtype, out_dtype, dtype_b, dtype_q, acc_dtype,
                scale_a, scale_b, granularity, alpha, beta, static_scale,
-               activation, act_alpha, eps, flags, scale_dtype)
+               activation, act_alpha, eps, flags, scale_dtype, kv_heads)
     op_name = _apply_model(op, model, mode, recipe, activation, params)
 
     spec = S.BenchSpec(op=str(op_name).encode(),

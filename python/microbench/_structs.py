@@ -123,7 +123,7 @@ class OpParams(_Struct):
                 ("scale_b", Scaling), ("dtype_q", c_int), ("scale", c_double),
                 ("activation", c_int), ("act_alpha", c_double),
                 ("eps", c_double), ("recipe", c_uint32),
-                ("dtype_scale", c_int)]
+                ("dtype_scale", c_int), ("kv_heads", c_int64)]
     _defaults_ = {"alpha": 1.0, "beta": 0.0, "act_alpha": 0.01, "eps": 1e-5}
 
 

@@ -179,7 +179,8 @@ class Context:
         static_scale the per-tensor scale), alpha, beta, quantize_inputs,
         transpose, static_scale, activation, act_alpha, eps, no_affine,
         causal, tf32, fast_accum (fp8 gemm: torch's use_fast_accum),
-        trans_a, trans_b, bshd.
+        trans_a, trans_b, bshd, kv_heads (attention: K/V heads dividing H,
+        grouped-query; default H).
 
         Where and how: backend (None: the best with a device), device
         (index within it), impl (kernel name), cache ("cold", "hot",

@@ -85,6 +85,17 @@ class Run(unittest.TestCase):
         (r,) = doc["results"]
         self.assertTrue(r["params"]["bshd"])
         self.assertTrue(r["correctness"]["pass"], r["correctness"])
+        self.assertNotIn("kv_heads", r["params"])
+
+    def test_kv_heads(self):
+        # Grouped-query attention: --kv-heads reaches the op, is recorded
+        # and in the variant, and is checked against the reference.
+        doc = self.json_run("--op", "attention", "--shape", "1x4x32x32x16",
+                            "--kv-heads", "2", "--causal", *QUICK)
+        (r,) = doc["results"]
+        self.assertEqual(r["params"]["kv_heads"], 2)
+        self.assertIn("kv_heads:2", r["problem"])
+        self.assertTrue(r["correctness"]["pass"], r["correctness"])
 
     def test_gemm_json_document(self):
         doc = self.json_run("--op", "gemm", "--shape", "256x128x64",
@@ -372,6 +383,18 @@ class BadInput(unittest.TestCase):
                                 "valid: ops, backends, devices, presets")
         self.expect_usage_error(["frob"], 'unknown command "frob"')
         self.expect_usage_error(["run", "--shape", "8x8"], "--op or --model (or --config FILE) is required")
+
+    def test_kv_heads_errors(self):
+        self.expect_usage_error(["run", "--op", "attention", "--shape",
+                                 "1x4x32x32x16", "--kv-heads", "3"],
+                                "H = 4 query heads is not a multiple of "
+                                "kv_heads = 3")
+        self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",
+                                 "--kv-heads", "2"],
+                                "kv_heads (2) applies to attention only")
+        self.expect_usage_error(["run", "--op", "attention", "--shape",
+                                 "1x4x32x32x16", "--kv-heads", "0"],
+                                "--kv-heads")
 
     def test_inapplicable_params(self):
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",

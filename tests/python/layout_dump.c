@@ -98,6 +98,7 @@ static void op_structs(void) {
   F(mb_op_params_t, eps);
   F(mb_op_params_t, recipe);
   F(mb_op_params_t, dtype_scale);
+  F(mb_op_params_t, kv_heads);
 
   S(mb_kernel_args_t);
   F(mb_kernel_args_t, struct_size);
