@@ -330,13 +330,28 @@ static void test_sweep_upstream_skips(void **state) {
   assert_string_equal(entry(plan, 21).name, "device_to_host/1024/float32/MiB");
   assert_string_equal(entry(plan, 21).op, "d2h");
   mb_plan_destroy(plan);
-  /* 4 seq_len x causal x mode; GQA (8 kv heads of 128) and bwd skipped */
+  /* 4 seq_len x causal x mode; fwd runs as grouped-query attention (8 K/V
+   * heads for 128 query heads, in the name), bwd is skipped */
   plan = load("jax/current/attention_jax_flash.yaml");
   assert_int_equal(mb_plan_count(plan), 16);
-  expect_skip(plan, 0, "attention_flashed/1x128x4096x256/bfloat16/fwd/causal",
-              "grouped-query attention is not a mode of our attention op");
-  expect_skip(plan, 1, "attention_flashed/1x128x4096x256/bfloat16/bwd/causal",
+  mb_plan_entry_t fwd = entry(plan, 0);
+  assert_string_equal(
+      fwd.name, "attention_flashed/1x128x4096x256/bfloat16/fwd/kv8/causal");
+  assert_string_equal(fwd.skip_reason, "");
+  assert_int_equal(fwd.params.shape[1], 128);
+  assert_int_equal(fwd.params.kv_heads, 8);
+  assert_int_equal(fwd.params.flags, MB_PARAM_CAUSAL);
+  expect_skip(plan, 1,
+              "attention_flashed/1x128x4096x256/bfloat16/bwd/kv8/causal",
               "the attention backward pass is not an op");
+  mb_plan_destroy(plan);
+  /* num_q_heads not a multiple of num_kv_heads: skipped in the op's words */
+  plan = parse(
+      "benchmarks:\n- name: attention_flashed\n  batch: 1\n"
+      "  num_q_heads: 6\n  num_kv_heads: 4\n  head_dim: 16\n"
+      "  seq_len: 64\n");
+  expect_skip(plan, 0, "attention_flashed/1x6x64x16/bfloat16/fwd/kv4/causal",
+              "H = 6 query heads is not a multiple of kv_heads = 4");
   mb_plan_destroy(plan);
   plan = load("jax/current/sample.yaml");
   assert_int_equal(mb_plan_count(plan), 4 + 5 + 11);

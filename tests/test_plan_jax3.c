@@ -1,8 +1,10 @@
 /* The JAX suite's static-scaling GEMMs and tokamax_splash_attention (issue
  * 23 items 3 and 6): each legacy name maps to the op, shape, dtypes,
- * scaling and flags expected; splash attention's combinations our
- * attention op cannot run (GQA, another V head dim, the backward modes)
- * are skipped saying why, and upstream's own attention.yaml plans. */
+ * scaling and flags expected; splash attention's grouped-query
+ * combinations (kv_heads < q_heads) run as our attention op's kv_heads,
+ * those it cannot run (another V head dim, q_heads not a multiple of
+ * kv_heads, the backward modes) are skipped saying why, and upstream's own
+ * attention.yaml plans. */
 #include "test_util.h"
 
 static mb_plan_t *parse(const char *text) {
@@ -65,38 +67,48 @@ static void test_static_gemm_names(void **state) {
   }
 }
 
-/* One combination per row: the shape and causal flag, or why it skips. */
+/* One combination per row: the shape, K/V heads and causal flag, or why
+ * it skips. */
 static void test_splash_attention(void **state) {
   (void)state;
   static const struct {
     const char *params, *name, *why; /* why "": runs */
     uint32_t flags;
+    int64_t kv_heads; /* of a row that runs */
   } k_rows[] = {
       {"batch_size: 2, q_seq_len: 64, kv_seq_len: 96, q_heads: 4, "
        "kv_heads: 4, qk_head_dim: 32, v_head_dim: 32, mode: fwd, "
        "causal: true, num_samples: 10, tune_pallas_only: true",
        "tokamax_splash_attention/b2_h4_kvh4_q64_kv96_d32_fwd_causal", "",
-       MB_PARAM_CAUSAL},
+       MB_PARAM_CAUSAL, 4},
       {"batch_size: 2, q_seq_len: 64, kv_seq_len: 96, q_heads: 4, "
        "kv_heads: 4, qk_head_dim: 32, v_head_dim: 32, causal: false",
-       "tokamax_splash_attention/b2_h4_kvh4_q64_kv96_d32_fwd", "", 0},
+       "tokamax_splash_attention/b2_h4_kvh4_q64_kv96_d32_fwd", "", 0, 4},
       /* the suite's default is causal */
       {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 2, "
        "kv_heads: 2, qk_head_dim: 16, v_head_dim: 16",
        "tokamax_splash_attention/b1_h2_kvh2_q64_kv64_d16_fwd_causal", "",
-       MB_PARAM_CAUSAL},
+       MB_PARAM_CAUSAL, 2},
+      /* grouped-query: 4 query heads per K/V head; multi-query */
       {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 8, "
        "kv_heads: 2, qk_head_dim: 16, v_head_dim: 16",
-       "tokamax_splash_attention/b1_h8_kvh2_q64_kv64_d16_fwd_causal",
-       "kv_heads 2 != q_heads 8: grouped-query attention", MB_PARAM_CAUSAL},
+       "tokamax_splash_attention/b1_h8_kvh2_q64_kv64_d16_fwd_causal", "",
+       MB_PARAM_CAUSAL, 2},
+      {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 8, "
+       "kv_heads: 1, qk_head_dim: 16, v_head_dim: 16, causal: false",
+       "tokamax_splash_attention/b1_h8_kvh1_q64_kv64_d16_fwd", "", 0, 1},
+      {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 6, "
+       "kv_heads: 4, qk_head_dim: 16, v_head_dim: 16",
+       "tokamax_splash_attention/b1_h6_kvh4_q64_kv64_d16_fwd_causal",
+       "q_heads 6 is not a multiple of kv_heads 4", MB_PARAM_CAUSAL, 0},
       {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 2, "
        "kv_heads: 2, qk_head_dim: 16, v_head_dim: 32",
        "tokamax_splash_attention/b1_h2_kvh2_q64_kv64_d16_fwd_causal",
-       "v_head_dim 32 != qk_head_dim 16", MB_PARAM_CAUSAL},
-      {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 2, "
+       "v_head_dim 32 != qk_head_dim 16", MB_PARAM_CAUSAL, 0},
+      {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 8, "
        "kv_heads: 2, qk_head_dim: 16, v_head_dim: 16, mode: bwd",
-       "tokamax_splash_attention/b1_h2_kvh2_q64_kv64_d16_bwd_causal",
-       "mode \"bwd\": attention backward", MB_PARAM_CAUSAL},
+       "tokamax_splash_attention/b1_h8_kvh2_q64_kv64_d16_bwd_causal",
+       "mode \"bwd\": attention backward", MB_PARAM_CAUSAL, 0},
   };
   for (size_t i = 0; i < sizeof k_rows / sizeof *k_rows; i++) {
     char doc[1024];
@@ -116,6 +128,7 @@ static void test_splash_attention(void **state) {
       assert_int_equal(mb_op_resolve(mb_op_find("attention"), &p), MB_OK);
       assert_int_equal(p.ndim, 5);
       assert_int_equal(p.dtype, MB_DTYPE_F32);
+      assert_int_equal(p.kv_heads, k_rows[i].kv_heads);
     }
     assert_int_equal(e.params.flags, k_rows[i].flags);
     mb_plan_destroy(plan);
@@ -155,7 +168,8 @@ static void test_splash_errors(void **state) {
 }
 
 /* Upstream's Ironwood/configs/training/attention.yaml: every combination
- * (q_heads 128, kv_heads 8) is GQA, so each is a skipped entry. */
+ * is GQA (q_heads 128, kv_heads 8), so the forward ones run as our
+ * attention with kv_heads 8 and the backward ones are skipped. */
 static void test_upstream_attention_yaml(void **state) {
   (void)state;
   char path[4096];
@@ -164,8 +178,19 @@ static void test_upstream_attention_yaml(void **state) {
   if (mb_plan_load(path, NULL, &plan) != MB_OK)
     fail_msg("%s: %s", path, mb_error_last());
   assert_int_equal(mb_plan_count(plan), 6 * 2 * 2);
-  for (size_t i = 0; i < mb_plan_count(plan); i++)
-    assert_contains(entry(plan, i).skip_reason, "grouped-query attention");
+  size_t runs = 0;
+  for (size_t i = 0; i < mb_plan_count(plan); i++) {
+    const mb_plan_entry_t e = entry(plan, i);
+    if (strstr(e.name, "_fwd")) {
+      assert_string_equal(e.skip_reason, "");
+      assert_int_equal(e.params.shape[1], 128);
+      assert_int_equal(e.params.kv_heads, 8);
+      runs++;
+    } else {
+      assert_contains(e.skip_reason, "attention backward");
+    }
+  }
+  assert_int_equal(runs, 6 * 2);
   mb_plan_destroy(plan);
 }
 

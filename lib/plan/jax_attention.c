@@ -14,11 +14,16 @@
 #include "plan/jax_attention.h"
 #include "plan/jax_common.h"
 
-/* A combination's integer parameters -> our shape (B, H, Sq, Skv, D), and
- * the two that must equal another for our op to run it. */
+/* A combination's integer parameters -> our shape (B, H, Sq, Skv, D) and
+ * K/V heads (grouped-query attention: kv_heads < q_heads, as splash
+ * attention's K and V of fewer heads), and the one that must equal another
+ * for our op to run it. */
+enum { SLOT_KV_HEADS = 5, SLOT_SAME = -1 };
 typedef struct attn_dim {
   const char *key;
-  int slot; /* index into shape[], or -1: checked against `same_as` */
+  /* index into shape[], SLOT_KV_HEADS: params.kv_heads, or SLOT_SAME:
+   * checked against `same_as` */
+  int slot;
   const char *same_as;
   const char *why; /* when it differs: the skip's reason */
 } attn_dim_t;
@@ -29,10 +34,8 @@ static const attn_dim_t k_dims[] = {
     {"q_seq_len", 2, NULL, NULL},
     {"kv_seq_len", 3, NULL, NULL},
     {"qk_head_dim", 4, NULL, NULL},
-    {"kv_heads", -1, "q_heads",
-     "grouped-query attention (kv_heads < q_heads) is not in our attention "
-     "op, which has one K/V head per query head"},
-    {"v_head_dim", -1, "qk_head_dim",
+    {"kv_heads", SLOT_KV_HEADS, NULL, NULL},
+    {"v_head_dim", SLOT_SAME, "qk_head_dim",
      "our attention op takes one head dim for Q, K and V"},
 };
 #define NUM_DIMS (sizeof k_dims / sizeof *k_dims)
@@ -123,6 +126,10 @@ mb_status_t mb__jax_attention_read(mb__pb_t *pb, const mb__jax_combo_in_t *in,
   if (st != MB_OK) return st;
   p->ndim = 5;
   for (size_t i = 0; i < NUM_DIMS; i++) {
+    if (k_dims[i].slot == SLOT_KV_HEADS) {
+      p->kv_heads = v[i];
+      continue;
+    }
     if (k_dims[i].slot >= 0) {
       p->shape[k_dims[i].slot] = v[i];
       continue;
@@ -133,6 +140,14 @@ mb_status_t mb__jax_attention_read(mb__pb_t *pb, const mb__jax_combo_in_t *in,
       snprintf(why, why_cap, "%s %" PRId64 " != %s %" PRId64 ": %s",
                k_dims[i].key, v[i], k_dims[j].key, v[j], k_dims[i].why);
   }
+  /* Each K/V head serves q_heads / kv_heads query heads (the suite's
+   * kernel asserts it too); our op rejects any other count. */
+  if (p->shape[1] % p->kv_heads && !*why)
+    snprintf(why, why_cap,
+             "q_heads %" PRId64 " is not a multiple of kv_heads %" PRId64
+             ": grouped-query attention shares each K/V head among "
+             "q_heads / kv_heads query heads",
+             p->shape[1], p->kv_heads);
   const char *mode;
   if ((st = read_mode(pb, in, &mode, why, why_cap)) != MB_OK ||
       (st = read_causal(pb, in, p)) != MB_OK)

@@ -17,9 +17,10 @@ typedef struct mb__jax_combo_in {
  * NULL-terminated. */
 const char *const *mb__jax_attention_params(void);
 
-/* Shape (B, H, Sq, Skv, D) and the causal flag into p, the entry name's
- * dimensions into text; a combination our op cannot run (GQA, a V head dim
- * of its own, the backward modes) sets `why`. */
+/* Shape (B, H, Sq, Skv, D), kv_heads and the causal flag into p, the entry
+ * name's dimensions into text; a combination our op cannot run (a V head
+ * dim of its own, q_heads not a multiple of kv_heads, the backward modes)
+ * sets `why`. */
 mb_status_t mb__jax_attention_read(mb__pb_t *pb, const mb__jax_combo_in_t *in,
                                    mb_op_params_t *p, char *text, size_t cap,
                                    char *why, size_t why_cap);

@@ -396,7 +396,7 @@ class JaxSuiteNames(unittest.TestCase):
                   "hbm_bandwidth.yaml": (11, 0),
                   "all_gather.yaml": (1, 1),
                   "host_device.yaml": (22, 0),
-                  "attention_jax_flash.yaml": (16, 16),
+                  "attention_jax_flash.yaml": (16, 8),
                   "sample.yaml": (20, 5)}
         for name, (count, skipped) in expect.items():
             rows = self.dry_rows(os.path.join(d, name))
@@ -437,6 +437,44 @@ class JaxSuiteNames(unittest.TestCase):
         # bf16 A, B and D, plus the f32 product written and read back
         self.assertEqual(r["derived"]["bytes"],
                          2 * (64 * 128 + 128 * 32 + 64 * 32) + 8 * 64 * 32)
+
+    def test_grouped_query_attention_runs_both_layouts(self):
+        """The suite's attention with fewer K/V heads than query heads
+        (legacy tokamax_splash_attention's kv_heads, current
+        attention_flashed's num_kv_heads) runs as our attention's kv_heads
+        and passes the reference check; K and V count Hkv heads in the
+        bytes."""
+        legacy = """\
+            benchmarks:
+            - benchmark_name: tokamax_splash_attention
+              num_runs: 3
+              benchmark_sweep_params:
+              - {batch_size: 1, q_seq_len: 32, kv_seq_len: 48, q_heads: 4,
+                 kv_heads: 2, qk_head_dim: 16, v_head_dim: 16}
+            """
+        current = """\
+            global: {num_runs: 3, dtype: float32}
+            benchmarks:
+              - name: attention_flashed
+                batch: 1
+                num_q_heads: 4
+                num_kv_heads: 2
+                head_dim: 16
+                sweep: {seq_len: [32], causal: [false]}
+            """
+        expect = {legacy: ("tokamax_splash_attention/"
+                           "b1_h4_kvh2_q32_kv48_d16_fwd_causal", 32, 48),
+                  current: ("attention_flashed/1x4x32x16/float32/fwd/kv2",
+                            32, 32)}
+        for text, (name, sq, skv) in expect.items():
+            (r,) = self.run_text(text)
+            self.assertEqual(r["name"], name)
+            self.assertEqual(r["status"], "ok", r)
+            self.assertTrue(r["correctness"]["pass"], r)
+            self.assertEqual(r["params"]["kv_heads"], 2, r)
+            # f32 Q and O of 4 heads, K and V of 2
+            self.assertEqual(r["derived"]["bytes"],
+                             4 * (2 * 4 * sq * 16 + 2 * 2 * skv * 16))
 
     def test_host_device_runs_both_layouts(self):
         """The suite's host_device (legacy: both directions per size) and
