@@ -63,7 +63,7 @@ typedef struct lt_kernel {
   void *q_out[2][2];
   mb_kernel_call_t qcall[2];
   char b_layout[96];
-  char quantize_note[192];
+  char quantize_note[256];
 } lt_kernel_t;
 
 /* ---- errors -------------------------------------------------------------- */
@@ -172,12 +172,17 @@ static uint32_t align_of(const void *p) {
  * contiguous, the layout fp8 inference stacks keep their weights in. Made
  * once here through the host (untimed). */
 static mb_status_t stage_b(lt_kernel_t *k, const void *b) {
-  const size_t bytes = (size_t)k->plan.k * (size_t)k->plan.n;
+  const size_t count = (size_t)k->plan.k * (size_t)k->plan.n;
+  /* FP4: two elements a byte (K and N even: the plan asked for 32s) */
+  const size_t bytes = k->plan.fp4 ? (count + 1) / 2 : count;
   uint8_t *h = malloc(bytes ? bytes : 1), *t = malloc(bytes ? bytes : 1);
   mb_status_t s = (h && t) ? MB_OK : no_memory(k, "transposing B");
   if (s == MB_OK) s = download(k, h, b, bytes);
   if (s == MB_OK) {
-    mb__cuda_lt_transpose_u8(h, t, k->plan.k, k->plan.n);
+    if (k->plan.fp4)
+      mb__cuda_lt_transpose_u4(h, t, k->plan.k, k->plan.n);
+    else
+      mb__cuda_lt_transpose_u8(h, t, k->plan.k, k->plan.n);
     s = dalloc(k, bytes, &k->bt, "cublaslt gemm: allocate B^T");
   }
   if (s == MB_OK) s = upload(k, k->bt, t, bytes);
@@ -190,18 +195,20 @@ static mb_status_t stage_b(lt_kernel_t *k, const void *b) {
 
 /* fp8 scales: the op's tensors where cuBLASLt reads them as they are, else
  * a copy in cuBLASLt's layout made here from this operand copy's scales. */
-/* MXFP8: the scales tiled for VEC32_UE8M0 from a byte grid on the device
- * whose (outer o, K block kb) scale is at src[o so + kb sk]. */
+/* MXFP8, MXFP4, NVFP4: the scales tiled for VEC32_UE8M0 / VEC16_UE4M3
+ * (one 128 x 4 layout) from a byte grid on the device whose (outer o, K
+ * block kb) scale is at src[o so + kb sk]. */
 static mb_status_t tile_mx(lt_kernel_t *k, int side, const void *src,
                            int64_t so, int64_t sk) {
   const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
   return mb__gpu_mx_tile_scales(&k->d->base.env, src, so, sk, sd->outer,
-                                k->plan.k / 32, (uint8_t *)k->scale[side]);
+                                k->plan.k / k->plan.scale_vec,
+                                (uint8_t *)k->scale[side]);
 }
 
-/* Given e8m0 scales: our A's grid is M x K/32, our B's K/32 x N. */
+/* Given byte scales: our A's grid is M x K/vec, our B's K/vec x N. */
 static mb_status_t stage_mx(lt_kernel_t *k, const mb_kernel_call_t *call) {
-  const int64_t kb = k->plan.k / 32, n = k->plan.n;
+  const int64_t kb = k->plan.k / k->plan.scale_vec, n = k->plan.n;
   mb_status_t s = MB_OK;
   for (int side = SIDE_A; side <= SIDE_B && s == MB_OK; side++) {
     const mb_lt_side_t *sd = side == SIDE_A ? &k->plan.la : &k->plan.lb;
@@ -253,11 +260,11 @@ static mb_status_t stage_scales(lt_kernel_t *k, const mb_kernel_call_t *call) {
 static mb_status_t quantize(lt_kernel_t *k) {
   mb_status_t s = mb__gpu_quantize_run(&k->d->base.env, &k->qcall[SIDE_A]);
   if (s == MB_OK) s = mb__gpu_quantize_run(&k->d->base.env, &k->qcall[SIDE_B]);
-  /* MXFP8: the quantize kernel wrote row-major byte grids (A: M x K/32,
-   * B^T: N x K/32) into mx_grid; cuBLASLt reads them tiled. */
+  /* MXFP8 (and FP4): the quantize kernel wrote row-major byte grids (A:
+   * M x K/vec, B^T: N x K/vec) into mx_grid; cuBLASLt reads them tiled. */
   for (int side = SIDE_A; side <= SIDE_B && s == MB_OK && k->mx_grid[side];
        side++)
-    s = tile_mx(k, side, k->mx_grid[side], k->plan.k / 32, 1);
+    s = tile_mx(k, side, k->mx_grid[side], k->plan.k / k->plan.scale_vec, 1);
   return s;
 }
 
@@ -288,7 +295,8 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
   const int scalar = pl->la.mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
   const int mx = pl->la.src == MB_LT_SC_QUANT_MX;
   for (int side = SIDE_A; side <= SIDE_B && mx && s == MB_OK; side++)
-    s = dalloc(k, (size_t)(side == SIDE_A ? n : m) * (size_t)(kk / 32),
+    s = dalloc(k,
+               (size_t)(side == SIDE_A ? n : m) * (size_t)(kk / pl->scale_vec),
                &k->mx_grid[side], "cublaslt gemm: allocate MX grids");
   if (s != MB_OK) return s;
   for (int side = SIDE_A; side <= SIDE_B; side++) {
@@ -306,13 +314,13 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
     /* gemm's static scale is the quantize op's: every scale given. */
     q->flags =
         (our_b ? MB_PARAM_TRANSPOSE : 0u) | (k->p.flags & MB_PARAM_STATIC);
-    q->scale = k->p.scale;
+    q->scale = k->p.scale; /* NVFP4: the per-tensor S */
     /* The block of the quantized matrix (A, or B^T): whole, one row, or
-     * MXFP8's 32 along K in e8m0. */
-    q->scale_a = mx       ? (mb_scaling_t){MB_SCALE_BLOCK, {1, 32}}
+     * MX's 32 (NVFP4's 16) along K in e8m0 (e4m3). */
+    q->scale_a = mx       ? (mb_scaling_t){MB_SCALE_BLOCK, {1, pl->scale_vec}}
                  : scalar ? (mb_scaling_t){MB_SCALE_TENSOR, {outer, kk}}
                           : (mb_scaling_t){MB_SCALE_ROW, {1, kk}};
-    q->dtype_scale = mx ? MB_DTYPE_E8M0 : MB_DTYPE_NONE;
+    q->dtype_scale = mx ? k->p.dtype_scale : MB_DTYPE_NONE;
     k->q_in[side][0] = call->in[our_b ? 1 : 0];
     k->q_out[side][0] = our_b ? k->bt : k->qa;
     k->q_out[side][1] = mx ? k->mx_grid[side] : k->scale[side];
@@ -330,10 +338,11 @@ static mb_status_t stage_qi(lt_kernel_t *k, const mb_kernel_call_t *call) {
   snprintf(k->b_layout, sizeof k->b_layout,
            "NxK (K contiguous), quantized transposed inside the op (timed)");
   snprintf(k->quantize_note, sizeof k->quantize_note,
-           "A and B (%s) quantized to f8e4m3 inside the timed op by the "
-           "shared quantize kernel%s, then the fp8 matmul",
+           "A and B (%s) quantized to %s inside the timed op by the "
+           "shared quantize kernel%s, then the %s matmul",
            k->p.dtype == MB_DTYPE_F32 ? "f32" : "bf16",
-           mx ? " (e8m0 scales per 32, then tiled for VEC32_UE8M0)" : "");
+           pl->fp4 ? "f4e2m1" : "f8e4m3",
+           mx ? " (byte block scales, then tiled 128x4)" : "", pl->math);
   /* Once now: the tuning multiplies real data, and errors surface here. */
   s = quantize(k);
   if (s == MB_OK)
@@ -450,7 +459,8 @@ static mb_status_t build_descs(lt_kernel_t *k) {
     k->alpha.i = 1; /* plan: i8 -> i32 takes alpha 1, beta 0 */
     k->beta.i = 0;
   } else {
-    k->alpha.f = (float)k->p.alpha;
+    /* NVFP4: the per-tensor scales ride in alpha (plan.alpha_mul). */
+    k->alpha.f = (float)k->p.alpha * pl->alpha_mul;
     k->beta.f = (float)k->p.beta;
   }
   return s;

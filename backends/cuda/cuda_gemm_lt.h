@@ -28,6 +28,12 @@
  *          it); the byte grids are tiled into cuBLASLt's 128x4 layout on
  *          the device (gpu_mx.h), in prepare for given scales, inside the
  *          timed run after the quantize kernel for quantize-inputs.
+ *   FP4    f4e2m1 (given, or quantize-inputs to f4e2m1) as MXFP4
+ *          (VEC32_UE8M0) or NVFP4 (VEC16_UE4M3, its per-tensor scales in
+ *          alpha), CUDA_R_4F_E2M1, TN with B's nibbles transposed once in
+ *          prepare (or quantized transposed in the op), the byte scales
+ *          tiled as MXFP8's; compute capability 10.0 up
+ *          (cuda_gemm_lt_fp4.c).
  * fp8 and qi take MB_PARAM_FAST_ACCUM: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1
  * on the matmul descriptor (torch._scaled_mm's use_fast_accum). */
 #ifndef MB_CUDA_GEMM_LT_H
@@ -98,6 +104,11 @@ typedef struct mb_lt_plan {
   int a_t;               /* cuBLASLt B is our A stored K x M (op T) */
   int8_t fast_accum;     /* fp8 with MB_PARAM_FAST_ACCUM: the descriptor's
                             CUBLASLT_MATMUL_DESC_FAST_ACCUM (int8_t) */
+  int64_t scale_vec;     /* byte block scales (MXFP8, MXFP4: 32; NVFP4:
+                            16): elements along K per scale; else 0 */
+  float alpha_mul;       /* alpha is multiplied by it (NVFP4: S^2, the
+                            per-tensor scales); 1 otherwise */
+  int fp4;               /* CUDA_R_4F_E2M1 operands, packed two per byte */
   mb_lt_side_t la;       /* cuBLASLt A = our B (scale_b) */
   mb_lt_side_t lb;       /* cuBLASLt B = our A (scale_a) */
   char math[32];         /* "f32", "tf32", "bf16", "fp8 e4m3 x e4m3", "i8" */
@@ -112,7 +123,23 @@ mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
                              size_t lt_version, mb_lt_plan_t *pl, char *why,
                              size_t cap);
 
+/* FP4 (cuda_gemm_lt_fp4.c): the plan of an f4e2m1 request (given, or
+ * quantize-inputs to f4e2m1): MXFP4 as VEC32_UE8M0, NVFP4 as VEC16_UE4M3
+ * with S^2 in alpha, compute capability 10.0 and cuBLASLt 12.8 up; else
+ * MB_ERR_UNSUPPORTED with the reason. */
+mb_status_t mb__cuda_lt_plan_fp4(const mb_cuda_device_t *d,
+                                 const mb_op_params_t *p, mb_lt_plan_t *pl,
+                                 char *why, size_t cap);
+/* The planner's pieces FP4's shares (cuda_gemm_lt_plan.c): one side's mode,
+ * source, outer size and buffer count; the plan's scale_mode text. */
+void mb__cuda_lt_side(mb_lt_side_t *s, int32_t mode, mb_lt_scale_src_t src,
+                      int64_t outer, int64_t k);
+void mb__cuda_lt_describe(const mb_op_params_t *p, mb_lt_plan_t *pl);
+
 /* Host re-layouts done in prepare (untimed). */
+/* dst (cols x rows) = src (rows x cols)^T, packed nibbles (FP4). */
+void mb__cuda_lt_transpose_u4(const uint8_t *src, uint8_t *dst, int64_t rows,
+                              int64_t cols);
 /* dst (cols x rows) = src (rows x cols)^T, one byte per element. */
 void mb__cuda_lt_transpose_u8(const uint8_t *src, uint8_t *dst, int64_t rows,
                               int64_t cols);

@@ -161,6 +161,8 @@ static const char *mode_name(int32_t mode) {
       return "BLK128x128_32F";
     case CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0:
       return "VEC32_UE8M0";
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3:
+      return "VEC16_UE4M3";
     default:
       return "?";
   }
@@ -181,9 +183,9 @@ static const char *src_name(mb_lt_scale_src_t src, int our_b) {
     case MB_LT_SC_QUANT:
       return "computed by the quantize kernel in the op";
     case MB_LT_SC_MX32:
-      return "e8m0, tiled 128x4 on the device in prepare";
+      return "byte scales, tiled 128x4 on the device in prepare";
     case MB_LT_SC_QUANT_MX:
-      return "e8m0 from the quantize kernel, tiled 128x4 in the op";
+      return "byte scales from the quantize kernel, tiled 128x4 in the op";
     default:
       return "none";
   }
@@ -201,6 +203,9 @@ static size_t side_count(int32_t mode, int64_t outer, int64_t k) {
     case CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0: /* bytes, 128 x 4 tiles */
       return (size_t)((outer + 127) / 128 * 128) *
              (size_t)((k / 32 + 3) / 4 * 4);
+    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3: /* the same, per 16 */
+      return (size_t)((outer + 127) / 128 * 128) *
+             (size_t)((k / 16 + 3) / 4 * 4);
     default:
       return 1;
   }
@@ -214,6 +219,11 @@ static void set_side(mb_lt_side_t *s, int32_t mode, mb_lt_scale_src_t src,
   s->count = side_count(mode, outer, k);
 }
 
+void mb__cuda_lt_side(mb_lt_side_t *s, int32_t mode, mb_lt_scale_src_t src,
+                      int64_t outer, int64_t k) {
+  set_side(s, mode, src, outer, k);
+}
+
 static void describe_scales(const mb_op_params_t *p, mb_lt_plan_t *pl) {
   char ba[48], bb[48];
   const sdesc_t a = describe(p, 0), b = describe(p, 1);
@@ -223,6 +233,10 @@ static void describe_scales(const mb_op_params_t *p, mb_lt_plan_t *pl) {
            side_name(p, &a, ba, sizeof ba), mode_name(pl->lb.mode),
            src_name(pl->lb.src, 0), side_name(p, &b, bb, sizeof bb),
            mode_name(pl->la.mode), src_name(pl->la.src, 1));
+}
+
+void mb__cuda_lt_describe(const mb_op_params_t *p, mb_lt_plan_t *pl) {
+  describe_scales(p, pl);
 }
 
 /* Outer-vector and 128-block scales: Hopper (9.0) per NVIDIA's table, and a
@@ -289,6 +303,7 @@ static mb_status_t mx_scales(const mb_cuda_device_t *d, const mb_op_params_t *p,
                   "MXFP8 needs cuBLASLt >= 12.8 (VEC32_UE8M0); this one is "
                   "%zu.%zu.%zu",
                   v / 10000, (v / 100) % 100, v % 100);
+  pl->scale_vec = 32;
   set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src, p->shape[GN],
            p->shape[GK]);
   set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src, p->shape[GM],
@@ -584,6 +599,7 @@ mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
                              size_t cap) {
   memset(pl, 0, sizeof *pl);
   pl->lt_version = lt_version;
+  pl->alpha_mul = 1.0f;
   if (p->ndim != 3 || p->shape[GM] <= 0 || p->shape[GK] <= 0 ||
       p->shape[GN] <= 0)
     return refuse(why, cap, "gemm takes a positive M x K x N shape");
@@ -609,14 +625,12 @@ mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
                   "explicit_dequant (an unscaled f32 product, then the scales "
                   "in a pass of their own): cuBLASLt fuses the scales into "
                   "its epilogue; --impl native runs it");
-  /* CUDA_R_4F_E2M1 with VEC32_UE8M0 / VEC16_UE4M3 scales (sm_100) is not
-   * planned yet: said so rather than a misleading dtype reason. */
-  if (p->dtype == MB_DTYPE_F4E2M1 || p->dtype_q == MB_DTYPE_F4E2M1)
-    return refuse(why, cap,
-                  "FP4 (f4e2m1) operands: cuBLASLt's CUDA_R_4F_E2M1 modes are "
-                  "not wired up in this module yet (the CPU's c kernel runs "
-                  "FP4)");
-  if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
+  /* FP4 (given or quantized inside) before the fp8 and qi plans: its own
+   * file, CUDA_R_4F_E2M1 with VEC32_UE8M0 / VEC16_UE4M3. */
+  if (p->dtype == MB_DTYPE_F4E2M1 ||
+      ((p->flags & MB_PARAM_QUANTIZE_INPUTS) && p->dtype_q == MB_DTYPE_F4E2M1))
+    st = mb__cuda_lt_plan_fp4(d, p, pl, why, cap);
+  else if (p->flags & MB_PARAM_QUANTIZE_INPUTS)
     st = plan_qi(d, p, pl, why, cap);
   else if (is_fp8(p->dtype))
     st = plan_fp8(d, p, pl, why, cap);
