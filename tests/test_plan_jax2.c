@@ -393,10 +393,14 @@ static void test_sweep_ranges_and_layers(void **state) {
                       "bfloat16->bfloat16/tb");
   assert_true(g.params.flags & MB_PARAM_TRANS_B);
   assert_string_equal(g.skip_reason, "");
-  /* FP4 is a dtype now, but B stored N x K is not an FP4 layout here. */
-  expect_skip(plan, 6,
-              "gemm_generalized/1024x1024x1024/float4_e2m1fn->bfloat16/tb",
-              "trans_b applies to unscaled float gemms only");
+  /* FP4 with B stored N x K (packed along K) runs. */
+  g = entry(plan, 6);
+  assert_string_equal(g.name,
+                      "gemm_generalized/1024x1024x1024/"
+                      "float4_e2m1fn->bfloat16/tb");
+  assert_int_equal(g.params.dtype, MB_DTYPE_F4E2M1);
+  assert_true(g.params.flags & MB_PARAM_TRANS_B);
+  assert_string_equal(g.skip_reason, "");
   mb_plan_destroy(plan);
   /* More than 1000 combinations: the first 1000, as the suite, noted. */
   plan = parse(

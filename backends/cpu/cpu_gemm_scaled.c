@@ -40,6 +40,7 @@ void mb__cpu_sgemm_plan(const mb_op_params_t *p, mb_cpu_sgemm_plan_t *pl) {
   pl->nv_s = p->dtype_scale == MB_DTYPE_F8E4M3 ? (float)p->scale : 0.0f;
   pl->na = m / pl->bma * pl->gca;
   pl->nb = k / pl->bkb * pl->gcb;
+  pl->trans_b = (p->flags & MB_PARAM_TRANS_B) != 0;
 }
 
 mb_status_t mb__cpu_sgemm_grids_alloc(mb_cpu_state_t *st,

@@ -30,6 +30,7 @@ typedef struct mb_cpu_sgemm_plan {
   float nv_s;     /* NVFP4: the grids are e4m3 bytes, S the static scale;
                      else 0 */
   int64_t na, nb; /* scales in A's and B's grid */
+  int trans_b;    /* B stored N x K (unscaled f4e2m1 only) */
 } mb_cpu_sgemm_plan_t;
 
 void mb__cpu_sgemm_plan(const mb_op_params_t *p, mb_cpu_sgemm_plan_t *pl);

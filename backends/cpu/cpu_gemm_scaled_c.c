@@ -30,6 +30,7 @@ typedef struct sgemm_c {
   unsigned threads;
   int int8;         /* i8 x i8: integer block sums */
   float *a32, *b32; /* widened A and B; NULL when they are f32 already */
+  float *bt32;      /* trans_b: B widened as stored (N x K), then turned */
   float *work;      /* per thread: work_each floats, see tile() */
   size_t work_each;
   float *grids; /* e8m0 or e4m3 scales decoded (mb__cpu_sgemm_grids) */
@@ -120,6 +121,19 @@ static void tile(const sgemm_c_t *g, const float *a, const float *b,
     memcpy((int32_t *)d + (i0 + i) * n + j0, ip + i * cols, cols * sizeof *ip);
 }
 
+/* dst (cols x rows) = src (rows x cols)^T in 32 x 32 tiles, rows of tiles
+ * split across the threads: part of the timed run, as reading B packed
+ * along K costs an FP4 kernel without FP4 hardware. */
+static void turn(unsigned threads, const float *restrict src,
+                 float *restrict dst, int64_t rows, int64_t cols) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t r0 = 0; r0 < rows; r0 += 32)
+    for (int64_t c0 = 0; c0 < cols; c0 += 32)
+      for (int64_t r = r0; r < r0 + 32 && r < rows; ++r)
+        for (int64_t c = c0; c < c0 + 32 && c < cols; ++c)
+          dst[c * rows + r] = src[r * cols + c];
+}
+
 mb_status_t mb__cpu_sgemm_c_run(void *kstate, const mb_kernel_call_t *call) {
   const sgemm_c_t *g = kstate;
   const mb_cpu_sgemm_plan_t *pl = &g->pl;
@@ -129,7 +143,12 @@ mb_status_t mb__cpu_sgemm_c_run(void *kstate, const mb_kernel_call_t *call) {
                     pl->m, pl->k);
     a = g->a32;
   }
-  if (g->b32) {
+  if (g->bt32) { /* B stored N x K: widened, then turned to K x N */
+    mb__cpu_dequant(g->threads, b, pl->tb, NULL, 1, 1, g->bt32, MB_DTYPE_F32,
+                    pl->n, pl->k);
+    turn(g->threads, g->bt32, g->b32, pl->n, pl->k);
+    b = g->b32;
+  } else if (g->b32) {
     mb__cpu_dequant(g->threads, b, pl->tb, NULL, 1, 1, g->b32, MB_DTYPE_F32,
                     pl->k, pl->n);
     b = g->b32;
@@ -154,6 +173,7 @@ void mb__cpu_sgemm_c_release(void *kstate) {
   if (!g) return;
   free(g->a32);
   free(g->b32);
+  free(g->bt32);
   free(g->work);
   free(g->grids);
   free(g);
@@ -201,6 +221,11 @@ mb_status_t mb__cpu_sgemm_c_prepare(void *bstate, const mb_kernel_call_t *call,
   if (p->dtype != MB_DTYPE_F32) s = mb__cpu_alloc(st, mk * sizeof(float), &a);
   if (s == MB_OK && p->dtype_b != MB_DTYPE_F32)
     s = mb__cpu_alloc(st, kn * sizeof(float), &b);
+  void *bt = NULL;
+  if (s == MB_OK && g->pl.trans_b) {
+    s = mb__cpu_alloc(st, kn * sizeof(float), &bt);
+    g->bt32 = bt;
+  }
   if (s == MB_OK)
     s = mb__cpu_alloc(st, g->threads * g->work_each * sizeof(float), &w);
   g->a32 = a, g->b32 = b, g->work = w;

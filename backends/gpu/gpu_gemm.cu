@@ -54,8 +54,13 @@ const struct pair {
     {F(F8E4M3), F(F8E5M2), K_FP8, PLAIN(F8E4M3, F8E5M2, K_FP8)},
     {F(F8E5M2), F(F8E4M3), K_FP8, PLAIN(F8E5M2, F8E4M3, K_FP8)},
     {F(F8E5M2), F(F8E5M2), K_FP8, PLAIN(F8E5M2, F8E5M2, K_FP8)},
-    /* fp4 x fp4 (packed e2m1): as fp8, widened to f32 as loaded */
-    {F(F4E2M1), F(F4E2M1), K_FP8, PLAIN(F4E2M1, F4E2M1, K_FP8)},
+    /* fp4 x fp4 (packed e2m1): as fp8, widened to f32 as loaded; also B
+     * stored N x K (trans_b, unscaled: packed along K) */
+    {F(F4E2M1),
+     F(F4E2M1),
+     K_FP8,
+     {launch_t<F(F4E2M1), F(F4E2M1), false, false, false>,
+      launch_t<F(F4E2M1), F(F4E2M1), false, false, true>, NULL, NULL}},
     {F(I8), F(I8), K_I8, PLAIN(I8, I8, K_I8)},
     {F(F32), F(I4), K_I4, PLAIN(F32, I4, K_I4)},
     {F(BF16), F(I4), K_I4, PLAIN(BF16, I4, K_I4)},
@@ -198,10 +203,13 @@ mb_status_t mb_gg_check(const mb_op_params_t *p, const char **why) {
     r = "native gemm: A x B must be f32, bf16 or f16 with the same, f8e4m3 "
         "or f8e5m2 with either, f4e2m1 with f4e2m1, i8 with i8, or f32, "
         "bf16 or f16 with i4 weights";
-  if (!r && pr->kind != K_FLOAT &&
+  /* f4e2m1 has an instance with B stored N x K (trans_b) too. */
+  const bool fp4_tb =
+      pr && pr->a == MB_DTYPE_F4E2M1 && !(p->flags & MB_PARAM_TRANS_A) && !qi;
+  if (!r && pr->kind != K_FLOAT && !fp4_tb &&
       (p->flags & (MB_PARAM_TRANS_A | MB_PARAM_TRANS_B)))
     r = "native gemm: trans_a and trans_b go with f32, bf16 and f16 inputs "
-        "only";
+        "only (trans_b with f4e2m1 too)";
   if (!r) r = check_out(p, pr->kind);
   if (!r) r = check_dims(p);
   if (!r) r = check_scales(p, pr->kind);

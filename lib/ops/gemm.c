@@ -9,7 +9,8 @@
  * params.scale instead, so no absmax pass is timed (the JAX suite's
  * *_static_scaling GEMMs). Unscaled float gemms take
  * MB_PARAM_TRANS_A (A stored K x M) and MB_PARAM_TRANS_B (B stored N x K):
- * the product is the same, only the operands' storage differs.
+ * the product is the same, only the operands' storage differs; unscaled
+ * f4e2m1 takes MB_PARAM_TRANS_B (B packed along K).
  * params.dtype_scale e8m0 stores the scale grids as e8m0 bytes and makes
  * quantize-inputs compute them by the OCP MX rule: with 1x32 / 32x1 blocks
  * that is MXFP8 (gemm_mxfp8_b32) with fp8 elements, MXFP4 with f4e2m1
@@ -90,12 +91,19 @@ static mb_status_t check_trans(const mb_op_params_t *p) {
       p->scale_a.mode != MB_SCALE_NONE || p->scale_b.mode != MB_SCALE_NONE;
   const int plain = in_list(p->dtype, k_float, COUNT(k_float)) &&
                     p->dtype_b == p->dtype && !scaled && !qi;
+  /* Unscaled FP4 also takes B stored N x K, packed along K (the JAX
+   * suite's gemm_generalized with transpose_b): the layout FP4 tensor
+   * cores read. */
+  const int fp4_nk = p->dtype == MB_DTYPE_F4E2M1 &&
+                     p->dtype_b == MB_DTYPE_F4E2M1 && !scaled && !qi;
   for (size_t i = 0; i < COUNT(k_trans); i++)
-    if ((p->flags & k_trans[i].flag) && !plain)
+    if ((p->flags & k_trans[i].flag) &&
+        !(plain || (fp4_nk && k_trans[i].flag == MB_PARAM_TRANS_B)))
       return mb__fail(MB_ERR_INVALID_ARG,
                       "gemm: %s applies to unscaled float gemms only (f32, "
                       "bf16 or f16 A and B of one dtype, no scales, no "
-                      "quantize-inputs); got %s x %s%s%s",
+                      "quantize-inputs; trans_b also to unscaled f4e2m1); "
+                      "got %s x %s%s%s",
                       k_trans[i].name, mb_dtype_name(p->dtype),
                       mb_dtype_name(p->dtype_b), scaled ? " with scales" : "",
                       qi ? " with quantize-inputs" : "");

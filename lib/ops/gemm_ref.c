@@ -65,7 +65,17 @@ void mb__gemm_ref_release(void *state) {
 static mb_status_t rows_from(ref_rows_t *rr, const void *vals, mb_dtype_t dt,
                              int64_t rows, int64_t cols, int flip, int take) {
   rr->dtype = flip ? mb__transpose_dtype(dt) : dt;
-  if (flip) {
+  /* Packed nibbles (f4e2m1) read in place would start odd rows mid-byte:
+   * they are read as e4m3 bytes (exact) instead, as a flip gives them. */
+  if (!flip && dt == MB_DTYPE_F4E2M1) {
+    const size_t n = (size_t)(rows * cols);
+    void *t = malloc(n ? n : 1);
+    if (t) mb_convert(t, MB_DTYPE_F8E4M3, vals, dt, n, 0);
+    if (take) free((void *)vals);
+    if (!t) return MB_ERR_NO_MEMORY;
+    rr->vals = rr->owned = t;
+    rr->dtype = MB_DTYPE_F8E4M3;
+  } else if (flip) {
     void *t = malloc(mb_dtype_bytes(rr->dtype, (size_t)(rows * cols)));
     if (t) mb__transpose(vals, dt, t, rows, cols);
     if (take) free((void *)vals);
