@@ -16,6 +16,7 @@ static const mb_op_t *const k_ops[] = {
     &mb__op_activation,
     &mb__op_add,
     &mb__op_attention,
+    &mb__op_attention_bwd,
     &mb__op_copy,
     &mb__op_d2h,
     &mb__op_dequantize,

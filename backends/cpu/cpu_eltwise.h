@@ -92,6 +92,8 @@ MB__CPU_ELT_DECLARE(mb__cpu_rope_c);
 /* STREAM's scale and triad (cpu_stream_c.c). */
 MB__CPU_ELT_DECLARE(mb__cpu_scale_c);
 MB__CPU_ELT_DECLARE(mb__cpu_triad_c);
+/* Attention's backward (cpu_attention_bwd_c.c). */
+MB__CPU_ELT_DECLARE(mb__cpu_attention_bwd_c);
 /* The sparse GEMMs (cpu_gemm_sparse_c.c). */
 MB__CPU_ELT_DECLARE(mb__cpu_gemm_sparse24_c);
 MB__CPU_ELT_DECLARE(mb__cpu_gemm_block_sparse_c);

@@ -34,98 +34,34 @@
 #include <stdlib.h>
 
 #include "dtype_internal.h"
+#include "ops/attention.h"
 #include "ops/eltwise.h"
 
-enum { AB, AH, ASQ, ASKV, AD };
+/* The shape, layouts, checks and pair count are shared with attention_bwd
+ * (attention_shape.c). */
+enum { AB = MB__ATT_B, AH, ASQ, ASKV, AD };
 enum { ROLE_Q, ROLE_K, ROLE_V, ROLE_O };
 
-static int causal(const mb_op_params_t *p) {
-  return (p->flags & MB_PARAM_CAUSAL) != 0;
-}
-
-static int bshd(const mb_op_params_t *p) {
-  return (p->flags & MB_PARAM_BSHD) != 0;
-}
-
-/* Hkv: kv_heads, or H when unset (params not resolved yet). */
-static int64_t kv_heads(const mb_op_params_t *p) {
-  return p->kv_heads ? p->kv_heads : p->shape[AH];
-}
-
-/* Heads of Q and O (seq ASQ) or of K and V (ASKV). */
-static int64_t heads(const mb_op_params_t *p, int seq) {
-  return seq == ASKV ? kv_heads(p) : p->shape[AH];
-}
-
-static double rows(const mb_op_params_t *p, int seq) {
-  return (double)p->shape[AB] * (double)heads(p, seq) * (double)p->shape[seq];
-}
-
-/* Fills kv_heads in (0: H) and checks H is a multiple of it. */
-static mb_status_t resolve_kv_heads(mb_op_params_t *p) {
-  const int64_t h = p->shape[AH];
-  if (p->kv_heads == 0) p->kv_heads = h;
-  if (p->kv_heads < 0)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "attention: kv_heads = %lld; the K/V heads are a count "
-                    "(0: H = %lld)",
-                    (long long)p->kv_heads, (long long)h);
-  if (p->kv_heads > h || h % p->kv_heads)
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "attention: H = %lld query heads is not a multiple of "
-                    "kv_heads = %lld (grouped-query attention: each K/V head "
-                    "serves H / kv_heads query heads; valid kv_heads divide "
-                    "H, 1 to %lld)",
-                    (long long)h, (long long)p->kv_heads, (long long)h);
-  return MB_OK;
-}
-
 static mb_status_t attention_resolve(mb_op_params_t *p) {
-  const mb_op_t *op = &mb__op_attention;
-  mb_status_t st = mb__elt_resolve_dtypes(op, p, mb__elt_float,
-                                          MB__ELT_COUNT(mb__elt_float));
-  if (st == MB_OK) st = resolve_kv_heads(p);
-  if (st == MB_OK)
-    st = mb__elt_check_numel(op, "Q", rows(p, ASQ) * (double)p->shape[AD]);
-  if (st == MB_OK)
-    st = mb__elt_check_numel(op, "K", rows(p, ASKV) * (double)p->shape[AD]);
-  if (st == MB_OK && causal(p) && p->shape[ASQ] > p->shape[ASKV])
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "attention: causal with Sq %lld > Skv %lld leaves the "
-                    "first %lld queries without a key (the mask is aligned "
-                    "bottom-right: query i sees keys j <= i + Skv - Sq)",
-                    (long long)p->shape[ASQ], (long long)p->shape[ASKV],
-                    (long long)(p->shape[ASQ] - p->shape[ASKV]));
-  return st;
+  return mb__att_resolve(&mb__op_attention, p);
 }
 
 static void attention_operand(const mb_op_params_t *p, uint32_t role,
                               mb_dtype_t *dtype, uint32_t *ndim,
                               int64_t *shape) {
-  const int s = role == ROLE_K || role == ROLE_V ? ASKV : ASQ;
-  const int64_t seq = p->shape[s], h = heads(p, s);
-  *dtype = p->dtype;
-  *ndim = 4;
-  shape[0] = p->shape[AB];
-  shape[1] = bshd(p) ? seq : h;
-  shape[2] = bshd(p) ? h : seq;
-  shape[3] = p->shape[AD];
-}
-
-/* (query, key) pairs the mask leaves, per (batch, head). */
-static double pairs(const mb_op_params_t *p) {
-  const double sq = (double)p->shape[ASQ], skv = (double)p->shape[ASKV];
-  return causal(p) ? sq * (skv - sq) + sq * (sq + 1.0) / 2.0 : sq * skv;
+  mb__att_operand(p, role == ROLE_K || role == ROLE_V ? ASKV : ASQ, dtype, ndim,
+                  shape);
 }
 
 static double attention_flop(const mb_op_params_t *p) {
   return 4.0 * (double)p->shape[AB] * (double)p->shape[AH] *
-         (double)p->shape[AD] * pairs(p);
+         (double)p->shape[AD] * mb__att_pairs(p);
 }
 
 static double attention_bytes(const mb_op_params_t *p) {
   const double d = (double)p->shape[AD];
-  return mb__bytes(p->dtype, 2.0 * rows(p, ASQ) * d + 2.0 * rows(p, ASKV) * d);
+  return mb__bytes(p->dtype, 2.0 * mb__att_rows(p, ASQ) * d +
+                                 2.0 * mb__att_rows(p, ASKV) * d);
 }
 
 static double attention_ref_cost(const mb_op_params_t *p) {
@@ -133,25 +69,10 @@ static double attention_ref_cost(const mb_op_params_t *p) {
 }
 
 /* The error budget in u(f32) (see attention_tolerance): `units` does not
- * depend on the data, `score_units` multiplies the row's largest score
- * magnitude a_max = max_j sum_d |q_d k_jd| / sqrt(D). */
+ * depend on the data, mb__att_score_units (4 sqrt(D) + 8) multiplies the
+ * row's largest score magnitude a_max = max_j sum_d |q_d k_jd| / sqrt(D). */
 static double units(const mb_op_params_t *p) {
   return 4.0 * sqrt((double)p->shape[ASKV]) + 16.0;
-}
-static double score_units(const mb_op_params_t *p) {
-  return 4.0 * sqrt((double)p->shape[AD]) + 8.0;
-}
-
-/* Where row (b, h, position) of a [B,H,S,D] or [B,S,H,D] tensor starts, in
- * elements: b * batch + h * head + position * pos. */
-typedef struct strides {
-  int64_t batch, head, pos;
-} strides_t;
-
-static strides_t layout(const mb_op_params_t *p, int seq) {
-  const int64_t h = heads(p, seq), s = p->shape[seq], d = p->shape[AD];
-  return bshd(p) ? (strides_t){s * h * d, d, h * d}
-                 : (strides_t){h * s * d, s * d, d};
 }
 
 /* Q, K, V as f32 (exact for every input dtype), so one element's O(Skv D)
@@ -159,7 +80,7 @@ static strides_t layout(const mb_op_params_t *p, int seq) {
 typedef struct attention_ref {
   float *q, *k, *v;
   int64_t h, group, sq, skv, d; /* group: query heads per K/V head */
-  strides_t qs, kvs;            /* Q and O; K and V */
+  mb__att_strides_t qs, kvs;    /* Q and O; K and V */
   int causal, bshd;
   double scale, units, score_units;
 } attention_ref_t;
@@ -177,8 +98,8 @@ static mb_status_t attention_ref_prepare(const mb_op_params_t *p,
                                          const void *const *host,
                                          void **state) {
   attention_ref_t *r = calloc(1, sizeof *r);
-  const size_t nq = (size_t)(rows(p, ASQ) * (double)p->shape[AD]);
-  const size_t nkv = (size_t)(rows(p, ASKV) * (double)p->shape[AD]);
+  const size_t nq = (size_t)(mb__att_rows(p, ASQ) * (double)p->shape[AD]);
+  const size_t nkv = (size_t)(mb__att_rows(p, ASKV) * (double)p->shape[AD]);
   if (r) {
     r->q = malloc(nq * sizeof *r->q);
     r->k = malloc(nkv * sizeof *r->k);
@@ -192,17 +113,17 @@ static mb_status_t attention_ref_prepare(const mb_op_params_t *p,
   mb_convert(r->k, MB_DTYPE_F32, host[ROLE_K], p->dtype, nkv, 0);
   mb_convert(r->v, MB_DTYPE_F32, host[ROLE_V], p->dtype, nkv, 0);
   r->h = p->shape[AH];
-  r->group = p->shape[AH] / kv_heads(p);
+  r->group = p->shape[AH] / mb__att_kv_heads(p);
   r->sq = p->shape[ASQ];
   r->skv = p->shape[ASKV];
   r->d = p->shape[AD];
-  r->qs = layout(p, ASQ);
-  r->kvs = layout(p, ASKV);
-  r->causal = causal(p);
-  r->bshd = bshd(p);
+  r->qs = mb__att_layout(p, ASQ);
+  r->kvs = mb__att_layout(p, ASKV);
+  r->causal = (p->flags & MB_PARAM_CAUSAL) != 0;
+  r->bshd = (p->flags & MB_PARAM_BSHD) != 0;
   r->scale = 1.0 / sqrt((double)r->d);
   r->units = units(p);
-  r->score_units = score_units(p);
+  r->score_units = mb__att_score_units(p);
   *state = r;
   return MB_OK;
 }

@@ -123,6 +123,7 @@ static inline int64_t mb__gqa_kv_heads(const mb_op_t *op,
 extern const mb_op_t mb__op_activation;
 extern const mb_op_t mb__op_add;
 extern const mb_op_t mb__op_attention;
+extern const mb_op_t mb__op_attention_bwd;
 extern const mb_op_t mb__op_copy;
 extern const mb_op_t mb__op_d2h;
 extern const mb_op_t mb__op_dequantize;
