@@ -292,6 +292,7 @@ static const conf_case_t k_cases[] = {
     {"softmax", S2(65, 96), "f32", N, N, N, N, N, N, 0},
     {"softmax", S2(9, 130), "bf16", N, N, N, N, N, N, 0},
 #include "conformance_bwd.inc"
+#include "conformance_attention_bwd.inc"
 #include "conformance_rope.inc"
 #include "conformance_stream.inc"
 #include "conformance_fp8_eltwise.inc"

@@ -4,7 +4,7 @@
  * j <= i + Skv - Sq). With MB_PARAM_BSHD the tensors are [B,S,H,D]
  * instead (Q, O [B,Sq,H,D], K, V [B,Skv,H,D]): a (batch, head)'s rows are
  * still D contiguous elements, H D apart rather than D, so only the rows'
- * addresses change (row_offset and ld below), not the tiles. Grouped-query
+ * addresses change (mb_gpu_att_row and ld below), not the tiles. Grouped-query
  * attention (params.kv_heads = Hkv < H): K and V have Hkv heads (BSHD rows
  * Hkv D apart) and query head h reads K/V head h / (H / Hkv): again only
  * the K/V rows' addresses (kvbase, kv_ld).
@@ -32,7 +32,8 @@
  * DMAX 32 and 64: 64 x 32 (25 / 41 KiB); 128: 64 x 32 (73 KiB), else
  * 32 x 32 (53 KiB); 256: 32 x 32 (101 KiB), else 16 x 16 (49 KiB).
  * D > 256 is declined. */
-#include "gpu_eltwise.cuh"
+/* mb_gpu_att_row: where a head's rows live, shared with the backward. */
+#include "gpu_attention.cuh"
 
 namespace {
 
@@ -45,16 +46,6 @@ constexpr int MAX_D = 256;
 constexpr size_t smem_floats(int dmax, int bq, int bk) {
   return (size_t)bq * (dmax + 1) + (size_t)bk * (dmax + 1) + (size_t)bk * dmax +
          (size_t)bq * (bk + 1) + 3 * (size_t)bq;
-}
-
-/* Element offset of row `pos` of (batch, head) bh in a tensor of `seq`
- * rows per head: [B,H,S,D] (b H + h) seq + pos rows of d; [B,S,H,D]
- * (b seq + pos) H + h. Rows of one head are ld = d, or H d, apart. */
-__device__ __forceinline__ size_t row_offset(size_t bh, size_t seq, size_t pos,
-                                             size_t heads, int d, int bshd) {
-  const size_t row =
-      bshd ? (bh / heads * seq + pos) * heads + bh % heads : bh * seq + pos;
-  return row * (size_t)d;
 }
 
 template <mb_dtype_t DT, int DMAX, int BQ, int BK>
@@ -92,8 +83,8 @@ __global__ void __launch_bounds__(THREADS)
     /* Row r of the Q (and O) tile at qbase + r ld, key j at kvbase +
      * j kv_ld; (batch, K/V head) kvbh holds query head bh's keys. */
     const size_t kvbh = bh / heads * kv_heads + bh % heads / group;
-    const size_t qbase = row_offset(bh, sq, i0, heads, d, bshd);
-    const size_t kvbase = row_offset(kvbh, skv, 0, kv_heads, d, bshd);
+    const size_t qbase = mb_gpu_att_row(bh, sq, i0, heads, d, bshd);
+    const size_t kvbase = mb_gpu_att_row(kvbh, skv, 0, kv_heads, d, bshd);
     /* The last key any query of the tile sees. */
     const size_t last = causal ? i0 + (size_t)qn - 1 + off : skv - 1;
 
