@@ -2,8 +2,9 @@
  * 23 items 3 and 6): each legacy name maps to the op, shape, dtypes,
  * scaling and flags expected; splash attention's grouped-query
  * combinations (kv_heads < q_heads) run as our attention op's kv_heads,
- * those it cannot run (another V head dim, q_heads not a multiple of
- * kv_heads, the backward modes) are skipped saying why, and upstream's own
+ * mode bwd as attention_bwd, combined as attention then attention_bwd (two
+ * entries), those it cannot run (another V head dim, q_heads not a
+ * multiple of kv_heads) are skipped saying why, and upstream's own
  * attention.yaml plans. */
 #include "test_util.h"
 
@@ -67,8 +68,8 @@ static void test_static_gemm_names(void **state) {
   }
 }
 
-/* One combination per row: the shape, K/V heads and causal flag, or why
- * it skips. */
+/* One combination per row: the op (attention, or attention_bwd for mode
+ * bwd), shape, K/V heads and causal flag, or why it skips. */
 static void test_splash_attention(void **state) {
   (void)state;
   static const struct {
@@ -107,8 +108,8 @@ static void test_splash_attention(void **state) {
        "v_head_dim 32 != qk_head_dim 16", MB_PARAM_CAUSAL, 0},
       {"batch_size: 1, q_seq_len: 64, kv_seq_len: 64, q_heads: 8, "
        "kv_heads: 2, qk_head_dim: 16, v_head_dim: 16, mode: bwd",
-       "tokamax_splash_attention/b1_h8_kvh2_q64_kv64_d16_bwd_causal",
-       "mode \"bwd\": attention backward", MB_PARAM_CAUSAL, 0},
+       "tokamax_splash_attention/b1_h8_kvh2_q64_kv64_d16_bwd_causal", "",
+       MB_PARAM_CAUSAL, 2},
   };
   for (size_t i = 0; i < sizeof k_rows / sizeof *k_rows; i++) {
     char doc[1024];
@@ -118,14 +119,16 @@ static void test_splash_attention(void **state) {
              k_rows[i].params);
     mb_plan_t *plan = parse(doc);
     mb_plan_entry_t e = entry(plan, 0);
-    assert_string_equal(e.op, "attention");
+    const char *op =
+        strstr(k_rows[i].name, "_bwd") ? "attention_bwd" : "attention";
+    assert_string_equal(e.op, op);
     assert_string_equal(e.name, k_rows[i].name);
     if (*k_rows[i].why) {
       assert_contains(e.skip_reason, k_rows[i].why);
     } else {
       assert_string_equal(e.skip_reason, "");
       mb_op_params_t p = e.params;
-      assert_int_equal(mb_op_resolve(mb_op_find("attention"), &p), MB_OK);
+      assert_int_equal(mb_op_resolve(mb_op_find(op), &p), MB_OK);
       assert_int_equal(p.ndim, 5);
       assert_int_equal(p.dtype, MB_DTYPE_F32);
       assert_int_equal(p.kv_heads, k_rows[i].kv_heads);
@@ -140,6 +143,30 @@ static void test_splash_attention(void **state) {
   mb_plan_entry_t e = entry(plan, 0);
   const int64_t want[5] = {2, 4, 64, 96, 32};
   for (int d = 0; d < 5; d++) assert_int_equal(e.params.shape[d], want[d]);
+  mb_plan_destroy(plan);
+  /* combined: the forward, then the backward, one entry each (their times
+   * add up to upstream's one), same shape and mask */
+  plan = parse(
+      "benchmarks:\n- benchmark_name: tokamax_splash_attention\n"
+      "  benchmark_params:\n  - {batch_size: 1, q_seq_len: 32, kv_seq_len: "
+      "48, q_heads: 4, kv_heads: 2, qk_head_dim: 16, v_head_dim: 16, mode: "
+      "combined}\n");
+  assert_int_equal(mb_plan_count(plan), 2);
+  static const char *const k_ops[] = {"attention", "attention_bwd"};
+  for (size_t i = 0; i < 2; i++) {
+    char name[128];
+    snprintf(name, sizeof name,
+             "tokamax_splash_attention/b1_h4_kvh2_q32_kv48_d16_combined_causal/"
+             "%s",
+             k_ops[i]);
+    e = entry(plan, i);
+    assert_string_equal(e.name, name);
+    assert_string_equal(e.op, k_ops[i]);
+    assert_string_equal(e.skip_reason, "");
+    assert_int_equal(e.params.kv_heads, 2);
+    assert_int_equal(e.params.shape[3], 48);
+    assert_int_equal(e.params.flags, MB_PARAM_CAUSAL);
+  }
   mb_plan_destroy(plan);
 }
 
@@ -169,7 +196,7 @@ static void test_splash_errors(void **state) {
 
 /* Upstream's Ironwood/configs/training/attention.yaml: every combination
  * is GQA (q_heads 128, kv_heads 8), so the forward ones run as our
- * attention with kv_heads 8 and the backward ones are skipped. */
+ * attention with kv_heads 8 and the backward ones as attention_bwd. */
 static void test_upstream_attention_yaml(void **state) {
   (void)state;
   char path[4096];
@@ -178,19 +205,17 @@ static void test_upstream_attention_yaml(void **state) {
   if (mb_plan_load(path, NULL, &plan) != MB_OK)
     fail_msg("%s: %s", path, mb_error_last());
   assert_int_equal(mb_plan_count(plan), 6 * 2 * 2);
-  size_t runs = 0;
+  size_t fwd = 0;
   for (size_t i = 0; i < mb_plan_count(plan); i++) {
     const mb_plan_entry_t e = entry(plan, i);
-    if (strstr(e.name, "_fwd")) {
-      assert_string_equal(e.skip_reason, "");
-      assert_int_equal(e.params.shape[1], 128);
-      assert_int_equal(e.params.kv_heads, 8);
-      runs++;
-    } else {
-      assert_contains(e.skip_reason, "attention backward");
-    }
+    assert_string_equal(e.skip_reason, "");
+    assert_int_equal(e.params.shape[1], 128);
+    assert_int_equal(e.params.kv_heads, 8);
+    fwd += strstr(e.name, "_fwd") != NULL;
+    assert_string_equal(e.op,
+                        strstr(e.name, "_fwd") ? "attention" : "attention_bwd");
   }
-  assert_int_equal(runs, 6 * 2);
+  assert_int_equal(fwd, 6 * 2);
   mb_plan_destroy(plan);
 }
 

@@ -319,11 +319,13 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
   mb__plan_item_t it = MB__PLAN_ITEM_INIT;
   char dims[96], name[NAME_CAP], why[512] = "", inout[64], qtag[64] = "";
   const char *dtype;
+  /* The op, and the one a second entry runs after it (NULL: none). */
+  const char *ops[2] = {b->op, mb__jax_bench_then(b)};
   mb_status_t st = resolve_same_as(pb, c);
   if (st == MB_OK && b->dims == MB__JAX_ATTN) {
     const mb__jax_combo_in_t in = {c->map, c->written, c->path};
-    st = mb__jax_attention_read(pb, &in, &it.params, dims, sizeof dims, why,
-                                sizeof why);
+    st = mb__jax_attention_read(pb, &in, &it.params, dims, sizeof dims, ops,
+                                why, sizeof why);
   } else if (st == MB_OK) {
     st = read_shape(pb, c, blk, &it.params, dims, sizeof dims);
   }
@@ -346,12 +348,12 @@ static mb_status_t add_combo(mb__pb_t *pb, const block_t *blk, combo_t *c) {
            dtype ? dtype : "", qtag);
   it.name = name;
   it.group = blk->name;
-  it.op = b->op;
+  it.op = ops[0];
   it.unsupported = why;
   it.csv_path = blk->csv;
   it.at = c->map;
   it.path = c->path;
-  const char *then = mb__jax_bench_then(b);
+  const char *then = ops[1];
   char named[NAME_CAP + 16]; /* it.name until the last add */
   if (then) {                /* each op's entry named for it */
     snprintf(named, sizeof named, "%s/%s", name, it.op);

@@ -396,7 +396,7 @@ class JaxSuiteNames(unittest.TestCase):
                   "hbm_bandwidth.yaml": (11, 0),
                   "all_gather.yaml": (1, 1),
                   "host_device.yaml": (22, 0),
-                  "attention_jax_flash.yaml": (16, 8),
+                  "attention_jax_flash.yaml": (16, 0),
                   "sample.yaml": (20, 5)}
         for name, (count, skipped) in expect.items():
             rows = self.dry_rows(os.path.join(d, name))
@@ -475,6 +475,53 @@ class JaxSuiteNames(unittest.TestCase):
             # f32 Q and O of 4 heads, K and V of 2
             self.assertEqual(r["derived"]["bytes"],
                              4 * (2 * 4 * sq * 16 + 2 * 2 * skv * 16))
+
+    def test_attention_backward_runs_both_layouts(self):
+        """The suite's attention backward runs as our attention_bwd: the
+        current layout's mode bwd, the legacy mode bwd, and the legacy mode
+        combined as two entries, the forward then the backward; each
+        passes the reference check. The backward's bytes: Q, O, dO, dQ of
+        4 heads, K, V, dK, dV of 2, and L."""
+        legacy = """\
+            benchmarks:
+            - benchmark_name: tokamax_splash_attention
+              num_runs: 2
+              benchmark_sweep_params:
+              - {batch_size: 1, q_seq_len: 32, kv_seq_len: 48, q_heads: 4,
+                 kv_heads: 2, qk_head_dim: 16, v_head_dim: 16,
+                 mode: [bwd, combined]}
+            """
+        current = """\
+            global: {num_runs: 2, dtype: float32}
+            benchmarks:
+              - name: attention_flashed
+                batch: 1
+                num_q_heads: 4
+                num_kv_heads: 2
+                head_dim: 16
+                mode: bwd
+                sweep: {seq_len: [32]}
+            """
+        leg = "tokamax_splash_attention/b1_h4_kvh2_q32_kv48_d16_"
+        expect = {legacy: [(leg + "bwd_causal", "attention_bwd", 48),
+                           (leg + "combined_causal/attention", "attention",
+                            48),
+                           (leg + "combined_causal/attention_bwd",
+                            "attention_bwd", 48)],
+                  current: [("attention_flashed/1x4x32x16/float32/bwd/kv2/"
+                             "causal", "attention_bwd", 32)]}
+        for text, want in expect.items():
+            rs = self.run_text(text)
+            self.assertEqual([(r["name"], r["op"]) for r in rs],
+                             [(n, op) for n, op, _ in want])
+            for r, (_, op, skv) in zip(rs, want):
+                self.assertEqual(r["status"], "ok", r)
+                self.assertTrue(r["correctness"]["pass"], r)
+                self.assertEqual(r["params"]["kv_heads"], 2, r)
+                if op == "attention_bwd":
+                    self.assertEqual(r["derived"]["bytes"],
+                                     4 * (4 * 4 * 32 * 16 + 4 * 2 * skv * 16
+                                          + 4 * 32), r)
 
     def test_host_device_runs_both_layouts(self):
         """The suite's host_device (legacy: both directions per size) and
