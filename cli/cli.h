@@ -51,6 +51,8 @@ typedef struct cli_opts {
   const char *fail_on; /* compare: verdicts that also fail, comma-separated */
   unsigned repetitions;
   const char *interleave;  /* run --config: seed of the order */
+  const char *ranks_mode;  /* under MPI: exclusive (default), concurrent */
+  double rank_wait;        /* under MPI: the longest wait for other ranks */
   int isolate;             /* each benchmark in a child process */
   double isolate_timeout;  /* its watchdog, s; 0: from the spec */
   const char *child_index; /* set in that child: run only entry N */
@@ -198,6 +200,36 @@ mb_status_t cli_bench_runner(void *user, mb_context_t *ctx, size_t index,
 /* In the child: runs spec and prints its result as one JSON line. */
 int cli_child_report(const char *cmd, mb_context_t *ctx,
                      const mb_bench_spec_t *spec);
+
+/* mpi_launch.c: 1 when an MPI launcher (mpirun, srun) started this
+ * process with more than one rank (or a PMIx one, whose size MPI says). */
+int cli_mpi_launched(void);
+/* The communicator over the job's ranks from libmicrobench_mpi, loaded at
+ * run time (*lib: its handle, dlclose after destroying *out); 0, or -1
+ * with the error said. */
+int cli_mpi_world(const char *cmd, int *argc, char ***argv, mb_comm_t **out,
+                  void **lib);
+
+/* shard_run.c: run --config across the ranks of a job. */
+typedef int (*cli_emit_fn)(void *user, size_t index, const mb_result_t *r);
+typedef struct cli_shard {
+  mb_comm_t *comm;
+  const cli_runner_t *runner;
+  int exclusive;           /* one benchmark at a time across the job */
+  double wait_s;           /* the longest a rank waits for the others' work */
+  const char *stream_path; /* this rank's own results file; NULL: none */
+} cli_shard_t;
+/* Every rank says whether it could `what` (ok); 0 when all could, else -1
+ * (the ranks that could say who could not). */
+int cli_shard_agree(const char *cmd, mb_comm_t *comm, int ok, const char *what);
+/* 0 when every rank runs the same command line and config bytes. */
+int cli_shard_same_command(const char *cmd, mb_comm_t *comm,
+                           const cli_opts_t *o, int argc, char **argv);
+/* Runs this rank's share of the plan; on rank 0, `emit` gets every
+ * rank's results in plan order. The job's exit status (the worst rank's).
+ */
+int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
+                    const size_t *order, cli_emit_fn emit, void *emit_user);
 
 /* progress.c: the progress line on stderr (a terminal, not --quiet). */
 typedef struct cli_progress {

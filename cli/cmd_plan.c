@@ -1,6 +1,7 @@
 /* mbench run --config FILE: load a plan, print it (--dry-run) or run it
  * into the sinks and the CSV files the file asks for, with a progress line
  * on a terminal. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -198,6 +199,28 @@ static int plan_order(const cli_opts_t *o, const mb_plan_t *plan,
   return 0;
 }
 
+/* Where each result goes: the sinks (-o, the table) and the CSV file its
+ * entry names. */
+typedef struct outputs {
+  mb_context_t *ctx;
+  const mb_plan_t *plan;
+  sinks_t *sinks;
+  csv_outs_t *csvs;
+  const cli_runner_t *runner;
+} outputs_t;
+
+/* A cli_emit_fn: entry i's result r to its outputs. */
+static int emit(void *user, size_t i, const mb_result_t *r) {
+  const outputs_t *o = user;
+  mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
+  mb_plan_entry(o->plan, i, &e);
+  if (cli_add_result("run", o->sinks, r) != 0) return -1;
+  if (!*e.csv_path) return 0;
+  cli_out_t *out =
+      csv_for(o->csvs, o->ctx, e.csv_path, o->runner->argc, o->runner->argv);
+  return !out || cli_out_add("run", out, r) != 0 ? -1 : 0;
+}
+
 /* The worst exit status so far; *done: the benchmarks finished. */
 static int run_entries(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
                        sinks_t *sinks, csv_outs_t *csvs,
@@ -223,12 +246,8 @@ static int run_entries(mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
       break;
     }
     if (cli_result_failed(r)) rc = EXIT_BENCH_FAILED;
-    int bad = cli_add_result("run", sinks, r) != 0;
-    if (!bad && *e.csv_path) {
-      cli_out_t *out =
-          csv_for(csvs, ctx, e.csv_path, runner->argc, runner->argv);
-      bad = !out || cli_out_add("run", out, r) != 0;
-    }
+    outputs_t outs = {ctx, plan, sinks, csvs, runner};
+    int bad = emit(&outs, i, r) != 0;
     mb_result_destroy(r);
     if (bad) return EXIT_USAGE;
     /* Finished (or kept its finished repetitions) as Ctrl-C came: it
@@ -259,26 +278,120 @@ static int run_child(mb_context_t *ctx, const mb_plan_t *plan, size_t i) {
   return cli_child_report("run", ctx, &e.spec);
 }
 
+/* Under an MPI launcher: the communicator over the job's ranks (NULL:
+ * one process), and whether a rank's failure at this step stops them all
+ * (cli_shard_agree). */
+typedef struct job {
+  mb_comm_t *comm;
+  void *lib;
+  mb_comm_info_t info;
+} job_t;
+
+static int job_start(job_t *job, const cli_opts_t *o) {
+  *job = (job_t){NULL, NULL, MB_COMM_INFO_INIT};
+  if (o->child_index || !cli_mpi_launched()) return 0;
+  if (cli_mpi_world("run", NULL, NULL, &job->comm, &job->lib) != 0) return -1;
+  mb_comm_info(job->comm, &job->info);
+  if (job->info.size == 1) { /* a launcher's single rank: one process */
+    mb_comm_destroy(job->comm);
+    job->comm = NULL;
+  }
+  return 0;
+}
+
+static void job_end(job_t *job) {
+  mb_comm_destroy(job->comm);
+  if (job->lib) dlclose(job->lib);
+}
+
+/* Every rank got this far (ok) or the job stops: MB_OK for one process. */
+static int job_agree(const job_t *job, int ok, const char *what) {
+  if (!job->comm) return ok ? 0 : -1;
+  return cli_shard_agree("run", job->comm, ok, what);
+}
+
+/* --ranks-mode: exclusive unless concurrent is asked for. */
+static int ranks_mode(const cli_opts_t *o, int *exclusive) {
+  *exclusive = 1;
+  if (!o->ranks_mode || !strcmp(o->ranks_mode, "exclusive")) return 0;
+  if (!strcmp(o->ranks_mode, "concurrent")) {
+    *exclusive = 0;
+    return 0;
+  }
+  return cli_error("run",
+                   "--ranks-mode: unknown mode \"%s\"; valid: exclusive, "
+                   "concurrent",
+                   o->ranks_mode);
+}
+
+/* The run proper, one process or this rank's share of a job. */
+static int run_outputs(const cli_opts_t *o, int argc, char **argv,
+                       mb_context_t *ctx, mb_plan_t *plan, const size_t *order,
+                       const job_t *job) {
+  sinks_t sinks;
+  csv_outs_t csvs = {NULL, 0};
+  const cli_runner_t runner = {o, argc, argv};
+  const size_t n = mb_plan_count(plan);
+  size_t done = 0;
+  int exclusive, rc = EXIT_USAGE;
+  const int writer = !job->comm || job->info.rank == 0;
+  int opened =
+      ranks_mode(o, &exclusive) == 0 &&
+      (!writer || (check_csvs(plan, o) == 0 &&
+                   cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0));
+  if (job->comm && job_agree(job, opened, "open its outputs") != 0) {
+    if (opened && writer) cli_close_sinks("run", &sinks);
+    return EXIT_USAGE;
+  }
+  if (!opened) return EXIT_USAGE;
+  if (job->comm) {
+    char stream[4096];
+    snprintf(stream, sizeof stream, "%s.rank%d.json",
+             o->output ? o->output : "", job->info.rank);
+    /* -o - is stdout, rank 0's alone: no rank files then. */
+    const int files = o->output && strcmp(o->output, "-") != 0;
+    const cli_shard_t sh = {job->comm, &runner, exclusive,
+                            CLI_GIVEN(o, rank_wait) ? o->rank_wait : 3600.0,
+                            files ? stream : NULL};
+    outputs_t outs = {ctx, plan, writer ? &sinks : NULL, &csvs, &runner};
+    rc = cli_run_sharded(&sh, ctx, plan, order, emit, &outs);
+    done = n;
+  } else {
+    rc = run_plan(ctx, plan, order, &sinks, &csvs, &runner, &done);
+  }
+  if (!writer) return rc;
+  if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  if (close_csvs(&csvs) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  return cli_exit_status("run", &sinks, rc, cli_interrupted(), done, n);
+}
+
 int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
   /* How long to sample is not what is measured: the timing options given
    * override every entry's (the plan applies them). */
   mb_bench_spec_t timing = MB_BENCH_SPEC_INIT;
   mb_plan_options_t po = MB_PLAN_OPTIONS_INIT;
-  if (cli_apply_timing("run", o, &timing, &po.timing_fields) != 0)
+  job_t job;
+  if (cli_apply_timing("run", o, &timing, &po.timing_fields) != 0 ||
+      job_start(&job, o) != 0)
     return EXIT_USAGE;
   po.timing = &timing;
   po.backend = o->backend;
   po.filter = o->filter;
   po.max_flop = o->max_flop;
-  mb_plan_t *plan;
-  if (mb_plan_load(o->config, &po, &plan) != MB_OK)
-    return cli_error("run", "%s", mb_error_last());
-  for (size_t i = 0; i < mb_plan_note_count(plan); i++) {
+  mb_plan_t *plan = NULL;
+  const int loaded = mb_plan_load(o->config, &po, &plan) == MB_OK;
+  if (!loaded) cli_error("run", "%s", mb_error_last());
+  if (job_agree(&job, loaded, "load the plan") != 0) {
+    job_end(&job);
+    return EXIT_USAGE;
+  }
+  const int speaks = !job.comm || job.info.rank == 0;
+  for (size_t i = 0; speaks && i < mb_plan_note_count(plan); i++) {
     char note[1024];
     mb_escape_controls(mb_plan_note(plan, i), note, sizeof note);
     fprintf(stderr, "mbench run: note: %s\n", note);
   }
-  if (po.timing_fields && !o->child_index)
+  if (speaks && po.timing_fields && !o->child_index)
     fprintf(stderr,
             "mbench run: note: the timing options given override every "
             "benchmark's timing (each result records the timing it ran "
@@ -291,53 +404,33 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
    * entry's backend and impl (the backends are loaded for that, and to
    * predict the entries they cannot run). */
   cli_apply_remeasure(o);
-  if (!order || plan_order(o, plan, order) != 0 ||
-      cli_context("run", o->verbose, &ctx) != 0 ||
-      (mb_plan_check(ctx, plan) != MB_OK &&
-       cli_error("run", "%s", mb_error_last()))) {
-    if (!order) cli_error("run", "out of memory");
-    free(order);
-    mb_context_destroy(ctx);
-    mb_plan_destroy(plan);
-    return EXIT_USAGE;
-  }
-  if (o->dry_run) {
-    int rc = print_plan(ctx, plan, o->config);
-    free(order);
-    mb_context_destroy(ctx);
-    mb_plan_destroy(plan);
-    return rc;
-  }
+  int ready = order && plan_order(o, plan, order) == 0 &&
+              cli_context("run", o->verbose, &ctx) == 0 &&
+              (mb_plan_check(ctx, plan) == MB_OK ||
+               cli_error("run", "%s", mb_error_last()) == 0);
+  if (!order) cli_error("run", "out of memory");
   size_t child;
-  int is_child = n ? cli_child_index("run", o, n, &child) : 0;
-  if (n == 0 || is_child < 0) {
+  int is_child =
+      ready && n && !o->dry_run ? cli_child_index("run", o, n, &child) : 0;
+  if (ready && !o->dry_run && (n == 0 || is_child < 0)) {
     if (n == 0) cli_error("run", "%s: no benchmark left to run", o->config);
-    free(order);
-    mb_context_destroy(ctx);
-    mb_plan_destroy(plan);
-    return EXIT_USAGE;
+    ready = 0;
   }
-  cli_interrupt_install(ctx);
   int rc = EXIT_USAGE;
-  if (is_child) {
-    rc = run_child(ctx, plan, child);
-  } else {
-    sinks_t sinks;
-    csv_outs_t csvs = {NULL, 0};
-    const cli_runner_t runner = {o, argc, argv};
-    size_t done = 0;
-    const int opened = check_csvs(plan, o) == 0 &&
-                       cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0;
-    if (opened) {
-      rc = run_plan(ctx, plan, order, &sinks, &csvs, &runner, &done);
-      if (cli_close_sinks("run", &sinks) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
+  if (job_agree(&job, ready, "check the plan and its backends") == 0 &&
+      (!job.comm ||
+       cli_shard_same_command("run", job.comm, o, argc, argv) == 0)) {
+    if (o->dry_run) {
+      rc = speaks ? print_plan(ctx, plan, o->config) : EXIT_OK;
+    } else {
+      cli_interrupt_install(ctx);
+      rc = is_child ? run_child(ctx, plan, child)
+                    : run_outputs(o, argc, argv, ctx, plan, order, &job);
     }
-    if (close_csvs(&csvs) != 0 && rc == EXIT_OK) rc = EXIT_USAGE;
-    if (opened)
-      rc = cli_exit_status("run", &sinks, rc, cli_interrupted(), done, n);
   }
   free(order);
   mb_context_destroy(ctx);
   mb_plan_destroy(plan);
+  job_end(&job);
   return rc;
 }

@@ -84,6 +84,12 @@ static const opt_def_t k_run_opts[] = {
     {"interleave", 0, OPT_STR, O(interleave), "SEED",
      "--config: run the benchmarks in a random order drawn from SEED "
      "(baselines still first); spreads drift over all of them"},
+    {"ranks-mode", 0, OPT_STR, O(ranks_mode), "M",
+     "--config under mpirun/srun: exclusive (one benchmark at a time across "
+     "the job, the default) or concurrent (every rank at once)"},
+    {"rank-wait", 0, OPT_DOUBLE, O(rank_wait), "S",
+     "--config under mpirun/srun: the longest a rank waits for the others' "
+     "benchmarks before it gives up on them (3600)"},
     ISOLATE_OPTS,
     REPORT_OPTS("output format (table; with -o: from the extension)"),
 };
@@ -255,13 +261,13 @@ static int expand(const cli_opts_t *o, const mb_op_params_t *base,
  * entry's (a short run of a file written for a GPU, a smoke test). */
 static int config_conflict(const cli_opts_t *o) {
   static const char *const k_allowed[] = {
-      "config",        "dry-run",     "filter",          "max-flop",
-      "backend",       "format",      "output",          "verbose",
-      "help",          "isolate",     "isolate-timeout", "interleave",
-      "child-index",   "criterion",   "repetitions",     "samples",
-      "min-samples",   "min-time",    "max-noise",       "timeout",
-      "warmup",        "warmup-runs", "columns",         "quiet",
-      "remeasure-peak"};
+      "config",         "dry-run",     "filter",          "max-flop",
+      "backend",        "format",      "output",          "verbose",
+      "help",           "isolate",     "isolate-timeout", "interleave",
+      "child-index",    "criterion",   "repetitions",     "samples",
+      "min-samples",    "min-time",    "max-noise",       "timeout",
+      "warmup",         "warmup-runs", "columns",         "quiet",
+      "remeasure-peak", "ranks-mode",  "rank-wait"};
   for (size_t i = 0; i < NUM_RUN_OPTS; i++) {
     const opt_def_t *def = &k_run_opts[i];
     size_t a = 0, n = sizeof k_allowed / sizeof *k_allowed;

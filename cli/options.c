@@ -95,7 +95,7 @@ static const struct {
     {O(warmup), NON_NEGATIVE},      {O(max_flop), POSITIVE},
     {O(isolate_timeout), POSITIVE}, {O(eps), POSITIVE},
     {O(static_scale), POSITIVE},    {O(threshold), NON_NEGATIVE},
-    {O(kv_heads), POSITIVE},
+    {O(kv_heads), POSITIVE},        {O(rank_wait), POSITIVE},
 };
 #undef O
 

@@ -107,16 +107,11 @@ static mb_status_t check(const mb_comm_t *comm, const char *call, int root) {
 
 mb_status_t mb_comm_info(const mb_comm_t *comm, mb_comm_info_t *out) {
   mb_status_t st = check(comm, "mb_comm_info", 0);
-  if (st != MB_OK) return st;
   mb_comm_info_t info = MB_COMM_INFO_INIT;
-  if (!out || out->struct_size < sizeof(uint32_t))
-    return mb__fail(MB_ERR_INVALID_ARG, "mb_comm_info: no output");
-  if ((st = comm->ops.info(comm->self, &info)) != MB_OK) return st;
-  uint32_t size =
-      out->struct_size < sizeof info ? out->struct_size : (uint32_t)sizeof info;
-  memcpy(out, &info, size);
-  out->struct_size = size;
-  return MB_OK;
+  if (st == MB_OK) st = comm->ops.info(comm->self, &info);
+  return st == MB_OK
+             ? mb__struct_out(MB__STRUCT_COMM_INFO, "mb_comm_info", &info, out)
+             : st;
 }
 
 mb_status_t mb_comm_barrier(mb_comm_t *comm, double timeout_s) {

@@ -150,6 +150,7 @@ mb_status_t mb__devices_init(mb_context_t *ctx);
     "use MB_COMPARE_OPTIONS_INIT")                                             \
   X(BENCH_SPEC, mb_bench_spec_t, struct_size, flags, "use MB_BENCH_SPEC_INIT") \
   X(FILL, mb_fill_t, struct_size, b, "use MB_FILL_INIT")                       \
+  X(PLACEMENT, mb_placement_t, struct_size, host, "use MB_PLACEMENT_INIT")     \
   /* outputs: written with mb__struct_out */                                   \
   X(BACKEND_INFO, mb_backend_info_t, struct_size, device_count,                \
     "use MB_BACKEND_INFO_INIT")                                                \
@@ -171,6 +172,7 @@ mb_status_t mb__devices_init(mb_context_t *ctx);
     "use MB_PARTS_CHECK_INIT")                                                 \
   X(ACCURACY, mb_accuracy_t, struct_size, elements_checked,                    \
     "use MB_ACCURACY_INIT")                                                    \
+  X(COMM_INFO, mb_comm_info_t, struct_size, impl, "use MB_COMM_INFO_INIT")     \
   X(COMPARE_ROW, mb_compare_row_t, struct_size, verdict,                       \
     "use MB_COMPARE_ROW_INIT")                                                 \
   X(PLAN_ENTRY, mb_plan_entry_t, struct_size, baseline,                        \

@@ -44,10 +44,11 @@ int main(void) {
   mb_derived_t l = MB_DERIVED_INIT;
   mb_report_options_t m = MB_REPORT_OPTIONS_INIT;
   mb_comm_info_t n = MB_COMM_INFO_INIT;
+  mb_placement_t o = MB_PLACEMENT_INIT;
   return (int)(a.struct_size + b.struct_size + c.struct_size + d.struct_size +
                e.struct_size + f.struct_size + g.struct_size + h.struct_size +
                i.struct_size + j.struct_size + k.struct_size + l.struct_size +
-               m.struct_size + n.struct_size) == 0;
+               m.struct_size + n.struct_size + o.struct_size) == 0;
 }
 C
 "$cc" -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -fsyntax-only "$tmp/init.c"

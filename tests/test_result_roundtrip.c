@@ -465,6 +465,35 @@ static void test_fast_accum(void **state) {
   roundtrip(r);
 }
 
+/* Where a result ran in a job of ranks: written, read back, refused when
+ * it is not a rank; absent for one process. */
+static void test_placement(void **state) {
+  (void)state;
+  mb_op_params_t p = shape_of(2, (int64_t[]){8, 8});
+  mb_bench_spec_t s = quick_spec("add", &p);
+  mb_result_t *r = run(&s, MB_RESULT_OK);
+  mb_placement_t got = MB_PLACEMENT_INIT;
+  assert_int_equal(mb_result_placement(r, &got), MB_OK);
+  assert_int_equal(got.ranks, 0);
+  assert_null(strstr(mb_result_json(r), "\"placement\""));
+  mb_placement_t bad = {sizeof bad, 4, 4, 0, "node1"};
+  assert_int_equal(mb_result_set_placement(r, &bad), MB_ERR_INVALID_ARG);
+  mb_placement_t at = {sizeof at, 3, 4, 1, "node1"};
+  assert_int_equal(mb_result_set_placement(r, &at), MB_OK);
+  assert_contains(mb_result_json(r),
+                  "\"placement\":{\"host\":\"node1\",\"rank\":3,"
+                  "\"ranks\":4,\"local_rank\":1}");
+  mb_result_t *q = NULL;
+  assert_int_equal(mb_result_from_json(mb_result_json(r), &q), MB_OK);
+  assert_int_equal(mb_result_placement(q, &got), MB_OK);
+  assert_int_equal(got.rank, 3);
+  assert_int_equal(got.ranks, 4);
+  assert_int_equal(got.local_rank, 1);
+  assert_string_equal(got.host, "node1");
+  mb_result_destroy(q);
+  roundtrip(r);
+}
+
 static void test_failed(void **state) {
   (void)state;
   /* 64 TiB per operand: the allocation fails, the result says so. */
@@ -806,6 +835,7 @@ int main(void) {
       cmocka_unit_test(test_attention_gqa),
       cmocka_unit_test(test_op_parameters),
       cmocka_unit_test(test_skipped),
+      cmocka_unit_test(test_placement),
       cmocka_unit_test(test_fast_accum),
       cmocka_unit_test(test_failed),
       cmocka_unit_test(test_repetitions),

@@ -335,6 +335,24 @@ MB_API size_t mb_result_note_count(const mb_result_t *r);
 MB_API mb_status_t mb_result_note(const mb_result_t *r, size_t i,
                                   const char **key, const char **text,
                                   double *value);
+/* Where a result was measured when a run spans processes (an MPI job:
+ * docs/distributed.md); ranks 0: one process, nothing recorded. */
+typedef struct mb_placement {
+  uint32_t struct_size;
+  int rank, ranks; /* this result's rank, of how many */
+  int local_rank;  /* among the ranks on its host: the device it took */
+  char host[256];
+} mb_placement_t;
+
+#define MB_PLACEMENT_INIT \
+  { sizeof(mb_placement_t), 0, 0, 0, "" }
+
+/* Records where r was measured (written in its JSON as "placement"); a
+ * rank outside 0..ranks-1 is MB_ERR_INVALID_ARG. */
+MB_API mb_status_t mb_result_set_placement(mb_result_t *r,
+                                           const mb_placement_t *p);
+MB_API mb_status_t mb_result_placement(const mb_result_t *r,
+                                       mb_placement_t *out);
 /* The result as one JSON object (schema microbench.results/1). Owned by the
  * result, valid for its life; NULL only on out-of-memory. */
 MB_API const char *mb_result_json(const mb_result_t *r);

@@ -154,6 +154,18 @@ MB_API mb_status_t mb_plan_run_with(mb_context_t *ctx, mb_plan_t *plan,
 MB_API mb_status_t mb_plan_order(const mb_plan_t *plan, uint64_t seed,
                                  size_t *order);
 
+/* Splits the plan over `ranks` processes (owner[i]: entry i's rank, for
+ * each of the plan's entries), the same on every process: entries that
+ * share a baseline stay together (their speedups need it), and the groups
+ * go, largest estimated cost first, to the rank with the least so far
+ * (ties: the lower index, the lower rank). An entry's cost is a nominal 1 s
+ * (warm-up, check, the stopping rule's minimum) plus 100 runs at 10^12
+ * FLOP/s or 10^11 bytes/s, whichever is slower; a skipped entry costs
+ * nothing. A guide to balance the ranks, not a prediction.
+ * docs/distributed.md. */
+MB_API mb_status_t mb_plan_assign(const mb_plan_t *plan, size_t ranks,
+                                  size_t *owner);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,7 @@ mb_result_t *mb__result_new(const char *op, const char *shape_syntax,
   r->alias = mb__strdup(spec->op && strcmp(spec->op, op) != 0 ? spec->op : "");
   r->warning = mb__strdup("");
   r->timer = mb__strdup("");
+  r->place = (mb_placement_t)MB_PLACEMENT_INIT;
   char **plan_fields[] = {&r->name, &r->recipe, &r->model, &r->mode,
                           &r->shape_name};
   int plan_ok = 1;
@@ -281,6 +282,33 @@ void mb__result_id(const mb_result_t *r, char *buf, size_t cap) {
 mb_status_t mb_result_info(const mb_result_t *r, mb_result_info_t *out) {
   if (!r) return mb__fail(MB_ERR_INVALID_ARG, "mb_result_info: NULL result");
   return mb__struct_out(MB__STRUCT_RESULT_INFO, "mb_result_info", &r->info,
+                        out);
+}
+
+mb_status_t mb_result_set_placement(mb_result_t *r, const mb_placement_t *p) {
+  mb_placement_t full = MB_PLACEMENT_INIT;
+  if (!r || !p)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_result_set_placement: NULL %s",
+                    r ? "placement" : "result");
+  mb_status_t st =
+      mb__struct_in(MB__STRUCT_PLACEMENT, "mb_result_set_placement", p, &full);
+  if (st != MB_OK) return st;
+  if (full.ranks < 1 || full.rank < 0 || full.rank >= full.ranks ||
+      full.local_rank < 0 || full.local_rank > full.rank)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "mb_result_set_placement: rank %d (local %d) of %d",
+                    full.rank, full.local_rank, full.ranks);
+  full.host[sizeof full.host - 1] = '\0';
+  r->place = full;
+  free(r->json); /* built again with the placement */
+  r->json = NULL;
+  return MB_OK;
+}
+
+mb_status_t mb_result_placement(const mb_result_t *r, mb_placement_t *out) {
+  if (!r)
+    return mb__fail(MB_ERR_INVALID_ARG, "mb_result_placement: NULL result");
+  return mb__struct_out(MB__STRUCT_PLACEMENT, "mb_result_placement", &r->place,
                         out);
 }
 

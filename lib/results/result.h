@@ -45,7 +45,8 @@ struct mb_result {
   mb_step_time_t phase[2];
   mb_parts_check_t parts;
   mb_accuracy_t accuracy;
-  char *json; /* built on first mb_result_json() */
+  mb_placement_t place; /* ranks 0: not placed */
+  char *json;           /* built on first mb_result_json() */
 };
 
 /* A result with its identity set; status ok, reason "". NULL on OOM. */

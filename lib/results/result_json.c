@@ -306,6 +306,16 @@ static void add_plan(cJSON *o, const mb_result_t *r) {
     cJSON_AddItemToObject(o, "config", cJSON_Duplicate(r->config, 1));
 }
 
+/* A run across processes: where this result was measured. */
+static void add_placement(cJSON *o, const mb_placement_t *p) {
+  if (!p->ranks) return;
+  cJSON *j = cJSON_AddObjectToObject(o, "placement");
+  cJSON_AddStringToObject(j, "host", p->host);
+  cJSON_AddNumberToObject(j, "rank", p->rank);
+  cJSON_AddNumberToObject(j, "ranks", p->ranks);
+  cJSON_AddNumberToObject(j, "local_rank", p->local_rank);
+}
+
 cJSON *mb__result_to_cjson(const mb_result_t *r) {
   char id[512];
   cJSON *o = cJSON_CreateObject();
@@ -324,6 +334,7 @@ cJSON *mb__result_to_cjson(const mb_result_t *r) {
   cJSON_AddStringToObject(o, "backend", r->backend);
   cJSON_AddNumberToObject(o, "device_index", r->info.device_index);
   cJSON_AddStringToObject(o, "device", r->device);
+  add_placement(o, &r->place);
   cJSON_AddStringToObject(o, "impl", r->impl);
   cJSON_AddBoolToObject(o, "emulated", r->info.emulated);
   cJSON_AddStringToObject(o, "cache", mb_cache_policy_name(r->info.cache));

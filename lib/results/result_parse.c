@@ -268,9 +268,30 @@ static mb_status_t set_device(mb_result_t *r, const char *device) {
   return MB_OK;
 }
 
+/* "placement" (a run across processes; absent otherwise). */
+static mb_status_t read_placement(const cJSON *root, mb_result_t *r) {
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "placement");
+  if (!o) return MB_OK;
+  mb_placement_t p = MB_PLACEMENT_INIT;
+  const char *host = NULL;
+  uint32_t v[3];
+  static const char *const k_keys[] = {"rank", "ranks", "local_rank"};
+  mb_status_t st = mb__rj_value(o, "placement", "host", MB__RJ_STR, 0, &host);
+  for (size_t i = 0; st == MB_OK && i < 3; i++)
+    st = mb__rj_value(o, "placement", k_keys[i], MB__RJ_U32, 0, &v[i]);
+  if (st != MB_OK) return st;
+  if (v[1] > INT32_MAX || v[0] >= v[1] || v[2] > v[0])
+    return mb__rj_bad("placement", "rank %u (local %u) of %u", v[0], v[2],
+                      v[1]);
+  p.rank = (int)v[0], p.ranks = (int)v[1], p.local_rank = (int)v[2];
+  snprintf(p.host, sizeof p.host, "%s", host);
+  return mb__rj_wrap(mb_result_set_placement(r, &p), "placement");
+}
+
 static mb_status_t fill(const cJSON *root, mb_result_t *r, const ident_t *id) {
   mb_status_t st = set_device(r, id->device);
   r->info.emulated = id->emulated;
+  if (st == MB_OK) st = read_placement(root, r);
   if (st == MB_OK) st = mb__rj_measurement(root, r);
   return st;
 }
