@@ -66,7 +66,7 @@ class Sharded(unittest.TestCase):
     def test_different_configs(self):
         other = self.path("other.yaml")
         with open(CONFIG) as f, open(other, "w") as g:
-            g.write(f.read().replace("num_runs", "num_runs", 1) + "\n# differs\n")
+            g.write(f.read() + "\n# one comment more: other bytes\n")
         cmd = [MPIEXEC, "-n", "1", MBENCH, *RUN, ":", "-n", "1", MBENCH,
                "run", "--config", other, "--backend", "cpu", "--samples", "3"]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
