@@ -122,8 +122,7 @@ static int is_file(const char *path) {
  * its repository's root in its own configs). A relative path not found
  * there is looked for from the config file's directory and each of its
  * parents, so a config and its shapes can travel together. */
-static int locate(const char *file, const char *config, char *out,
-                  size_t cap) {
+static int locate(const char *file, const char *config, char *out, size_t cap) {
   snprintf(out, cap, "%s", file);
   if (is_file(out) || file[0] == '/' || !config) return is_file(out);
   char dir[4096];
