@@ -1,20 +1,11 @@
 /* mb_plan_assign (plan.h): a plan split over ranks the same way every
  * time, each recipe on its baseline's rank, the costly entries spread
  * first, and every rank used when there are enough entries. */
-#include "test_util.h"
-
-static mb_plan_t *load(const char *rel) {
-  char path[4096];
-  mb_plan_t *plan = NULL;
-  snprintf(path, sizeof path, "%s/%s", MB_TEST_CONFIG_DIR, rel);
-  if (mb_plan_load(path, NULL, &plan) != MB_OK)
-    fail_msg("%s: %s", rel, mb_error_last());
-  return plan;
-}
+#include "test_plan_util.h"
 
 static void test_baselines_stay_together(void **state) {
   (void)state;
-  mb_plan_t *plan = load("torchao/readme_inference.yml");
+  mb_plan_t *plan = test_plan_load("torchao/readme_inference.yml");
   const size_t n = mb_plan_count(plan);
   size_t *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
   for (size_t ranks = 1; ranks <= 5; ranks++) {

@@ -3,7 +3,7 @@
  * stays an error) and its current layout (item 8: global: + benchmarks:
  * [{name, sweep}]), through the public plan API, on upstream's own config
  * files (tests/configs/jax/current/) and small ones written here. */
-#include "test_util.h"
+#include "test_plan_util.h"
 
 static mb_context_t *g_ctx;
 
@@ -19,48 +19,9 @@ static int teardown(void **state) {
   return 0;
 }
 
-static mb_plan_t *load(const char *rel) {
-  char path[4096];
-  mb_plan_t *plan = NULL;
-  snprintf(path, sizeof path, "%s/%s", MB_TEST_CONFIG_DIR, rel);
-  if (mb_plan_load(path, NULL, &plan) != MB_OK)
-    fail_msg("%s: %s", rel, mb_error_last());
-  return plan;
-}
-
-static mb_plan_t *parse_opts(const char *text, const mb_plan_options_t *opts) {
-  mb_plan_t *plan = NULL;
-  if (mb_plan_parse(text, strlen(text), "t.yaml", opts, &plan) != MB_OK)
-    fail_msg("%s\n%s", mb_error_last(), text);
-  return plan;
-}
-
-static mb_plan_t *parse(const char *text) {
-  return parse_opts(text, NULL);
-}
-
-static mb_plan_entry_t entry(const mb_plan_t *plan, size_t i) {
-  mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
-  assert_int_equal(mb_plan_entry(plan, i, &e), MB_OK);
-  return e;
-}
-
-/* The text fails with MB_ERR_PARSE and every needle in the message. */
-static void expect_error(const char *text, const char *a, const char *b) {
-  mb_plan_t *plan = NULL;
-  mb_status_t st = mb_plan_parse(text, strlen(text), "bad.yaml", NULL, &plan);
-  if (st == MB_OK) {
-    mb_plan_destroy(plan);
-    fail_msg("loaded:\n%s", text);
-  }
-  assert_int_equal(st, MB_ERR_PARSE);
-  assert_contains(mb_error_last(), a);
-  if (b) assert_contains(mb_error_last(), b);
-}
-
 static void expect_skip(const mb_plan_t *plan, size_t i, const char *name,
                         const char *why) {
-  mb_plan_entry_t e = entry(plan, i);
+  mb_plan_entry_t e = test_plan_entry(plan, i);
   assert_string_equal(e.name, name);
   assert_contains(e.skip_reason, why);
 }
@@ -126,8 +87,9 @@ static void test_legacy_every_name_defined(void **state) {
     /* A name we run may refuse these params; none is "not defined". */
     if (st != MB_OK && strstr(mb_error_last(), "not a benchmark of"))
       fail_msg("%s: %s", k_names[i], mb_error_last());
-    if (st == MB_OK && *entry(plan, 0).skip_reason)
-      assert_contains(entry(plan, 0).skip_reason, "defined by the JAX suite");
+    if (st == MB_OK && *test_plan_entry(plan, 0).skip_reason)
+      assert_contains(test_plan_entry(plan, 0).skip_reason,
+                      "defined by the JAX suite");
     mb_plan_destroy(plan);
   }
 }
@@ -150,17 +112,17 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
       "  - {num_elements: 1024, dtype_list: [bfloat16, float4], num_runs: 2}\n";
   mb_plan_options_t opts = MB_PLAN_OPTIONS_INIT;
   opts.backend = "cpu"; /* does not lift a skip that is the library's */
-  mb_plan_t *plan = parse_opts(k_text, &opts);
+  mb_plan_t *plan = test_plan_parse_opts(k_text, &opts);
   assert_string_equal(mb_plan_schema(plan), "jax");
   assert_int_equal(mb_plan_count(plan), 7); /* host_device: h2d and d2h */
-  assert_string_equal(entry(plan, 0).skip_reason, "");
+  assert_string_equal(test_plan_entry(plan, 0).skip_reason, "");
   expect_skip(plan, 1, "numpy_convolve",
               "benchmark_name \"numpy_convolve\" (1-D convolution, NumPy on "
               "the host) is defined by the JAX suite but not available in "
               "libmicrobench yet: convolution is not an op of libmicrobench "
               "yet");
-  assert_string_equal(entry(plan, 1).op, "gemm");
-  assert_string_equal(entry(plan, 1).csv_path,
+  assert_string_equal(test_plan_entry(plan, 1).op, "gemm");
+  assert_string_equal(test_plan_entry(plan, 1).csv_path,
                       "/tmp/mb_jax2/numpy_convolve.csv");
   expect_skip(plan, 2, "psum", "collectives are not in libmicrobench yet");
   /* 1 MiB of f32 in rows of 128, there and back */
@@ -168,16 +130,16 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
   for (size_t i = 0; i < 2; i++) {
     char name[64];
     snprintf(name, sizeof name, "host_device/1MiB/%s", dirs[i]);
-    assert_string_equal(entry(plan, 3 + i).name, name);
-    assert_string_equal(entry(plan, 3 + i).op, dirs[i]);
-    assert_string_equal(entry(plan, 3 + i).skip_reason, "");
+    assert_string_equal(test_plan_entry(plan, 3 + i).name, name);
+    assert_string_equal(test_plan_entry(plan, 3 + i).op, dirs[i]);
+    assert_string_equal(test_plan_entry(plan, 3 + i).skip_reason, "");
   }
-  assert_string_equal(entry(plan, 5).skip_reason, "");
+  assert_string_equal(test_plan_entry(plan, 5).skip_reason, "");
   /* float4 is f4e2m1 (packed two per byte): copied like any dtype. */
-  assert_string_equal(entry(plan, 6).name,
+  assert_string_equal(test_plan_entry(plan, 6).name,
                       "single_device_hbm_copy/1024/float4");
-  assert_string_equal(entry(plan, 6).skip_reason, "");
-  assert_int_equal(entry(plan, 6).params.dtype, MB_DTYPE_F4E2M1);
+  assert_string_equal(test_plan_entry(plan, 6).skip_reason, "");
+  assert_int_equal(test_plan_entry(plan, 6).params.dtype, MB_DTYPE_F4E2M1);
   /* The skipped ones still make results (JSON with every dimension). */
   for (size_t i = 1; i < 3; i++) {
     mb_result_t *r = NULL;
@@ -195,7 +157,7 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
  * gemm_simple in its dtype (float8 by default), gap_strategy recorded. */
 static void test_legacy_gemm_dtype_names(void **state) {
   (void)state;
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "benchmarks:\n"
       "- benchmark_name: gemm_simple_with_dtype\n"
       "  benchmark_sweep_params:\n"
@@ -217,7 +179,7 @@ static void test_legacy_gemm_dtype_names(void **state) {
       {"gemm_throttling/16x32x8", MB_DTYPE_F8E4M3, MB_DTYPE_BF16},
   };
   for (size_t i = 0; i < 3; i++) {
-    const mb_plan_entry_t e = entry(plan, i);
+    const mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.name, want[i].name);
     assert_string_equal(e.skip_reason, "");
     mb_result_t *r = NULL;
@@ -231,7 +193,7 @@ static void test_legacy_gemm_dtype_names(void **state) {
     mb_result_destroy(r);
   }
   mb_plan_destroy(plan);
-  expect_error(
+  test_plan_expect_error(
       "benchmarks:\n- benchmark_name: gemm_simple_with_dtype\n"
       "  benchmark_params: [{m: 8, k: 8, n: 8, in_dtype_str: fp4, "
       "out_dtype_str: bf16}]\n",
@@ -240,14 +202,14 @@ static void test_legacy_gemm_dtype_names(void **state) {
 
 static void test_legacy_undefined_names_are_errors(void **state) {
   (void)state;
-  expect_error(
+  test_plan_expect_error(
       "benchmarks:\n- benchmark_name: gemm_mxfp9\n"
       "  benchmark_params: [{m: 8}]\n",
       "bad.yaml:2: benchmarks[0].benchmark_name: benchmark_name "
       "\"gemm_mxfp9\" is not a benchmark of the JAX suite; its "
       "benchmarks: all_gather, psum",
       "gemm_mxfp8_b32, gemm_mxfp8_b32_static_scaling");
-  expect_error(
+  test_plan_expect_error(
       "benchmarks:\n- benchmark_name: inference_add\n"
       "  benchmark_params: [{m: 8, n: 8, dtype: float4_e2m1fn}]\n",
       "bad.yaml:3: benchmarks[0].benchmark_params[0].dtype: unknown "
@@ -265,13 +227,13 @@ static void test_sweep_detected(void **state) {
       "benchmarks:\n- {name: simple_add, size: 64}\n",
       "hardware: {tflops: 1}\nbenchmarks:\n- {name: simple_add}\n"};
   for (size_t i = 0; i < sizeof k_jax / sizeof *k_jax; i++) {
-    mb_plan_t *plan = parse(k_jax[i]);
+    mb_plan_t *plan = test_plan_parse(k_jax[i]);
     assert_string_equal(mb_plan_schema(plan), "jax");
-    assert_string_equal(entry(plan, 0).op, "add");
+    assert_string_equal(test_plan_entry(plan, 0).op, "add");
     mb_plan_destroy(plan);
   }
   /* A native item names its op: still native, even named like a JAX one. */
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "benchmarks:\n- {name: simple_add, op: gemm, shapes: [[8, 8, 8]]}\n");
   assert_string_equal(mb_plan_schema(plan), "native");
   mb_plan_destroy(plan);
@@ -279,12 +241,12 @@ static void test_sweep_detected(void **state) {
 
 static void test_sweep_upstream_gemm_and_hbm(void **state) {
   (void)state;
-  mb_plan_t *plan = load("jax/current/gemm_generalized.yaml");
+  mb_plan_t *plan = test_plan_load("jax/current/gemm_generalized.yaml");
   assert_string_equal(mb_plan_schema(plan), "jax");
   assert_int_equal(mb_plan_count(plan), 4); /* m 1024, 2048, 4096; one */
   static const int64_t k_m[] = {1024, 2048, 4096, 2048};
   for (size_t i = 0; i < 4; i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.op, "gemm");
     assert_int_equal(e.params.shape[0], k_m[i]);
     assert_int_equal(e.params.shape[1], 2048);
@@ -297,13 +259,13 @@ static void test_sweep_upstream_gemm_and_hbm(void **state) {
     assert_int_equal(e.spec.warmup_runs, 2);
   }
   assert_string_equal(
-      entry(plan, 0).name,
+      test_plan_entry(plan, 0).name,
       "gemm_generalized/1024x2048x2048/float8_e4m3fn->bfloat16");
   mb_plan_destroy(plan);
-  plan = load("jax/current/hbm_bandwidth.yaml");
+  plan = test_plan_load("jax/current/hbm_bandwidth.yaml");
   assert_int_equal(mb_plan_count(plan), 11); /* 2^19 .. 2^29, end included */
   for (size_t i = 0; i < 11; i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.op, "copy");
     assert_int_equal(e.params.shape[0], 1);
     assert_int_equal(e.params.shape[1], INT64_C(524288) << i);
@@ -314,7 +276,7 @@ static void test_sweep_upstream_gemm_and_hbm(void **state) {
 
 static void test_sweep_upstream_skips(void **state) {
   (void)state;
-  mb_plan_t *plan = load("jax/current/all_gather.yaml");
+  mb_plan_t *plan = test_plan_load("jax/current/all_gather.yaml");
   assert_int_equal(mb_plan_count(plan), 1);
   expect_skip(plan, 0, "all_gather",
               "name \"all_gather\" (all-gather across devices) is defined by "
@@ -322,26 +284,28 @@ static void test_sweep_upstream_skips(void **state) {
               "collectives are not in libmicrobench yet");
   mb_plan_destroy(plan);
   /* 11 sizes each way, f32 in rows of 128 */
-  plan = load("jax/current/host_device.yaml");
+  plan = test_plan_load("jax/current/host_device.yaml");
   assert_int_equal(mb_plan_count(plan), 22);
-  assert_string_equal(entry(plan, 0).name, "host_to_device/1/float32/MiB");
-  assert_string_equal(entry(plan, 0).op, "h2d");
-  assert_string_equal(entry(plan, 0).skip_reason, "");
-  assert_string_equal(entry(plan, 21).name, "device_to_host/1024/float32/MiB");
-  assert_string_equal(entry(plan, 21).op, "d2h");
+  assert_string_equal(test_plan_entry(plan, 0).name,
+                      "host_to_device/1/float32/MiB");
+  assert_string_equal(test_plan_entry(plan, 0).op, "h2d");
+  assert_string_equal(test_plan_entry(plan, 0).skip_reason, "");
+  assert_string_equal(test_plan_entry(plan, 21).name,
+                      "device_to_host/1024/float32/MiB");
+  assert_string_equal(test_plan_entry(plan, 21).op, "d2h");
   mb_plan_destroy(plan);
   /* 4 seq_len x causal x mode; fwd runs as grouped-query attention (8 K/V
    * heads for 128 query heads, in the name), bwd as attention_bwd */
-  plan = load("jax/current/attention_jax_flash.yaml");
+  plan = test_plan_load("jax/current/attention_jax_flash.yaml");
   assert_int_equal(mb_plan_count(plan), 16);
-  mb_plan_entry_t fwd = entry(plan, 0);
+  mb_plan_entry_t fwd = test_plan_entry(plan, 0);
   assert_string_equal(
       fwd.name, "attention_flashed/1x128x4096x256/bfloat16/fwd/kv8/causal");
   assert_string_equal(fwd.skip_reason, "");
   assert_int_equal(fwd.params.shape[1], 128);
   assert_int_equal(fwd.params.kv_heads, 8);
   assert_int_equal(fwd.params.flags, MB_PARAM_CAUSAL);
-  mb_plan_entry_t bwd = entry(plan, 1);
+  mb_plan_entry_t bwd = test_plan_entry(plan, 1);
   assert_string_equal(
       bwd.name, "attention_flashed/1x128x4096x256/bfloat16/bwd/kv8/causal");
   assert_string_equal(bwd.op, "attention_bwd");
@@ -350,14 +314,14 @@ static void test_sweep_upstream_skips(void **state) {
   assert_int_equal(bwd.params.flags, MB_PARAM_CAUSAL);
   mb_plan_destroy(plan);
   /* num_q_heads not a multiple of num_kv_heads: skipped in the op's words */
-  plan = parse(
+  plan = test_plan_parse(
       "benchmarks:\n- name: attention_flashed\n  batch: 1\n"
       "  num_q_heads: 6\n  num_kv_heads: 4\n  head_dim: 16\n"
       "  seq_len: 64\n");
   expect_skip(plan, 0, "attention_flashed/1x6x64x16/bfloat16/fwd/kv4/causal",
               "H = 6 query heads is not a multiple of kv_heads = 4");
   mb_plan_destroy(plan);
-  plan = load("jax/current/sample.yaml");
+  plan = test_plan_load("jax/current/sample.yaml");
   assert_int_equal(mb_plan_count(plan), 4 + 5 + 11);
   expect_skip(plan, 4, "all_reduce", "collectives");
   expect_skip(plan, 5, "all_reduce#2", "collectives");
@@ -367,7 +331,7 @@ static void test_sweep_upstream_skips(void **state) {
 static void test_sweep_ranges_and_layers(void **state) {
   (void)state;
   /* No multiplier: +increase_by, default 1; global < item < sweep. */
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "global: {num_runs: 4, warmup_tries: 0, dtype: float32}\n"
       "benchmarks:\n"
       "- name: hbm_bandwidth\n"
@@ -383,22 +347,22 @@ static void test_sweep_ranges_and_layers(void **state) {
       "    transpose_b: [true]\n");
   assert_int_equal(mb_plan_count(plan), 3 + 2 + 2);
   for (size_t i = 0; i < 3; i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_int_equal(e.params.shape[1], 8 + (int64_t)i);
     assert_int_equal(e.params.dtype, MB_DTYPE_F32);
     assert_int_equal(e.spec.samples, 7);
     assert_int_equal(e.spec.warmup_runs, 0);
   }
-  assert_int_equal(entry(plan, 4).params.shape[1], 12);
-  assert_int_equal(entry(plan, 4).spec.samples, 4);
-  mb_plan_entry_t g = entry(plan, 5);
+  assert_int_equal(test_plan_entry(plan, 4).params.shape[1], 12);
+  assert_int_equal(test_plan_entry(plan, 4).spec.samples, 4);
+  mb_plan_entry_t g = test_plan_entry(plan, 5);
   assert_string_equal(g.name,
                       "gemm_generalized/1024x1024x1024/"
                       "bfloat16->bfloat16/tb");
   assert_true(g.params.flags & MB_PARAM_TRANS_B);
   assert_string_equal(g.skip_reason, "");
   /* FP4 with B stored N x K (packed along K) runs. */
-  g = entry(plan, 6);
+  g = test_plan_entry(plan, 6);
   assert_string_equal(g.name,
                       "gemm_generalized/1024x1024x1024/"
                       "float4_e2m1fn->bfloat16/tb");
@@ -407,7 +371,7 @@ static void test_sweep_ranges_and_layers(void **state) {
   assert_string_equal(g.skip_reason, "");
   mb_plan_destroy(plan);
   /* More than 1000 combinations: the first 1000, as the suite, noted. */
-  plan = parse(
+  plan = test_plan_parse(
       "benchmarks:\n- name: simple_add\n"
       "  sweep: {size: {start: 1, end: 100}, num_runs: "
       "{start: 1, end: 20}}\n");
@@ -423,48 +387,53 @@ static void test_sweep_errors(void **state) {
   (void)state;
   /* A range longer than any sweep can run is refused, not built (the
    * fuzzer's: seconds to expand under ASan). */
-  expect_error(
+  test_plan_expect_error(
       "benchmarks:\n- name: hbm_bandwidth\n"
       "  sweep: {size: {start: 1024, end: 3088888888872, increase_by: "
       "2048}}\n",
       "sweep.size", "more than 1000 values");
-  expect_error("global: {}\nbenchmarks:\n- {name: gemm_generalised}\n",
-               "bad.yaml:3: benchmarks[0].name: name \"gemm_generalised\" is "
-               "not a benchmark of the JAX suite; its benchmarks: "
-               "gemm_generalized, hbm_bandwidth",
-               "host_to_device, device_to_host");
-  expect_error(
+  test_plan_expect_error(
+      "global: {}\nbenchmarks:\n- {name: gemm_generalised}\n",
+      "bad.yaml:3: benchmarks[0].name: name \"gemm_generalised\" is "
+      "not a benchmark of the JAX suite; its benchmarks: "
+      "gemm_generalized, hbm_bandwidth",
+      "host_to_device, device_to_host");
+  test_plan_expect_error(
       "global: {dtype: float99}\nbenchmarks:\n- {name: simple_add}\n"
       "- {name: hbm_bandwidth}\n",
       "bad.yaml:1: global.dtype: unknown dtype \"float99\"; valid: "
       "bfloat16, float32",
       "float4_e2m1fn");
-  expect_error("global: {}\nbenchmarks:\n- name: rmsnorm\n  size: 8\n",
-               "bad.yaml:4: benchmarks[0].size: rmsnorm takes no parameter "
-               "\"size\"; valid: warmup_tries",
-               "batch, dim");
-  expect_error("global: {op_type: copy}\nbenchmarks:\n- {name: swiglu}\n",
-               "global.op_type: swiglu takes no parameter \"op_type\"", NULL);
-  expect_error(
+  test_plan_expect_error(
+      "global: {}\nbenchmarks:\n- name: rmsnorm\n  size: 8\n",
+      "bad.yaml:4: benchmarks[0].size: rmsnorm takes no parameter "
+      "\"size\"; valid: warmup_tries",
+      "batch, dim");
+  test_plan_expect_error(
+      "global: {op_type: copy}\nbenchmarks:\n- {name: swiglu}\n",
+      "global.op_type: swiglu takes no parameter \"op_type\"", NULL);
+  test_plan_expect_error(
       "global: {}\nbenchmarks:\n- name: hbm_bandwidth\n"
       "  sweep: {op_type: [copy, sum]}\n",
       "bad.yaml:4: benchmarks[0].sweep.op_type: unknown op_type "
       "\"sum\"; valid: copy, scale, add, triad",
       NULL);
-  expect_error(
+  test_plan_expect_error(
       "global: {}\nbenchmarks:\n- name: simple_add\n"
       "  sweep: {size: {start: 8, end: 64, multiplier: 0.5}}\n",
       "bad.yaml:4: benchmarks[0].sweep.size: multiplier 0.5 would "
       "never pass end",
       NULL);
-  expect_error(
+  test_plan_expect_error(
       "global: {}\nbenchmarks:\n- name: simple_add\n"
       "  sweep: {size: {start: 8, end: 64, step: 2}}\n",
       "unknown key", "step");
-  expect_error("global: {}\nbenchmarks:\n- {name: simple_add, size: -8}\n",
-               "benchmarks[0].size", NULL);
-  expect_error("global: [1]\nbenchmarks:\n- {name: simple_add}\n",
-               "bad.yaml:1: global: expected a map, got a list", NULL);
+  test_plan_expect_error(
+      "global: {}\nbenchmarks:\n- {name: simple_add, size: -8}\n",
+      "benchmarks[0].size", NULL);
+  test_plan_expect_error("global: [1]\nbenchmarks:\n- {name: simple_add}\n",
+                         "bad.yaml:1: global: expected a map, got a list",
+                         NULL);
 }
 
 /* The small file runs here: every mapped benchmark passes its check. */
@@ -488,7 +457,7 @@ static void test_sweep_runs_on_cpu(void **state) {
       skipped++;
     } else {
       if (info.status != MB_RESULT_OK || (c.checked && !c.pass))
-        fail_msg("%s: %s", entry(plan, i).name, info.reason);
+        fail_msg("%s: %s", test_plan_entry(plan, i).name, info.reason);
       ran++;
     }
     mb_result_destroy(r);

@@ -6,20 +6,7 @@
  * entries), those it cannot run (another V head dim, q_heads not a
  * multiple of kv_heads) are skipped saying why, and upstream's own
  * attention.yaml plans. */
-#include "test_util.h"
-
-static mb_plan_t *parse(const char *text) {
-  mb_plan_t *plan = NULL;
-  if (mb_plan_parse(text, strlen(text), "t.yaml", NULL, &plan) != MB_OK)
-    fail_msg("%s\n%s", mb_error_last(), text);
-  return plan;
-}
-
-static mb_plan_entry_t entry(const mb_plan_t *plan, size_t i) {
-  mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
-  assert_int_equal(mb_plan_entry(plan, i, &e), MB_OK);
-  return e;
-}
+#include "test_plan_util.h"
 
 /* Quantize-inputs from bf16 with every scale 0.5 (224 / 448), bf16 out. */
 static void test_static_gemm_names(void **state) {
@@ -41,8 +28,8 @@ static void test_static_gemm_names(void **state) {
              "benchmarks:\n- benchmark_name: %s\n  num_runs: 3\n"
              "  benchmark_sweep_params:\n  - {m: 64, k: 256, n: 128}\n",
              k_rows[i].bench);
-    mb_plan_t *plan = parse(doc);
-    mb_plan_entry_t e = entry(plan, 0);
+    mb_plan_t *plan = test_plan_parse(doc);
+    mb_plan_entry_t e = test_plan_entry(plan, 0);
     assert_string_equal(e.op, k_rows[i].bench);
     assert_string_equal(e.skip_reason, "");
     mb_op_params_t p = e.params;
@@ -117,8 +104,8 @@ static void test_splash_attention(void **state) {
              "benchmarks:\n- benchmark_name: tokamax_splash_attention\n"
              "  benchmark_sweep_params:\n  - {%s}\n",
              k_rows[i].params);
-    mb_plan_t *plan = parse(doc);
-    mb_plan_entry_t e = entry(plan, 0);
+    mb_plan_t *plan = test_plan_parse(doc);
+    mb_plan_entry_t e = test_plan_entry(plan, 0);
     const char *op =
         strstr(k_rows[i].name, "_bwd") ? "attention_bwd" : "attention";
     assert_string_equal(e.op, op);
@@ -136,17 +123,17 @@ static void test_splash_attention(void **state) {
     assert_int_equal(e.params.flags, k_rows[i].flags);
     mb_plan_destroy(plan);
   }
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "benchmarks:\n- benchmark_name: tokamax_splash_attention\n"
       "  benchmark_params:\n  - {batch_size: 2, q_seq_len: 64, kv_seq_len: "
       "96, q_heads: 4, kv_heads: 4, qk_head_dim: 32, v_head_dim: 32}\n");
-  mb_plan_entry_t e = entry(plan, 0);
+  mb_plan_entry_t e = test_plan_entry(plan, 0);
   const int64_t want[5] = {2, 4, 64, 96, 32};
   for (int d = 0; d < 5; d++) assert_int_equal(e.params.shape[d], want[d]);
   mb_plan_destroy(plan);
   /* combined: the forward, then the backward, one entry each (their times
    * add up to upstream's one), same shape and mask */
-  plan = parse(
+  plan = test_plan_parse(
       "benchmarks:\n- benchmark_name: tokamax_splash_attention\n"
       "  benchmark_params:\n  - {batch_size: 1, q_seq_len: 32, kv_seq_len: "
       "48, q_heads: 4, kv_heads: 2, qk_head_dim: 16, v_head_dim: 16, mode: "
@@ -159,7 +146,7 @@ static void test_splash_attention(void **state) {
              "tokamax_splash_attention/b1_h4_kvh2_q32_kv48_d16_combined_causal/"
              "%s",
              k_ops[i]);
-    e = entry(plan, i);
+    e = test_plan_entry(plan, i);
     assert_string_equal(e.name, name);
     assert_string_equal(e.op, k_ops[i]);
     assert_string_equal(e.skip_reason, "");
@@ -207,7 +194,7 @@ static void test_upstream_attention_yaml(void **state) {
   assert_int_equal(mb_plan_count(plan), 6 * 2 * 2);
   size_t fwd = 0;
   for (size_t i = 0; i < mb_plan_count(plan); i++) {
-    const mb_plan_entry_t e = entry(plan, i);
+    const mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.skip_reason, "");
     assert_int_equal(e.params.shape[1], 128);
     assert_int_equal(e.params.kv_heads, 8);

@@ -8,29 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "test_util.h"
-
-static mb_plan_t *load(const char *rel) {
-  char path[4096];
-  mb_plan_t *plan = NULL;
-  snprintf(path, sizeof path, "%s/%s", MB_TEST_CONFIG_DIR, rel);
-  if (mb_plan_load(path, NULL, &plan) != MB_OK)
-    fail_msg("%s: %s", rel, mb_error_last());
-  return plan;
-}
-
-static mb_plan_t *parse(const char *text) {
-  mb_plan_t *plan = NULL;
-  if (mb_plan_parse(text, strlen(text), "t.yaml", NULL, &plan) != MB_OK)
-    fail_msg("%s\n%s", mb_error_last(), text);
-  return plan;
-}
-
-static mb_plan_entry_t entry(const mb_plan_t *plan, size_t i) {
-  mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
-  assert_int_equal(mb_plan_entry(plan, i, &e), MB_OK);
-  return e;
-}
+#include "test_plan_util.h"
 
 /* mb_plan_load of `path` fails with MB_ERR_PARSE naming a and b. */
 static void expect_load_error(const char *path, const char *a, const char *b) {
@@ -45,23 +23,11 @@ static void expect_load_error(const char *path, const char *a, const char *b) {
   if (b) assert_contains(mb_error_last(), b);
 }
 
-static void expect_error(const char *text, const char *a, const char *b) {
-  mb_plan_t *plan = NULL;
-  mb_status_t st = mb_plan_parse(text, strlen(text), "bad.yaml", NULL, &plan);
-  if (st == MB_OK) {
-    mb_plan_destroy(plan);
-    fail_msg("loaded:\n%s", text);
-  }
-  assert_int_equal(st, MB_ERR_PARSE);
-  assert_contains(mb_error_last(), a);
-  if (b) assert_contains(mb_error_last(), b);
-}
-
 /* ---- legacy: quantization's quant_dtype ---------------------------------- */
 
 static void test_quant_dtype(void **state) {
   (void)state;
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "benchmarks:\n- benchmark_name: quantization\n"
       "  benchmark_sweep_params:\n"
       "  - {m: 64, n: 256}\n"
@@ -81,7 +47,7 @@ static void test_quant_dtype(void **state) {
   };
   assert_int_equal(mb_plan_count(plan), 4);
   for (size_t i = 0; i < 4; i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.name, k_rows[i].name);
     if (*k_rows[i].skip) {
       assert_contains(e.skip_reason, k_rows[i].skip);
@@ -96,11 +62,11 @@ static void test_quant_dtype(void **state) {
     assert_int_equal(p.scale_a.mode, MB_SCALE_ROW);
   }
   mb_plan_destroy(plan);
-  expect_error(
+  test_plan_expect_error(
       "benchmarks:\n- benchmark_name: quantization\n"
       "  benchmark_sweep_params:\n  - {m: 8, n: 8, quant_dtype: fp9}\n",
       "quant_dtype: unknown dtype \"fp9\"", "float4_e2m1fn");
-  expect_error(
+  test_plan_expect_error(
       "benchmarks:\n- benchmark_name: transpose_quantization\n"
       "  benchmark_sweep_params:\n  - {m: 8, n: 8, quant_dtype: int8}\n",
       "unknown parameter \"quant_dtype\"", NULL);
@@ -109,11 +75,11 @@ static void test_quant_dtype(void **state) {
 /* Upstream's file: both quant dtypes over m 1..65536 and n 128..65536. */
 static void test_upstream_inference_quantization(void **state) {
   (void)state;
-  mb_plan_t *plan = load("jax/inference_quantization.yaml");
+  mb_plan_t *plan = test_plan_load("jax/inference_quantization.yaml");
   assert_int_equal(mb_plan_count(plan), 2 * 17 * 10);
   size_t f4 = 0;
   for (size_t i = 0; i < mb_plan_count(plan); i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.skip_reason, "");
     f4 += e.params.dtype_out == MB_DTYPE_F4E2M1;
   }
@@ -127,28 +93,28 @@ static void test_model_preset(void **state) {
   (void)state;
   /* LLM-36B is MHA: 56 heads, seq 8192, head dim 128; an item's own
    * key wins over the preset, a sweep's over both. */
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "global: {num_runs: 2}\nbenchmarks:\n"
       "- {name: attention_flashed, model: LLM-36B}\n"
       "- {name: attention_flashed, model: LLM-36B, seq_len: 1024,\n"
       "   sweep: {head_dim: [64]}}\n"
       "- {name: gemm_generalized, model: LLM-200B, m: 64, k: 128, n: 32}\n");
   assert_int_equal(mb_plan_count(plan), 3);
-  mb_plan_entry_t e = entry(plan, 0);
+  mb_plan_entry_t e = test_plan_entry(plan, 0);
   const int64_t want0[] = {1, 56, 8192, 8192, 128};
   for (int d = 0; d < 5; d++) assert_int_equal(e.params.shape[d], want0[d]);
   assert_string_equal(e.skip_reason, "");
-  e = entry(plan, 1);
+  e = test_plan_entry(plan, 1);
   const int64_t want1[] = {1, 56, 1024, 1024, 64};
   for (int d = 0; d < 5; d++) assert_int_equal(e.params.shape[d], want1[d]);
   /* gemm takes none of the preset's fields: its own shape, no error */
-  e = entry(plan, 2);
+  e = test_plan_entry(plan, 2);
   assert_int_equal(e.params.shape[0], 64);
   assert_int_equal(e.params.shape[1], 128);
   assert_int_equal(e.params.shape[2], 32);
   assert_string_equal(e.skip_reason, "");
   mb_plan_destroy(plan);
-  expect_error(
+  test_plan_expect_error(
       "global: {}\nbenchmarks:\n"
       "- {name: attention_flashed, model: llama3_8b}\n",
       "benchmarks[0].model: unknown model preset \"llama3_8b\"",
@@ -158,14 +124,15 @@ static void test_model_preset(void **state) {
 /* Upstream's study: gemm and swiglu run with the preset beside them. */
 static void test_upstream_study(void **state) {
   (void)state;
-  mb_plan_t *plan = load("jax/current/study_llm_200b.yaml");
+  mb_plan_t *plan = test_plan_load("jax/current/study_llm_200b.yaml");
   assert_true(mb_plan_count(plan) >= 5);
   for (size_t i = 0; i < 4; i++) { /* 3 gemm sizes, swiglu */
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.skip_reason, "");
   }
-  assert_int_equal(entry(plan, 3).params.shape[1], 16384); /* swiglu dim */
-  mb_plan_entry_t attn = entry(plan, 4);
+  assert_int_equal(test_plan_entry(plan, 3).params.shape[1],
+                   16384); /* swiglu dim */
+  mb_plan_entry_t attn = test_plan_entry(plan, 4);
   assert_string_equal(attn.op, "attention");
   assert_int_equal(attn.params.shape[1], 128);   /* num_q_heads */
   assert_int_equal(attn.params.shape[2], 16384); /* seq_len */
@@ -213,7 +180,7 @@ static void test_csv_shapes(void **state) {
   const int64_t want[4][3] = {
       {64, 128, 32}, {64, 128, 32}, {16, 256, 8}, {16, 256, 8}};
   for (size_t i = 0; i < 4; i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     for (int k = 0; k < 3; k++) assert_int_equal(e.params.shape[k], want[i][k]);
     assert_int_equal(!!(e.params.flags & MB_PARAM_TRANS_B), (int)(i % 2));
   }
@@ -237,13 +204,13 @@ static void test_csv_shapes(void **state) {
                     NULL);
   remove_dir(&d);
   /* a URL cannot be fetched: that item is skipped saying so */
-  plan = parse(
+  plan = test_plan_parse(
       "global: {}\nbenchmarks:\n"
       "- {name: gemm_generalized, csv_shapes: 'https://x/s.csv'}\n"
       "- {name: simple_add, size: 64}\n");
   assert_int_equal(mb_plan_count(plan), 2);
-  assert_contains(entry(plan, 0).skip_reason, "is a URL");
-  assert_string_equal(entry(plan, 1).skip_reason, "");
+  assert_contains(test_plan_entry(plan, 0).skip_reason, "is a URL");
+  assert_string_equal(test_plan_entry(plan, 1).skip_reason, "");
   mb_plan_destroy(plan);
 }
 
@@ -251,11 +218,11 @@ static void test_csv_shapes(void **state) {
  * repository's root: found from the config's directory up. */
 static void test_upstream_csv_loader(void **state) {
   (void)state;
-  mb_plan_t *plan = load("jax/current/test_csv_loader.yaml");
+  mb_plan_t *plan = test_plan_load("jax/current/test_csv_loader.yaml");
   assert_int_equal(mb_plan_count(plan), 3);
   const int64_t want[3] = {512, 1024, 2048};
   for (size_t i = 0; i < 3; i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.skip_reason, "");
     assert_int_equal(e.params.shape[0], want[i]);
     assert_int_equal(e.params.dtype, MB_DTYPE_F8E4M3);

@@ -4,7 +4,7 @@
  * config.params and named; a small config runs on the CPU with every step
  * checked; a dtype the composite does not take is skipped saying why;
  * parameters the benchmark does not have are errors. */
-#include "test_util.h"
+#include "test_plan_util.h"
 
 static mb_context_t *g_ctx;
 
@@ -20,19 +20,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-static mb_plan_t *parse(const char *text) {
-  mb_plan_t *plan = NULL;
-  if (mb_plan_parse(text, strlen(text), "t.yaml", NULL, &plan) != MB_OK)
-    fail_msg("%s\n%s", mb_error_last(), text);
-  return plan;
-}
-
-static mb_plan_entry_t entry(const mb_plan_t *plan, size_t i) {
-  mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
-  assert_int_equal(mb_plan_entry(plan, i, &e), MB_OK);
-  return e;
-}
-
 static void expect_error(const char *text, const char *what) {
   mb_plan_t *plan = NULL;
   assert_int_equal(mb_plan_parse(text, strlen(text), "t.yaml", NULL, &plan),
@@ -44,9 +31,10 @@ static void expect_error(const char *text, const char *what) {
 /* Upstream's TransformerLayerParams defaults: [1, 1024, 7168] bf16. */
 static void test_defaults(void **state) {
   (void)state;
-  mb_plan_t *plan = parse("benchmarks:\n- name: transformer_layer_moe\n");
+  mb_plan_t *plan =
+      test_plan_parse("benchmarks:\n- name: transformer_layer_moe\n");
   assert_int_equal(mb_plan_count(plan), 1);
-  mb_plan_entry_t e = entry(plan, 0);
+  mb_plan_entry_t e = test_plan_entry(plan, 0);
   assert_string_equal(e.name, "transformer_layer_moe/1024x7168/bfloat16");
   assert_string_equal(e.group, "transformer_layer_moe");
   assert_string_equal(e.op, "moe_layer_proxy");
@@ -71,7 +59,7 @@ static void test_study_item(void **state) {
   (void)state;
   /* global: makes it the current layout (an item with `model` alone
    * reads as a native one). */
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "global:\n"
       "  dtype: bfloat16\n"
       "benchmarks:\n"
@@ -83,7 +71,7 @@ static void test_study_item(void **state) {
       "  ep: 16\n"
       "  mslen: 8192\n");
   assert_int_equal(mb_plan_count(plan), 1);
-  mb_plan_entry_t e = entry(plan, 0);
+  mb_plan_entry_t e = test_plan_entry(plan, 0);
   assert_string_equal(e.name,
                       "transformer_layer_moe/8192x16384/bfloat16/tp4/cp2/ep16");
   assert_string_equal(e.op, "moe_layer_proxy");
@@ -97,7 +85,7 @@ static void test_study_item(void **state) {
  * item (its parallelism degrees too), run on the CPU. */
 static void test_small_config_runs(void **state) {
   (void)state;
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "global:\n"
       "  warmup_tries: 1\n"
       "  num_runs: 2\n"
@@ -111,7 +99,7 @@ static void test_small_config_runs(void **state) {
       "  model_dim: 256\n"
       "  mslen: 64\n");
   assert_int_equal(mb_plan_count(plan), 1);
-  mb_plan_entry_t e = entry(plan, 0);
+  mb_plan_entry_t e = test_plan_entry(plan, 0);
   /* The degrees other than 1 are in the name. */
   assert_string_equal(e.name,
                       "transformer_layer_moe/64x256/bfloat16/tp4/cp2/ep16");
@@ -146,7 +134,7 @@ static void test_small_config_runs(void **state) {
  * suite's name; one our composite does not take is skipped saying why. */
 static void test_sweeps_and_dtypes(void **state) {
   (void)state;
-  mb_plan_t *plan = parse(
+  mb_plan_t *plan = test_plan_parse(
       "benchmarks:\n"
       "- name: transformer_layer_moe\n"
       "  num_runs: 2\n"
@@ -164,7 +152,7 @@ static void test_sweeps_and_dtypes(void **state) {
       "transformer_layer_moe/8x64/float16/ep8",
       "transformer_layer_moe/8x64/float8_e4m3fn/ep8"};
   for (size_t i = 0; i < 6; i++) {
-    mb_plan_entry_t e = entry(plan, i);
+    mb_plan_entry_t e = test_plan_entry(plan, i);
     assert_string_equal(e.name, names[i]);
     if (i % 3 == 2) {
       assert_contains(e.skip_reason, "the JAX suite runs this");

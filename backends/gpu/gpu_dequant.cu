@@ -78,13 +78,8 @@ mb_status_t launch_t(const mb_gpu_env_t *env, const mb_op_params_t *p,
   a.x = call->out[0];
   a.r = mb_gq_rows_plan((const float *)call->in[1], p->shape[0], p->shape[1],
                         p->scale_a.block[0], p->scale_a.block[1], VEC);
-  auto kernel = dequant_kernel<DQ, DO, VEC>;
-  unsigned grid = 0;
-  const mb_status_t st = mb_gpu_grid(env, "dequantize", kernel, MB_GQ_BLOCK, 0,
-                                     (size_t)a.r.nrg, 4, &grid);
-  if (st != MB_OK) return st;
-  MB_GPU_LAUNCH(kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, "dequantize");
+  return mb_gq_launch(env, "dequantize", dequant_kernel<DQ, DO, VEC>,
+                      (size_t)a.r.nrg, a);
 }
 
 mb_status_t check(const mb_op_params_t *p, const char **why) {

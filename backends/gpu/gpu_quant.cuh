@@ -302,6 +302,19 @@ typedef struct mb_gq_plan {
 /* Threads of the 256-thread kernels. */
 enum { MB_GQ_BLOCK = 256 };
 
+/* A grid-stride launch of `kernel` (MB_GQ_BLOCK threads) over `need`
+ * blocks' worth of work, on env->stream; `what` names it in errors. */
+template <class K, class A>
+inline mb_status_t mb_gq_launch(const mb_gpu_env_t *env, const char *what,
+                                K kernel, size_t need, const A &a) {
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(env, what, kernel, MB_GQ_BLOCK, 0, need, 4, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream, a);
+  return mb__gpu_launched(env, what);
+}
+
 /* ---- row passes: quantize's apply pass and dequantize --------------------
  * A rows x cols tensor read and written row by row, one scale per bm x bn
  * block (the grid, gc scales a row of blocks): tx threads a row (a power of

@@ -137,17 +137,6 @@ __global__ void __launch_bounds__(MB_GQ_BLOCK)
   }
 }
 
-template <class K, class A>
-mb_status_t launch(const mb_gpu_env_t *env, const char *what, K kernel,
-                   size_t need, const A &a) {
-  unsigned grid = 0;
-  const mb_status_t st =
-      mb_gpu_grid(env, what, kernel, MB_GQ_BLOCK, 0, need, 4, &grid);
-  if (st != MB_OK) return st;
-  MB_GPU_LAUNCH(kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, what);
-}
-
 /* f(mb_gq_dt<H>{}) for the high-precision dtype hp. */
 template <class F>
 mb_status_t dispatch_hp(mb_dtype_t hp, F &&f) {
@@ -197,12 +186,13 @@ mb_status_t mb_gq_launch_fp4(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
   }
   return dispatch_hp(p->xdt, [&](auto dx) -> mb_status_t {
     constexpr mb_dtype_t DX = decltype(dx)::value;
-    mb_status_t st = launch(
+    mb_status_t st = mb_gq_launch(
         env, "quantize (FP4 scales)", fp4_scales_kernel<DX>,
         (size_t)((a.nblocks + a.warps_per_block - 1) / a.warps_per_block), a);
     if (st != MB_OK) return st;
-    return launch(env, "quantize (FP4)", fp4_elements_kernel<DX>,
-                  (size_t)((a.nbytes + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), a);
+    return mb_gq_launch(env, "quantize (FP4)", fp4_elements_kernel<DX>,
+                        (size_t)((a.nbytes + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK),
+                        a);
   });
 }
 
@@ -221,7 +211,7 @@ mb_status_t mb_gq_launch_fp4_dequant(const mb_gpu_env_t *env,
   a.scale = (float)p->scale;
   return dispatch_hp(p->dtype_out, [&](auto dout) -> mb_status_t {
     constexpr mb_dtype_t DO = decltype(dout)::value;
-    return launch(env, "dequantize (FP4)", fp4_dequantize_kernel<DO>,
-                  (size_t)((a.n + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), a);
+    return mb_gq_launch(env, "dequantize (FP4)", fp4_dequantize_kernel<DO>,
+                        (size_t)((a.n + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), a);
   });
 }

@@ -101,19 +101,6 @@ __global__ void __launch_bounds__(MB_GQ_BLOCK)
   }
 }
 
-/* A grid-stride launch of `kernel` (256 threads) over `need` blocks' worth
- * of work, on env->stream. */
-template <class K, class A>
-mb_status_t launch(const mb_gpu_env_t *env, const char *what, K kernel,
-                   size_t need, const A &a) {
-  unsigned grid = 0;
-  const mb_status_t st =
-      mb_gpu_grid(env, what, kernel, MB_GQ_BLOCK, 0, need, 4, &grid);
-  if (st != MB_OK) return st;
-  MB_GPU_LAUNCH(kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, what);
-}
-
 int emax_of(mb_dtype_t q) {
   return q == MB_DTYPE_F8E4M3   ? MB_CVT_MX_EMAX_E4M3
          : q == MB_DTYPE_F8E5M2 ? MB_CVT_MX_EMAX_E5M2
@@ -146,7 +133,7 @@ mb_status_t mb_gq_launch_mx(const mb_gpu_env_t *env, const mb_gq_plan_t *p) {
     if constexpr (DQ != MB_DTYPE_F8E4M3 && DQ != MB_DTYPE_F8E5M2) {
       return MB_ERR_UNSUPPORTED;
     } else {
-      return launch(
+      return mb_gq_launch(
           env, "quantize (MX)", mx_quantize_kernel<DX, DQ>,
           (size_t)((a.nblocks + a.warps_per_block - 1) / a.warps_per_block), a);
     }
@@ -171,8 +158,9 @@ mb_status_t mb_gq_launch_mx_dequant(const mb_gpu_env_t *env,
         if constexpr (DQ != MB_DTYPE_F8E4M3 && DQ != MB_DTYPE_F8E5M2) {
           return MB_ERR_UNSUPPORTED;
         } else {
-          return launch(env, "dequantize (MX)", mx_dequantize_kernel<DQ, DO>,
-                        (size_t)((a.n + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), a);
+          return mb_gq_launch(
+              env, "dequantize (MX)", mx_dequantize_kernel<DQ, DO>,
+              (size_t)((a.n + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), a);
         }
       });
 }
@@ -218,6 +206,6 @@ mb_status_t mb__gpu_mx_tile_scales(const mb_gpu_env_t *env, const uint8_t *src,
                  kblocks,
                  (kblocks + 3) / 4,
                  (int64_t)mb__gpu_mx_tiled_bytes(outer, kblocks)};
-  return launch(env, "MX scale tiles", mx_tile_kernel,
-                (size_t)((a.n + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), a);
+  return mb_gq_launch(env, "MX scale tiles", mx_tile_kernel,
+                      (size_t)((a.n + MB_GQ_BLOCK - 1) / MB_GQ_BLOCK), a);
 }

@@ -87,9 +87,9 @@ mb_status_t mb_model_resolve(const char *model, const char *mode,
   if (training && !m->training)
     return mb__fail(MB_ERR_UNSUPPORTED,
                     "model \"%s\" has no training graph in this version: its "
-                    "backward needs layernorm/activation/attention backward "
-                    "ops, which the catalogue does not have; training is "
-                    "built for: linear",
+                    "backward needs layernorm and activation backward ops, "
+                    "which the catalogue does not have yet (attention_bwd "
+                    "it has); training is built for: linear",
                     model);
   if (op) *op = (training ? m->training : m->op)->name;
   if (params && m->op == &mb__op_ln_linear) {

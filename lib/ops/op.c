@@ -78,9 +78,10 @@ static mb_status_t check_applicable(const mb_op_t *op,
     return mb__fail(MB_ERR_INVALID_ARG,
                     "%s: a scale dtype does not apply to this op", op->name);
   if (p->kv_heads != 0 && !(op->param_mask & MB__P_KV_HEADS))
-    return mb__fail(MB_ERR_INVALID_ARG,
-                    "%s: kv_heads (%lld) applies to attention only", op->name,
-                    (long long)p->kv_heads);
+    return mb__fail(
+        MB_ERR_INVALID_ARG,
+        "%s: kv_heads (%lld) applies to attention and attention_bwd only",
+        op->name, (long long)p->kv_heads);
   return MB_OK;
 }
 

@@ -391,7 +391,7 @@ class BadInput(unittest.TestCase):
                                 "kv_heads = 3")
         self.expect_usage_error(["run", "--op", "gemm", "--shape", "8x8x8",
                                  "--kv-heads", "2"],
-                                "kv_heads (2) applies to attention only")
+                                "kv_heads (2) applies to attention and attention_bwd only")
         self.expect_usage_error(["run", "--op", "attention", "--shape",
                                  "1x4x32x32x16", "--kv-heads", "0"],
                                 "--kv-heads")
