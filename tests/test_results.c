@@ -754,6 +754,52 @@ static void test_merge(void **state) {
   mb_results_destroy(m);
 }
 
+/* A sharded run's rank files back in plan order: by name, the unnamed and
+ * unlisted after, in input order; results of one name keep input order. */
+static void test_merge_ordered(void **state) {
+  (void)state;
+  static const char *const k_rank0[] = {"c", "a", "x"}, *const k_rank1[] = {
+                                                            "b", NULL, "a"};
+  char p0[512], p1[512], out[512];
+  const char *const *ranks[] = {k_rank0, k_rank1};
+  char *paths[] = {p0, p1};
+  for (int f = 0; f < 2; f++) {
+    char text[16384];
+    snprintf(text, sizeof text, "%s", k_stream_header);
+    for (int i = 0; i < 3; i++) {
+      const char *name = ranks[f][i];
+      char id[16], one[4096] = "", line[4200];
+      snprintf(id, sizeof id, "r%d/%d", f, i);
+      append_result(one, sizeof one,
+                    &(res_t){id, NULL, "ok", 1000, 0.01, 0, 0, 0});
+      snprintf(line, sizeof line, "{%s%s%s%s\n", name ? "\"name\": \"" : "",
+               name ? name : "", name ? "\", " : "", one + 1);
+      strcat(text, line);
+    }
+    char file[32];
+    snprintf(file, sizeof file, "rank%d.jsonl", f);
+    put_file(path_of(file, paths[f], sizeof p0), text);
+  }
+  const char *inputs[] = {p0, p1};
+  static const char *const k_plan[] = {"a", "b", "c", "d"};
+  path_of("ordered.json", out, sizeof out);
+  if (mb_results_merge_ordered(inputs, 2, k_plan, 4, out) != MB_OK)
+    fail_msg("%s", mb_error_last());
+  mb_results_t *m = load(out);
+  static const char *const k_ids[] = {"r0/1", "r1/2", "r1/0",
+                                      "r0/0", "r0/2", "r1/1"};
+  assert_int_equal(mb_results_count(m), 6);
+  for (size_t i = 0; i < 6; i++)
+    assert_string_equal(mb_results_id(m, i), k_ids[i]);
+  mb_results_destroy(m);
+  /* No names: input order, as mb_results_merge. */
+  assert_int_equal(mb_results_merge_ordered(inputs, 2, NULL, 0, out), MB_OK);
+  m = load(out);
+  assert_string_equal(mb_results_id(m, 0), "r0/0");
+  assert_string_equal(mb_results_id(m, 5), "r1/2");
+  mb_results_destroy(m);
+}
+
 static void test_merge_errors(void **state) {
   (void)state;
   char a[512], bad[512], out[512];
@@ -839,6 +885,7 @@ int main(void) {
       cmocka_unit_test(test_geomean_and_versions),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_merge_errors),
+      cmocka_unit_test(test_merge_ordered),
       cmocka_unit_test(test_round_trip_with_the_writer),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

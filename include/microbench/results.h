@@ -44,6 +44,16 @@ MB_API const char *mb_results_json(const mb_results_t *set, size_t index);
  * any path), is MB_ERR_INVALID_ARG before anything is read. */
 MB_API mb_status_t mb_results_merge(const char *const *paths, size_t count,
                                     const char *out_path);
+/* mb_results_merge with the results in the order of `names` (a plan's
+ * entry names): each result goes where its "name" is in the list (results
+ * of one name in input order), those whose name is not listed after them
+ * all, in input order. How a sharded run's rank files are put back in the
+ * plan's order. names NULL: input order, as mb_results_merge. */
+MB_API mb_status_t mb_results_merge_ordered(const char *const *paths,
+                                            size_t count,
+                                            const char *const *names,
+                                            size_t num_names,
+                                            const char *out_path);
 
 typedef enum mb_verdict {
   MB_VERDICT_SAME = 0,    /* the change is within the threshold */

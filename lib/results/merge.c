@@ -83,8 +83,44 @@ static int add_results(cJSON *out, const mb_results_t *set) {
   return 0;
 }
 
+/* A result and where it goes: its name's place in the list asked for, or
+ * after them all; its input position breaks ties, so the sort is stable. */
+typedef struct placed {
+  cJSON *item;
+  size_t key, pos;
+} placed_t;
+
+static int by_place(const void *a, const void *b) {
+  const placed_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The results array put in the order of `names` (each result's "name"). */
+static int order_results(cJSON *results, const char *const *names,
+                         size_t num_names) {
+  const size_t n = (size_t)cJSON_GetArraySize(results);
+  placed_t *p = calloc(n ? n : 1, sizeof *p);
+  if (!p) return -1;
+  for (size_t i = 0; i < n; i++) {
+    cJSON *r = cJSON_DetachItemFromArray(results, 0);
+    const char *name = mb__json_str(r, "name");
+    p[i] = (placed_t){r, num_names + i, i};
+    for (size_t j = 0; name && j < num_names; j++)
+      if (names[j] && !strcmp(name, names[j])) {
+        p[i].key = j;
+        break;
+      }
+  }
+  qsort(p, n, sizeof *p, by_place);
+  for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(results, p[i].item);
+  free(p);
+  return 0;
+}
+
 /* NULL: out of memory. */
-static cJSON *merged_document(mb_results_t *const *sets, size_t count) {
+static cJSON *merged_document(mb_results_t *const *sets, size_t count,
+                              const char *const *names, size_t num_names) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
   cJSON_AddStringToObject(doc, "schema", MB__RESULTS_SCHEMA);
@@ -95,6 +131,7 @@ static cJSON *merged_document(mb_results_t *const *sets, size_t count) {
   for (size_t i = 0; ok && i < count; i++)
     ok = add_devices(devices, sets[i]) == 0 &&
          add_results(results, sets[i]) == 0;
+  if (ok && names) ok = order_results(results, names, num_names) == 0;
   if (!ok) {
     cJSON_Delete(doc);
     return NULL;
@@ -113,6 +150,12 @@ static mb_status_t write_atomically(const cJSON *doc, const char *path) {
 
 mb_status_t mb_results_merge(const char *const *paths, size_t count,
                              const char *out_path) {
+  return mb_results_merge_ordered(paths, count, NULL, 0, out_path);
+}
+
+mb_status_t mb_results_merge_ordered(const char *const *paths, size_t count,
+                                     const char *const *names, size_t num_names,
+                                     const char *out_path) {
   if (!paths || !out_path)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_results_merge: NULL argument");
   if (count == 0)
@@ -137,7 +180,7 @@ mb_status_t mb_results_merge(const char *const *paths, size_t count,
                   : mb__fail(MB_ERR_INVALID_ARG,
                              "mb_results_merge: paths[%zu] is NULL", i);
   if (st == MB_OK) {
-    cJSON *doc = merged_document(sets, count);
+    cJSON *doc = merged_document(sets, count, names, num_names);
     st = doc ? write_atomically(doc, out_path)
              : mb__fail(MB_ERR_NO_MEMORY, "mb_results_merge: out of memory");
     cJSON_Delete(doc);
