@@ -218,6 +218,9 @@ typedef struct cli_shard {
   int exclusive;           /* one benchmark at a time across the job */
   double wait_s;           /* the longest a rank waits for the others' work */
   const char *stream_path; /* this rank's own results file; NULL: none */
+  /* The -o path the rank files and the manifest are named after; NULL:
+   * none (no -o, or stdout), and no manifest. */
+  const char *output;
 } cli_shard_t;
 /* Every rank says whether it could `what` (ok); 0 when all could, else -1
  * (the ranks that could say who could not). */
@@ -230,6 +233,26 @@ int cli_shard_same_command(const char *cmd, mb_comm_t *comm,
  */
 int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
                     const size_t *order, cli_emit_fn emit, void *emit_user);
+
+/* shard_manifest.c: who ran what in a sharded run, and putting a job
+ * that lost a rank back together. */
+/* Rank r's results file for -o output: "<output>.rank<r>.json". */
+void cli_shard_file(char *buf, size_t cap, const char *output, int rank);
+/* Every rank removes its files of an earlier run at sh->output, then rank
+ * 0 writes the manifest (every entry's owner, each rank's host and file);
+ * 0 on every rank once it is written, else -1 (said) on every rank. */
+int cli_shard_manifest(const char *cmd, const cli_shard_t *sh,
+                       const mb_plan_t *plan, const size_t *owner,
+                       double wait_s);
+/* 1 when path is a sharded run's manifest. */
+int cli_is_shard_manifest(const char *path);
+/* mbench merge MANIFEST -o OUT: the ranks' files in plan order to OUT,
+ * and what the job lost (ranks, benchmarks not run) on stderr: the exit
+ * status, 1 when anything did not run. */
+int cli_merge_sharded(const char *manifest, const char *out);
+/* cmd_merge.c: "merged N results from K files into OUT", N as OUT holds
+ * them; the exit status. */
+int cli_merge_report(const char *out, size_t inputs);
 
 /* progress.c: the progress line on stderr (a terminal, not --quiet). */
 typedef struct cli_progress {

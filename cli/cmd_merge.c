@@ -17,14 +17,18 @@ static const opt_def_t k_merge_opts[] = {
 
 static const cli_command_t k_merge_command = {
     "merge", k_merge_opts, NUM_MERGE_OPTS,
-    "usage: mbench merge FILE... -o OUT\n\n"
+    "usage: mbench merge FILE... -o OUT\n"
+    "       mbench merge RUN.json.plan -o OUT\n\n"
     "Combines result files (JSON documents or .jsonl streams of runs that\n"
     "died) into one document: every result is kept and tagged with\n"
     "source {file, host}; meta.merged_from lists each input's meta;\n"
-    "devices are the union.\n\noptions:\n"};
+    "devices are the union. Given a sharded run's manifest (mpirun ...\n"
+    "mbench run --config F -o RUN.json writes RUN.json.plan), merges its\n"
+    "ranks' files in plan order and names the ranks that were lost and\n"
+    "the benchmarks that did not run (exit 1 then).\n\noptions:\n"};
 
 /* The output re-read: the count printed is what the file holds. */
-static int report(const char *out, size_t inputs) {
+int cli_merge_report(const char *out, size_t inputs) {
   mb_results_t *set = NULL;
   if (mb_results_load(out, &set) != MB_OK)
     return cli_error("merge", "%s", mb_error_last());
@@ -62,11 +66,13 @@ int cmd_merge(int argc, char **argv) {
     rc = cli_error("merge",
                    "-o OUT is required (where the merged document "
                    "goes)");
+  else if (nwords == 1 && cli_is_shard_manifest(words[0]))
+    rc = cli_merge_sharded(words[0], o.output);
   else if (note_inputs(words, nwords),
            mb_results_merge(words, nwords, o.output) != MB_OK)
     rc = cli_error("merge", "%s", mb_error_last());
   else
-    rc = report(o.output, nwords);
+    rc = cli_merge_report(o.output, nwords);
   free(words);
   return rc;
 }

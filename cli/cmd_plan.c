@@ -346,13 +346,16 @@ static int run_outputs(const cli_opts_t *o, int argc, char **argv,
   if (!opened) return EXIT_USAGE;
   if (job->comm) {
     char stream[4096];
-    snprintf(stream, sizeof stream, "%s.rank%d.json",
-             o->output ? o->output : "", job->info.rank);
+    cli_shard_file(stream, sizeof stream, o->output ? o->output : "",
+                   job->info.rank);
     /* -o - is stdout, rank 0's alone: no rank files then. */
     const int files = o->output && strcmp(o->output, "-") != 0;
-    const cli_shard_t sh = {job->comm, &runner, exclusive,
+    const cli_shard_t sh = {job->comm,
+                            &runner,
+                            exclusive,
                             CLI_GIVEN(o, rank_wait) ? o->rank_wait : 3600.0,
-                            files ? stream : NULL};
+                            files ? stream : NULL,
+                            files ? o->output : NULL};
     outputs_t outs = {ctx, plan, writer ? &sinks : NULL, &csvs, &runner};
     rc = cli_run_sharded(&sh, ctx, plan, order, emit, &outs);
     done = n;

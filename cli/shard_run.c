@@ -159,6 +159,9 @@ int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
     return cli_error(cmd, "out of memory");
   }
   mb_plan_assign(plan, (size_t)info.size, owner);
+  /* Who owns what, on disk before anything runs (shard_manifest.c). */
+  if (sh->output && cli_shard_manifest(cmd, sh, plan, owner, QUICK_WAIT_S) != 0)
+    failed = 1;
   const shard_runner_t sr = {sh->runner, info.local_rank};
   cli_out_t stream;
   const int streaming =
