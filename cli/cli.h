@@ -30,8 +30,10 @@ typedef struct cli_opts {
   const char *dtype_b, *dtype_q, *scale_a, *scale_b, *act, *scale_dtype;
   const char *model, *recipe, *mode; /* run: a torchao model (model.h) */
   unsigned device, samples, min_samples, warmup_runs, batch;
-  unsigned kv_heads; /* run: attention's K/V heads (0: as many as H) */
-  const char *seed;  /* NULL: 42 and a fresh check sample per run */
+  unsigned kv_heads;     /* run: attention's K/V heads (0: as many as H) */
+  const char *reduce_op; /* run: a collective's reduction */
+  unsigned root;         /* run: broadcast's and reduce's root rank */
+  const char *seed;      /* NULL: 42 and a fresh check sample per run */
   double min_time, max_noise, timeout, warmup, alpha, beta;
   double static_scale, act_alpha, eps;
   int strict, help, verbose;

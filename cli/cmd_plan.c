@@ -282,25 +282,28 @@ static int run_child(mb_context_t *ctx, const mb_plan_t *plan, size_t i) {
  * one process), and whether a rank's failure at this step stops them all
  * (cli_shard_agree). */
 typedef struct job {
-  mb_comm_t *comm;
+  mb_comm_t *comm;  /* two ranks or more: the plan is shared out */
+  mb_comm_t *world; /* any launcher's: the context's, for collectives */
   void *lib;
   mb_comm_info_t info;
 } job_t;
 
 static int job_start(job_t *job, const cli_opts_t *o) {
-  *job = (job_t){NULL, NULL, MB_COMM_INFO_INIT};
+  *job = (job_t){NULL, NULL, NULL, MB_COMM_INFO_INIT};
   if (o->child_index || !cli_mpi_launched()) return 0;
-  if (cli_mpi_world("run", NULL, NULL, &job->comm, &job->lib) != 0) return -1;
-  mb_comm_info(job->comm, &job->info);
-  if (job->info.size == 1) { /* a launcher's single rank: one process */
-    mb_comm_destroy(job->comm);
-    job->comm = NULL;
-  }
+  if (cli_mpi_world("run", NULL, NULL, &job->world, &job->lib) != 0)
+    return -1;
+  mb_comm_info(job->world, &job->info);
+  mb_comm_set_wait(job->world,
+                   CLI_GIVEN(o, rank_wait) ? o->rank_wait : 3600.0);
+  /* A launcher's single rank runs as one process, but a collective still
+   * has its communicator (of one rank). */
+  if (job->info.size > 1) job->comm = job->world;
   return 0;
 }
 
 static void job_end(job_t *job) {
-  mb_comm_destroy(job->comm);
+  mb_comm_destroy(job->world);
   if (job->lib) dlclose(job->lib);
 }
 
@@ -409,6 +412,7 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
   cli_apply_remeasure(o);
   int ready = order && plan_order(o, plan, order) == 0 &&
               cli_context("run", o->verbose, &ctx) == 0 &&
+              (mb_context_set_comm(ctx, job.world), 1) &&
               (mb_plan_check(ctx, plan) == MB_OK ||
                cli_error("run", "%s", mb_error_last()) == 0);
   if (!order) cli_error("run", "out of memory");

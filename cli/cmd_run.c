@@ -78,6 +78,10 @@ static const opt_def_t k_run_opts[] = {
     {"kv-heads", 0, OPT_UINT, O(kv_heads), "N",
      "attention: K/V heads, dividing H (grouped-query: query head h reads "
      "K/V head h / (H / N); 1: multi-query; default H)"},
+    {"reduce-op", 0, OPT_STR, O(reduce_op), "OP",
+     "all_reduce, reduce_scatter, reduce: sum (default), prod, min, max"},
+    {"root", 0, OPT_UINT, O(root), "R",
+     "broadcast, reduce: the root rank (0)"},
     /* clang-format off: an option per op flag that has one */
     MB_PARAM_FLAG_LIST(PARAM_OPT)
     /* clang-format on */
@@ -133,6 +137,11 @@ static int apply_op_params(const cli_opts_t *o, mb_op_params_t *p) {
   if (CLI_GIVEN(o, act_alpha)) p->act_alpha = o->act_alpha;
   if (CLI_GIVEN(o, eps)) p->eps = o->eps;
   p->kv_heads = o->kv_heads;
+  mb_reduce_op_t red = MB_REDUCE_SUM;
+  if (o->reduce_op && mb_reduce_op_from_name(o->reduce_op, &red) != MB_OK)
+    return cli_error("run", "--reduce-op: %s", mb_error_last());
+  p->reduce_op = (uint32_t)red;
+  p->root = (int32_t)o->root;
   if (CLI_GIVEN(o, static_scale)) {
     p->flags |= MB_PARAM_STATIC;
     p->scale = o->static_scale;
@@ -306,6 +315,13 @@ int cmd_run(int argc, char **argv) {
                      "mbench list ops, mbench list models");
   if (!o.shape)
     return cli_error("run", "--shape is required (e.g. 1024x1024x1024)");
+  /* Each rank would run the list alone and write the same files. */
+  if (cli_mpi_launched() && !o.child_index)
+    return cli_error("run",
+                     "under an MPI launcher, mbench run takes --config (the "
+                     "plan is shared out over the ranks, and collectives run "
+                     "on all of them); put the benchmark in a config file "
+                     "(docs/distributed.md)");
   mb_op_params_t base = MB_OP_PARAMS_INIT;
   if (o.out_dtype && mb_dtype_from_name(o.out_dtype, &base.dtype_out) != MB_OK)
     return cli_error("run", "--out-dtype: %s", mb_error_last());

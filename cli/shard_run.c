@@ -180,7 +180,9 @@ int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
   for (size_t k = 0; k < n; k++) {
     const size_t i = order[k];
     stopped |= cli_interrupted();
-    if (!stopped && owner[i] == (size_t)info.rank) {
+    /* A collective runs on every rank; rank 0's result is the one kept. */
+    const int every = owner[i] == MB_PLAN_EVERY_RANK;
+    if (!stopped && (every || owner[i] == (size_t)info.rank)) {
       mb_result_t *r = NULL;
       if (mb_plan_run_with(ctx, plan, i, run_here, (void *)&sr, &r) != MB_OK) {
         mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
@@ -199,7 +201,7 @@ int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
         if (cli_result_failed(r) && rc == EXIT_OK) rc = EXIT_BENCH_FAILED;
         const char *json = mb_result_json(r);
         if ((streaming && cli_out_add(cmd, &stream, r) != 0) || !json ||
-            blob_add(&blob, i, json) != 0)
+            ((!every || info.rank == 0) && blob_add(&blob, i, json) != 0))
           failed = stopped = 1;
         mine[i] = r;
       }

@@ -12,6 +12,8 @@ struct mb_comm {
   mb_comm_ops_t ops;
   void *self;
   int size; /* from info() at creation: roots are checked against it */
+  int rank;
+  double wait_s; /* mb_comm_set_wait */
 };
 
 static const char *const k_reduce_names[] = {
@@ -22,6 +24,27 @@ static const char *const k_reduce_names[] = {
 
 const char *mb_reduce_op_name(mb_reduce_op_t op) {
   return (unsigned)op < MB_REDUCE_COUNT ? k_reduce_names[op] : "?";
+}
+
+mb_status_t mb_reduce_op_from_name(const char *name, mb_reduce_op_t *out) {
+  for (int r = 0; name && r < MB_REDUCE_COUNT; r++)
+    if (!strcmp(name, k_reduce_names[r])) {
+      if (out) *out = (mb_reduce_op_t)r;
+      return MB_OK;
+    }
+  return mb__fail(MB_ERR_INVALID_ARG,
+                  "unknown reduction \"%s\"; valid: sum, prod, min, max",
+                  name ? name : "(null)");
+}
+
+static const char *const k_coll_names[] = {
+#define MB__COLL_NAME(e, name) name,
+    MB_COLL_MAP(MB__COLL_NAME)
+#undef MB__COLL_NAME
+};
+
+const char *mb_coll_kind_name(mb_coll_kind_t kind) {
+  return (unsigned)kind < MB_COLL_COUNT ? k_coll_names[kind] : "?";
 }
 
 mb_status_t mb_comm_fail(mb_status_t status, const char *fmt, ...) {
@@ -72,6 +95,8 @@ mb_status_t mb_comm_create(const mb_comm_ops_t *ops, void *self,
   memcpy(&c->ops, ops, ops->struct_size);
   c->self = self;
   c->size = info.size;
+  c->rank = info.rank;
+  c->wait_s = 3600.0;
   *out = c;
   return MB_OK;
 }
@@ -160,4 +185,73 @@ void mb_context_set_comm(mb_context_t *ctx, mb_comm_t *comm) {
 
 mb_comm_t *mb_context_comm(const mb_context_t *ctx) {
   return ctx ? ctx->comm : NULL;
+}
+
+/* ---- the data plane ------------------------------------------------------ */
+
+/* What a collective's arguments must satisfy on every rank alike. */
+static mb_status_t check_coll(const mb_comm_t *comm, const mb_coll_t *c) {
+  static const mb_dtype_t k_dtypes[] = {MB_DTYPE_F32, MB_DTYPE_BF16,
+                                        MB_DTYPE_F16, MB_DTYPE_I32};
+  const char *fn = "mb_comm_collective";
+  if (!c || c->struct_size < sizeof *c)
+    return mb__fail(MB_ERR_INVALID_ARG, "%s: %s", fn,
+                    c ? "a mb_coll_t from another header" : "NULL collective");
+  if ((unsigned)c->kind >= MB_COLL_COUNT)
+    return mb__fail(MB_ERR_INVALID_ARG, "%s: kind %d", fn, (int)c->kind);
+  const char *name = mb_coll_kind_name(c->kind);
+  size_t d = 0;
+  while (d < 4 && k_dtypes[d] != c->dtype) d++;
+  if (d == 4)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: dtype %s (valid: f32, bf16, f16, i32)", name,
+                    mb_dtype_name(c->dtype));
+  if ((unsigned)c->op >= MB_REDUCE_COUNT)
+    return mb__fail(MB_ERR_INVALID_ARG, "%s: reduction %d", name, (int)c->op);
+  const int blocks = c->kind == MB_COLL_ALL_GATHER ||
+                     c->kind == MB_COLL_REDUCE_SCATTER ||
+                     c->kind == MB_COLL_ALL_TO_ALL;
+  if (blocks && c->count % (size_t)comm->size)
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: count %zu is not a multiple of the %d ranks", name,
+                    c->count, comm->size);
+  if (!c->send &&
+      (c->kind == MB_COLL_ALL_TO_ALL || c->kind == MB_COLL_SENDRECV))
+    return mb__fail(MB_ERR_INVALID_ARG, "%s has no in-place form", name);
+  if (c->count && !c->recv)
+    return mb__fail(MB_ERR_INVALID_ARG, "%s: NULL recv", name);
+  const int peers[3] = {c->root, c->peer_send, c->peer_recv};
+  for (int i = 0; i < 3; i++)
+    if (peers[i] < 0 || peers[i] >= comm->size)
+      return mb__fail(MB_ERR_INVALID_ARG, "%s: %s %d is not a rank (0..%d)",
+                      name,
+                      i == 0   ? "root"
+                      : i == 1 ? "peer_send"
+                               : "peer_recv",
+                      peers[i], comm->size - 1);
+  return MB_OK;
+}
+
+int mb_comm_has_collective(const mb_comm_t *comm) {
+  return comm && HAS(&comm->ops, collective);
+}
+
+mb_status_t mb_comm_collective(mb_comm_t *comm, const mb_coll_t *c,
+                               double timeout_s) {
+  mb_status_t st = check_wait(comm, "mb_comm_collective", 0, timeout_s);
+  if (st == MB_OK) st = check_coll(comm, c);
+  if (st == MB_OK && !mb_comm_has_collective(comm))
+    st = mb__fail(MB_ERR_UNSUPPORTED,
+                  "%s: this communicator carries no data (its transport has "
+                  "no collectives)",
+                  mb_coll_kind_name(c->kind));
+  return st == MB_OK ? comm->ops.collective(comm->self, c, timeout_s) : st;
+}
+
+void mb_comm_set_wait(mb_comm_t *comm, double seconds) {
+  if (comm && seconds > 0) comm->wait_s = seconds;
+}
+
+double mb_comm_wait(const mb_comm_t *comm) {
+  return comm ? comm->wait_s : 3600.0;
 }

@@ -76,6 +76,36 @@ static const char *host_reason(void *host, const char *fmt, ...) {
   return ctx->reason;
 }
 
+/* The communicator's calls for backends (sys/backend.h): the context's
+ * communicator with its own wait. */
+static mb_status_t host_comm_info(void *host, mb_comm_info_t *out) {
+  const mb_context_t *ctx = host;
+  *out = (mb_comm_info_t)MB_COMM_INFO_INIT;
+  if (!ctx->comm)
+    return mb__fail(MB_ERR_UNSUPPORTED,
+                    "no communicator: collectives run across the ranks of an "
+                    "MPI job (mpirun -n N mbench ..., or "
+                    "mb_context_set_comm); docs/distributed.md");
+  return mb_comm_info(ctx->comm, out);
+}
+
+static mb_status_t host_comm_bcast(void *host, void *buf, size_t bytes,
+                                   int root) {
+  mb_context_t *ctx = host;
+  return ctx->comm ? mb_comm_bcast(ctx->comm, buf, bytes, root,
+                                   mb_comm_wait(ctx->comm))
+                   : MB_OK;
+}
+
+static mb_status_t host_comm_collective(void *host, const mb_coll_t *c) {
+  mb_context_t *ctx = host;
+  if (!ctx->comm) {
+    mb_comm_info_t info;
+    return host_comm_info(host, &info);
+  }
+  return mb_comm_collective(ctx->comm, c, mb_comm_wait(ctx->comm));
+}
+
 mb_status_t mb_context_create(mb_context_t **out,
                               const mb_context_options_t *opts) {
   mb_context_options_t defaults = MB_CONTEXT_OPTIONS_INIT;
@@ -111,6 +141,9 @@ mb_status_t mb_context_create(mb_context_t **out,
       .dtype_bytes = mb_dtype_bytes,
       .dtype_name = mb_dtype_name,
       .reason = host_reason,
+      .comm_info = host_comm_info,
+      .comm_bcast = host_comm_bcast,
+      .comm_collective = host_comm_collective,
   };
   mb__loader_scan(ctx, defaults.backend_path, defaults.flags);
   *out = ctx;

@@ -9,7 +9,7 @@
 
 typedef struct fake {
   int rank, size;
-  int destroyed, barriers, bcasts, reduces, gathers;
+  int destroyed, barriers, bcasts, reduces, gathers, collectives;
   double last_timeout;
   int *freed; /* set on destroy, outliving the fake */
 } fake_t;
@@ -63,13 +63,23 @@ static void f_destroy(void *self) {
   free(f);
 }
 
+static mb_status_t f_collective(void *self, const mb_coll_t *c,
+                                double timeout_s) {
+  fake_t *f = self;
+  (void)c;
+  f->collectives++;
+  f->last_timeout = timeout_s;
+  return MB_OK;
+}
+
 static const mb_comm_ops_t k_ops = {sizeof(mb_comm_ops_t),
                                     f_info,
                                     f_barrier,
                                     f_bcast,
                                     f_reduce,
                                     f_gather,
-                                    f_destroy};
+                                    f_destroy,
+                                    f_collective};
 
 static fake_t *fake(int rank, int size, int *freed) {
   fake_t *f = calloc(1, sizeof *f);
@@ -175,11 +185,60 @@ static void test_gather_root(void **state) {
   mb_context_destroy(ctx);
 }
 
+/* The data plane's argument checks, made before the table sees the call,
+ * and a control-only table (no collective) saying it carries no data. */
+static void test_collective_checks(void **state) {
+  (void)state;
+  int freed = 0;
+  fake_t *f = fake(1, 2, &freed);
+  mb_comm_t *c = NULL;
+  assert_int_equal(mb_comm_create(&k_ops, f, &c), MB_OK);
+  assert_true(mb_comm_has_collective(c));
+  float send[4] = {0}, recv[4] = {0};
+  mb_coll_t k = MB_COLL_INIT;
+  k.send = send, k.recv = recv, k.count = 4;
+  assert_int_equal(mb_comm_collective(c, &k, 1), MB_OK);
+  k.kind = MB_COLL_ALL_GATHER, k.count = 3;
+  assert_int_equal(mb_comm_collective(c, &k, 1), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "count 3 is not a multiple of the 2 ranks");
+  k.kind = MB_COLL_ALL_TO_ALL, k.count = 4, k.send = NULL;
+  assert_int_equal(mb_comm_collective(c, &k, 1), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "all_to_all has no in-place form");
+  k.kind = MB_COLL_BROADCAST, k.root = 2;
+  assert_int_equal(mb_comm_collective(c, &k, 1), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "root 2 is not a rank (0..1)");
+  k.root = 0, k.dtype = MB_DTYPE_I8;
+  assert_int_equal(mb_comm_collective(c, &k, 1), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "valid: f32, bf16, f16, i32");
+  k.dtype = MB_DTYPE_F32, k.peer_recv = -1;
+  assert_int_equal(mb_comm_collective(c, &k, 1), MB_ERR_INVALID_ARG);
+  assert_contains(mb_error_last(), "peer_recv -1 is not a rank");
+  k.peer_recv = 0;
+  assert_int_equal(mb_comm_collective(c, &k, 0), MB_ERR_INVALID_ARG);
+  assert_int_equal(f->collectives, 1);
+  assert_string_equal(mb_coll_kind_name(MB_COLL_SENDRECV), "sendrecv");
+  assert_true(mb_comm_wait(c) == 3600.0);
+  mb_comm_set_wait(c, 5);
+  mb_comm_set_wait(c, -1); /* ignored */
+  assert_true(mb_comm_wait(c) == 5.0);
+  mb_comm_destroy(c);
+  /* a table from before the data plane: control only */
+  mb_comm_ops_t ops = k_ops;
+  ops.struct_size = offsetof(mb_comm_ops_t, collective);
+  assert_int_equal(mb_comm_create(&ops, fake(0, 2, &freed), &c), MB_OK);
+  assert_false(mb_comm_has_collective(c));
+  assert_int_equal(mb_comm_collective(c, &k, 1), MB_ERR_UNSUPPORTED);
+  assert_contains(mb_error_last(), "carries no data");
+  mb_comm_destroy(c);
+  assert_int_equal(freed, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_create_checks),
       cmocka_unit_test(test_calls),
       cmocka_unit_test(test_gather_root),
+      cmocka_unit_test(test_collective_checks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -404,7 +404,10 @@ static const mb_host_api_t k_host = {MB_BACKEND_ABI_VERSION,
                                      mb_convert,
                                      mb_dtype_bytes,
                                      mb_dtype_name,
-                                     host_reason};
+                                     host_reason,
+                                     NULL,
+                                     NULL,
+                                     NULL};
 
 /* Loads backend `name`'s module from the tests' module directory and
  * initializes an instance; 0 after printing why on failure. */

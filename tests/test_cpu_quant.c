@@ -60,7 +60,10 @@ static int setup(void **state) {
                              mb_convert,
                              mb_dtype_bytes,
                              mb_dtype_name,
-                             NULL /* reason: the cpu kernels' are static */};
+                             NULL /* reason: the cpu kernels' are static */,
+                             NULL,
+                             NULL,
+                             NULL /* no communicator */};
   fx->vt = sym ? entry(&fx->host) : NULL;
   if (!fx->vt || fx->vt->init(&fx->host, &fx->state) != MB_OK) {
     fprintf(stderr, "cpu module: %s\n", g_error);

@@ -265,6 +265,24 @@ static const mb_backend_kernel_t cpu_kernels[] = {
                    mb__cpu_gemm_block_sparse_c),
 #include "cpu_kernels_quant.def"
 #include "cpu_kernels_eltwise.def"
+/* The collectives: any of their dtypes, through the communicator. */
+#define MB__CPU_COLL(E, name)   \
+  {sizeof(mb_backend_kernel_t), \
+   name,                        \
+   "mpi",                       \
+   MB_DTYPE_NONE,               \
+   MB_DTYPE_NONE,               \
+   MB_DTYPE_NONE,               \
+   MB_DTYPE_NONE,               \
+   mb__cpu_coll_##E##_supports, \
+   mb__cpu_coll_##E##_prepare,  \
+   mb__cpu_coll_run,            \
+   mb__cpu_coll_release,        \
+   0u,                          \
+   NULL,                        \
+   NULL},
+    MB_COLL_MAP(MB__CPU_COLL)
+#undef MB__CPU_COLL
 };
 
 static const mb_backend_vtable_t cpu_vtable = {

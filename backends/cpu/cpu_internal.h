@@ -104,6 +104,18 @@ void mb__cpu_block_multiply(size_t rows, size_t cols, size_t depth,
                             const float *a, size_t lda, const float *b,
                             size_t ldb, float *restrict c);
 
+/* The collectives (cpu_coll.c): a supports/prepare pair per kind
+ * (mb__cpu_coll_ALL_REDUCE_prepare, ...), one run and release. */
+#define MB__CPU_COLL_DECL(E, name_)                                           \
+  mb_status_t mb__cpu_coll_##E##_supports(                                    \
+      void *bstate, uint32_t dev, const mb_op_params_t *p, const char **why); \
+  mb_status_t mb__cpu_coll_##E##_prepare(                                     \
+      void *bstate, const mb_kernel_call_t *call, void **kstate);
+MB_COLL_MAP(MB__CPU_COLL_DECL)
+#undef MB__CPU_COLL_DECL
+mb_status_t mb__cpu_coll_run(void *kstate, const mb_kernel_call_t *call);
+void mb__cpu_coll_release(void *kstate);
+
 #define MB_CPU_ERROR(st, ...) ((st)->host.set_error(__VA_ARGS__))
 #define MB_CPU_LOG(st, level, ...) \
   ((st)->host.log((st)->host.host, (level), __VA_ARGS__))

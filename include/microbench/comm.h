@@ -21,6 +21,7 @@
 
 #include "common.h"
 #include "context.h"
+#include "dtype.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +45,61 @@ typedef enum mb_reduce_op {
 
 /* "sum"; "?" for an invalid value. Static. */
 MB_API const char *mb_reduce_op_name(mb_reduce_op_t op);
+/* By name; an unknown one is MB_ERR_INVALID_ARG listing the valid. */
+MB_API mb_status_t mb_reduce_op_from_name(const char *name,
+                                          mb_reduce_op_t *out);
+
+/* X(ENUM, name) — the collectives of the data plane, one table (the ops
+ * of the same names, docs/distributed.md). */
+#define MB_COLL_MAP(X)                \
+  X(ALL_REDUCE, "all_reduce")         \
+  X(ALL_GATHER, "all_gather")         \
+  X(REDUCE_SCATTER, "reduce_scatter") \
+  X(ALL_TO_ALL, "all_to_all")         \
+  X(BROADCAST, "broadcast")           \
+  X(REDUCE, "reduce")                 \
+  X(SENDRECV, "sendrecv")
+
+typedef enum mb_coll_kind {
+#define MB__COLL_ENUM(e, name) MB_COLL_##e,
+  MB_COLL_MAP(MB__COLL_ENUM)
+#undef MB__COLL_ENUM
+      MB_COLL_COUNT
+} mb_coll_kind_t;
+
+/* "all_reduce"; "?" for an invalid value. Static. */
+MB_API const char *mb_coll_kind_name(mb_coll_kind_t kind);
+
+/* One collective on host buffers. `count` is the size of the whole
+ * exchange in elements, as nccl-tests counts it, the same on every rank:
+ *   all_reduce, broadcast, reduce, sendrecv: send and recv hold count;
+ *   all_gather: send holds count / size (this rank's block), recv count;
+ *   reduce_scatter: send holds count, recv count / size (block `rank`);
+ *   all_to_all: send and recv hold count, block j of send goes to rank j
+ *     and block i of recv came from rank i (blocks of count / size);
+ * count must then be a multiple of the number of ranks. sendrecv sends
+ * to rank `peer_send` and receives from `peer_recv` at once.
+ * In place (send NULL): recv holds the input too, laid out as NCCL does:
+ * all_reduce, broadcast, reduce: the whole of recv; all_gather: this
+ * rank's block of recv; reduce_scatter: recv holds count and the result
+ * is block `rank` of it. all_to_all and sendrecv have no in-place form. */
+typedef struct mb_coll {
+  uint32_t struct_size;
+  mb_coll_kind_t kind;
+  mb_dtype_t dtype; /* f32, bf16, f16, i32 */
+  mb_reduce_op_t op;
+  const void *send; /* NULL: in place */
+  void *recv;
+  size_t count;
+  int root;                 /* broadcast, reduce */
+  int peer_send, peer_recv; /* sendrecv */
+} mb_coll_t;
+
+#define MB_COLL_INIT                                                          \
+  {                                                                           \
+    sizeof(mb_coll_t), MB_COLL_ALL_REDUCE, MB_DTYPE_F32, MB_REDUCE_SUM, NULL, \
+        NULL, 0, 0, 0, 0                                                      \
+  }
 
 /* Where a rank is. */
 typedef struct mb_comm_info {
@@ -80,6 +136,14 @@ typedef struct mb_comm_ops {
                         void **out, size_t *sizes, double timeout_s);
   /* Frees self; NULL: nothing to free. */
   void (*destroy)(void *self);
+
+  /* ---- appended: absent in an older caller's table ---------------------- */
+  /* Optional, the data plane: one collective on host memory (mb_coll_t),
+   * what the CPU backend's collective kernels measure. NULL: the transport
+   * carries control only (the GPU backends bring their own data plane,
+   * NCCL or RCCL, and need only bcast to set it up). MB_ERR_UNSUPPORTED
+   * for a case it does not do, with the reason. */
+  mb_status_t (*collective)(void *self, const mb_coll_t *c, double timeout_s);
 } mb_comm_ops_t;
 
 /* A communicator over `ops` (copied) and `self` (owned from here: freed
@@ -102,6 +166,22 @@ MB_API mb_status_t mb_comm_allreduce_f64(mb_comm_t *comm, double *values,
 MB_API mb_status_t mb_comm_gather(mb_comm_t *comm, const void *buf,
                                   size_t bytes, int root, void **out,
                                   size_t *sizes, double timeout_s);
+
+/* The collective through the table's data plane (MB_ERR_UNSUPPORTED,
+ * saying so, when it has none); arguments checked first: a kind, dtype or
+ * reduction out of range, a count that is not a multiple of the ranks
+ * where blocks need one, a root or peer that is not a rank, NULL buffers
+ * or an in-place form that does not exist are MB_ERR_INVALID_ARG. */
+MB_API mb_status_t mb_comm_collective(mb_comm_t *comm, const mb_coll_t *c,
+                                      double timeout_s);
+/* Whether the communicator has a data plane (mb_comm_collective). */
+MB_API int mb_comm_has_collective(const mb_comm_t *comm);
+
+/* How long distributed work through this communicator waits for its
+ * partners (a collective benchmark's steps: every rank's set-up, each
+ * sample): seconds > 0; 3600 until set. The calls above take their own. */
+MB_API void mb_comm_set_wait(mb_comm_t *comm, double seconds);
+MB_API double mb_comm_wait(const mb_comm_t *comm);
 
 /* For implementations: sets the calling thread's error message (as
  * mb_error_last() returns it) and returns `status`. */

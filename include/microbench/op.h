@@ -34,6 +34,10 @@ MB_API int mb_op_is_composite(const mb_op_t *op);
  * primitive op. What a backend needs kernels for to run the composite;
  * mb_error_last() is left as it was. */
 MB_API const mb_op_t *mb_op_primitive(const mb_op_t *op, size_t index);
+/* 1 for a collective (all_reduce, all_gather, reduce_scatter, all_to_all,
+ * broadcast, reduce, sendrecv): every rank of the context's communicator
+ * runs it together, in lockstep (docs/distributed.md). */
+MB_API int mb_op_is_collective(const mb_op_t *op);
 /* Number of shape dimensions and their names, e.g. 3 and "MxKxN". */
 MB_API uint32_t mb_op_rank(const mb_op_t *op);
 MB_API const char *mb_op_shape_syntax(const mb_op_t *op);
@@ -131,6 +135,10 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
            pass applies A's row and B's column scales (and alpha, beta) \
            into D — the JAX suite's gemm_fp8_rowwise_w_dequantize — \
            instead of the GEMM's epilogue doing it */
+#define MB_PARAM_IN_PLACE                                                    \
+  8192u /* collectives: one buffer holds the input and then the output       \
+           (NCCL's in-place layout, docs/distributed.md) instead of one each \
+         */
 
 /* Every MB_PARAM_* flag, one row each. Everything that names the flags
  * reads this list: the op's check that a flag applies, a result's params
@@ -188,7 +196,10 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
   X(EXPLICIT_DEQUANT, QUANT, "explicit_dequant", "explicit_dequant", 0,      \
     "explicit_dequant", "dequant", OPTION_AND_CONFIG, "explicit-dequant",    \
     "gemm quantize-inputs: unscaled product in f32, then the scales in a "   \
-    "pass of their own (gemm_fp8_rowwise_w_dequantize)")
+    "pass of their own (gemm_fp8_rowwise_w_dequantize)")                     \
+  X(IN_PLACE, IN_PLACE, "in_place", "in_place", 0, "in_place", "in-place",   \
+    OPTION_AND_CONFIG, "in-place",                                           \
+    "collectives: one buffer holds the input and the output (NCCL's layout)")
 /* clang-format on */
 
 /* Parameters of one op instance. Unset dtypes (MB_DTYPE_NONE) take the op's
@@ -232,6 +243,16 @@ typedef struct mb_op_params {
    * one K/V head per query head, what resolving fills in. Not a shape
    * dimension, so a multi-head shape and its results read as before. */
   int64_t kv_heads;
+  /* Collectives (mb_op_is_collective; docs/distributed.md): */
+  uint32_t reduce_op; /* all_reduce, reduce, reduce_scatter: mb_reduce_op_t
+                         (comm.h), MB_REDUCE_SUM (0) by default */
+  int32_t root;       /* broadcast, reduce: the rank that sends or receives */
+  /* The ranks the collective runs over and this process's among them: not
+   * inputs — the runner fills both from the context's communicator (1 and
+   * 0 without one), and an input's shapes (all_gather's block of N /
+   * ranks) and the check depend on them. */
+  int32_t ranks;
+  int32_t rank;
 } mb_op_params_t;
 
 #define MB_OP_PARAMS_INIT                                                     \
@@ -239,7 +260,7 @@ typedef struct mb_op_params {
     sizeof(mb_op_params_t), 0u, {0, 0, 0, 0, 0, 0, 0, 0}, MB_DTYPE_NONE,      \
         MB_DTYPE_NONE, MB_DTYPE_NONE, MB_DTYPE_NONE, 1.0, 0.0, 0u,            \
         {MB_SCALE_NONE, {0, 0}}, {MB_SCALE_NONE, {0, 0}}, MB_DTYPE_NONE, 0.0, \
-        MB_ACT_RELU, 0.01, 1e-5, 0u, MB_DTYPE_NONE, 0                         \
+        MB_ACT_RELU, 0.01, 1e-5, 0u, MB_DTYPE_NONE, 0, 0u, 0, 0, 0            \
   }
 
 /* Aliases: the predecessor tools' names (gemm_simple, gemm_fp8_rowwise,

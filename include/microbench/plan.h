@@ -161,8 +161,10 @@ MB_API mb_status_t mb_plan_order(const mb_plan_t *plan, uint64_t seed,
  * (ties: the lower index, the lower rank). An entry's cost is a nominal 1 s
  * (warm-up, check, the stopping rule's minimum) plus 100 runs at 10^12
  * FLOP/s or 10^11 bytes/s, whichever is slower; a skipped entry costs
- * nothing. A guide to balance the ranks, not a prediction.
- * docs/distributed.md. */
+ * nothing. A guide to balance the ranks, not a prediction. A collective
+ * (mb_op_is_collective) runs on every rank together: its owner is
+ * MB_PLAN_EVERY_RANK. docs/distributed.md. */
+#define MB_PLAN_EVERY_RANK SIZE_MAX
 MB_API mb_status_t mb_plan_assign(const mb_plan_t *plan, size_t ranks,
                                   size_t *owner);
 

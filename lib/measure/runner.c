@@ -173,133 +173,6 @@ static uint64_t check_seed(mb__run_t *r) {
   return base >> 11;
 }
 
-/* Copies the outputs of one operand set (tensors: inputs then outputs) to
- * the host and checks them against the reference of the run's inputs
- * (every copy holds the same bytes; prepared once, as converting a large
- * GEMM's operands costs more than its sampled check), drawing check k's
- * sample. A backend's
- * fused kernel for a composite is held to the recipe's accuracy floor (the
- * op's reference is the high-precision model); acc: where that goes. */
-static mb_status_t check_set(mb__run_t *r, mb_tensor_t *const *tensors,
-                             uint32_t k, mb_correctness_t *c,
-                             mb_accuracy_t *acc) {
-  const uint32_t nin = r->op->num_inputs, nout = r->op->num_outputs;
-  void *got[MB__MAX_OPERANDS] = {0};
-  mb_status_t st = MB_OK;
-  for (uint32_t o = 0; o < nout && st == MB_OK; o++) {
-    size_t bytes = mb_tensor_nbytes(tensors[nin + o]);
-    if (!(got[o] = malloc(bytes ? bytes : 1)))
-      st = mb__fail(MB_ERR_NO_MEMORY, "out of host memory for the check");
-    else
-      st = mb_tensor_copy_to_host(tensors[nin + o], got[o], bytes);
-  }
-  if (st == MB_OK && !r->ref)
-    st = r->op->ref_prepare(&r->params, (const void *const *)r->host, &r->ref);
-  if (st == MB_OK)
-    mb__verify_with(r->op, &r->params, r->ref, (const void *const *)got,
-                    mb__rng_u64(r->sample_seed, k), c);
-  for (uint32_t o = 0; o < nout; o++) free(got[o]);
-  if (st == MB_OK && r->op->compose) {
-    mb__accuracy_from(c, (mb_recipe_t)r->params.recipe, acc);
-    c->pass = acc->pass;
-  }
-  return st;
-}
-
-/* Puts the outputs' initial contents (k_unwritten, or what an op that reads
- * its output starts from) back into one operand set. */
-static mb_status_t reset_outputs(const mb__run_t *r,
-                                 mb_tensor_t *const *tensors) {
-  mb_status_t st = MB_OK;
-  for (uint32_t role = r->op->num_inputs; role < r->num_operands && st == MB_OK;
-       role++)
-    st = mb_tensor_copy_from_host(tensors[role], r->host[role],
-                                  mb_tensor_nbytes(tensors[role]));
-  return st;
-}
-
-static mb_status_t check_correctness(mb__run_t *r, mb_result_t *res) {
-  const mb__backend_t *b = r->dev->backend;
-  mb_error_clear();
-  mb_status_t st = mb__run_kernel_fn(r)(mb__run_kernel_state(r), &r->call);
-  if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
-  if (st == MB_OK) st = mb__run_collect(r, 0);
-  if (st == MB_OK && r->kernel.composite)
-    st = mb__composite_check(r->kstate, r->sample_seed, &res->corr, res);
-  else if (st == MB_OK) {
-    mb_accuracy_t acc;
-    st = check_set(r, r->tensors, 0, &res->corr, &acc);
-    if (st == MB_OK && r->op->compose) mb__result_set_accuracy(res, &acc);
-    /* The timed runs start from the initial outputs again, so one that
-     * writes nothing leaves k_unwritten for the check after timing. */
-    if (st == MB_OK) st = reset_outputs(r, r->tensors);
-  }
-  res->corr.runs_checked = st == MB_OK;
-  res->corr.sample_seed = r->sample_seed;
-  return st;
-}
-
-/* A wrong result: with MB_BENCH_STRICT the result fails, else the warning
- * says so; `which` names the check ("first run", "after timing", "copy 2").
- * Returns whether the result failed. */
-static int report_wrong(mb_result_t *res, const char *which,
-                        const mb_correctness_t *c) {
-  char why[256];
-  snprintf(why, sizeof why,
-           "wrong result (%s): error %.3g x the tolerance (max abs error %.3g)",
-           which, c->max_err_ratio, c->max_abs_err);
-  if (res->timing.flags & MB_BENCH_STRICT) {
-    mb__result_set_status(res, MB_RESULT_FAILED, why);
-    return 1;
-  }
-  mb__result_warn(res, why);
-  return 0;
-}
-
-/* The worst of two checks of the same outputs: the errors, the verdict. */
-static void merge_check(mb_correctness_t *into, const mb_correctness_t *c) {
-  into->max_abs_err = fmax(into->max_abs_err, c->max_abs_err);
-  into->max_rel_err = fmax(into->max_rel_err, c->max_rel_err);
-  into->max_err_ratio = fmax(into->max_err_ratio, c->max_err_ratio);
-  into->sqnr_db = fmin(into->sqnr_db, c->sqnr_db);
-  into->pass = into->pass && c->pass;
-  into->runs_checked++;
-}
-
-/* After sampling: the outputs the timed runs left, of the run's own
- * operands and (rotate) of every copy a timed run used, so a kernel right
- * only on its first call is caught. An op that reads its output (gemm with
- * beta) has accumulated over the runs: it gets its initial output back and
- * runs once more. A composite's graph was checked step by step once. */
-static mb_status_t check_after_timing(mb__run_t *r, mb_result_t *res) {
-  if (r->kernel.composite || !res->corr.checked) return MB_OK;
-  const mb__backend_t *b = r->dev->backend;
-  const uint32_t sets = r->num_copies > 1 ? r->num_copies : 1;
-  const int rerun = r->op->reads_output(&r->params);
-  int reported = 0;
-  mb_status_t st = MB_OK;
-  for (uint32_t i = 0; i < sets && st == MB_OK; i++) {
-    const mb__copy_t *c = i ? &r->copies[i - 1] : NULL;
-    if (c && !c->ran) continue;
-    mb_tensor_t *const *t = c ? c->tensors : r->tensors;
-    if (rerun && (st = reset_outputs(r, t)) == MB_OK) st = mb__run_copy(r, i);
-    if (st == MB_OK) st = b->vt->sync(b->state, r->dev->index);
-    if (st == MB_OK) st = mb__run_collect(r, i);
-    mb_correctness_t got = MB_CORRECTNESS_INIT;
-    mb_accuracy_t acc;
-    if (st == MB_OK) st = check_set(r, t, 1 + i, &got, &acc);
-    if (st != MB_OK) break;
-    merge_check(&res->corr, &got);
-    if (!got.pass && !reported) {
-      char which[32] = "after timing";
-      if (i) snprintf(which, sizeof which, "copy %u", i);
-      reported = 1;
-      if (report_wrong(res, which, &got)) break;
-    }
-  }
-  return st;
-}
-
 /* The roofline bound of one run (ns): the larger of its FLOPs at the peak
  * and its bytes at the measured bandwidth; 0 when a term it needs is
  * unknown (FLOPs without a peak would make any bandwidth bound a lie). */
@@ -364,11 +237,21 @@ static int read_flush_missing(const mb__run_t *r, mb_result_t *res) {
   return 1;
 }
 
+/* A check's verdict over every rank of a collective: one that passed here
+ * but failed elsewhere is reported as the others' checks would. Returns
+ * whether the result failed. */
+static int check_everywhere(mb__run_t *r, mb_result_t *res, const char *which) {
+  const int here = res->corr.pass;
+  mb__lock_correctness(r, &res->corr);
+  return here && !res->corr.pass &&
+         mb__run_report_wrong(res, which, &res->corr);
+}
+
 static void execute_phases(mb__run_t *r, mb_result_t *res) {
   if (read_flush_missing(r, res)) return;
   mb_status_t st = setup_operands(r);
-  if (st != MB_OK) goto failed;
-  st = prepare_kernel(r);
+  if (st == MB_OK) st = prepare_kernel(r);
+  st = mb__lock_agree(r, st, "set up the benchmark");
   if (st == MB_ERR_UNSUPPORTED) {
     mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
     return;
@@ -377,24 +260,30 @@ static void execute_phases(mb__run_t *r, mb_result_t *res) {
   record_notes(r, res);
   if (r->kernel.composite)
     res->info.emulated = mb__composite_emulated(r->kstate);
-  if ((st = check_correctness(r, res)) != MB_OK) goto failed;
+  st = mb__lock_agree(r, mb__run_check_first(r, res), "run and check it");
+  if (st != MB_OK) goto failed;
   /* Without strict, a wrong first run shows as pass false alone (the
    * figures are still taken), as it always has. */
-  if (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT) &&
-      report_wrong(res, "first run", &res->corr))
+  if (check_everywhere(r, res, "first run, on another rank") ||
+      (!res->corr.pass && (r->spec.flags & MB_BENCH_STRICT) &&
+       mb__run_report_wrong(res, "first run", &res->corr)))
     return;
-  if (r->spec.cache == MB_CACHE_ROTATE &&
-      (st = mb__run_setup_rotation(r, res)) != MB_OK)
-    goto failed;
+  if (r->spec.cache == MB_CACHE_ROTATE)
+    st = mb__lock_agree(r, mb__run_setup_rotation(r, res), "rotate operands");
+  if (st != MB_OK) goto failed;
   const mb__backend_t *b = r->dev->backend;
   if (MB__VT_HAS(b->vt, timer_info))
     mb__result_set_timer(res, b->vt->timer_info(b->state, r->dev->index));
-  if ((st = mb__run_measure(r, res)) != MB_OK ||
-      (st = check_after_timing(r, res)) != MB_OK)
-    goto failed;
+  st = mb__lock_agree(r, mb__run_measure(r, res), "measure it");
+  if (st == MB_OK)
+    st = mb__lock_agree(r, mb__run_check_after(r, res), "check it again");
+  if (st != MB_OK) goto failed;
+  check_everywhere(r, res, "after timing, on another rank");
   if (res->info.status != MB_RESULT_OK) return; /* wrong after timing */
   derive(r, res);
-  if ((st = describe_composite(r, res)) != MB_OK) goto failed;
+  if ((st = describe_composite(r, res)) != MB_OK ||
+      (st = mb__lock_notes(r, res)) != MB_OK)
+    goto failed;
   return;
 failed:
   mb__result_set_status(res, MB_RESULT_FAILED,
@@ -491,6 +380,7 @@ static mb_status_t resolve(mb_context_t *ctx, const mb_bench_spec_t *spec,
   mb_op_apply_alias(spec->op, &r->params);
   st = mb_op_resolve(r->op, &r->params);
   if (st != MB_OK || (st = check_spec(spec)) != MB_OK) return st;
+  const mb_status_t ranks_st = mb__lock_setup(r);
   if (spec->backend) {
     st = mb_device_find(ctx, spec->backend, spec->device, &r->dev);
     if (st == MB_ERR_NOT_FOUND) return st; /* unknown backend: input error */
@@ -507,6 +397,10 @@ static mb_status_t resolve(mb_context_t *ctx, const mb_bench_spec_t *spec,
   }
   if (!r->dev) /* a known backend without a usable device */
     mb__result_set_status(*res, MB_RESULT_SKIPPED, mb_error_last());
+  else if (ranks_st != MB_OK) { /* a collective this job cannot run */
+    mb__result_set_status(*res, MB_RESULT_SKIPPED, mb_error_last());
+    r->dev = NULL;
+  }
   return MB_OK;
 }
 
@@ -536,6 +430,14 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
   mb__run_t r;
   mb_result_t *res;
   mb_status_t st = resolve(ctx, spec, "mb_bench_run", &r, &res);
+  /* A collective's ranks agree that each has the device (a skip) */
+  if (st == MB_OK && r.comm &&
+      mb__lock_agree(&r, r.dev ? MB_OK : MB_ERR_UNSUPPORTED, "find a device") !=
+          MB_OK &&
+      r.dev) {
+    mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
+    r.dev = NULL;
+  }
   if (st != MB_OK || !r.dev) {
     if (out) *out = res;
     return st;
@@ -547,6 +449,11 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
   }
   char why[1024];
   st = choose_kernel(ctx, &r, r.spec.impl, why, sizeof why);
+  if (r.comm && st != MB_ERR_NOT_FOUND) { /* every rank's choice, or none */
+    if (st != MB_OK) mb__fail(st, "%s", why);
+    if ((st = mb__lock_agree(&r, st, "find a kernel")) != MB_OK)
+      snprintf(why, sizeof why, "%s", mb_error_last());
+  }
   if (st == MB_ERR_NOT_FOUND) {
     mb_result_destroy(res);
     return st;

@@ -48,6 +48,9 @@ typedef struct mb__run {
   uint32_t dropped;    /* samples the device's timer invalidated */
   char drop_reason[256];
   uint32_t part; /* runs per timed part of a long sample; 0: whole */
+  /* A collective's communicator (runner_lock.c); NULL for other ops and
+   * without one. */
+  mb_comm_t *comm;
 } mb__run_t;
 
 /* A user kernel behind the backend's kernel-call interface. */
@@ -107,6 +110,39 @@ mb_status_t mb__run_measure(mb__run_t *r, mb_result_t *res);
  * of a composite): every rule the whole was measured by. */
 mb_status_t mb__run_measure_with(mb__run_t *r, mb_kernel_run_fn run,
                                  void *kstate, mb_result_t *res);
+
+/* runner_check.c: the check of the first run (then the outputs are put
+ * back as they started), the check after timing, and what a wrong result
+ * does (strict: it fails, returning 1; else a warning), `which` naming
+ * the check ("first run", "after timing", "copy 2"). */
+mb_status_t mb__run_check_first(mb__run_t *r, mb_result_t *res);
+mb_status_t mb__run_check_after(mb__run_t *r, mb_result_t *res);
+int mb__run_report_wrong(mb_result_t *res, const char *which,
+                         const mb_correctness_t *c);
+
+/* runner_lock.c: a collective's ranks in lockstep (no-ops without a
+ * communicator or for other ops).
+ * setup: r->comm, and params.ranks and rank for a collective, resolved
+ *   again with them (its operands depend on them); an error there (N not
+ *   a multiple of this job's ranks, a root it lacks) is this job's, not
+ *   the input's: the benchmark is skipped with it.
+ * agree: every rank learns whether any failed `step` (unsupported or an
+ *   error) and takes the worst status with the lowest such rank's reason.
+ * barrier: before each timed batch.
+ * time: *ns becomes the maximum over the ranks (st: this rank's status of
+ *   the timing, joined either way so that no rank waits alone).
+ * any: whether any rank says `local` (stop sampling, say).
+ * batch: the largest batch any rank chose.
+ * correctness: the worst check over the ranks.
+ * notes: a collective's busbw, ranks and transport on its result. */
+mb_status_t mb__lock_setup(mb__run_t *r);
+mb_status_t mb__lock_agree(mb__run_t *r, mb_status_t st, const char *step);
+mb_status_t mb__lock_barrier(mb__run_t *r);
+mb_status_t mb__lock_time(mb__run_t *r, mb_status_t st, double *ns);
+int mb__lock_any(mb__run_t *r, int local);
+uint32_t mb__lock_batch(mb__run_t *r, uint32_t batch);
+void mb__lock_correctness(mb__run_t *r, mb_correctness_t *c);
+mb_status_t mb__lock_notes(const mb__run_t *r, mb_result_t *res);
 
 /* runner_parts.c: a composite's steps and phases, each alone, measured as
  * the whole was, and whether they add up to it. */

@@ -87,21 +87,30 @@ static uint32_t part_for(const mb__run_t *r, uint32_t batch, double est_ns) {
   return p < 1.0 ? 1u : p >= batch ? 0u : (uint32_t)p;
 }
 
+/* A timed batch; for a collective, started at a barrier and its time the
+ * maximum over the ranks (runner_lock.c). */
+static mb_status_t timed(mb__run_t *r, uint32_t batch, double *ns) {
+  mb_status_t st = mb__lock_barrier(r);
+  if (st != MB_OK) return st;
+  return mb__lock_time(r, time_runs(r, batch, ns), ns);
+}
+
 /* Runs until both warm-up limits are met; returns the fastest run (ns), the
  * estimate that sizes the batch. */
 static mb_status_t warm_up(mb__run_t *r, uint32_t *runs, double *best_ns) {
   double start = mb__now_s();
   *best_ns = INFINITY;
   *runs = 0;
-  while (*runs < r->spec.warmup_runs ||
-         mb__now_s() - start < r->spec.warmup_s) {
+  /* A collective's ranks go on while any of them would. */
+  while (mb__lock_any(r, *runs < r->spec.warmup_runs ||
+                             mb__now_s() - start < r->spec.warmup_s)) {
     if (mb__interrupted(r->ctx)) return interrupted();
     double ns;
-    mb_status_t st = time_runs(r, 1, &ns);
+    mb_status_t st = timed(r, 1, &ns);
     if (st != MB_OK) return st;
     if (!isnan(ns) && ns < *best_ns) *best_ns = ns;
     (*runs)++;
-    if (mb__now_s() - start > r->spec.timeout_s) break;
+    if (mb__lock_any(r, mb__now_s() - start > r->spec.timeout_s)) break;
   }
   return MB_OK;
 }
@@ -153,7 +162,7 @@ static mb_status_t one_sample(mb__run_t *r, mb_result_t *res, uint32_t batch,
     st = mb__timing_flush(r->dev, r->spec.flags & MB_BENCH_FLUSH_READ
                                       ? MB_FLUSH_READ
                                       : MB_FLUSH_WRITE);
-  if (st == MB_OK) st = time_runs(r, batch, ns);
+  if (st == MB_OK) st = timed(r, batch, ns);
   *per_run = *ns / batch;
   if (st != MB_OK || isnan(*ns)) return st;
   st = mb__result_add_sample(res, *per_run);
@@ -196,10 +205,12 @@ static mb_status_t repetition(mb__run_t *r, mb_result_t *res, uint32_t batch,
         (st = mb__criterion_add(&crit, per_run, ns)) != MB_OK)
       break;
     res->stats.measured_ns += ns;
+    /* Every rank of a collective holds the same samples, so the criterion
+     * agrees by itself; the clock need not, so the timeout is agreed. */
     if (mb__criterion_done(&crit, &reason)) break;
     /* `fixed` means exactly N samples (num_runs); the others time out. */
-    if (r->spec.criterion != MB_CRITERION_FIXED &&
-        mb__now_s() - start > r->spec.timeout_s) {
+    if (mb__lock_any(r, r->spec.criterion != MB_CRITERION_FIXED &&
+                            mb__now_s() - start > r->spec.timeout_s)) {
       reason = "timeout";
       break;
     }
@@ -246,7 +257,7 @@ static mb_status_t sample(mb__run_t *r, mb_result_t *res) {
   double est_ns;
   mb_status_t st = warm_up(r, &warm_runs, &est_ns);
   if (st != MB_OK) return st;
-  const uint32_t batch = choose_batch(r, est_ns);
+  const uint32_t batch = mb__lock_batch(r, choose_batch(r, est_ns));
   r->part = part_for(r, batch, est_ns);
   if (r->part) {
     char text[200];

@@ -9,31 +9,15 @@
 #include <unistd.h>
 
 #include "microbench/mpi.h"
-#include "mpi/watchdog.h"
+#include "mpi/mpi_internal.h"
 
-typedef struct mpi_comm {
-  MPI_Comm comm, local;
-  mb_comm_info_t info;
-  int finalize; /* this library initialized MPI (mb_mpi_world) */
-  mb__watchdog_t dog;
-} mpi_comm_t;
-
-static mb_status_t mpi_fail(int rc, const char *call) {
+mb_status_t mb__mpi_fail(int rc, const char *call) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
   text[len] = '\0';
   return mb_comm_fail(MB_ERR_BACKEND, "%s: %s", call, len ? text : "MPI error");
 }
-
-/* Every call: armed, made, disarmed, its error a status. */
-#define GUARDED(c, name, timeout, expr)                 \
-  do {                                                  \
-    mb__watchdog_arm(&(c)->dog, name, timeout);         \
-    int rc_ = (expr);                                   \
-    mb__watchdog_disarm(&(c)->dog);                     \
-    if (rc_ != MPI_SUCCESS) return mpi_fail(rc_, name); \
-  } while (0)
 
 static mb_status_t info(void *self, mb_comm_info_t *out) {
   *out = ((const mpi_comm_t *)self)->info;
@@ -127,7 +111,7 @@ static mb_status_t gather(void *self, const void *buf, size_t bytes, int root,
   free(displs);
   mb_status_t st = MB_OK;
   if (rc != MPI_SUCCESS || rc2 != MPI_SUCCESS)
-    st = mpi_fail(rc != MPI_SUCCESS ? rc : rc2, "gather");
+    st = mb__mpi_fail(rc != MPI_SUCCESS ? rc : rc2, "gather");
   else if (!ok)
     st = mb_comm_fail(too_big ? MB_ERR_INVALID_ARG : MB_ERR_NO_MEMORY,
                       "gather to rank %d: %s", root,
@@ -148,6 +132,7 @@ static void destroy(void *self) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) {
+    mb__mpi_coll_fini(c);
     if (c->local != MPI_COMM_NULL) MPI_Comm_free(&c->local);
     if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
     if (c->finalize) MPI_Finalize();
@@ -156,8 +141,8 @@ static void destroy(void *self) {
 }
 
 static const mb_comm_ops_t k_ops = {
-    sizeof(mb_comm_ops_t), info,   barrier, bcast,
-    allreduce_f64,         gather, destroy};
+    sizeof(mb_comm_ops_t), info,    barrier, bcast, allreduce_f64,
+    gather,                destroy, mb__mpi_collective};
 
 /* The first line of MPI_Get_library_version ("Open MPI v4.1.4, package:
  * ...": the part before the first comma). */
@@ -188,8 +173,9 @@ static mb_status_t make(MPI_Comm parent, int finalize, mb_comm_t **out) {
                              MPI_INFO_NULL, &c->local);
   if (rc == MPI_SUCCESS) rc = MPI_Comm_rank(c->local, &c->info.local_rank);
   if (rc == MPI_SUCCESS) rc = MPI_Comm_size(c->local, &c->info.local_size);
+  if (rc == MPI_SUCCESS) rc = mb__mpi_coll_init(c);
   if (rc != MPI_SUCCESS) {
-    mb_status_t st = mpi_fail(rc, "creating the MPI communicator");
+    mb_status_t st = mb__mpi_fail(rc, "creating the MPI communicator");
     destroy(c);
     return st;
   }

@@ -17,6 +17,9 @@ uint32_t mb_op_rank(const mb_op_t *op) {
 const char *mb_op_shape_syntax(const mb_op_t *op) {
   return op ? op->shape_syntax : "";
 }
+int mb_op_is_collective(const mb_op_t *op) {
+  return op && op->coll != 0;
+}
 uint32_t mb_op_num_inputs(const mb_op_t *op) {
   return op ? op->num_inputs : 0;
 }
@@ -82,6 +85,15 @@ static mb_status_t check_applicable(const mb_op_t *op,
         MB_ERR_INVALID_ARG,
         "%s: kv_heads (%lld) applies to attention and attention_bwd only",
         op->name, (long long)p->kv_heads);
+  if (p->reduce_op != 0 && !(op->param_mask & MB__P_REDUCE))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: reduce_op applies to all_reduce, reduce_scatter and "
+                    "reduce only",
+                    op->name);
+  if (p->root != 0 && !(op->param_mask & MB__P_ROOT))
+    return mb__fail(MB_ERR_INVALID_ARG,
+                    "%s: root (%d) applies to broadcast and reduce only",
+                    op->name, (int)p->root);
   return MB_OK;
 }
 

@@ -37,6 +37,10 @@ typedef struct mb__tolerance {
 #define MB__P_FAST_ACCUM 8192u /* gemm: MB_PARAM_FAST_ACCUM */
 #define MB__P_PINNED 16384u    /* h2d, d2h: MB_PARAM_PINNED */
 #define MB__P_KV_HEADS 32768u  /* attention: kv_heads (grouped-query) */
+#define MB__P_COLL 65536u      /* collectives: ranks (and rank) */
+#define MB__P_REDUCE 131072u   /* collectives that reduce: reduce_op */
+#define MB__P_ROOT 262144u     /* broadcast, reduce: root */
+#define MB__P_IN_PLACE 524288u /* collectives: MB_PARAM_IN_PLACE */
 
 /* The dimension names of a 2-D [M, N] shape and the operand names of a
  * one-in, one-out op (X -> Y), which most element-wise ops share. */
@@ -104,7 +108,13 @@ struct mb_op {
    * copy bandwidth is not its roof; its results have no roofline until the
    * link's own figure is known. */
   int link_bound;
+  /* A collective (collective.c): 1 + its mb_coll_kind_t; 0 otherwise. */
+  int coll;
 };
+
+/* nccl-tests' bus-bandwidth factor of a collective over `ranks` ranks:
+ * busbw = algbw x this (docs/distributed.md). */
+double mb__coll_bus_factor(mb_coll_kind_t kind, int ranks);
 
 /* attention's kv_heads as results write it (variant, JSON): the K/V head
  * count when it differs from H = shape[1] (grouped-query attention), 0 for
@@ -122,6 +132,13 @@ static inline int64_t mb__gqa_kv_heads(const mb_op_t *op,
  * models/model_ops.h). */
 extern const mb_op_t mb__op_activation;
 extern const mb_op_t mb__op_add;
+extern const mb_op_t mb__op_all_gather;
+extern const mb_op_t mb__op_all_reduce;
+extern const mb_op_t mb__op_all_to_all;
+extern const mb_op_t mb__op_broadcast;
+extern const mb_op_t mb__op_reduce;
+extern const mb_op_t mb__op_reduce_scatter;
+extern const mb_op_t mb__op_sendrecv;
 extern const mb_op_t mb__op_attention;
 extern const mb_op_t mb__op_attention_bwd;
 extern const mb_op_t mb__op_copy;

@@ -35,6 +35,8 @@ typedef struct value {
     int boolean;
     double number;
     int64_t count;
+    mb_reduce_op_t reduce;
+    int32_t rank;
   } u;
   char label[80];
   /* The field it is a value of: a set_fn gets only the value, and the
@@ -56,7 +58,9 @@ typedef enum kind {
   K_RECIPE, /* a recipe name, checked against the recipes */
   K_BOOL,
   K_NUMBER,
-  K_COUNT /* a positive integer (attention's kv_heads) */
+  K_COUNT,  /* a positive integer (attention's kv_heads) */
+  K_REDUCE, /* a reduction: sum, prod, min, max */
+  K_RANK    /* a rank, 0 to 2^31 - 1 (a collective's root) */
 } kind_t;
 
 /* Which benchmarks a field means something for. */
@@ -90,7 +94,7 @@ struct field {
  * their own and a boolean per config flag; defined in native_fields.c,
  * which checks NUM_FIELDS against it. */
 extern const field_t mb__native_fields[];
-#define NUM_FIELDS (19 MB_PARAM_FLAG_LIST(COUNT_CONFIG_FLAG))
+#define NUM_FIELDS (21 MB_PARAM_FLAG_LIST(COUNT_CONFIG_FLAG))
 #define F_DTYPE 0                 /* mb__native_fields index of dtype */
 #define NUM_AXES (2 + NUM_FIELDS) /* op, shape, then the fields */
 

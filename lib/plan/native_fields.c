@@ -47,6 +47,7 @@ NAMED(dtype, dtype, mb_dtype_from_name, mb_dtype_name)
 NAMED(act, act, mb_activation_from_name, mb_activation_name)
 NAMED(cache, cache, mb_cache_policy_from_name, mb_cache_policy_name)
 NAMED(flush, flush, mb_flush_from_name, mb_flush_name)
+NAMED(reduce, reduce, mb_reduce_op_from_name, mb_reduce_op_name)
 #undef NAMED
 static mb_status_t from_scaling(const char *s, value_t *v) {
   return mb_scaling_from_string(s, &v->u.scaling);
@@ -97,6 +98,18 @@ static mb_status_t parse_count(const mb__pb_t *pb, const field_t *f,
   return st;
 }
 
+static mb_status_t parse_rank(const mb__pb_t *pb, const field_t *f,
+                              const mb_cfg_node_t *n, const char *path,
+                              value_t *v) {
+  int64_t r = 0;
+  mb_status_t st = mb__pb_int(pb, n, path, 0, INT32_MAX, &r);
+  char text[32];
+  snprintf(text, sizeof text, "%lld", (long long)r);
+  v->u.rank = (int32_t)r;
+  if (st == MB_OK) label(f, v, text);
+  return st;
+}
+
 /* Reads a string through its kind's parser (k_kinds). */
 static mb_status_t parse_string(const mb__pb_t *pb, const field_t *f,
                                 const mb_cfg_node_t *n, const char *path,
@@ -123,6 +136,8 @@ static const struct {
     [K_BOOL] = {parse_bool, NULL, NULL, sizeof(int)},
     [K_NUMBER] = {parse_number, NULL, NULL, sizeof(double)},
     [K_COUNT] = {parse_count, NULL, NULL, sizeof(int64_t)},
+    [K_REDUCE] = {parse_string, from_reduce, name_reduce, sizeof(uint32_t)},
+    [K_RANK] = {parse_rank, NULL, NULL, sizeof(int32_t)},
 };
 
 static mb_status_t parse_string(const mb__pb_t *pb, const field_t *f,
@@ -207,6 +222,10 @@ const field_t mb__native_fields[] = {
     {"act_alpha", NULL, K_NUMBER, set_member, FOR_OPS, 1, AT(params.act_alpha)},
     {"static_scale", NULL, K_NUMBER, set_static_scale, FOR_OPS, 1, 0, 0},
     {"kv_heads", NULL, K_COUNT, set_member, FOR_OPS, 1, AT(params.kv_heads)},
+    /* The collectives' (docs/distributed.md) */
+    {"reduce_op", "reduce_ops", K_REDUCE, set_member, FOR_OPS, 0,
+     AT(params.reduce_op)},
+    {"root", NULL, K_RANK, set_member, FOR_OPS, 1, AT(params.root)},
 };
 #undef AT
 #undef FLAG_FIELD

@@ -22,7 +22,7 @@ typedef struct group {
 #define NOMINAL_SAMPLES 100.0
 
 static double entry_cost(const mb_plan_entry_t *e) {
-  if (*e->skip_reason) return 0.0;
+  if (*e->skip_reason || mb_op_is_collective(mb_op_find(e->op))) return 0.0;
   const double t = fmax(e->flop / NOMINAL_FLOP_S, e->bytes / NOMINAL_BYTES_S);
   return NOMINAL_FIXED_S + (isfinite(t) && t > 0 ? NOMINAL_SAMPLES * t : 0.0);
 }
@@ -73,6 +73,12 @@ mb_status_t mb_plan_assign(const mb_plan_t *plan, size_t ranks, size_t *owner) {
     owner[groups[g].first] = best;
   }
   for (size_t i = 0; i < n; i++) owner[i] = owner[root[i]];
+  /* A collective takes every rank at once: nobody's share. */
+  for (size_t i = 0; i < n; i++) {
+    mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
+    mb_plan_entry(plan, i, &e);
+    if (mb_op_is_collective(mb_op_find(e.op))) owner[i] = MB_PLAN_EVERY_RANK;
+  }
   free(groups), free(load), free(root);
   return MB_OK;
 }

@@ -398,4 +398,15 @@ void mb__result_variant(const mb_result_t *r, char *buf, size_t cap) {
     snprintf(word, sizeof word, "kv_heads:%lld", (long long)p->kv_heads);
     put_word(buf, cap, word);
   }
+  /* A collective over 2 ranks is another problem than over 8. */
+  if (m & MB__P_REDUCE)
+    put_word(buf, cap, mb_reduce_op_name((mb_reduce_op_t)p->reduce_op));
+  if ((m & MB__P_ROOT) && p->root) {
+    snprintf(word, sizeof word, "root:%d", (int)p->root);
+    put_word(buf, cap, word);
+  }
+  if (m & MB__P_COLL) {
+    snprintf(word, sizeof word, "ranks:%d", (int)p->ranks);
+    put_word(buf, cap, word);
+  }
 }

@@ -67,6 +67,11 @@ static void add_params(cJSON *o, const mb_op_params_t *p, const mb_op_t *op) {
                             mb_recipe_name((mb_recipe_t)p->recipe));
   if (mb__gqa_kv_heads(op, p))
     cJSON_AddNumberToObject(j, "kv_heads", (double)p->kv_heads);
+  if (m & MB__P_REDUCE)
+    cJSON_AddStringToObject(j, "reduce_op",
+                            mb_reduce_op_name((mb_reduce_op_t)p->reduce_op));
+  if (m & MB__P_ROOT) cJSON_AddNumberToObject(j, "root", p->root);
+  if (m & MB__P_COLL) cJSON_AddNumberToObject(j, "ranks", p->ranks);
 }
 
 static void add_dtypes(cJSON *o, const mb_op_params_t *p) {

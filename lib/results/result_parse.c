@@ -184,6 +184,37 @@ static mb_status_t read_params(const cJSON *root, const mb_op_t *op,
                       (unsigned long long)kv, (long long)p->shape[1]);
     p->kv_heads = (int64_t)kv;
   }
+  if (st == MB_OK && (m & MB__P_REDUCE)) {
+    const char *red = NULL;
+    st = mb__rj_value(o, "params", "reduce_op", MB__RJ_STR, 0, &red);
+    uint32_t r = 0;
+    while (st == MB_OK && r < MB_REDUCE_COUNT &&
+           strcmp(red, mb_reduce_op_name((mb_reduce_op_t)r)) != 0)
+      r++;
+    if (st == MB_OK && r == MB_REDUCE_COUNT)
+      st = mb__rj_bad("params.reduce_op",
+                      "\"%s\"; valid: sum, prod, min, max", red);
+    p->reduce_op = r;
+  }
+  /* root and ranks: below 2^31 (a rank is an int); ranks 0: a collective
+   * that never ran on a communicator (skipped before it knew them) */
+  static const struct {
+    const char *key;
+    uint32_t mask;
+    size_t off;
+    uint64_t low;
+  } k_ints[] = {{"root", MB__P_ROOT, offsetof(mb_op_params_t, root), 0},
+                {"ranks", MB__P_COLL, offsetof(mb_op_params_t, ranks), 0}};
+  for (size_t i = 0; st == MB_OK && i < MB__COUNT(k_ints); i++) {
+    if (!(m & k_ints[i].mask)) continue;
+    uint64_t v = 0;
+    st = mb__rj_value(o, "params", k_ints[i].key, MB__RJ_U64, 0, &v);
+    if (st == MB_OK && (v < k_ints[i].low || v > INT32_MAX))
+      st = mb__rj_bad(k_ints[i].key, "%llu is not a rank count or rank",
+                      (unsigned long long)v);
+    int32_t iv = (int32_t)v;
+    memcpy((char *)p + k_ints[i].off, &iv, sizeof iv);
+  }
   if (st == MB_OK) none_blocks(op, p);
   return st;
 }

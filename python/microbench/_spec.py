@@ -25,6 +25,7 @@ _PARAM_FLAGS = (
     ("fast_accum", S.PARAM_FAST_ACCUM),
     ("pinned", S.PARAM_PINNED),
     ("explicit_dequant", S.PARAM_EXPLICIT_DEQUANT),
+    ("in_place", S.PARAM_IN_PLACE),
     ("trans_a", S.PARAM_TRANS_A),
     ("trans_b", S.PARAM_TRANS_B),
     ("bshd", S.PARAM_BSHD),

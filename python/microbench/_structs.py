@@ -10,8 +10,8 @@ there rather than corrupting memory.
 """
 import ctypes
 import math
-from ctypes import (POINTER, c_char_p, c_double, c_int, c_int64, c_size_t,
-                    c_uint32, c_uint64, c_void_p)
+from ctypes import (POINTER, c_char_p, c_double, c_int, c_int32, c_int64,
+                    c_size_t, c_uint32, c_uint64, c_void_p)
 
 MAX_DIMS = 8  # MB_MAX_DIMS
 
@@ -33,6 +33,7 @@ PARAM_BSHD = 256
 PARAM_FAST_ACCUM = 512
 PARAM_PINNED = 1024
 PARAM_EXPLICIT_DEQUANT = 2048
+PARAM_IN_PLACE = 8192
 
 # mb_plan_options_t.timing_fields (MB_TIMING_*)
 TIMING_CRITERION = 1
@@ -123,7 +124,9 @@ class OpParams(_Struct):
                 ("scale_b", Scaling), ("dtype_q", c_int), ("scale", c_double),
                 ("activation", c_int), ("act_alpha", c_double),
                 ("eps", c_double), ("recipe", c_uint32),
-                ("dtype_scale", c_int), ("kv_heads", c_int64)]
+                ("dtype_scale", c_int), ("kv_heads", c_int64),
+                ("reduce_op", c_uint32), ("root", c_int32),
+                ("ranks", c_int32), ("rank", c_int32)]
     _defaults_ = {"alpha": 1.0, "beta": 0.0, "act_alpha": 0.01, "eps": 1e-5}
 
 

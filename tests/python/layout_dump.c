@@ -99,6 +99,10 @@ static void op_structs(void) {
   F(mb_op_params_t, recipe);
   F(mb_op_params_t, dtype_scale);
   F(mb_op_params_t, kv_heads);
+  F(mb_op_params_t, reduce_op);
+  F(mb_op_params_t, root);
+  F(mb_op_params_t, ranks);
+  F(mb_op_params_t, rank);
 
   S(mb_kernel_args_t);
   F(mb_kernel_args_t, struct_size);

@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "../bench.h"
+#include "../comm.h"
 #include "../device.h"
 #include "../op.h"
 
@@ -71,7 +72,29 @@ typedef struct mb_host_api {
   /* clang-format off */
   const char *(*reason)(void *host, const char *fmt, ...) MB__PRINTF(2, 3);
   /* clang-format on */
+
+  /* ---- appended: the context's communicator (comm.h), for the kernels of
+   * the collective ops (mb_op_is_collective). The library runs a
+   * collective on every rank in lockstep; a kernel reaches the other
+   * ranks only through these. Each waits at most the communicator's
+   * mb_comm_wait. Without a communicator (a single process): comm_info
+   * says rank 0 of 1 and returns MB_ERR_UNSUPPORTED, saying so; bcast is
+   * then a no-op and collective MB_ERR_UNSUPPORTED. ------------------- */
+  mb_status_t (*comm_info)(void *host, mb_comm_info_t *out);
+  /* Bytes from rank `root` to every rank: how a GPU library's unique id
+   * (ncclUniqueId) reaches the ranks that join it. */
+  mb_status_t (*comm_bcast)(void *host, void *buf, size_t bytes, int root);
+  /* The communicator's own data plane on host buffers (MPI for
+   * libmicrobench_mpi): MB_ERR_UNSUPPORTED, saying why, when it has none. */
+  mb_status_t (*comm_collective)(void *host, const mb_coll_t *c);
 } mb_host_api_t;
+
+/* Whether `host` has the communicator calls (a library from before them
+ * does not). */
+#define MB_HOST_HAS_COMM(host)                                       \
+  ((host)->struct_size >= offsetof(mb_host_api_t, comm_collective) + \
+                              sizeof((host)->comm_collective) &&     \
+   (host)->comm_collective)
 
 /* One kernel invocation. Pointers are device addresses, in the op's operand
  * order (inputs, then outputs); params are resolved (no NONE dtypes). */

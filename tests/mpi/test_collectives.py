@@ -1,0 +1,130 @@
+"""The collectives over MPI (docs/distributed.md, "Collectives"): every op,
+dtype and reduction, in and out of place, sizes odd and even, under
+mpirun -n 2 and -n 4, each checked exactly on every rank; the sizes and
+forms a job cannot run are skipped with why; one process without a
+communicator skips them all. Run by ctest when libmicrobench_mpi is built
+(MBENCH, MPIEXEC)."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+MBENCH = os.environ["MBENCH"]
+MPIEXEC = os.environ["MPIEXEC"]
+
+OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+       "broadcast", "reduce", "sendrecv"]
+REDUCING = {"all_reduce", "reduce_scatter", "reduce"}
+SIZES = [1, 7, 12, 4100]  # 1 and 7: odd; 12 and 4100: blocks for 2 and 4
+DTYPES = ["f32", "bf16", "f16", "i32"]
+# nccl-tests' bus-bandwidth factors over n ranks
+BUS = {"all_reduce": lambda n: 2.0 * (n - 1) / n,
+       "all_gather": lambda n: (n - 1) / n,
+       "reduce_scatter": lambda n: (n - 1) / n,
+       "all_to_all": lambda n: (n - 1) / n,
+       "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0,
+       "sendrecv": lambda n: 1.0}
+
+CONFIG = """
+defaults:
+  timing: {samples: 2, warmup_runs: 1, warmup: 0}
+benchmarks:
+  - name: plain
+    ops: [%s]
+    shapes: [%s]
+    dtypes: [%s]
+  - name: in_place
+    ops: [all_reduce, all_gather, reduce_scatter, broadcast, reduce]
+    in_place: true
+    shapes: [[12]]
+    dtypes: [bf16, f16, i32]
+  - name: reductions
+    ops: [all_reduce, reduce_scatter, reduce]
+    reduce_ops: [prod, min, max]
+    shapes: [[12], [7]]
+    dtypes: [f16, i32]
+  - name: rooted
+    ops: [broadcast, reduce]
+    in_place: true
+    root: 1
+    shapes: [[7]]
+    dtypes: [f32]
+""" % (", ".join(OPS), ", ".join("[%d]" % s for s in SIZES),
+       ", ".join(DTYPES))
+
+
+def expected_skip(r, n):
+    """Why this job cannot run result r, or None."""
+    op, size = r["op"], r["shape"]["N"]
+    in_place = r["params"].get("in_place", False)
+    if op in ("all_gather", "reduce_scatter", "all_to_all") and size % n:
+        return "is not a multiple of the %d ranks" % n
+    if op == "broadcast" and not in_place:
+        return "MPI_Bcast works in one buffer"
+    if op == "reduce_scatter" and in_place:
+        return "MPI_IN_PLACE leaves the result"
+    return None
+
+
+class Collectives(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.config = os.path.join(self.tmp.name, "coll.yaml")
+        with open(self.config, "w") as f:
+            f.write(CONFIG)
+
+    def run_job(self, ranks, rc=0):
+        out = os.path.join(self.tmp.name, "c%d.json" % ranks)
+        cmd = ([MPIEXEC, "-n", str(ranks)] if ranks else []) + [
+            MBENCH, "run", "--config", self.config, "--backend", "cpu",
+            "-o", out, "-q", "-f", "json"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, rc, p.stderr)
+        if rc:
+            return p
+        with open(out) as f:
+            return json.load(f)["results"]
+
+    def test_every_op_dtype_and_size_checked_exactly(self):
+        for n in (2, 4):
+            results = self.run_job(n)
+            self.assertEqual(len(results), 4 * 7 * 4 + 15 + 36 + 2)
+            ran = set()
+            for r in results:
+                why = expected_skip(r, n)
+                if why:
+                    self.assertEqual(r["status"], "skipped", r["name"])
+                    self.assertIn(why, r["reason"], r["name"])
+                    continue
+                self.assertEqual(r["status"], "ok", (r["name"], r["reason"]))
+                c = r["correctness"]
+                self.assertTrue(c["pass"], r["name"])
+                self.assertEqual(c["max_abs_err"], 0, r["name"])
+                self.assertEqual(r["impl"], "mpi")
+                self.assertEqual(r["params"]["ranks"], n)
+                self.assertEqual(r["placement"]["ranks"], n)
+                self.assertEqual(r["placement"]["rank"], 0)
+                notes = r["kernel"]
+                self.assertEqual(notes["ranks"], n)
+                self.assertIn("Open MPI", notes["transport"])
+                self.assertAlmostEqual(
+                    notes["busbw_gbps"],
+                    r["derived"]["gbps"] * BUS[r["op"]](n), places=9)
+                if r["op"] in REDUCING:
+                    self.assertIn(r["params"]["reduce_op"],
+                                  ("sum", "prod", "min", "max"))
+                ran.add((r["op"], r["dtypes"]["a"]))
+            self.assertEqual(ran, {(o, d) for o in OPS for d in DTYPES})
+
+    def test_one_process_has_no_communicator(self):
+        # nothing measured (exit 3): every collective skipped, with why
+        p = self.run_job(0, rc=3)
+        self.assertIn("every benchmark was skipped (the first: no "
+                      "communicator: collectives run across the ranks of "
+                      "an MPI job", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
