@@ -74,7 +74,9 @@ static int write_manifest(const char *cmd, const cli_shard_t *sh,
   for (size_t i = 0; i < mb_plan_count(plan); i++) {
     mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
     mb_plan_entry(plan, i, &e);
-    fprintf(f, "entry\t%zu\t%zu", i, owner[i]);
+    /* A collective runs on every rank and rank 0 keeps its result. */
+    fprintf(f, "entry\t%zu\t%zu", i,
+            owner[i] == MB_PLAN_EVERY_RANK ? 0 : owner[i]);
     put_field(f, e.name);
     fputc('\n', f);
   }

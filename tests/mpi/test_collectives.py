@@ -109,6 +109,7 @@ class Collectives(unittest.TestCase):
                 notes = r["kernel"]
                 self.assertEqual(notes["ranks"], n)
                 self.assertIn("Open MPI", notes["transport"])
+                self.assertEqual(notes["ranks_on_host"], n)  # one machine
                 self.assertAlmostEqual(
                     notes["busbw_gbps"],
                     r["derived"]["gbps"] * BUS[r["op"]](n), places=9)
@@ -117,6 +118,25 @@ class Collectives(unittest.TestCase):
                                   ("sum", "prod", "min", "max"))
                 ran.add((r["op"], r["dtypes"]["a"]))
             self.assertEqual(ran, {(o, d) for o in OPS for d in DTYPES})
+            self.check_files(n, results)
+
+    def check_files(self, n, results):
+        """Every rank ran each collective; rank 0 alone keeps it: its own
+        file holds them all, the others' none, and the run's manifest
+        merges back to the same results (mbench merge OUT.plan)."""
+        out = os.path.join(self.tmp.name, "c%d.json" % n)
+        names = [r["name"] for r in results]
+        for k in range(n):
+            with open("%s.rank%d.json" % (out, k)) as f:
+                own = [r["name"] for r in json.load(f)["results"]]
+            self.assertEqual(own, names if k == 0 else [])
+        merged = os.path.join(self.tmp.name, "merged%d.json" % n)
+        p = subprocess.run([MBENCH, "merge", out + ".plan", "-o", merged],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(merged) as f:
+            self.assertEqual([r["name"] for r in json.load(f)["results"]],
+                             names)
 
     def test_one_process_has_no_communicator(self):
         # nothing measured (exit 3): every collective skipped, with why
