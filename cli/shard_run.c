@@ -203,8 +203,8 @@ int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
         /* Every rank ran a collective; rank 0's result is the one kept,
          * streamed and gathered (the others' say the same). */
         const int keep = !every || info.rank == 0;
-        if ((keep && streaming && cli_out_add(cmd, &stream, r) != 0) ||
-            !json || (keep && blob_add(&blob, i, json) != 0))
+        if ((keep && streaming && cli_out_add(cmd, &stream, r) != 0) || !json ||
+            (keep && blob_add(&blob, i, json) != 0))
           failed = stopped = 1;
         mine[i] = r;
       }
