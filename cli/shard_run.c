@@ -173,16 +173,27 @@ int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
                        (const char *const *)sh->runner->argv, NULL, 0u},
                    NULL, &stream) == 0;
   if (sh->stream_path && !streaming) failed = 1;
-  /* In exclusive mode every rank passes every barrier, whatever happened
-   * to it: a rank that stopped running (an error, Ctrl-C) must not leave
-   * the others waiting for it until --rank-wait. */
+  /* Every rank passes every barrier and every collective's decision,
+   * whatever happened to it: a rank that stopped running (an error,
+   * Ctrl-C) must not leave the others waiting for it until --rank-wait. */
   int stopped = failed;
   for (size_t k = 0; k < n; k++) {
     const size_t i = order[k];
     stopped |= cli_interrupted();
-    /* A collective runs on every rank; rank 0's result is the one kept. */
+    /* A collective runs on every rank (rank 0's result is the one kept),
+     * so only when none has stopped: every rank, a stopped one too, says
+     * whether it has before each, and a stopped rank goes through the
+     * whole plan (running nothing) so that nobody waits for it there. */
     const int every = owner[i] == MB_PLAN_EVERY_RANK;
-    if (!stopped && (every || owner[i] == (size_t)info.rank)) {
+    int go = !stopped && (every || owner[i] == (size_t)info.rank);
+    if (every) {
+      double v[1] = {stopped ? 1.0 : 0.0};
+      if (mb_comm_allreduce_f64(sh->comm, v, 1, MB_REDUCE_MAX, sh->wait_s) !=
+          MB_OK)
+        failed = stopped = 1;
+      go = !stopped && v[0] == 0;
+    }
+    if (go) {
       mb_result_t *r = NULL;
       if (mb_plan_run_with(ctx, plan, i, run_here, (void *)&sr, &r) != MB_OK) {
         mb_plan_entry_t e = MB_PLAN_ENTRY_INIT;
@@ -213,7 +224,6 @@ int cli_run_sharded(const cli_shard_t *sh, mb_context_t *ctx, mb_plan_t *plan,
      * so no two share the machine; its owner may take up to the wait. */
     if (sh->exclusive && mb_comm_barrier(sh->comm, sh->wait_s) != MB_OK)
       failed = stopped = 1;
-    if (!sh->exclusive && stopped) break;
   }
   if (streaming && cli_out_close(cmd, &stream) < 0) failed = 1;
   /* Every rank reaches the gather, whatever happened here. */
