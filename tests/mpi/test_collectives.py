@@ -138,6 +138,32 @@ class Collectives(unittest.TestCase):
             self.assertEqual([r["name"] for r in json.load(f)["results"]],
                              names)
 
+    def test_a_stopped_rank_leaves_no_one_in_a_collective(self):
+        # rank 1 cannot open its results file (a directory is in the way):
+        # it stops before anything runs; the collectives must not wait for
+        # it (the job ends well inside the timeout) and rank 0's own
+        # benchmarks still run and are written
+        config = os.path.join(self.tmp.name, "mix.yaml")
+        with open(config, "w") as f:
+            f.write("defaults:\n  timing: {samples: 2, warmup: 0}\n"
+                    "benchmarks:\n"
+                    "  - {name: c, ops: [all_reduce, sendrecv], "
+                    "shapes: [[64], [128]]}\n"
+                    "  - {name: e, ops: [add, copy], "
+                    "shapes: [[64, 64], [128, 128]]}\n")
+        out = os.path.join(self.tmp.name, "x.json")
+        os.mkdir(out + ".rank1.json")
+        p = subprocess.run([MPIEXEC, "-n", "2", MBENCH, "run", "--config",
+                            config, "--backend", "cpu", "-o", out, "-q"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("x.json.rank1.json is not a regular file", p.stderr)
+        with open(out) as f:
+            got = [(r["op"], r["status"]) for r in json.load(f)["results"]]
+        self.assertTrue(got)
+        self.assertTrue(all(op in ("add", "copy") and st == "ok"
+                            for op, st in got), got)
+
     def test_one_process_has_no_communicator(self):
         # nothing measured (exit 3): every collective skipped, with why
         p = self.run_job(0, rc=3)
