@@ -28,6 +28,7 @@ BUS = {"all_reduce": lambda n: 2.0 * (n - 1) / n,
 
 CONFIG = """
 defaults:
+  cache: hot
   timing: {samples: 2, warmup_runs: 1, warmup: 0}
 benchmarks:
   - name: plain
