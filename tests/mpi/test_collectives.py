@@ -165,6 +165,14 @@ class Collectives(unittest.TestCase):
         self.assertTrue(all(op in ("add", "copy") and st == "ok"
                             for op, st in got), got)
 
+    def test_a_single_op_under_a_launcher_asks_for_a_config(self):
+        p = subprocess.run([MPIEXEC, "-n", "2", MBENCH, "run", "--op",
+                            "all_reduce", "--shape", "64"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("under an MPI launcher, mbench run takes --config",
+                      p.stderr)
+
     def test_one_process_has_no_communicator(self):
         # nothing measured (exit 3): every collective skipped, with why
         p = self.run_job(0, rc=3)
