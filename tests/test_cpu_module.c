@@ -1136,6 +1136,43 @@ static void test_clock_none(void **state) {
   remove_root(root);
 }
 
+/* A binding the process was started with (taskset; mpirun binds each rank
+ * to its own core) bounds the team: one thread per core inside it, thread 0
+ * where the process was put. Pinned over the whole machine, thread 0 of
+ * every rank of an mpirun -n 2 went to the first core: two ranks polling
+ * MPI on one core, milliseconds per small collective. Last in the list:
+ * it leaves this thread's OpenMP team pinned for its own instance. */
+static void test_started_bound(void **state) {
+  fixture_t *fx = *state;
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, fx->state, &n);
+  static int allowed[max_cpus];
+  memset(allowed, 0, sizeof allowed);
+  const int count =
+      list_weight(text_fact(f, n, "cpuset_allowed"), allowed, max_cpus);
+  free(f);
+  if (count < 2) skip(); /* one PU: no other place to start on */
+  int top = max_cpus - 1;
+  while (!allowed[top]) --top;
+  cpu_set_t saved, one, after;
+  assert_int_equal(sched_getaffinity(0, sizeof saved, &saved), 0);
+  CPU_ZERO(&one);
+  CPU_SET(top, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  void *st = NULL;
+  const mb_status_t s = fx->vt->init(&fx->host, &st);
+  if (s != MB_OK) fail_msg("init bound to PU %d: %s", top, g_last_error);
+  static int pus[max_cpus];
+  const int team = bound_pus(fx, st, pus, max_cpus);
+  assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+  fx->vt->fini(st);
+  assert_int_equal(sched_setaffinity(0, sizeof saved, &saved), 0);
+  if (team != 1 || pus[0] != top)
+    fail_msg("started on PU %d: a team of %d threads, the first on PU %d", top,
+             team, pus[0]);
+  assert_true(CPU_COUNT(&after) == 1 && CPU_ISSET(top, &after));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vtable),
@@ -1152,6 +1189,7 @@ int main(void) {
       cmocka_unit_test(test_clock_from_cpufreq),
       cmocka_unit_test(test_clock_from_cpuinfo),
       cmocka_unit_test(test_clock_none),
+      cmocka_unit_test(test_started_bound),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,7 +1,8 @@
 /* CPU backend — what the machine is (hwloc) and thread pinning.
  *
- * hwloc loads only the resources this process may use (cpuset of taskset,
- * cgroups), so "cores" is what we can actually run on. */
+ * hwloc loads only the resources this process may use (cgroups' cpuset),
+ * so "cores" is what we can actually run on; a binding it was started
+ * with (taskset, mpirun) bounds the threads' team, below. */
 #include "cpu_internal.h"
 
 #include <stdio.h>
@@ -75,6 +76,37 @@ static double max_clock_hz(void) {
   return ok ? 1e3 * (double)khz : 0.0;
 }
 
+#ifdef _OPENMP
+/* The cpuset the team is pinned inside: the binding the process was
+ * started with, or the whole topology when it could not be read. */
+static hwloc_const_cpuset_t team_set(const mb_cpu_state_t *st) {
+  return st->saved_binding ? st->saved_binding
+                           : hwloc_topology_get_topology_cpuset(st->topo);
+}
+
+/* The i-th core wholly inside the team's set, else its i-th PU (a binding
+ * to single PUs of SMT cores holds no whole core). */
+static hwloc_obj_t team_slot(const mb_cpu_state_t *st, unsigned i) {
+  hwloc_const_cpuset_t set = team_set(st);
+  hwloc_obj_t o =
+      hwloc_get_obj_inside_cpuset_by_type(st->topo, set, HWLOC_OBJ_CORE, i);
+  return o ? o
+           : hwloc_get_obj_inside_cpuset_by_type(st->topo, set, HWLOC_OBJ_PU,
+                                                 i);
+}
+
+/* How many threads the team's set holds: its cores, else its PUs; 0 when
+ * it holds none of this topology's (then the machine's count stands). */
+static unsigned bound_count(const mb_cpu_state_t *st) {
+  hwloc_const_cpuset_t set = team_set(st);
+  int n = hwloc_get_nbobjs_inside_cpuset_by_type(st->topo, set, HWLOC_OBJ_CORE);
+  if (n <= 0)
+    n = hwloc_get_nbobjs_inside_cpuset_by_type(st->topo, set, HWLOC_OBJ_PU);
+  return n > 0 ? (unsigned)n : 0u;
+}
+
+#endif
+
 mb_status_t mb__cpu_topology_init(mb_cpu_state_t *st) {
   if (hwloc_topology_init(&st->topo) != 0) {
     MB_CPU_ERROR(st, "cpu: hwloc_topology_init failed");
@@ -109,6 +141,15 @@ mb_status_t mb__cpu_topology_init(mb_cpu_state_t *st) {
     hwloc_bitmap_free(st->saved_binding);
     st->saved_binding = NULL;
   }
+#ifdef _OPENMP
+  /* A launcher's binding (mpirun binds each rank to its own core; taskset,
+   * numactl) is where this process is meant to run, and hwloc's allowed
+   * set does not include it: the team is one thread per core inside it.
+   * Pinning over the whole machine put thread 0 of every rank of an
+   * mpirun -n 2 on the first core, two ranks polling MPI on one core. */
+  const unsigned inside = bound_count(st);
+  if (inside) st->threads = inside;
+#endif
   return MB_OK;
 }
 
@@ -137,11 +178,7 @@ void mb__cpu_pin_threads(mb_cpu_state_t *st) {
   hwloc_topology_t topo = st->topo;
 #pragma omp parallel num_threads(st->threads) reduction(+ : failed)
   {
-    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE,
-                                             (unsigned)omp_get_thread_num());
-    if (!core)
-      core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU,
-                                   (unsigned)omp_get_thread_num());
+    hwloc_obj_t core = team_slot(st, (unsigned)omp_get_thread_num());
     hwloc_cpuset_t set = core ? hwloc_bitmap_dup(core->cpuset) : NULL;
     if (set) {
       hwloc_bitmap_singlify(set);
