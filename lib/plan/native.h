@@ -100,11 +100,13 @@ extern const field_t mb__native_fields[];
 
 /* ---- what a benchmark says, read whole --------------------------------- */
 
-/* Where shapes came from: a `shapes` item, or a preset (rank errors). */
+/* Where shapes came from: a `shapes` item, a preset or a `sizes` value
+ * (rank errors, a size that is no whole number of elements). */
+typedef enum origin_kind { FROM_SHAPES, FROM_PRESET, FROM_SIZES } origin_kind_t;
 typedef struct origin {
   const mb_cfg_node_t *at;
   char path[PATH_CAP];
-  int preset;
+  origin_kind_t kind;
 } origin_t;
 
 typedef struct shape {
@@ -112,6 +114,9 @@ typedef struct shape {
   int64_t dims[MB_MAX_DIMS];
   const char *name; /* NULL: none; owned by the tree or a preset list */
   size_t origin;
+  /* > 0: a `sizes` value in bytes; the entry's shape is [bytes / its
+   * dtype's element size] (mb__native_size_shape), dims unused */
+  int64_t bytes;
 } shape_t;
 
 typedef struct sweep {
@@ -196,7 +201,31 @@ mb_status_t mb__native_model_recipes(bench_t *b);
  * op (or the model's [M, K, N]). */
 mb_status_t mb__native_read_where(const reader_t *r, bench_t *b);
 
-/* "1024x1024x1024" into buf (cap bytes). */
+/* "1024x1024x1024" into buf (cap bytes); a `sizes` value as its bytes
+ * ("64MiB", mb__native_bytes_text). */
 void mb__native_shape_text(const shape_t *s, char *buf, size_t cap);
+
+/* Adds where shapes came from / a shape to b (native_shapes.c). */
+mb_status_t mb__native_add_origin(bench_t *b, const mb_cfg_node_t *at,
+                                  const char *path, origin_kind_t kind);
+mb_status_t mb__native_push_shape(bench_t *b, const shape_t *s);
+
+/* ---- sizes in bytes (native_sizes.c) ----------------------------------- */
+
+/* Reads `sizes` (found at f) into b: one byte count, a list of them, or
+ * a range {start, end, multiplier | increase_by}; a count is an integer
+ * or a string with a unit (B, KiB/K, MiB/M, GiB/G, TiB/T). */
+mb_status_t mb__native_read_sizes(mb__pb_t *pb, bench_t *b, const found_t *f);
+
+/* Bytes as the largest binary unit that holds them whole: "8B", "4KiB",
+ * "64MiB", "1000B". */
+void mb__native_bytes_text(int64_t bytes, char *buf, size_t cap);
+
+/* The shape of an entry from `sizes` value s with dtype `dtype`: [bytes /
+ * element size]; a size that is not a whole number of elements is an
+ * error at the value. */
+mb_status_t mb__native_size_shape(const mb__pb_t *pb, const bench_t *b,
+                                  const shape_t *s, mb_dtype_t dtype,
+                                  mb_op_params_t *p);
 
 #endif

@@ -1,6 +1,7 @@
 /* The native schema's shapes and presets: where a benchmark's shapes come
  * from. `shapes` lists them ([M, K, N], "MxKxN" or {name, shape}); `presets`
- * names generated lists (pow2, llama, ...). Each shape remembers its origin
+ * names generated lists (pow2, llama, ...); `sizes` gives byte counts for
+ * rank-1 ops (native_sizes.c). Each shape remembers its origin
  * so that a shape of the wrong rank for an op is reported where it was
  * written. */
 #include <inttypes.h>
@@ -11,22 +12,23 @@
 
 /* ---- shapes and presets ------------------------------------------------- */
 
-static const char *const k_shape_keys[] = {"shapes", "presets", "preset", NULL};
+static const char *const k_shape_keys[] = {"shapes", "presets", "preset",
+                                           "sizes", NULL};
 
-static mb_status_t add_origin(bench_t *b, const mb_cfg_node_t *at,
-                              const char *path, int preset) {
+mb_status_t mb__native_add_origin(bench_t *b, const mb_cfg_node_t *at,
+                                  const char *path, origin_kind_t kind) {
   origin_t *grown =
       realloc(b->origins, (b->num_origins + 1) * sizeof *b->origins);
   if (!grown) return mb__native_no_memory();
   b->origins = grown;
   origin_t *o = &b->origins[b->num_origins++];
   o->at = at;
-  o->preset = preset;
+  o->kind = kind;
   snprintf(o->path, sizeof o->path, "%s", path);
   return MB_OK;
 }
 
-static mb_status_t push_shape(bench_t *b, const shape_t *s) {
+mb_status_t mb__native_push_shape(bench_t *b, const shape_t *s) {
   if (b->num_shapes == b->cap_shapes) {
     size_t cap = b->cap_shapes ? 2 * b->cap_shapes : 16;
     shape_t *grown = realloc(b->shapes, cap * sizeof *grown);
@@ -97,9 +99,9 @@ static mb_status_t read_shapes(const mb__pb_t *pb, bench_t *b,
   if (n->kind == MB_CFG_STRING) { /* shapes: 1024x1024x1024 */
     shape_t s = {0};
     mb_status_t st = read_shape(pb, n, f->path, &s);
-    if (st == MB_OK) st = add_origin(b, n, f->path, 0);
+    if (st == MB_OK) st = mb__native_add_origin(b, n, f->path, FROM_SHAPES);
     s.origin = b->num_origins - 1;
-    return st == MB_OK ? push_shape(b, &s) : st;
+    return st == MB_OK ? mb__native_push_shape(b, &s) : st;
   }
   mb_status_t st =
       mb__native_expect_kind(pb, n, f->path, MB_CFG_LIST, "a list of shapes");
@@ -110,9 +112,10 @@ static mb_status_t read_shapes(const mb__pb_t *pb, bench_t *b,
     mb__path_index(path, sizeof path, f->path, i);
     shape_t s = {0};
     st = read_shape(pb, n->items[i], path, &s);
-    if (st == MB_OK) st = add_origin(b, n->items[i], path, 0);
+    if (st == MB_OK)
+      st = mb__native_add_origin(b, n->items[i], path, FROM_SHAPES);
     s.origin = b->num_origins - 1;
-    if (st == MB_OK) st = push_shape(b, &s);
+    if (st == MB_OK) st = mb__native_push_shape(b, &s);
   }
   return st;
 }
@@ -194,13 +197,13 @@ static mb_status_t read_preset(const mb__pb_t *pb, bench_t *b,
   }
   b->lists = grown;
   b->lists[b->num_lists++] = list;
-  if ((st = add_origin(b, n, path, 1)) != MB_OK) return st;
+  if ((st = mb__native_add_origin(b, n, path, FROM_PRESET)) != MB_OK) return st;
   for (size_t i = 0; st == MB_OK && i < mb_shape_list_count(list); i++) {
     shape_t s = {0};
     s.ndim = 3;
     s.origin = b->num_origins - 1;
     mb_shape_list_get(list, i, &s.name, s.dims);
-    st = push_shape(b, &s);
+    st = mb__native_push_shape(b, &s);
   }
   return st;
 }
@@ -221,6 +224,10 @@ static mb_status_t read_presets(const mb__pb_t *pb, bench_t *b,
 }
 
 void mb__native_shape_text(const shape_t *s, char *buf, size_t cap) {
+  if (s->bytes) {
+    mb__native_bytes_text(s->bytes, buf, cap);
+    return;
+  }
   size_t len = 0;
   buf[0] = '\0';
   for (uint32_t d = 0; d < s->ndim && len < cap; d++)
@@ -244,7 +251,13 @@ static mb_status_t check_ranks(const mb__pb_t *pb, const bench_t *b) {
       const shape_t *s = &b->shapes[i];
       const origin_t *at = &b->origins[s->origin];
       if (s->ndim == rank) continue;
-      if (at->preset)
+      if (at->kind == FROM_SIZES)
+        return mb__pb_error(pb, at->at, at->path,
+                            "sizes give rank-1 shapes [bytes / element "
+                            "size], but %s takes %u dimensions (%s); list "
+                            "its shapes under `shapes`",
+                            who, rank, syntax);
+      if (at->kind == FROM_PRESET)
         return mb__pb_error(pb, at->at, at->path,
                             "presets give [M, K, N] shapes, but %s takes %u "
                             "dimensions (%s); list its shapes under `shapes`",
@@ -263,19 +276,25 @@ static mb_status_t check_ranks(const mb__pb_t *pb, const bench_t *b) {
 mb_status_t mb__native_read_where(const reader_t *r, bench_t *b) {
   const char *path;
   const mb_cfg_node_t *map = mb__native_source(r, b, k_shape_keys, &path);
-  found_t shapes, presets;
+  found_t shapes, presets, sizes;
   mb_status_t st =
       mb__native_find_in(r->pb, map, path, "shapes", NULL, &shapes);
   if (st == MB_OK)
     st = mb__native_find_in(r->pb, map, path, "presets", "preset", &presets);
+  if (st == MB_OK)
+    st = mb__native_find_in(r->pb, map, path, "sizes", NULL, &sizes);
   if (st != MB_OK) return st;
-  if (!shapes.node && !presets.node)
+  if (!shapes.node && !presets.node && !sizes.node)
     return mb__pb_error(r->pb, b->node, b->path,
                         "no shapes: give `shapes` ([[1024, 1024, 1024]] or "
-                        "[\"1024x1024x1024\"]) and/or `presets` (e.g. pow2, "
-                        "llama; see `mbench list presets`)");
+                        "[\"1024x1024x1024\"]), `presets` (e.g. pow2, "
+                        "llama; see `mbench list presets`) and/or `sizes` "
+                        "(bytes, for rank-1 ops: [8, 1KiB] or {start: 8, "
+                        "end: 1GiB, multiplier: 2})");
   if (shapes.node && (st = read_shapes(r->pb, b, &shapes)) != MB_OK) return st;
   if (presets.node && (st = read_presets(r->pb, b, &presets)) != MB_OK)
+    return st;
+  if (sizes.node && (st = mb__native_read_sizes(r->pb, b, &sizes)) != MB_OK)
     return st;
   return check_ranks(r->pb, b);
 }

@@ -27,8 +27,8 @@
 /* Keys of a benchmark that are not swept fields; "name" must stay first
  * (defaults take every key but it). */
 static const char *const k_other_keys[] = {
-    "name",   "op",     "ops",  "model",  "mode", "shapes", "presets",
-    "preset", "device", "seed", "strict", "csv",  "timing", NULL};
+    "name",  "op",     "ops",  "model",  "mode", "shapes", "presets", "preset",
+    "sizes", "device", "seed", "strict", "csv",  "timing", NULL};
 
 /* ---- what a benchmark says, read whole --------------------------------- */
 
@@ -348,15 +348,22 @@ static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
 }
 
 /* The input dtype an entry runs with: as written, else the op's (or
- * alias's) default. */
-static const char *dtype_label(const mb__plan_item_t *it) {
-  if (it->params.dtype != MB_DTYPE_NONE) return mb_dtype_name(it->params.dtype);
+ * alias's) default; MB_DTYPE_NONE when it does not resolve (mb__plan_add
+ * says why). A `sizes` entry has no shape yet: its dtype is resolved on
+ * [1], which every rank-1 op takes. */
+static mb_dtype_t entry_dtype(const mb__plan_item_t *it) {
+  if (it->params.dtype != MB_DTYPE_NONE) return it->params.dtype;
   const mb_op_t *op = mb_op_find(it->op);
   mb_op_params_t p = it->params;
+  if (!p.ndim) p.ndim = 1, p.shape[0] = 1;
   mb_op_apply_alias(it->op, &p);
-  /* If it does not resolve, mb__plan_add says why. */
-  if (op && mb_op_resolve(op, &p) == MB_OK) return mb_dtype_name(p.dtype);
-  return "default";
+  if (op && mb_op_resolve(op, &p) == MB_OK) return p.dtype;
+  return MB_DTYPE_NONE;
+}
+
+static const char *dtype_label(const mb__plan_item_t *it) {
+  mb_dtype_t d = entry_dtype(it);
+  return d == MB_DTYPE_NONE ? "default" : mb_dtype_name(d);
 }
 
 /* "<name>[/<op>]/<shape>/<dtype>" then "/<value>" for each other field
@@ -412,6 +419,14 @@ static mb_status_t add_entry(mb__pb_t *pb, const bench_t *b, size_t index,
     if (st != MB_OK) return st;
     entry_name(b, idx, &it, mb__native_field_index("recipe"), key, sizeof key);
     it.baseline_key = key;
+  } else if (s->bytes) { /* sizes: [bytes / element size] */
+    it.op = b->ops[idx[0]];
+    /* The shape holds for this dtype only: the entry keeps it, the op's
+     * default included. */
+    if (it.params.dtype == MB_DTYPE_NONE) it.params.dtype = entry_dtype(&it);
+    mb_status_t st =
+        mb__native_size_shape(pb, b, s, it.params.dtype, &it.params);
+    if (st != MB_OK) return st;
   } else {
     it.op = b->ops[idx[0]];
     it.params.ndim = s->ndim;
