@@ -1216,11 +1216,12 @@ static void test_jax_errors(void **state) {
         NULL}},
       {"benchmarks:\n"
        "- benchmark_name: add\n"
-       "  topology: 2x2x1\n"
+       "  mesh: 2x2x1\n"
        "  benchmark_params: [{m: 8, n: 8}]\n",
-       {"bad.yaml:3: benchmarks[0].topology: unknown key \"topology\"; valid: "
+       {"bad.yaml:3: benchmarks[0].mesh: unknown key \"mesh\"; valid: "
         "benchmark_name, benchmark_params, benchmark_sweep_params, num_runs, "
-        "csv_path, trace_dir, xlml_metrics_dir, xla_dump_dir",
+        "csv_path, trace_dir, xlml_metrics_dir, xla_dump_dir, topology, "
+        "warmup_tries",
         NULL, NULL}},
       {"benchmarks:\n"
        "- benchmark_name: add\n"

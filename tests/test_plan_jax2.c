@@ -103,7 +103,7 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
       "- benchmark_name: numpy_convolve\n"
       "  csv_path: /tmp/mb_jax2\n"
       "  benchmark_sweep_params: [{m: 64, k: 64, n: 64}]\n"
-      "- benchmark_name: psum\n"
+      "- benchmark_name: naive_matmul\n"
       "  benchmark_sweep_params: [{matrix_dim: 8}]\n"
       "- benchmark_name: host_device\n"
       "  benchmark_sweep_params: [{data_size_mib: 1}]\n"
@@ -124,7 +124,9 @@ static void test_legacy_skips_and_runs_the_rest(void **state) {
   assert_string_equal(test_plan_entry(plan, 1).op, "gemm");
   assert_string_equal(test_plan_entry(plan, 1).csv_path,
                       "/tmp/mb_jax2/numpy_convolve.csv");
-  expect_skip(plan, 2, "psum", "collectives are not in libmicrobench yet");
+  expect_skip(plan, 2, "naive_matmul",
+              "a matmul sharded over a device mesh with its collectives is "
+              "not an op of libmicrobench yet");
   /* 1 MiB of f32 in rows of 128, there and back */
   const char *dirs[] = {"h2d", "d2h"};
   for (size_t i = 0; i < 2; i++) {
@@ -276,12 +278,15 @@ static void test_sweep_upstream_gemm_and_hbm(void **state) {
 
 static void test_sweep_upstream_skips(void **state) {
   (void)state;
-  mb_plan_t *plan = test_plan_load("jax/current/all_gather.yaml");
+  /* (the collectives run: test_plan_jax5) */
+  mb_plan_t *plan =
+      test_plan_parse("global: {}\nbenchmarks:\n- {name: device_to_device}\n");
   assert_int_equal(mb_plan_count(plan), 1);
-  expect_skip(plan, 0, "all_gather",
-              "name \"all_gather\" (all-gather across devices) is defined by "
-              "the JAX suite but not available in libmicrobench yet: "
-              "collectives are not in libmicrobench yet");
+  expect_skip(plan, 0, "device_to_device",
+              "name \"device_to_device\" (copies between two devices) is "
+              "defined by the JAX suite but not available in libmicrobench "
+              "yet: a copy between two devices is not mapped to an op of "
+              "ours yet");
   mb_plan_destroy(plan);
   /* 11 sizes each way, f32 in rows of 128 */
   plan = test_plan_load("jax/current/host_device.yaml");
@@ -322,9 +327,12 @@ static void test_sweep_upstream_skips(void **state) {
               "H = 6 query heads is not a multiple of kv_heads = 4");
   mb_plan_destroy(plan);
   plan = test_plan_load("jax/current/sample.yaml");
-  assert_int_equal(mb_plan_count(plan), 4 + 5 + 11);
-  expect_skip(plan, 4, "all_reduce", "collectives");
-  expect_skip(plan, 5, "all_reduce#2", "collectives");
+  /* every collective item sweeps 3 matrix_dims (test_plan_jax5) */
+  assert_int_equal(mb_plan_count(plan), 4 + 5 * 3 + 11);
+  for (size_t i = 0; i < mb_plan_count(plan); i++)
+    assert_string_equal(test_plan_entry(plan, i).skip_reason, "");
+  assert_string_equal(test_plan_entry(plan, 4).name,
+                      "all_reduce/512/bfloat16/sum/mesh=4x4x8");
   mb_plan_destroy(plan);
 }
 

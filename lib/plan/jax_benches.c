@@ -6,6 +6,7 @@
 
 #include "plan/jax_attention.h"
 #include "plan/jax_benches.h"
+#include "plan/jax_collectives.h"
 
 #define NO MB_DTYPE_NONE
 static const mb__jax_bench_t k_benches[] = {
@@ -75,6 +76,16 @@ static const mb__jax_bench_t k_benches[] = {
     /* device_put then np.array of a numpy (pageable) array: h2d, then d2h
      * (mb__jax_bench_then). */
     {"host_device", "h2d", MB__JAX_MIB, 0, 0, MB_DTYPE_F32, NO, 0, 0},
+    /* The collectives (jax_collectives.c): psum's dtype defaults to
+     * bfloat16, the others' functions take it without a default. */
+    {"psum", "all_reduce", MB__JAX_COLL, MB__JAX_DTYPE, 0, MB_DTYPE_BF16, NO, 0,
+     0},
+    {"psum_scatter", "reduce_scatter", MB__JAX_COLL, MB__JAX_DTYPE, 1, NO, NO,
+     0, 0},
+    {"all_gather", "all_gather", MB__JAX_COLL, MB__JAX_DTYPE, 1, NO, NO, 0, 0},
+    {"all_to_all", "all_to_all", MB__JAX_COLL, MB__JAX_DTYPE, 1, NO, NO, 0, 0},
+    /* a ring shift i -> i + 1 of each device's matrix */
+    {"ppermute", "sendrecv", MB__JAX_COLL, MB__JAX_DTYPE, 1, NO, NO, 0, 0},
 };
 #undef NO
 #define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)
@@ -110,6 +121,9 @@ static void bench_params(const mb__jax_bench_t *b, const char *names[16]) {
   size_t n = 0;
   if (b->dims == MB__JAX_ATTN) {
     for (const char *const *a = mb__jax_attention_params(); *a; a++)
+      names[n++] = *a;
+  } else if (b->dims == MB__JAX_COLL) {
+    for (const char *const *a = mb__jax_coll_params(b->name); *a; a++)
       names[n++] = *a;
   } else if (b->dims == MB__JAX_ELEMENTS) {
     names[n++] = "num_elements";

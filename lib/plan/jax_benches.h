@@ -13,7 +13,9 @@ typedef enum mb__jax_dims {
   MB__JAX_ELEMENTS, /* num_elements -> [1, num_elements] */
   MB__JAX_MIB,      /* data_size_mib -> [MiB x 2048, 128] f32, as the
                        suite's host_device allocates it */
-  MB__JAX_ATTN      /* tokamax_splash_attention's (jax_attention.c) */
+  MB__JAX_ATTN,     /* tokamax_splash_attention's (jax_attention.c) */
+  MB__JAX_COLL      /* a collective's matrix_dim and mesh -> [N]
+                       (jax_collectives.c) */
 } mb__jax_dims_t;
 
 #define MB__JAX_DTYPE 1u /* takes `dtype` */

@@ -7,7 +7,12 @@
 
 #include "plan/jax_names.h"
 
-#define COLLECTIVE "copy", "collectives are not in libmicrobench yet"
+/* A matmul sharded over a device mesh, its collectives inside the timed
+ * step: neither our gemm (one device) nor our collectives (no matmul). */
+#define SHARDED                                                             \
+  "gemm",                                                                   \
+      "a matmul sharded over a device mesh with its collectives is not an " \
+      "op of libmicrobench yet"
 #define CONV "gemm", "convolution is not an op of libmicrobench yet"
 
 /* The legacy layout: BENCHMARK_MAP in Ironwood/src/run_benchmark.py (the
@@ -15,28 +20,33 @@
  * the last before the current layout replaced it. */
 static const mb__jax_name_t k_legacy[] = {
     /* COLLECTIVE_BENCHMARK_MAP */
-    {"all_gather", "all-gather across devices", COLLECTIVE},
-    {"psum", "all-reduce sum across devices", COLLECTIVE},
-    {"psum_scatter", "reduce-scatter across devices", COLLECTIVE},
-    {"all_to_all", "all-to-all across devices", COLLECTIVE},
-    {"ppermute", "collective permute across devices", COLLECTIVE},
-    {"send_recv", "point-to-point send/receive", COLLECTIVE},
+    {"all_gather", "all-gather across devices", "all_gather", NULL},
+    {"psum", "all-reduce sum across devices", "all_reduce", NULL},
+    {"psum_scatter", "reduce-scatter across devices", "reduce_scatter", NULL},
+    {"all_to_all", "all-to-all across devices", "all_to_all", NULL},
+    {"ppermute", "collective permute across devices", "sendrecv", NULL},
+    /* benchmark_send_recv.py: a ragged_all_to_all in which only source_id
+     * sends, to one target_id at a time */
+    {"send_recv", "point-to-point send/receive", "sendrecv",
+     "one device sends to one other while the rest idle; our sendrecv is a "
+     "ring shift in which every rank sends to the next at once, a "
+     "different exchange"},
     /* MATMUL_BENCHMARK_MAP */
-    {"naive_matmul", "matmul sharded over the device mesh", COLLECTIVE},
+    {"naive_matmul", "matmul sharded over the device mesh", SHARDED},
     {"single_host_naive_matmul", "matmul sharded over one host's devices",
-     COLLECTIVE},
+     SHARDED},
     {"multilayer_collective_matmul",
      "layers of matmul overlapped with "
      "collectives",
-     COLLECTIVE},
+     SHARDED},
     {"collective_matmul_one_direction",
      "matmul overlapped with a one-way "
      "collective",
-     COLLECTIVE},
+     SHARDED},
     {"collective_matmul_two_directions",
      "matmul overlapped with a two-way "
      "collective",
-     COLLECTIVE},
+     SHARDED},
     /* CONVOLUTION_BENCHMARK_MAP */
     {"numpy_convolve", "1-D convolution, NumPy on the host", CONV},
     {"scipy_signal_convolve", "N-D convolution, SciPy on the host", CONV},
@@ -103,11 +113,12 @@ static const mb__jax_name_t k_sweep[] = {
      NULL},
     {"transformer_layer_moe", "a mixture-of-experts layer (components.py)",
      "moe_layer_proxy", NULL},
-    {"all_reduce", "all-reduce across devices", COLLECTIVE},
-    {"all_gather", "all-gather across devices", COLLECTIVE},
-    {"all_to_all", "all-to-all across devices", COLLECTIVE},
-    {"reduce_scatter", "reduce-scatter across devices", COLLECTIVE},
-    {"device_to_device", "copies between two devices", COLLECTIVE},
+    {"all_reduce", "all-reduce across devices", "all_reduce", NULL},
+    {"all_gather", "all-gather across devices", "all_gather", NULL},
+    {"all_to_all", "all-to-all across devices", "all_to_all", NULL},
+    {"reduce_scatter", "reduce-scatter across devices", "reduce_scatter", NULL},
+    {"device_to_device", "copies between two devices", "copy",
+     "a copy between two devices is not mapped to an op of ours yet"},
     {"host_to_device", "host to device copy (host_device.py)", "h2d", NULL},
     {"device_to_host", "device to host copy (host_device.py)", "d2h", NULL},
 };

@@ -24,7 +24,7 @@ typedef struct mb__jax_name {
    * under (a result names a real op); NULL for dtypes. */
   const char *op;
   /* Why libmicrobench cannot run it, where more than "not yet" is known
-   * (collectives, host copies); NULL: the generic reason. */
+   * (a sharded matmul, send_recv, convolution); NULL: the generic reason. */
   const char *why;
 } mb__jax_name_t;
 

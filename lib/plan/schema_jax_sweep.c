@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/jax_collectives.h"
 #include "plan/jax_moe.h"
 #include "plan/jax_rope.h"
 #include "plan/jax_sweep.h"
@@ -73,6 +74,19 @@ static const mb__sweep_bench_t k_benches[] = {
      {NULL}, mb__sweep_refine_transfer},
     {"device_to_host", "d2h", {"", "data_size_mib"}, {1, 64}, MB__SWEEP_F32,
      {NULL}, mb__sweep_refine_transfer},
+    /* collectives.py CollectivesParams: matrix_dim -> N (jax_collectives.c) */
+    {"all_reduce", "all_reduce", {"matrix_dim"}, {1024}, MB__SWEEP_PARAM,
+     {"mesh_shape", "sharding_strategy", "reduce_op"},
+     mb__sweep_refine_collective},
+    {"all_gather", "all_gather", {"matrix_dim"}, {1024}, MB__SWEEP_PARAM,
+     {"mesh_shape", "sharding_strategy", "reduce_op"},
+     mb__sweep_refine_collective},
+    {"all_to_all", "all_to_all", {"matrix_dim"}, {1024}, MB__SWEEP_PARAM,
+     {"mesh_shape", "sharding_strategy", "reduce_op"},
+     mb__sweep_refine_collective},
+    {"reduce_scatter", "reduce_scatter", {"matrix_dim"}, {1024},
+     MB__SWEEP_PARAM, {"mesh_shape", "sharding_strategy", "reduce_op"},
+     mb__sweep_refine_collective},
 };
 // clang-format on
 #define NUM_BENCHES (sizeof k_benches / sizeof *k_benches)

@@ -394,10 +394,13 @@ class JaxSuiteNames(unittest.TestCase):
         d = os.path.join(CONFIGS, "jax", "current")
         expect = {"gemm_generalized.yaml": (4, 0),
                   "hbm_bandwidth.yaml": (11, 0),
-                  "all_gather.yaml": (1, 1),
+                  "all_gather.yaml": (3, 0),
+                  "all_reduce.yaml": (3, 0),
+                  "all_to_all.yaml": (3, 0),
+                  "reduce_scatter.yaml": (3, 0),
                   "host_device.yaml": (22, 0),
                   "attention_jax_flash.yaml": (16, 0),
-                  "sample.yaml": (20, 5)}
+                  "sample.yaml": (30, 0)}
         for name, (count, skipped) in expect.items():
             rows = self.dry_rows(os.path.join(d, name))
             self.assertEqual(len(rows), count, name)
@@ -405,8 +408,30 @@ class JaxSuiteNames(unittest.TestCase):
             self.assertEqual(len(skips), skipped, name)
             for r in skips:
                 self.assertRegex(r, r"skipped: \S.*(yet|not)", r)
+        # the collectives plan to our ops (test_plan_jax5 checks N)
         rows = self.dry_rows(os.path.join(d, "all_gather.yaml"))
-        self.assertIn("collectives are not in libmicrobench yet", rows[0])
+        self.assertIn("all_gather/512/bfloat16/mesh=4x2x2/shard=4x2x2",
+                      rows[0])
+
+    def test_legacy_collective_files_list_every_benchmark(self):
+        """Upstream's Ironwood/configs/collectives files: every combination
+        planned to our collective ops; send_recv is one skipped entry."""
+        d = os.path.join(CONFIGS, "jax", "collectives")
+        expect = {"all_reduce_tpu7x_2x2x1.yaml": (24, 0),
+                  "all_reduce_2d.yaml": (26, 0),
+                  "all_gather_1d.yaml": (26, 0),
+                  "all_gather_demo.yaml": (54, 0),
+                  "reduce_scatter_1d.yaml": (26, 0),
+                  "all_to_all_v6e_4x4.yaml": (12, 0),
+                  "send_recv.yaml": (1, 1)}
+        for name, (count, skipped) in expect.items():
+            rows = self.dry_rows(os.path.join(d, name))
+            self.assertEqual(len(rows), count, name)
+            skips = [r for r in rows if "skipped: " in r]
+            self.assertEqual(len(skips), skipped, name)
+        self.assertIn("psum/8x8x128/float32/mesh=2x2x2/shard=2x2x1",
+                      self.dry_rows(os.path.join(
+                          d, "all_reduce_tpu7x_2x2x1.yaml"))[0])
 
     def run_text(self, text, *extra):
         """The results of `mbench run --config` on the CPU of a config file
