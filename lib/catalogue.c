@@ -22,6 +22,7 @@ static const mb_op_t *const k_ops[] = {
     &mb__op_attention_bwd,
     &mb__op_broadcast,
     &mb__op_copy,
+    &mb__op_d2d,
     &mb__op_d2h,
     &mb__op_dequantize,
     &mb__op_gemm,

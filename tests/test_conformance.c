@@ -174,6 +174,10 @@ static const conf_case_t k_cases[] = {
     /* the host transfers, pinned (a GPU declines pageable: test_transfer) */
     {"h2d", S2(33, 65), "f32", N, N, N, N, N, N, MB_PARAM_PINNED},
     {"d2h", S2(33, 66), "i4", N, N, N, N, N, N, MB_PARAM_PINNED},
+    /* d2d: to the second device (the emulated GPUs run with two), peer
+     * access off and on; one device declines (test_transfer) */
+    {"d2d", S2(33, 65), "bf16", N, N, N, N, N, N, 0},
+    {"d2d", S2(33, 66), "i4", N, N, N, N, N, N, MB_PARAM_PEER},
     {"silu_mul", S2(33, 257), "f16", N, N, N, N, N, N, 0},
     {"layernorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},
     {"rmsnorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},

@@ -139,6 +139,17 @@ static mb_status_t cuda_device_open(mb_gpuh_state_t *st,
     d->nvml_dev = mb__cuda_nvml_device(c->nvml, bus);
   else
     (void)cudaGetLastError();
+  int dom = 0, b = 0, dv = 0;
+  d->pci_known = cudaDeviceGetAttribute(&dom, cudaDevAttrPciDomainId,
+                                        base->ordinal) == cudaSuccess &&
+                 cudaDeviceGetAttribute(&b, cudaDevAttrPciBusId,
+                                        base->ordinal) == cudaSuccess &&
+                 cudaDeviceGetAttribute(&dv, cudaDevAttrPciDeviceId,
+                                        base->ordinal) == cudaSuccess;
+  (void)cudaGetLastError();
+  d->pci_domain = (unsigned)dom;
+  d->pci_bus = (unsigned)b;
+  d->pci_device = (unsigned)dv;
   return MB_OK;
 }
 
@@ -163,7 +174,7 @@ static void cuda_open(mb_gpuh_state_t *st, int devices) {
     snprintf(c->splt_why, sizeof c->splt_why, "no device");
     return;
   }
-  c->nvml = mb__cuda_nvml_open(&st->host);
+  c->nvml = mb__cuda_nvml_open(&st->host, "libnvidia-ml.so.1");
   c->ltlib = mb__cuda_lt_open(c->lt_why, sizeof c->lt_why);
   if (!c->ltlib) MB_CUDA_LOG(c, MB_LOG_WARN, "cuda: cuBLASLt: %s", c->lt_why);
   /* Optional (a separate download): its absence is the kernel's reason. */
@@ -275,6 +286,7 @@ static const mb_gpuh_vendor_t cuda_vendor = {
     .environment = cuda_environment,
     .peak_flops = cuda_peak_flops,
     .peak_for = cuda_peak_for,
+    .link = mb__cuda_link,
 };
 
 static mb_status_t cuda_init(const mb_host_api_t *host, void **state) {

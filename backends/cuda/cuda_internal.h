@@ -100,7 +100,10 @@ typedef struct mb_cuda_device {
   void *workspace;     /* MB_CUDA_WORKSPACE_BYTES, with the handle */
   mb_cuda_tuned_t tuned[MB_CUDA_TUNE_CACHE];
   void *nvml_dev; /* nvmlDevice_t, NULL when NVML is not readable */
-  void *splt;     /* a cuSPARSELt handle, NULL without one */
+  /* The PCI address, which NVML's NVLink records name the far end by. */
+  int pci_known;
+  unsigned pci_domain, pci_bus, pci_device;
+  void *splt; /* a cuSPARSELt handle, NULL without one */
 } mb_cuda_device_t;
 
 typedef struct mb_cuda_state {
@@ -140,11 +143,27 @@ void mb__cuda_peaks(mb_cuda_device_t *d);
 double mb__cuda_peak_for(const mb_cuda_device_t *d, const char *op,
                          const mb_op_params_t *p);
 
-/* NVML, loaded at run time (cuda_nvml.c). */
-mb_cuda_nvml_t *mb__cuda_nvml_open(const mb_host_api_t *host);
+/* NVML, loaded at run time (cuda_nvml.c) from `soname`
+ * ("libnvidia-ml.so.1"; a fake library's path in the tests). */
+mb_cuda_nvml_t *mb__cuda_nvml_open(const mb_host_api_t *host,
+                                   const char *soname);
 void mb__cuda_nvml_close(mb_cuda_nvml_t *n);
 const char *mb__cuda_nvml_driver(const mb_cuda_nvml_t *n); /* "" unknown */
 void *mb__cuda_nvml_device(mb_cuda_nvml_t *n, const char *pci_bus_id);
 void mb__cuda_nvml_read(mb_cuda_nvml_t *n, void *dev, mb_telemetry_t *out);
+/* The device's PCIe link: the maximum generation and width NVML says this
+ * GPU and slot allow, and the current ones (0 unreadable); 0, or -1 when
+ * NVML cannot say. */
+typedef struct mb_cuda_pcie {
+  unsigned max_gen, max_width, gen, width;
+} mb_cuda_pcie_t;
+int mb__cuda_nvml_pcie(const mb_cuda_nvml_t *n, void *dev, mb_cuda_pcie_t *out);
+/* How many of dev's active NVLinks reach the GPU at PCI domain:bus:device
+ * (directly, or through an NVSwitch: *via_switch); -1 unknown. */
+int mb__cuda_nvml_nvlinks(const mb_cuda_nvml_t *n, void *dev, unsigned domain,
+                          unsigned bus, unsigned device, int *via_switch);
+/* The link hook of the CUDA vendor table (cuda_link.c). */
+double mb__cuda_link(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
+                     mb_gpuh_device_t *peer, char *what, size_t cap);
 
 #endif

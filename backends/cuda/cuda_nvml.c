@@ -27,6 +27,19 @@ enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 #define NVML_REASON_HW_POWER_BRAKE 0x80ull
 #define NVML_REASON_DISPLAY_CLOCK 0x100ull
 
+/* nvmlPciInfo_t (nvml.h), as nvmlDeviceGetNvLinkRemotePciInfo_v2 fills
+ * it. */
+typedef struct nvml_pci {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+} nvml_pci_t;
+
+/* NVML_NVLINK_MAX_LINKS (18 since Hopper); nvmlEnableState_t;
+ * nvmlIntNvLinkDeviceType_t */
+enum { NVML_NVLINK_MAX_LINKS = 18, NVML_FEATURE_ENABLED = 1 };
+enum { NVML_NVLINK_DEVICE_TYPE_GPU = 0, NVML_NVLINK_DEVICE_TYPE_SWITCH = 2 };
+
 struct mb_cuda_nvml {
   void *lib;
   nvml_ret_t (*init)(void);
@@ -37,6 +50,14 @@ struct mb_cuda_nvml {
   nvml_ret_t (*power)(nvml_dev_t, unsigned *);
   nvml_ret_t (*temperature)(nvml_dev_t, int, unsigned *);
   nvml_ret_t (*reasons)(nvml_dev_t, unsigned long long *);
+  /* the links: PCIe generation and width (maximum, current), NVLinks */
+  nvml_ret_t (*pcie_max_gen)(nvml_dev_t, unsigned *);
+  nvml_ret_t (*pcie_max_width)(nvml_dev_t, unsigned *);
+  nvml_ret_t (*pcie_gen)(nvml_dev_t, unsigned *);
+  nvml_ret_t (*pcie_width)(nvml_dev_t, unsigned *);
+  nvml_ret_t (*nvlink_state)(nvml_dev_t, unsigned, int *);
+  nvml_ret_t (*nvlink_remote_pci)(nvml_dev_t, unsigned, nvml_pci_t *);
+  nvml_ret_t (*nvlink_remote_type)(nvml_dev_t, unsigned, int *);
   char driver[96];
 };
 
@@ -48,8 +69,9 @@ static int sym(void *lib, const char *name, void *fn) {
   return p != NULL;
 }
 
-mb_cuda_nvml_t *mb__cuda_nvml_open(const mb_host_api_t *host) {
-  void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+mb_cuda_nvml_t *mb__cuda_nvml_open(const mb_host_api_t *host,
+                                   const char *soname) {
+  void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     host->log(host->host, MB_LOG_DEBUG,
               "cuda: NVML not available (%s); no clocks/power/temperature",
@@ -71,6 +93,13 @@ mb_cuda_nvml_t *mb__cuda_nvml_open(const mb_host_api_t *host) {
   sym(lib, "nvmlDeviceGetTemperature", &n->temperature);
   if (!sym(lib, "nvmlDeviceGetCurrentClocksEventReasons", &n->reasons))
     sym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", &n->reasons);
+  sym(lib, "nvmlDeviceGetMaxPcieLinkGeneration", &n->pcie_max_gen);
+  sym(lib, "nvmlDeviceGetMaxPcieLinkWidth", &n->pcie_max_width);
+  sym(lib, "nvmlDeviceGetCurrPcieLinkGeneration", &n->pcie_gen);
+  sym(lib, "nvmlDeviceGetCurrPcieLinkWidth", &n->pcie_width);
+  sym(lib, "nvmlDeviceGetNvLinkState", &n->nvlink_state);
+  sym(lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &n->nvlink_remote_pci);
+  sym(lib, "nvmlDeviceGetNvLinkRemoteDeviceType", &n->nvlink_remote_type);
   if (!ok || n->init() != 0) {
     host->log(host->host, MB_LOG_DEBUG,
               "cuda: NVML present but not usable (init failed)");
@@ -127,4 +156,59 @@ void mb__cuda_nvml_read(mb_cuda_nvml_t *n, void *dev, mb_telemetry_t *out) {
   if (n->temperature && n->temperature(d, NVML_TEMPERATURE_GPU, &v) == 0)
     out->temp_c = v;
   if (n->reasons && n->reasons(d, &r) == 0) out->throttle = throttle_bits(r);
+}
+
+/* ---- links ----------------------------------------------------------------
+ * PCIe: the maximum generation and width "possible with this device and
+ * system" (a Gen5 GPU in a Gen4 slot says 4) are the link's figure; the
+ * current ones are recorded beside them, since an idle GPU trains its link
+ * down (Gen1) and back up under load. */
+
+int mb__cuda_nvml_pcie(const mb_cuda_nvml_t *n, void *dev,
+                       mb_cuda_pcie_t *out) {
+  *out = (mb_cuda_pcie_t){0, 0, 0, 0};
+  if (!n || !dev || !n->pcie_max_gen || !n->pcie_max_width) return -1;
+  nvml_dev_t d = dev;
+  if (n->pcie_max_gen(d, &out->max_gen) != 0 ||
+      n->pcie_max_width(d, &out->max_width) != 0)
+    return -1;
+  if (n->pcie_gen && n->pcie_gen(d, &out->gen) != 0) out->gen = 0;
+  if (n->pcie_width && n->pcie_width(d, &out->width) != 0) out->width = 0;
+  return 0;
+}
+
+/* NVLinks: every active link whose far end is the peer GPU (its PCI
+ * domain, bus, device), or an NVSwitch (through which each link reaches
+ * every GPU of the fabric). A link whose far end NVML cannot name makes
+ * the count unknown (-1), as does an NVML without the NVLink calls. */
+int mb__cuda_nvml_nvlinks(const mb_cuda_nvml_t *n, void *dev, unsigned domain,
+                          unsigned bus, unsigned device, int *via_switch) {
+  *via_switch = 0;
+  if (!n || !dev || !n->nvlink_state || !n->nvlink_remote_pci) return -1;
+  nvml_dev_t d = dev;
+  int links = 0;
+  for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+    int active = 0;
+    /* an error: no such link on this GPU, or none at all */
+    if (n->nvlink_state(d, l, &active) != 0 || active != NVML_FEATURE_ENABLED)
+      continue;
+    int type = -1;
+    if (n->nvlink_remote_type && n->nvlink_remote_type(d, l, &type) != 0)
+      type = -1;
+    if (type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+      *via_switch = 1;
+      links++;
+      continue;
+    }
+    nvml_pci_t pci;
+    memset(&pci, 0, sizeof pci);
+    if (n->nvlink_remote_pci(d, l, &pci) != 0) return -1;
+    const int peer =
+        pci.domain == domain && pci.bus == bus && pci.device == device;
+    if (peer)
+      links++;
+    else if (type < 0)
+      return -1; /* another GPU, or a switch NVML did not say was one */
+  }
+  return links;
 }

@@ -29,7 +29,12 @@
  *  - Execution errors of queued work surface at the next synchronisation,
  *    as CUDA's do; work that runs at once reports through the last error.
  *  - Host-mapped memory is host memory (the device pointer is the host
- *    pointer); device memory is host memory too. */
+ *    pointer); device memory is host memory too.
+ *  - Devices: one, or MB_GPUEMU_DEVICES of them (at most 8) sharing that
+ *    memory and one device clock, so a copy to a second device (d2d) runs
+ *    its real code path. Peer access is possible between any two unless
+ *    MB_GPUEMU_PEER=none; enabling it is recorded per (device, peer) pair,
+ *    with the runtime's "already enabled" / "not enabled" errors. */
 #ifndef MB_GPU_EMU_RT_H
 #define MB_GPU_EMU_RT_H
 
@@ -51,10 +56,18 @@ typedef int mb_gpu_error_t;
 mb_gpu_error_t mb_emu_get_last_error(void);
 const char *mb_emu_error_string(mb_gpu_error_t e);
 const char *mb_emu_error_name(mb_gpu_error_t e);
-#define MB_EMU_ERR_MEMORY 4 /* the out-of-memory error */
+#define MB_EMU_ERR_MEMORY 4           /* the out-of-memory error */
+#define MB_EMU_ERR_PEER_ENABLED 8     /* peer access already enabled */
+#define MB_EMU_ERR_PEER_NOT_ENABLED 9 /* peer access was not enabled */
 
 mb_gpu_error_t mb_emu_device_count(int *n);
 mb_gpu_error_t mb_emu_set_device(int ordinal);
+mb_gpu_error_t mb_emu_can_access_peer(int *can, int dev, int peer);
+mb_gpu_error_t mb_emu_enable_peer_access(int peer);
+mb_gpu_error_t mb_emu_disable_peer_access(int peer);
+mb_gpu_error_t mb_emu_memcpy_peer_async(void *dst, int dst_dev, const void *src,
+                                        int src_dev, size_t n,
+                                        mb_gpu_stream_t s);
 
 mb_gpu_error_t mb_emu_malloc(void **p, size_t bytes);
 mb_gpu_error_t mb_emu_free(void *p);

@@ -17,8 +17,8 @@
  *   MB_GPU_KERNEL_STATE(op, impl, a, b, out, acc, supports, prepare, run,
  *                       release, flags)
  *   MB_GPU_KERNEL_COLLECT(op, impl, supports, prepare, run, release,
- *                         collect)  (any dtype; a STATE kernel with a
- *                         collect hook: the transfers)
+ *                         notes, collect)  (any dtype; a STATE kernel with
+ *                         notes and a collect hook: the transfers)
  * with the dtypes as MB_DTYPE_ suffixes (NONE matches any) and flags
  * MB_KERNEL_* (0 for MB_GPU_KERNEL). The first two kinds need no workspace
  * and keep no state between calls: all pointers come from the call, so any
@@ -70,6 +70,27 @@ mb_status_t mb__gpu_device_env(void *bstate, uint32_t dev,
 mb_status_t mb__gpu_prepare(void *bstate, const mb_kernel_call_t *call,
                             void **kstate);
 
+/* The second device of a copy between devices (d2d) on `dev`: device
+ * (dev + 1) mod the backend's device count, with both runtime ordinals and
+ * whether the runtime says dev can access its memory directly. Declines
+ * (MB_ERR_UNSUPPORTED, *why in the host's reason storage) when the backend
+ * has one device ("d2d needs 2 devices: ..."), and, when `flags` has
+ * MB_PARAM_PEER, when peer access is not possible (gpu_host_link.c). */
+typedef struct mb_gpu_peer {
+  uint32_t index; /* the backend's device number */
+  int ordinal;    /* the runtime's, for its peer calls */
+  int self_ordinal;
+  int can_access; /* the runtime's can-access-peer, dev to peer */
+} mb_gpu_peer_t;
+mb_status_t mb__gpu_peer_of(void *bstate, uint32_t dev, uint32_t flags,
+                            mb_gpu_peer_t *out, const char **why);
+/* The datasheet GB/s (one direction) of a link of device `dev`: peer < 0
+ * its host link, else its direct link (NVLink, xGMI) to device `peer`.
+ * > 0 the figure; 0 there is no such link (a direct link only); < 0
+ * unknown. `what` gets what it is, or why it is unknown. */
+double mb__gpu_link(void *bstate, uint32_t dev, int peer, char *what,
+                    size_t cap);
+
 /* The runtime's own device allocator as mb_gpu_env_t.scratch_alloc and
  * scratch_free (gpu_scratch.cu): cudaMalloc, hipMalloc (host memory on the
  * emulated GPU); free synchronises env->stream before it frees. */
@@ -99,9 +120,10 @@ mb_status_t mb__gpu_launched(const mb_gpu_env_t *env, const char *what);
                       void **kstate);                                         \
   void release(void *kstate);
 #define MB_GPU_KERNEL_COLLECT(op, impl, supports, prepare, run, release,   \
-                              collect)                                     \
+                              notes, collect)                              \
   MB_GPU_KERNEL_STATE(op, impl, NONE, NONE, NONE, NONE, supports, prepare, \
                       run, release, 0u)                                    \
+  uint32_t notes(void *kstate, mb_kernel_note_t *out, uint32_t max);       \
   mb_status_t collect(void *kstate, const mb_kernel_call_t *call);
 #include "gpu_kernels_gemm.def"
 #include "gpu_kernels_quant.def"

@@ -21,6 +21,11 @@
  *   mb_gpu_memset_async(p, v, n, s), mb_gpu_memcpy_async(dst, src, n, s)
  *       (device to device), mb_gpu_copy_async(dst, src, n, s) (any
  *       direction: unified addressing tells host from device)
+ *   mb_gpu_can_access_peer(&can, dev, peer), mb_gpu_enable_peer_access(peer)
+ *       and mb_gpu_disable_peer_access(peer) (from the current device;
+ *       mb_gpu_error_peer_enabled and mb_gpu_error_peer_not_enabled are
+ *       their "already so" codes), mb_gpu_memcpy_peer_async(dst, dst_dev,
+ *       src, src_dev, n, s) (device ordinals)
  *   mb_gpu_event_create(&e), _destroy(e), _record(e, s),
  *       mb_gpu_event_elapsed_ms(&ms, start, stop)
  *   mb_gpu_capture_begin(s) (thread-local mode: another thread's calls do
@@ -92,6 +97,12 @@ typedef hipGraphExec_t mb_gpu_graph_exec_t;
   hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, stream)
 #define mb_gpu_copy_async(dst, src, bytes, stream) \
   hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, stream)
+#define mb_gpu_can_access_peer hipDeviceCanAccessPeer
+#define mb_gpu_enable_peer_access(peer) hipDeviceEnablePeerAccess(peer, 0)
+#define mb_gpu_disable_peer_access hipDeviceDisablePeerAccess
+#define mb_gpu_error_peer_enabled hipErrorPeerAccessAlreadyEnabled
+#define mb_gpu_error_peer_not_enabled hipErrorPeerAccessNotEnabled
+#define mb_gpu_memcpy_peer_async hipMemcpyPeerAsync
 #define mb_gpu_event_create hipEventCreate
 #define mb_gpu_event_destroy hipEventDestroy
 #define mb_gpu_event_record hipEventRecord
@@ -153,6 +164,12 @@ typedef hipGraphExec_t mb_gpu_graph_exec_t;
 #define mb_gpu_memset_async mb_emu_memset_async
 #define mb_gpu_memcpy_async mb_emu_memcpy_async
 #define mb_gpu_copy_async mb_emu_memcpy_async
+#define mb_gpu_can_access_peer mb_emu_can_access_peer
+#define mb_gpu_enable_peer_access mb_emu_enable_peer_access
+#define mb_gpu_disable_peer_access mb_emu_disable_peer_access
+#define mb_gpu_error_peer_enabled MB_EMU_ERR_PEER_ENABLED
+#define mb_gpu_error_peer_not_enabled MB_EMU_ERR_PEER_NOT_ENABLED
+#define mb_gpu_memcpy_peer_async mb_emu_memcpy_peer_async
 #define mb_gpu_event_create mb_emu_event_create
 #define mb_gpu_event_destroy mb_emu_event_destroy
 #define mb_gpu_event_record mb_emu_event_record
@@ -198,6 +215,12 @@ typedef cudaGraphExec_t mb_gpu_graph_exec_t;
   cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream)
 #define mb_gpu_copy_async(dst, src, bytes, stream) \
   cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream)
+#define mb_gpu_can_access_peer cudaDeviceCanAccessPeer
+#define mb_gpu_enable_peer_access(peer) cudaDeviceEnablePeerAccess(peer, 0)
+#define mb_gpu_disable_peer_access cudaDeviceDisablePeerAccess
+#define mb_gpu_error_peer_enabled cudaErrorPeerAccessAlreadyEnabled
+#define mb_gpu_error_peer_not_enabled cudaErrorPeerAccessNotEnabled
+#define mb_gpu_memcpy_peer_async cudaMemcpyPeerAsync
 #define mb_gpu_event_create cudaEventCreate
 #define mb_gpu_event_destroy cudaEventDestroy
 #define mb_gpu_event_record cudaEventRecord

@@ -222,6 +222,7 @@ static const mb_gpuh_vendor_t hip_vendor = {
     .environment = hip_environment,
     .peak_flops = hip_peak_flops,
     .peak_for = hip_peak_for,
+    .link = mb__hip_link,
 };
 
 static mb_status_t hip_init(const mb_host_api_t *host, void **state) {

@@ -100,5 +100,23 @@ uint32_t mb__hip_smi_index(const mb_hip_smi_t *s, uint32_t domain, uint32_t bus,
  * cannot be read. */
 void mb__hip_smi_read(const mb_hip_smi_t *s, uint32_t index,
                       mb_telemetry_t *out);
+/* The device's PCIe link from its DPM levels: the fastest level's rate
+ * (GT/s) and lanes, and the current level's (0 unreadable); 0, or -1 when
+ * rocm-smi cannot say. */
+typedef struct mb_hip_pcie {
+  double max_gt_s;
+  unsigned max_lanes;
+  double gt_s;
+  unsigned lanes;
+} mb_hip_pcie_t;
+int mb__hip_smi_pcie(const mb_hip_smi_t *s, uint32_t index, mb_hip_pcie_t *out);
+/* 1: the devices (rocm-smi indices) are linked by xGMI, *max_mbs being
+ * rocm-smi's maximum bandwidth of the link (MB/s); 0: by PCIe; -1 unknown.
+ * *hops: rocm-smi's hop count. */
+int mb__hip_smi_xgmi(const mb_hip_smi_t *s, uint32_t index, uint32_t peer,
+                     double *max_mbs, unsigned *hops);
+/* The link hook of the HIP vendor table (hip_link.c). */
+double mb__hip_link(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
+                    mb_gpuh_device_t *peer, char *what, size_t cap);
 
 #endif

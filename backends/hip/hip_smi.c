@@ -91,6 +91,26 @@ typedef union freq_buf {
 
 enum { LAYOUT_NONE = 0, LAYOUT_V5 = 5, LAYOUT_V6 = 6 };
 
+/* rsmi_pcie_bandwidth_t: the link's DPM levels as an rsmi_frequencies_t of
+ * transfer rates (T/s), then each level's lane count, in the same two
+ * layouts (RSMI_MAX_NUM_FREQUENCIES lanes: 32, then 33). */
+typedef struct rsmi_pcie_v5 {
+  rsmi_freq_v5_t rate;
+  uint32_t lanes[32];
+} rsmi_pcie_v5_t;
+typedef struct rsmi_pcie_v6 {
+  rsmi_freq_v6_t rate;
+  uint32_t lanes[33];
+} rsmi_pcie_v6_t;
+typedef union pcie_buf {
+  rsmi_pcie_v5_t v5;
+  rsmi_pcie_v6_t v6;
+  uint64_t room[128];
+} pcie_buf_t;
+
+/* RSMI_IO_LINK_TYPE */
+enum { RSMI_IOLINK_TYPE_PCIEXPRESS = 1, RSMI_IOLINK_TYPE_XGMI = 2 };
+
 struct mb_hip_smi {
   void *lib;
   rsmi_status_t (*init)(uint64_t flags);
@@ -104,6 +124,12 @@ struct mb_hip_smi {
   rsmi_status_t (*power_ave)(uint32_t dv, uint32_t sensor, uint64_t *uw);
   rsmi_status_t (*temp)(uint32_t dv, uint32_t sensor, uint32_t metric,
                         int64_t *millic);
+  /* the links: PCIe levels, the io-link type and xGMI bandwidth */
+  rsmi_status_t (*pci_bandwidth)(uint32_t dv, void *b);
+  rsmi_status_t (*link_type)(uint32_t src, uint32_t dst, uint64_t *hops,
+                             uint32_t *type);
+  rsmi_status_t (*minmax_bw)(uint32_t src, uint32_t dst, uint64_t *min_mbs,
+                             uint64_t *max_mbs);
   int layout; /* LAYOUT_*: how to read rsmi_frequencies_t */
   char version[64];
 };
@@ -153,6 +179,9 @@ static const char *bind(mb_hip_smi_t *s) {
   sym(s->lib, "rsmi_dev_current_socket_power_get", &s->socket_power);
   sym(s->lib, "rsmi_dev_power_ave_get", &s->power_ave);
   sym(s->lib, "rsmi_dev_temp_metric_get", &s->temp);
+  sym(s->lib, "rsmi_dev_pci_bandwidth_get", &s->pci_bandwidth);
+  sym(s->lib, "rsmi_topo_get_link_type", &s->link_type);
+  sym(s->lib, "rsmi_minmax_bandwidth_get", &s->minmax_bw);
   return NULL;
 }
 
@@ -307,4 +336,58 @@ void mb__hip_smi_read(const mb_hip_smi_t *s, uint32_t index,
   out->mem_clock_hz = clock_hz(s, index, RSMI_CLK_TYPE_MEM);
   out->power_w = power_w(s, index);
   out->temp_c = temp_c(s, index);
+}
+
+/* ---- links ----------------------------------------------------------------
+ * PCIe: the link's DPM levels (pp_dpm_pcie: "0: 2.5GT/s, x1", "1: 16.0GT/s,
+ * x16 *"); the fastest level is what the link can do, the current one is
+ * recorded beside it (an idle GPU parks its link at a low level). */
+
+int mb__hip_smi_pcie(const mb_hip_smi_t *s, uint32_t index,
+                     mb_hip_pcie_t *out) {
+  *out = (mb_hip_pcie_t){0, 0, 0, 0};
+  if (!s || index == UINT32_MAX || !s->pci_bandwidth ||
+      s->layout == LAYOUT_NONE)
+    return -1;
+  pcie_buf_t b;
+  memset(&b, 0, sizeof b);
+  if (s->pci_bandwidth(index, &b) != 0) return -1;
+  const int v5 = s->layout == LAYOUT_V5;
+  const uint32_t num = v5 ? b.v5.rate.num_supported : b.v6.rate.num_supported;
+  const uint32_t cur = v5 ? b.v5.rate.current : b.v6.rate.current;
+  const uint64_t *rate = v5 ? b.v5.rate.frequency : b.v6.rate.frequency;
+  const uint32_t *lanes = v5 ? b.v5.lanes : b.v6.lanes;
+  if (num == 0 || num > (v5 ? 32u : 33u)) return -1;
+  for (uint32_t i = 0; i < num; i++)
+    if ((double)rate[i] > out->max_gt_s * 1e9 ||
+        ((double)rate[i] == out->max_gt_s * 1e9 && lanes[i] > out->max_lanes)) {
+      out->max_gt_s = (double)rate[i] * 1e-9;
+      out->max_lanes = lanes[i];
+    }
+  if (cur < num) {
+    out->gt_s = (double)rate[cur] * 1e-9;
+    out->lanes = lanes[cur];
+  }
+  return out->max_gt_s > 0 && out->max_lanes > 0 ? 0 : -1;
+}
+
+/* xGMI between two devices: 1 with rocm-smi's maximum bandwidth of the
+ * io link (MB/s, from the driver's topology) and its hops; 0 when rocm-smi
+ * says the devices are linked over PCIe; -1 unknown. */
+int mb__hip_smi_xgmi(const mb_hip_smi_t *s, uint32_t index, uint32_t peer,
+                     double *max_mbs, unsigned *hops) {
+  *max_mbs = 0;
+  *hops = 0;
+  if (!s || index == UINT32_MAX || peer == UINT32_MAX || !s->link_type)
+    return -1;
+  uint64_t h = 0, lo = 0, hi = 0;
+  uint32_t type = 0;
+  if (s->link_type(index, peer, &h, &type) != 0) return -1;
+  *hops = (unsigned)h;
+  if (type == RSMI_IOLINK_TYPE_PCIEXPRESS) return 0;
+  if (type != RSMI_IOLINK_TYPE_XGMI || !s->minmax_bw ||
+      s->minmax_bw(index, peer, &lo, &hi) != 0 || hi == 0)
+    return -1;
+  *max_mbs = (double)hi;
+  return 1;
 }

@@ -294,14 +294,17 @@ typedef struct mb_derived {
   double peak_flops;
   double pct_peak; /* 100 * flop rate / peak; 0 when unknown */
   /* ---- appended ---- */
-  double bandwidth_gbps; /* the device's measured copy bandwidth; 0 unknown */
+  /* The device's measured copy bandwidth; for a transfer op (h2d, d2h,
+   * d2d) its link's datasheet figure (one direction) instead. 0 unknown. */
+  double bandwidth_gbps;
   /* The roofline bound: max(flop / peak, bytes / bandwidth) in ns, and
    * 100 * roof_ns / median. 0 when unknown: no bandwidth, or FLOPs without
    * a peak. A hot result whose operands fit in cache can pass 100 %: the
    * bandwidth roof is memory's, its bytes came from cache. */
   double roof_ns;
   double pct_roof;
-  const char *bound; /* "compute", "memory" (the larger term); "" unknown */
+  const char *bound; /* "compute", "memory" (the larger term); "link" for a
+                        transfer against its link; "" unknown */
 } mb_derived_t;
 
 #define MB_DERIVED_INIT \

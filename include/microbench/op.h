@@ -129,6 +129,11 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
   1024u /* h2d, d2h: the host buffer is page-locked (pinned: the DMA engine \
            reads or writes it directly) instead of pageable memory (staged  \
            through the driver's pinned bounce buffers) */
+#define MB_PARAM_PEER                                                    \
+  4096u /* d2d: peer access between the two devices is enabled           \
+           (cudaDeviceEnablePeerAccess / hipDeviceEnablePeerAccess, both \
+           ways), so the copy goes device to device over NVLink, xGMI or \
+           PCIe; without it the runtime stages the copy through host memory */
 #define MB_PARAM_EXPLICIT_DEQUANT                                       \
   2048u /* gemm with MB_PARAM_QUANTIZE_INPUTS: the product of the       \
            quantized operands is written unscaled in f32, then a second \
@@ -193,6 +198,8 @@ MB_API mb_status_t mb_activation_from_name(const char *name,
   X(PINNED, PINNED, "pinned", "pinned", 0, "pinned", "pinned",                \
     OPTION_AND_CONFIG, "pinned",                                              \
     "h2d, d2h: page-locked host memory (default: pageable)")                 \
+  X(PEER, PEER, "peer", "peer", 0, "peer", "peer", OPTION_AND_CONFIG, "peer", \
+    "d2d: peer access enabled (default: staged through host memory)")        \
   X(EXPLICIT_DEQUANT, QUANT, "explicit_dequant", "explicit_dequant", 0,      \
     "explicit_dequant", "dequant", OPTION_AND_CONFIG, "explicit-dequant",    \
     "gemm quantize-inputs: unscaled product in f32, then the scales in a "   \

@@ -200,8 +200,13 @@ static void derive(const mb__run_t *r, mb_result_t *res) {
           : mb__kernel_peak(r->dev, r->kernel.bk, r->kstate, r->op, &r->params);
   d->pct_peak =
       d->peak_flops > 0 ? 100.0 * d->tflops * 1e12 / d->peak_flops : 0;
-  d->bandwidth_gbps = r->op->link_bound ? 0 : r->dev->cal.copy_gbps;
+  /* A transfer's roof is its link's datasheet figure, never the device's
+   * memory: unknown (0) unless the kernel read it. */
+  d->bandwidth_gbps = r->op->link_bound
+                          ? mb__kernel_link_gbps(r->kernel.bk, r->kstate)
+                          : r->dev->cal.copy_gbps;
   roof(d);
+  if (r->op->link_bound && d->roof_ns > 0) d->bound = "link";
   d->pct_roof =
       d->roof_ns > 0 && median_ns > 0 ? 100.0 * d->roof_ns / median_ns : 0;
 }

@@ -10,8 +10,14 @@
  * as those suites report it. The host buffer is the kernel's (it owns the
  * pinned or pageable allocation; the core's tensors are device memory):
  * an h2d kernel stages X there untimed, a d2h kernel's collect hook brings
- * what arrived back into Y for the check. The device's copy bandwidth is
- * not their roof (link_bound). */
+ * what arrived back into Y for the check.
+ * d2d: X on the benchmark's device to Y's twin on a second device, the
+ * peer (the kernel picks it: device (dev + 1) mod count, and records it);
+ * MB_PARAM_PEER enables peer access, else the runtime stages the copy
+ * through host memory. Bytes |X| = MN size, one way, as h2d's; the
+ * kernel's collect hook brings the peer's buffer back into Y.
+ * The device's copy bandwidth is not the transfers' roof (link_bound):
+ * the link's datasheet figure is, when the kernel knows it. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -36,6 +42,9 @@ static mb_status_t h2d_resolve(mb_op_params_t *p) {
 }
 static mb_status_t d2h_resolve(mb_op_params_t *p) {
   return resolve_as(&mb__op_d2h, p);
+}
+static mb_status_t d2d_resolve(mb_op_params_t *p) {
+  return resolve_as(&mb__op_d2d, p);
 }
 
 static void copy_operand(const mb_op_params_t *p, uint32_t role,
@@ -88,7 +97,7 @@ static mb__tolerance_t copy_tolerance(const mb_op_params_t *p, uint32_t out) {
   return (mb__tolerance_t){0.0, 0.0};
 }
 
-/* What the three share: the shape, operands, dtypes and the exact
+/* What the four share: the shape, operands, dtypes and the exact
  * reference. */
 #define MB__COPY_COMMON                                                        \
   .shape_syntax = "MxN", .dim_names = mb__dims_mn, .rank = 2, .num_inputs = 1, \
@@ -129,6 +138,20 @@ const mb_op_t mb__op_d2h = {
     .params_doc = "pinned (page-locked host memory; default pageable)",
     .param_mask = MB__P_PINNED,
     .resolve = d2h_resolve,
+    .bytes = transfer_bytes,
+    .link_bound = 1,
+    MB__COPY_COMMON,
+};
+
+const mb_op_t mb__op_d2d = {
+    .name = "d2d",
+    .summary =
+        "Y = X, Y on a second device (MxN, any dtype): device to device "
+        "transfer bandwidth",
+    .params_doc =
+        "peer (peer access enabled; default: staged through host memory)",
+    .param_mask = MB__P_PEER,
+    .resolve = d2d_resolve,
     .bytes = transfer_bytes,
     .link_bound = 1,
     MB__COPY_COMMON,

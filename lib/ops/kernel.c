@@ -305,6 +305,16 @@ static mb_dtype_t math_dtype(const mb_backend_kernel_t *bk, void *kstate) {
   return MB_DTYPE_NONE;
 }
 
+double mb__kernel_link_gbps(const mb_backend_kernel_t *bk, void *kstate) {
+  if (!bk || !bk->notes) return 0.0;
+  mb_kernel_note_t notes[MB__MAX_KERNEL_NOTES];
+  uint32_t n = bk->notes(kstate, notes, MB__MAX_KERNEL_NOTES);
+  for (uint32_t i = 0; i < n && i < MB__MAX_KERNEL_NOTES; i++)
+    if (!notes[i].text && !strcmp(notes[i].key, MB_KERNEL_NOTE_LINK))
+      return notes[i].value > 0 ? notes[i].value : 0.0;
+  return 0.0;
+}
+
 double mb__kernel_peak(const mb_device_t *dev, const mb_backend_kernel_t *bk,
                        void *kstate, const mb_op_t *op,
                        const mb_op_params_t *p) {

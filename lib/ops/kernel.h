@@ -40,6 +40,10 @@ mb_status_t mb__kernel_impl_known(const mb_context_t *ctx, const mb_op_t *op,
 /* The most notes a kernel's notes hook is asked for. */
 #define MB__MAX_KERNEL_NOTES 32
 
+/* The link bandwidth (GB/s) a prepared transfer kernel notes
+ * (MB_KERNEL_NOTE_LINK); 0 when it notes none: the link is unknown. */
+double mb__kernel_link_gbps(const mb_backend_kernel_t *bk, void *kstate);
+
 /* The peak FLOP/s of the math a prepared kernel runs (op, p) with on dev,
  * what a result's %peak compares against: 0 for an emulated kernel (its
  * speed says nothing about the format's hardware); the peak of the dtype a

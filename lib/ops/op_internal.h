@@ -41,6 +41,7 @@ typedef struct mb__tolerance {
 #define MB__P_REDUCE 131072u   /* collectives that reduce: reduce_op */
 #define MB__P_ROOT 262144u     /* broadcast, reduce: root */
 #define MB__P_IN_PLACE 524288u /* collectives: MB_PARAM_IN_PLACE */
+#define MB__P_PEER 1048576u    /* d2d: MB_PARAM_PEER */
 
 /* The dimension names of a 2-D [M, N] shape and the operand names of a
  * one-in, one-out op (X -> Y), which most element-wise ops share. */
@@ -104,9 +105,10 @@ struct mb_op {
   size_t (*ref_sample)(const mb_op_params_t *p, uint32_t out, uint64_t r);
   /* Optional: what the result should say about the shape ("N is unused"). */
   const char *shape_note;
-  /* 1: the op moves data over the host link (h2d, d2h), so the device's
-   * copy bandwidth is not its roof; its results have no roofline until the
-   * link's own figure is known. */
+  /* 1: the op moves data over a link (h2d, d2h: the host's; d2d: between
+   * devices), so the device's copy bandwidth is not its roof: the link's
+   * datasheet figure is, when the kernel notes it (MB_KERNEL_NOTE_LINK),
+   * else the result has no roofline. */
   int link_bound;
   /* A collective (collective.c): 1 + its mb_coll_kind_t; 0 otherwise. */
   int coll;
@@ -142,6 +144,7 @@ extern const mb_op_t mb__op_sendrecv;
 extern const mb_op_t mb__op_attention;
 extern const mb_op_t mb__op_attention_bwd;
 extern const mb_op_t mb__op_copy;
+extern const mb_op_t mb__op_d2d;
 extern const mb_op_t mb__op_d2h;
 extern const mb_op_t mb__op_dequantize;
 extern const mb_op_t mb__op_gemm;

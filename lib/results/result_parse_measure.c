@@ -168,7 +168,7 @@ static mb_status_t read_derived(const cJSON *root, mb_result_t *r) {
       {"roof_ns", offsetof(mb_derived_t, roof_ns), MB__RJ_NUM, MB__FIELD_OPT},
       {"pct_roof", offsetof(mb_derived_t, pct_roof), MB__RJ_NUM, MB__FIELD_OPT},
   };
-  static const char *const k_bounds[] = {"", "compute", "memory"};
+  static const char *const k_bounds[] = {"", "compute", "memory", "link"};
   const cJSON *o;
   double peak_tflops = 0;
   const char *bound = "";

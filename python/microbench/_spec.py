@@ -24,6 +24,7 @@ _PARAM_FLAGS = (
     ("tf32", S.PARAM_TF32),
     ("fast_accum", S.PARAM_FAST_ACCUM),
     ("pinned", S.PARAM_PINNED),
+    ("peer", S.PARAM_PEER),
     ("explicit_dequant", S.PARAM_EXPLICIT_DEQUANT),
     ("in_place", S.PARAM_IN_PLACE),
     ("trans_a", S.PARAM_TRANS_A),

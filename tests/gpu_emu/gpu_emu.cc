@@ -380,6 +380,10 @@ const struct {
      "emulated GPU: operation not permitted when the stream is capturing"},
     {"mbEmuErrorNotReady", "emulated GPU: the work has not completed"},
     {"mbEmuErrorNotSupported", "emulated GPU: operation not supported"},
+    {"mbEmuErrorPeerAccessAlreadyEnabled",
+     "emulated GPU: peer access is already enabled"},
+    {"mbEmuErrorPeerAccessNotEnabled",
+     "emulated GPU: peer access has not been enabled"},
 };
 const unsigned k_nerrors = sizeof k_errors / sizeof k_errors[0];
 }  // namespace

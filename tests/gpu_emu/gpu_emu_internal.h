@@ -15,6 +15,8 @@ enum {
                                capture that was invalidated */
   MB_EMU_ERR_NOT_READY = 6, /* an event that has not executed yet */
   MB_EMU_ERR_NOT_SUPPORTED = 7
+  /* MB_EMU_ERR_PEER_ENABLED = 8, MB_EMU_ERR_PEER_NOT_ENABLED = 9:
+   * gpu_emu_rt.h */
 };
 
 /* Sets this host thread's last error and its message. */

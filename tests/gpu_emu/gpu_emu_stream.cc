@@ -1,8 +1,9 @@
 /* The emulated GPU's streams, events, graphs and memory (gpu_emu_rt.h says
- * what they emulate and why). One device; its clock advances only while
- * work executes. Every entry point holds one lock, so the state below is
- * never touched by two host threads at once; kernels run under it through
- * mb_emu_run, which takes the scheduler's own lock inside. */
+ * what they emulate and why). One device, or MB_GPUEMU_DEVICES; one clock,
+ * which advances only while work executes. Every entry point holds one
+ * lock, so the state below is never touched by two host threads at once;
+ * kernels run under it through mb_emu_run, which takes the scheduler's own
+ * lock inside. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,13 +262,88 @@ void mb_emu_submit(const char *name, void (*kernel)(void), dim3 grid,
 
 /* ---- devices and memory -------------------------------------------------- */
 
+namespace {
+
+/* MB_GPUEMU_DEVICES: how many devices (1 to 8) the runtime reports. They
+ * share host memory and the device clock; what differs is the current
+ * device of each host thread and the peer access enabled between them. */
+enum { MAX_DEVICES = 8 };
+bool s_peer[MAX_DEVICES][MAX_DEVICES]; /* [dev][peer] enabled; s_lock */
+thread_local int t_current;
+
+int devices() {
+  const char *v = getenv("MB_GPUEMU_DEVICES");
+  const int n = v && *v ? atoi(v) : 1;
+  return n < 1 ? 1 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+
+bool is_device(int d) {
+  return d >= 0 && d < devices();
+}
+
+/* MB_GPUEMU_PEER=none: no two devices can access each other (GPUs on
+ * different PCIe root complexes, or a virtual machine without P2P). */
+bool peer_possible(int dev, int peer) {
+  const char *v = getenv("MB_GPUEMU_PEER");
+  return dev != peer && is_device(dev) && is_device(peer) &&
+         !(v && !strcmp(v, "none"));
+}
+
+}  // namespace
+
 mb_gpu_error_t mb_emu_device_count(int *n) {
-  *n = 1;
+  *n = devices();
   return mb_gpu_success;
 }
 
 mb_gpu_error_t mb_emu_set_device(int ordinal) {
-  return ordinal == 0 ? mb_gpu_success : invalid("no device but device 0");
+  if (!is_device(ordinal)) return invalid("no such device");
+  t_current = ordinal;
+  return mb_gpu_success;
+}
+
+mb_gpu_error_t mb_emu_can_access_peer(int *can, int dev, int peer) {
+  if (!is_device(dev) || !is_device(peer)) return invalid("no such device");
+  *can = peer_possible(dev, peer);
+  return mb_gpu_success;
+}
+
+/* As cudaDeviceEnablePeerAccess: from the current device to `peer`; the
+ * second call says it is already enabled. */
+mb_gpu_error_t mb_emu_enable_peer_access(int peer) {
+  std::lock_guard<std::mutex> hold(s_lock);
+  if (!peer_possible(t_current, peer))
+    return invalid("peer access is not possible between these devices");
+  if (s_peer[t_current][peer]) {
+    mb_emu_set_error(MB_EMU_ERR_PEER_ENABLED,
+                     "emulated GPU: peer access is already enabled");
+    return MB_EMU_ERR_PEER_ENABLED;
+  }
+  s_peer[t_current][peer] = true;
+  return mb_gpu_success;
+}
+
+mb_gpu_error_t mb_emu_disable_peer_access(int peer) {
+  std::lock_guard<std::mutex> hold(s_lock);
+  if (!is_device(peer)) return invalid("no such device");
+  if (!s_peer[t_current][peer]) {
+    mb_emu_set_error(MB_EMU_ERR_PEER_NOT_ENABLED,
+                     "emulated GPU: peer access has not been enabled");
+    return MB_EMU_ERR_PEER_NOT_ENABLED;
+  }
+  s_peer[t_current][peer] = false;
+  return mb_gpu_success;
+}
+
+/* Every device's memory is host memory: with or without peer access the
+ * copy is one memcpy on the stream (a GPU stages it through host memory
+ * when peer access is off; the emulator has nothing to stage). */
+mb_gpu_error_t mb_emu_memcpy_peer_async(void *dst, int dst_dev, const void *src,
+                                        int src_dev, size_t n,
+                                        mb_gpu_stream_t s) {
+  if (!is_device(dst_dev) || !is_device(src_dev))
+    return invalid("no such device");
+  return mb_emu_memcpy_async(dst, src, n, s);
 }
 
 /* Aligned as cudaMalloc's (256) and of exactly the size asked for, so

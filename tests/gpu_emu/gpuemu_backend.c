@@ -8,8 +8,10 @@
  * chunks, dropped samples, cache flushes), on machines without a GPU. Its
  * timings measure the emulator, nothing else. Never installed. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "gpu_host.h"
+#include "gpu_link_rates.h"
 #include "gpu_kernels.h"
 #include "mb_backend_entry.h"
 #ifdef MB_EMU_PREPACK
@@ -46,6 +48,31 @@ static mb_status_t emu_probe(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
   return MB_OK;
 }
 
+/* MB_GPUEMU_PCIE=<gen>x<width> ("4x16"): the host link the emulated
+ * device claims, so that the link figures' way to a transfer's roof runs
+ * here; unset, its links are unknown, as a GPU's are without NVML or
+ * rocm-smi. The devices have no direct link to each other (0). */
+static double emu_link(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
+                       mb_gpuh_device_t *peer, char *what, size_t cap) {
+  (void)st, (void)d;
+  if (peer) {
+    snprintf(what, cap, "none: the emulated devices have no direct link");
+    return 0;
+  }
+  const char *v = getenv("MB_GPUEMU_PCIE");
+  unsigned gen = 0, width = 0;
+  if (!v || sscanf(v, "%ux%u", &gen, &width) != 2 ||
+      !(mb__pcie_gbps(gen, width) > 0)) {
+    snprintf(what, cap, "unknown: the emulated GPU has no link%s",
+             v ? " (MB_GPUEMU_PCIE is not <gen>x<width>)" : "");
+    return -1;
+  }
+  char link[128];
+  mb__pcie_describe(gen, width, link, sizeof link);
+  snprintf(what, cap, "%s (emulated: MB_GPUEMU_PCIE)", link);
+  return mb__pcie_gbps(gen, width);
+}
+
 static void emu_version(mb_gpuh_state_t *st, char *buf, size_t cap) {
   (void)st;
   snprintf(buf, cap, "emulated GPU runtime (tests/gpu_emu)");
@@ -61,6 +88,7 @@ static const mb_gpuh_vendor_t emu_vendor = {
     .device_size = sizeof(mb_gpuh_device_t),
     .probe = emu_probe,
     .version = emu_version,
+    .link = emu_link,
 };
 
 static mb_status_t emu_init(const mb_host_api_t *host, void **state) {

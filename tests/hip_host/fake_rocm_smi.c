@@ -9,6 +9,14 @@
  *   FAKE_JUNCTION      the junction sensor is readable (else only edge)
  *   FAKE_NO_INIT       rsmi_init is missing
  *   FAKE_INIT_STATUS   what rsmi_init returns (0)
+ *   FAKE_LINKS         export rsmi_dev_pci_bandwidth_get (in the
+ *                      FAKE_LAYOUT's rsmi_pcie_bandwidth_t),
+ *                      rsmi_topo_get_link_type and
+ *                      rsmi_minmax_bandwidth_get: devices 0 and 1 linked
+ *                      by xGMI, 1 hop, at most 64000 MB/s, or with
+ *                      FAKE_TOPO_PCIE by PCIe
+ * Device 0's PCIe levels are 2.5 GT/s x1 (current: idle) and 16 GT/s x16;
+ * device 1's 2.5 GT/s x16 and 32 GT/s x16 (current).
  * Device 0 is PCI 0000:03:00.0: system clock levels 500/1200/1700 MHz with
  * 1700 current, memory 900/1300 MHz with 1300 current, power 350.5 W from
  * rsmi_dev_power_get, 349 W from the socket call, 280.25 W average,
@@ -151,3 +159,56 @@ EXPORT uint32_t rsmi_dev_temp_metric_get(uint32_t dv, uint32_t sensor,
   }
   return NOT_SUPPORTED;
 }
+
+#ifdef FAKE_LINKS
+EXPORT uint32_t rsmi_dev_pci_bandwidth_get(uint32_t dv, void *b) {
+  static const uint64_t rates[2][2] = {{2500000000ull, 16000000000ull},
+                                       {2500000000ull, 32000000000ull}};
+  static const uint32_t lanes[2][2] = {{1, 16}, {16, 16}};
+  if (dv > 1) return INVALID_ARGS;
+#if FAKE_LAYOUT == 5
+  struct {
+    freq_v5_t rate;
+    uint32_t lanes[32];
+  } r;
+#else
+  struct {
+    freq_v6_t rate;
+    uint32_t lanes[33];
+  } r;
+#endif
+  memset(&r, 0, sizeof r);
+  r.rate.num_supported = 2;
+  r.rate.current = dv == 0 ? 0 : 1;
+  memcpy(r.rate.frequency, rates[dv], sizeof rates[dv]);
+  memcpy(r.lanes, lanes[dv], sizeof lanes[dv]);
+  memcpy(b, &r, sizeof r);
+  return OK;
+}
+
+EXPORT uint32_t rsmi_topo_get_link_type(uint32_t src, uint32_t dst,
+                                        uint64_t *hops, uint32_t *type) {
+  if (src > 1 || dst > 1 || src == dst) return INVALID_ARGS;
+  *hops = 1;
+#ifdef FAKE_TOPO_PCIE
+  *type = 1; /* RSMI_IOLINK_TYPE_PCIEXPRESS */
+#else
+  *type = 2; /* RSMI_IOLINK_TYPE_XGMI */
+#endif
+  return OK;
+}
+
+EXPORT uint32_t rsmi_minmax_bandwidth_get(uint32_t src, uint32_t dst,
+                                          uint64_t *min_mbs,
+                                          uint64_t *max_mbs) {
+  if (src > 1 || dst > 1 || src == dst) return INVALID_ARGS;
+#ifdef FAKE_TOPO_PCIE
+  (void)min_mbs, (void)max_mbs;
+  return NOT_SUPPORTED; /* rocm-smi reads it for xGMI links only */
+#else
+  *min_mbs = 32000;
+  *max_mbs = 64000;
+  return OK;
+#endif
+}
+#endif

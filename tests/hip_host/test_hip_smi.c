@@ -174,6 +174,77 @@ static void test_refused_with_reason(void **state) {
   assert_contains(sink.text, "rsmi_init failed (status 8)");
 }
 
+/* The links through the HIP link hook (hip_link.c): a backend state and
+ * two devices as hip_probe leaves them, rocm-smi indices 0 and 1. */
+typedef struct link_fixture {
+  mb_hip_state_t h;
+  mb_hip_device_t d[2];
+} link_fixture_t;
+
+static void open_links(link_fixture_t *f, mb_host_api_t *host,
+                       const char *lib) {
+  memset(f, 0, sizeof *f);
+  f->h.smi = lib ? mb__hip_smi_open(host, lib) : NULL;
+  for (uint32_t i = 0; i < 2; i++) f->d[i].smi_index = i;
+}
+
+static double link_of(link_fixture_t *f, int dev, int peer, char *what) {
+  return mb__hip_link(&f->h.base, &f->d[dev].base,
+                      peer < 0 ? NULL : &f->d[peer].base, what, 256);
+}
+
+/* PCIe from the fastest DPM level (not the idle current one), at the rate
+ * table's figure; xGMI at rocm-smi's maximum for the io link. */
+static void test_links_xgmi(void **state) {
+  (void)state;
+  log_sink_t sink;
+  mb_host_api_t h = host_for(&sink);
+  link_fixture_t f;
+  open_links(&f, &h, FAKE_RSMI_V7);
+  assert_non_null(f.h.smi);
+  char what[256];
+  assert_near(link_of(&f, 0, -1, what), 16 * 16.0 * 128 / 130 / 8);
+  assert_contains(what, "PCIe 4.0 x16");
+  assert_contains(what, "now 2.5 GT/s x1");
+  assert_near(link_of(&f, 1, -1, what), 16 * 32.0 * 128 / 130 / 8);
+  assert_contains(what, "PCIe 5.0 x16");
+  assert_near(link_of(&f, 0, 1, what), 64.0);
+  assert_contains(what, "xGMI: 64 GB/s");
+  mb__hip_smi_close(f.h.smi);
+}
+
+/* The pre-6.0 layout of rsmi_pcie_bandwidth_t; devices linked by PCIe:
+ * no direct link (0). */
+static void test_links_pcie_v5(void **state) {
+  (void)state;
+  log_sink_t sink;
+  mb_host_api_t h = host_for(&sink);
+  link_fixture_t f;
+  open_links(&f, &h, FAKE_RSMI_V5);
+  char what[256];
+  assert_near(link_of(&f, 0, -1, what), 16 * 16.0 * 128 / 130 / 8);
+  assert_true(link_of(&f, 0, 1, what) == 0.0);
+  assert_contains(what, "none: rocm-smi says the devices are linked by PCIe");
+  mb__hip_smi_close(f.h.smi);
+}
+
+/* No link calls in the library, or no library: unknown, never a guess. */
+static void test_links_unknown(void **state) {
+  (void)state;
+  log_sink_t sink;
+  mb_host_api_t h = host_for(&sink);
+  link_fixture_t f;
+  open_links(&f, &h, FAKE_RSMI_V1_OLD);
+  char what[256];
+  assert_true(link_of(&f, 0, -1, what) < 0);
+  assert_contains(what, "unknown: rocm-smi cannot read the PCIe link");
+  assert_true(link_of(&f, 0, 1, what) < 0);
+  mb__hip_smi_close(f.h.smi);
+  open_links(&f, &h, NULL);
+  assert_true(link_of(&f, 0, -1, what) < 0);
+  assert_string_equal(what, "unknown: rocm-smi is not loaded");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_missing_library),
@@ -182,6 +253,9 @@ int main(void) {
       cmocka_unit_test(test_v1_layout_by_symbol),
       cmocka_unit_test(test_unknown_version_reads_no_clocks),
       cmocka_unit_test(test_refused_with_reason),
+      cmocka_unit_test(test_links_xgmi),
+      cmocka_unit_test(test_links_pcie_v5),
+      cmocka_unit_test(test_links_unknown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,10 @@ typedef struct mb_gpuh_device {
   char why_no_code[512];
   char timer_info[400];
   mb_gpu_env_t env; /* kstate of the shared kernels */
+  /* The host link as the vendor read it once the device opened (its link
+   * hook, peer NULL): GB/s one way (< 0 unknown) and what it is. */
+  double host_link_gbps;
+  char host_link[256];
 } mb_gpuh_device_t;
 
 typedef struct mb_gpuh_vendor {
@@ -104,6 +108,13 @@ typedef struct mb_gpuh_vendor {
   double (*peak_flops)(const mb_gpuh_device_t *d, mb_dtype_t dtype);
   double (*peak_for)(const mb_gpuh_device_t *d, const char *op,
                      const mb_op_params_t *params);
+  /* Optional: the datasheet GB/s (one direction) of a link of device d:
+   * peer NULL, its host link (PCIe); else its direct link to `peer`
+   * (NVLink, xGMI). > 0 the figure, 0 no direct link, < 0 unknown. Writes
+   * what the link is, or why it is unknown, into what (gpu_link_rates.h
+   * has the tables). Without it every link is unknown. */
+  double (*link)(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
+                 mb_gpuh_device_t *peer, char *what, size_t cap);
 } mb_gpuh_vendor_t;
 
 struct mb_gpuh_state {
@@ -136,6 +147,14 @@ mb_status_t mb__gpuh_init(const mb_gpuh_vendor_t *vendor,
 
 mb_status_t mb__gpuh_flush(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                            mb_flush_t how);
+
+/* ---- gpu_host_link.c ----------------------------------------------------- */
+
+/* Reads d's host link through the vendor (d->host_link, host_link_gbps). */
+void mb__gpuh_link_init(mb_gpuh_state_t *st, mb_gpuh_device_t *d);
+/* The host link's environment facts after the vendor's n of max. */
+uint32_t mb__gpuh_link_facts(const mb_gpuh_device_t *d, mb_kernel_note_t *out,
+                             uint32_t n, uint32_t max);
 
 /* ---- gpu_host_timer.c ---------------------------------------------------- */
 

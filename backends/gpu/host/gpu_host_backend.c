@@ -78,7 +78,9 @@ static mb_status_t device_init(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
       .scratch_alloc = mb__gpu_scratch_alloc,
       .scratch_free = mb__gpu_scratch_free,
   };
-  return v->device_open ? v->device_open(st, d) : MB_OK;
+  if (v->device_open && (s = v->device_open(st, d)) != MB_OK) return s;
+  mb__gpuh_link_init(st, d);
+  return MB_OK;
 }
 
 static void device_fini(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
@@ -241,8 +243,10 @@ uint32_t mb__gpuh_environment(void *state, uint32_t dev, mb_kernel_note_t *out,
                               uint32_t max) {
   mb_gpuh_state_t *st = state;
   mb_gpuh_device_t *d = mb__gpuh_device(st, dev);
-  if (!d || !st->vendor->environment) return 0;
-  return st->vendor->environment(st, d, out, max);
+  if (!d) return 0;
+  const uint32_t n =
+      st->vendor->environment ? st->vendor->environment(st, d, out, max) : 0;
+  return mb__gpuh_link_facts(d, out, n, max);
 }
 
 /* ---- memory -------------------------------------------------------------- */

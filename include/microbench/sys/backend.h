@@ -185,6 +185,12 @@ typedef struct mb_backend_kernel {
  * and multiplies in f32): the result's %peak compares against that dtype's
  * peak instead of peak_for's. The note is recorded in the result too. */
 #define MB_KERNEL_NOTE_MATH "math_dtype"
+/* A kernel note whose number is the datasheet bandwidth (GB/s, 1e9, one
+ * direction) of the link a transfer op (h2d, d2h, d2d) crosses: PCIe by
+ * generation and width, NVLink, xGMI, as the backend read it. The result's
+ * roof (% of link) compares against it instead of the device's copy
+ * bandwidth; without the note a transfer has no roof. */
+#define MB_KERNEL_NOTE_LINK "link_gbps"
 
 typedef struct mb_backend_vtable {
   uint32_t abi_version; /* MB_BACKEND_ABI_VERSION */
