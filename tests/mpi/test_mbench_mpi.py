@@ -97,7 +97,11 @@ class Sharded(unittest.TestCase):
     def test_same_results_as_one_process(self):
         alone = mbench(*RUN, "-o", self.path("one.json"))
         self.assertEqual(alone.returncode, 0, alone.stderr)
-        want = [(r["name"], r["status"]) for r in load(self.path("one.json"))]
+        # A collective (the config's all_reduce) needs the job: one process
+        # skips it for want of a communicator, every job runs it.
+        want = [(r["name"], "ok" if r["status"] == "skipped" and
+                 r["reason"].startswith("no communicator") else r["status"])
+                for r in load(self.path("one.json"))]
         self.assertTrue(all("placement" not in r
                             for r in load(self.path("one.json"))))
         for ranks, mode in ((2, "exclusive"), (4, "concurrent")):
