@@ -75,7 +75,7 @@ static int dtype_ok(const mb_op_t *op, mb_dtype_t d) {
 static void test_kernel_table_matches_the_catalogue(void **state) {
   (void)state;
   static const char *const impls[] = {"hipblaslt", "rocblas", "native",
-                                      "memcpy"};
+                                      "memcpy", "rccl"};
   size_t ops = 0, with_kernel = 0, gemm_impls[3] = {0, 0, 0};
   for (const mb_op_t *op = mb_op_next(NULL); op; op = mb_op_next(op)) {
     if (mb_op_is_composite(op)) continue; /* models run as graphs */
@@ -90,11 +90,11 @@ static void test_kernel_table_matches_the_catalogue(void **state) {
         fail_msg("hip kernel %s/%s takes %s, which %s does not accept", k.op,
                  k.name, mb_dtype_name(k.dtype), k.op);
       size_t j = 0;
-      while (j < 4 && strcmp(k.name, impls[j])) j++;
-      if (j == 4)
+      while (j < 5 && strcmp(k.name, impls[j])) j++;
+      if (j == 5)
         fail_msg(
             "hip kernel %s/%s: implementations are hipblaslt, rocblas, "
-            "native, memcpy",
+            "native, memcpy, rccl",
             k.op, k.name);
       if (!strcmp(k.op, "gemm") && j < 3) gemm_impls[j]++;
     }
@@ -111,7 +111,7 @@ static void test_kernel_table_matches_the_catalogue(void **state) {
  * lines "op impl dtype->out", sorted; *n of them. */
 static char **own_kernels(const char *backend, size_t *n) {
   static const char *const vendor[] = {"cublaslt", "cusparselt", "hipblaslt",
-                                       "rocblas"};
+                                       "rocblas",  "nccl",       "rccl"};
   char **lines = NULL;
   *n = 0;
   for (size_t i = 0; i < mb_kernel_count(g_ctx); i++) {

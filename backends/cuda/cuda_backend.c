@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cuda_gemm_lt.h"
+#include "gpu_ccl.h"
 #include "cuda_sparselt.h"
 #include "cuda_internal.h"
 #include "mb_backend_entry.h"
@@ -302,6 +303,8 @@ static const mb_backend_kernel_t cuda_kernels[] = {
      mb__cuda_splt_prepare, mb__cuda_splt_run, mb__cuda_splt_release, 0u, NULL,
      NULL},
 #include "gpu_kernel_entries.inc"
+/* The collectives through NCCL / RCCL, loaded at run time (gpu_ccl.c). */
+#include "gpu_ccl_entries.inc"
 };
 
 static const mb_backend_vtable_t cuda_vtable = {

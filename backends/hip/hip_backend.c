@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpu_ccl.h"
 #include "hip_internal.h"
 #include "hip_vendor.h"
 #include "mb_backend_entry.h"
@@ -235,6 +236,8 @@ static mb_status_t hip_init(const mb_host_api_t *host, void **state) {
 static const mb_backend_kernel_t hip_kernels[] = {
 #include "hip_kernels_gemm.def"
 #include "gpu_kernel_entries.inc"
+/* The collectives through NCCL / RCCL, loaded at run time (gpu_ccl.c). */
+#include "gpu_ccl_entries.inc"
 };
 
 static const mb_backend_vtable_t hip_vtable = {

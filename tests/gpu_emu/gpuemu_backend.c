@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gpu_ccl.h"
 #include "gpu_host.h"
 #include "gpu_link_rates.h"
 #include "gpu_kernels.h"
@@ -102,6 +103,8 @@ static const mb_backend_kernel_t emu_kernels[] = {
     MB_EMU_PREPACK_ENTRY(F8E4M3) MB_EMU_PREPACK_ENTRY(F8E5M2)
 #endif
 #include "gpu_kernel_entries.inc"
+/* The collectives through NCCL / RCCL, loaded at run time (gpu_ccl.c). */
+#include "gpu_ccl_entries.inc"
 };
 
 static const mb_backend_vtable_t emu_vtable = {

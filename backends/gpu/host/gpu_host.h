@@ -125,6 +125,9 @@ struct mb_gpuh_state {
   char why_none[512];
   char version[512];
   char last_error[512]; /* the last mb__gpuh_check failure */
+  /* The collective library and its communicators (gpu_ccl.c), from the
+   * first collective on; NULL before. */
+  struct mb_gpuh_ccl *ccl;
 };
 
 #define MB_GPUH_LOG(st, level, ...) \

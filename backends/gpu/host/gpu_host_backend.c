@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_ccl.h"
 #include "gpu_host.h"
 
 /* ---- errors and devices -------------------------------------------------- */
@@ -99,6 +100,7 @@ static void device_fini(mb_gpuh_state_t *st, mb_gpuh_device_t *d) {
 void mb__gpuh_fini(void *state) {
   mb_gpuh_state_t *st = state;
   if (!st) return;
+  mb__gpuh_ccl_close(st); /* its communicators use the devices' streams */
   for (uint32_t i = 0; i < st->num_devices; i++)
     device_fini(st, device_at(st, i));
   free(st->devices);

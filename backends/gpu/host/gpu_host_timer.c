@@ -22,15 +22,22 @@
  *    when its launches are unknown), each behind the blocking kernel, their
  *    times summed; the gaps between chunks are outside the events.
  * The blocking kernel sets a flag if it gives up waiting; the host reads it
- * after the sample, and such a sample is dropped (NAN), never kept. */
+ * after the sample, and such a sample is dropped (NAN), never kept.
+ *
+ * A collective library's run (NCCL, RCCL: gpu_ccl.c) is the exception: its
+ * kernel waits for the other ranks' kernels, so it is never held behind
+ * the blocking kernel nor captured; its batch is launched back to back
+ * between two events (nccl-tests' way, which times with the host's clock
+ * around the same loop), the runner's barrier having aligned the ranks. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_ccl.h"
 #include "gpu_host.h"
 
-enum method { M_NONE, M_PLAIN, M_GRAPH, M_CHUNKS };
+enum method { M_NONE, M_PLAIN, M_GRAPH, M_CHUNKS, M_DIRECT };
 
 struct mb_gpuh_timing {
   mb_gpuh_state_t *st;
@@ -38,7 +45,8 @@ struct mb_gpuh_timing {
   mb_kernel_run_fn run;
   void *kstate;
   const mb_kernel_call_t *call;
-  long launches; /* per run; -1 not counted yet, -2 unknown (no capture) */
+  long launches;      /* per run; -1 not counted yet, -2 unknown (no capture) */
+  const char *direct; /* why the runs are timed by events alone, or NULL */
   char no_capture[256];     /* why a run could not be captured */
   mb_gpu_graph_exec_t exec; /* a graph of exec_batch runs, uploaded */
   uint32_t exec_batch;
@@ -46,7 +54,7 @@ struct mb_gpuh_timing {
   uint32_t dropped; /* samples invalidated by a blocking-kernel timeout */
   enum method last; /* how the last batch was timed */
   uint32_t last_batch, last_chunk;
-  char method_text[400];
+  char method_text[640];
   char launches_text[300];
 };
 
@@ -119,7 +127,7 @@ static mb_status_t timed(mb_gpuh_timing_t *t, mb_gpu_graph_exec_t exec,
   d->flags_host[1] = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   mb_status_t s = MB_OK;
-  if (d->own_code)
+  if (d->own_code && !t->direct)
     s = mb__gpuh_check(
         st,
         mb__gpu_launch_block(d->stream, d->flags_dev, d->flags_dev + 1,
@@ -251,7 +259,8 @@ mb_status_t mb__gpuh_timing_begin(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                           .run = run,
                           .kstate = kstate,
                           .call = call,
-                          .launches = -1};
+                          .launches = -1,
+                          .direct = mb__gpuh_ccl_direct(run)};
   *out = t;
   return MB_OK;
 }
@@ -297,8 +306,12 @@ mb_status_t mb__gpuh_timing_batch(mb_gpuh_timing_t *t, uint32_t batch,
   mb_status_t s =
       mb__gpuh_check(t->st, mb_gpu_set_device(t->d->ordinal), "set device");
   if (s != MB_OK) return s;
-  if (t->launches == -1) count_launches(t);
   t->last_batch = batch;
+  if (t->direct) {
+    t->last = M_DIRECT;
+    return timed(t, NULL, batch, ns);
+  }
+  if (t->launches == -1) count_launches(t);
   /* Runs that launch nothing on the stream (host-only work) always fit. */
   if (t->launches >= 0 &&
       (uint64_t)batch * (uint64_t)t->launches <= MB_GPUH_MAX_QUEUED) {
@@ -341,6 +354,12 @@ uint32_t mb__gpuh_timing_notes(mb_gpuh_timing_t *t, mb_kernel_note_t *out,
                "chunks of %u run(s) behind the blocking kernel, their times "
                "summed: the run could not be captured into a graph: %s",
                t->last_chunk, t->no_capture);
+      break;
+    case M_DIRECT:
+      snprintf(t->method_text, sizeof t->method_text,
+               "%u runs launched back to back between two events, no "
+               "blocking kernel or graph: %s",
+               t->last_batch, t->direct);
       break;
     default:
       snprintf(t->method_text, sizeof t->method_text, "not timed");
