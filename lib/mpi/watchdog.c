@@ -8,9 +8,19 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The coarse clock (the kernel's tick, a few ms): a deadline of seconds
+ * needs no finer, and reading it is a load where CLOCK_MONOTONIC reads
+ * the TSC and scales it; arm() reads it before every MPI call, whose
+ * small collectives felt the difference (docs/results/mpi.md). */
+#ifdef CLOCK_MONOTONIC_COARSE
+#define MB__WATCHDOG_CLOCK CLOCK_MONOTONIC_COARSE
+#else
+#define MB__WATCHDOG_CLOCK CLOCK_MONOTONIC
+#endif
+
 static int64_t now_ns(void) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(MB__WATCHDOG_CLOCK, &t);
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
@@ -26,14 +36,16 @@ static void *watch(void *arg) {
     if (until.tv_nsec >= 1000000000)
       until.tv_sec++, until.tv_nsec -= 1000000000;
     pthread_cond_timedwait(&w->cv, &w->mu, &until);
-    const int64_t deadline = atomic_load(&w->deadline_ns);
+    const int64_t deadline =
+        atomic_load_explicit(&w->deadline_ns, memory_order_acquire);
     if (w->stop || !deadline || now_ns() < deadline) continue;
     fprintf(stderr,
             "libmicrobench: %s: %s did not complete within %.3g s: a rank "
             "did not join it (missing, stuck, or running another plan); "
             "ending this process (exit 2)\n",
-            w->where, atomic_load(&w->what),
-            (double)atomic_load(&w->timeout_ms) / 1e3);
+            w->where, atomic_load_explicit(&w->what, memory_order_relaxed),
+            (double)atomic_load_explicit(&w->timeout_ms, memory_order_relaxed) /
+                1e3);
     fflush(stderr);
     _exit(2);
   }
@@ -76,11 +88,17 @@ void mb__watchdog_stop(mb__watchdog_t *w) {
 
 void mb__watchdog_arm(mb__watchdog_t *w, const char *what, double timeout_s) {
   if (timeout_s > 1e9) timeout_s = 1e9; /* 30 years: no int64 overflow */
-  atomic_store(&w->what, what);
-  atomic_store(&w->timeout_ms, (int64_t)(timeout_s * 1e3));
-  atomic_store(&w->deadline_ns, now_ns() + (int64_t)(timeout_s * 1e9));
+  /* Release stores, plain moves on x86: the deadline is stored last and
+   * read with acquire, so the thread that sees it sees its call's name.
+   * Sequentially consistent stores (a locked exchange each) cost more
+   * than the rest of a small collective's overhead together. */
+  atomic_store_explicit(&w->what, what, memory_order_relaxed);
+  atomic_store_explicit(&w->timeout_ms, (int64_t)(timeout_s * 1e3),
+                        memory_order_relaxed);
+  atomic_store_explicit(&w->deadline_ns, now_ns() + (int64_t)(timeout_s * 1e9),
+                        memory_order_release);
 }
 
 void mb__watchdog_disarm(mb__watchdog_t *w) {
-  atomic_store(&w->deadline_ns, 0);
+  atomic_store_explicit(&w->deadline_ns, 0, memory_order_release);
 }

@@ -1,8 +1,8 @@
 /* Internal: the bound on every wait of the MPI communicator. A thread
  * that sleeps until a deadline and ends the process if the call it
- * guards has not returned by then; arming and disarming are two atomic
- * stores, cheap enough to wrap each call (a mutex and a wake-up per call
- * would cost more than a small collective). */
+ * guards has not returned by then; arming is a coarse clock read and
+ * release stores, disarming one store, cheap enough to wrap each call (a
+ * mutex and a wake-up per call would cost more than a small collective). */
 #ifndef MB_LIB_MPI_WATCHDOG_H
 #define MB_LIB_MPI_WATCHDOG_H
 
@@ -15,7 +15,7 @@ typedef struct mb__watchdog {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int stop, running;
-  _Atomic int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: disarmed */
+  _Atomic int64_t deadline_ns; /* CLOCK_MONOTONIC_COARSE; 0: disarmed */
   _Atomic(const char *) what;  /* the call guarded (static text) */
   _Atomic int64_t timeout_ms;  /* for the message */
   char where[384];             /* "rank 1 of 4 on host" */
