@@ -47,6 +47,10 @@ static const struct {
     {"MB_CUSPARSELT_LIBRARY", "the CUDA backend's cuSPARSELt library file"},
     {"MB_HIPBLASLT_LIBRARY", "the HIP backend's hipBLASLt library file"},
     {"MB_ROCBLAS_LIBRARY", "the HIP backend's rocBLAS library file"},
+    {"MB_NCCL_LIBRARY",
+     "the CUDA backend's NCCL library file (collectives; the emulated GPU of "
+     "the tests loads only this one)"},
+    {"MB_RCCL_LIBRARY", "the HIP backend's RCCL library file (collectives)"},
     {"MB_CPU_FSROOT",
      "tests: read /sys and /proc under this directory (fake CPUs)"},
 };
