@@ -7,69 +7,8 @@
  * The ops over MPI, with 2 and 4 ranks, are tests/mpi/test_collectives.py. */
 #include <string.h>
 
+#include "test_one_rank.h"
 #include "test_util.h"
-
-typedef struct one {
-  int planted; /* 1: the last element of every result is off by one */
-  int calls;
-} one_t;
-
-static mb_status_t o_info(void *self, mb_comm_info_t *out) {
-  (void)self;
-  out->rank = 0, out->size = 1, out->local_rank = 0, out->local_size = 1;
-  snprintf(out->host, sizeof out->host, "here");
-  snprintf(out->impl, sizeof out->impl, "one rank (test)");
-  return MB_OK;
-}
-static mb_status_t o_barrier(void *self, double t) {
-  (void)self, (void)t;
-  return MB_OK;
-}
-static mb_status_t o_bcast(void *self, void *b, size_t n, int root, double t) {
-  (void)self, (void)b, (void)n, (void)root, (void)t;
-  return MB_OK;
-}
-static mb_status_t o_reduce(void *self, double *v, size_t n, mb_reduce_op_t op,
-                            double t) {
-  (void)self, (void)v, (void)n, (void)op, (void)t;
-  return MB_OK;
-}
-static mb_status_t o_gather(void *self, const void *buf, size_t bytes, int root,
-                            void **out, size_t *sizes, double t) {
-  (void)self, (void)root, (void)t;
-  *out = malloc(bytes ? bytes : 1);
-  memcpy(*out, buf, bytes);
-  if (sizes) sizes[0] = bytes;
-  return MB_OK;
-}
-static void o_destroy(void *self) {
-  (void)self;
-}
-
-/* With one rank every collective is its input, where the op puts it. */
-static mb_status_t o_collective(void *self, const mb_coll_t *c, double t) {
-  one_t *o = self;
-  (void)t;
-  const size_t esize =
-                   c->dtype == MB_DTYPE_F32 || c->dtype == MB_DTYPE_I32 ? 4 : 2,
-               bytes = c->count * esize;
-  if (c->send) memcpy(c->recv, c->send, bytes);
-  if (o->planted && c->count) {
-    unsigned char *last = (unsigned char *)c->recv + bytes - esize;
-    last[esize - 1] ^= 0x40; /* the top byte: sign or exponent bits */
-  }
-  o->calls++;
-  return MB_OK;
-}
-
-static const mb_comm_ops_t k_one = {sizeof(mb_comm_ops_t),
-                                    o_info,
-                                    o_barrier,
-                                    o_bcast,
-                                    o_reduce,
-                                    o_gather,
-                                    o_destroy,
-                                    o_collective};
 
 static const char *const k_ops[] = {
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
@@ -104,7 +43,7 @@ static void test_every_op_checked(void **state) {
   mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
   one_t one = {0, 0};
   mb_comm_t *comm = NULL;
-  assert_int_equal(mb_comm_create(&k_one, &one, &comm), MB_OK);
+  assert_int_equal(mb_comm_create(&k_one_rank, &one, &comm), MB_OK);
   mb_context_set_comm(ctx, comm);
   const mb_dtype_t dts[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16,
                             MB_DTYPE_I32};
@@ -147,7 +86,7 @@ static void test_skipped_without_a_data_plane(void **state) {
   assert_contains(info.reason, "no communicator");
   mb_result_destroy(r);
   one_t one = {0, 0};
-  mb_comm_ops_t control = k_one;
+  mb_comm_ops_t control = k_one_rank;
   control.struct_size = offsetof(mb_comm_ops_t, collective);
   mb_comm_t *comm = NULL;
   assert_int_equal(mb_comm_create(&control, &one, &comm), MB_OK);

@@ -12,6 +12,7 @@
  * one, so for them a missing device or module is a failure. */
 #include <dlfcn.h>
 
+#include "test_one_rank.h"
 #include "test_util.h"
 
 #include <microbench/sys/backend.h>
@@ -41,6 +42,10 @@ typedef struct conf_case {
 #define S5KV(a, b, c, d, e, kv) \
   5, {                          \
     a, b, c, d, e, kv           \
+  }
+#define S1(a)     \
+  1, {            \
+    a, 0, 0, 0, 0 \
   }
 #define N NULL
 
@@ -178,6 +183,18 @@ static const conf_case_t k_cases[] = {
      * access off and on; one device declines (test_transfer) */
     {"d2d", S2(33, 65), "bf16", N, N, N, N, N, N, 0},
     {"d2d", S2(33, 66), "i4", N, N, N, N, N, N, MB_PARAM_PEER},
+    /* the collectives, over the one-rank communicator main() attaches (a
+     * single process; their ranks: test_collective, mpi_collectives);
+     * broadcast in place too: MPI's declines out of place */
+    {"all_reduce", S1(37), "f32", N, N, N, N, N, N, 0},
+    {"all_reduce", S1(37), "bf16", N, N, N, N, N, N, MB_PARAM_IN_PLACE},
+    {"all_gather", S1(36), "f16", N, N, N, N, N, N, 0},
+    {"reduce_scatter", S1(36), "i32", N, N, N, N, N, N, 0},
+    {"all_to_all", S1(36), "f32", N, N, N, N, N, N, 0},
+    {"broadcast", S1(37), "f32", N, N, N, N, N, N, MB_PARAM_IN_PLACE},
+    {"broadcast", S1(37), "bf16", N, N, N, N, N, N, 0},
+    {"reduce", S1(37), "bf16", N, N, N, N, N, N, 0},
+    {"sendrecv", S1(37), "i32", N, N, N, N, N, N, 0},
     {"silu_mul", S2(33, 257), "f16", N, N, N, N, N, N, 0},
     {"layernorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},
     {"rmsnorm", S2(33, 257), "f16", N, N, N, N, N, N, 0},
@@ -754,6 +771,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", mb_error_last());
     return 1;
   }
+  /* The collectives' communicator: one rank, its own data plane. */
+  one_t one = {0, 0};
+  mb_comm_t *comm = one_rank_comm(&one);
+  mb_context_set_comm(g_ctx, comm);
   mb_device_t *dev;
   if (mb_device_find(g_ctx, g_backend, 0, &dev) != MB_OK) {
     /* Skipping is for a GPU this machine may lack; the CPU and the
@@ -763,10 +784,12 @@ int main(int argc, char **argv) {
     printf("%s: backend %s: %s\n", skip ? "SKIPPED" : "FAILED", g_backend,
            mb_error_last());
     mb_context_destroy(g_ctx);
+    mb_comm_destroy(comm);
     return skip ? 77 : 1;
   }
   if (!load_module_table(g_backend)) {
     mb_context_destroy(g_ctx);
+    mb_comm_destroy(comm);
     return 1;
   }
   const struct CMUnitTest tests[] = {
@@ -774,5 +797,6 @@ int main(int argc, char **argv) {
   int rc = cmocka_run_group_tests_name(g_backend, tests, NULL, NULL);
   g_vt->fini(g_vt_state);
   mb_context_destroy(g_ctx);
+  mb_comm_destroy(comm);
   return rc;
 }
