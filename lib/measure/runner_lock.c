@@ -125,13 +125,14 @@ mb_status_t mb__lock_notes(const mb__run_t *r, mb_result_t *res) {
       mb__result_add_note(res, "busbw_gbps", NULL, res->derived.gbps * f);
   if (st == MB_OK)
     st = mb__result_add_note(res, "ranks", NULL, (double)r->params.ranks);
-  /* The topology as far as the communicator knows it: the transport, and
+  /* The topology as far as the communicator knows it: its transport (the
+   * data may move by another library, NCCL's, which notes itself), and
    * how many ranks share this host (shared memory between them; the rest
    * are across the network). The device's own facts (hwloc's packages and
    * caches, a GPU's links) are in the result's device environment. */
   mb_comm_info_t info = MB_COMM_INFO_INIT;
   if (st == MB_OK && r->comm && mb_comm_info(r->comm, &info) == MB_OK) {
-    st = mb__result_add_note(res, "transport", info.impl, 0.0);
+    st = mb__result_add_note(res, "communicator", info.impl, 0.0);
     if (st == MB_OK)
       st = mb__result_add_note(res, "ranks_on_host", NULL,
                                (double)info.local_size);

@@ -109,7 +109,7 @@ class Collectives(unittest.TestCase):
                 self.assertEqual(r["placement"]["rank"], 0)
                 notes = r["kernel"]
                 self.assertEqual(notes["ranks"], n)
-                self.assertIn("Open MPI", notes["transport"])
+                self.assertIn("Open MPI", notes["communicator"])
                 self.assertEqual(notes["ranks_on_host"], n)  # one machine
                 self.assertAlmostEqual(
                     notes["busbw_gbps"],
