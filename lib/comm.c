@@ -248,6 +248,22 @@ mb_status_t mb_comm_collective(mb_comm_t *comm, const mb_coll_t *c,
   return st == MB_OK ? comm->ops.collective(comm->self, c, timeout_s) : st;
 }
 
+mb_status_t mb_comm_split(mb_comm_t *comm, int color, int key, mb_comm_t **out,
+                          double timeout_s) {
+  mb_status_t st = check_wait(comm, "mb_comm_split", 0, timeout_s);
+  if (out) *out = NULL;
+  if (st == MB_OK && !out)
+    st = mb__fail(MB_ERR_INVALID_ARG, "mb_comm_split: NULL out");
+  if (st == MB_OK && !HAS(&comm->ops, split))
+    st = mb__fail(MB_ERR_UNSUPPORTED,
+                  "this communicator cannot be split (its transport has no "
+                  "split): a collective runs over all its ranks");
+  if (st != MB_OK) return st;
+  st = comm->ops.split(comm->self, color, key, out, timeout_s);
+  if (st == MB_OK && *out) (*out)->wait_s = comm->wait_s;
+  return st;
+}
+
 void mb_comm_set_wait(mb_comm_t *comm, double seconds) {
   if (comm && seconds > 0) comm->wait_s = seconds;
 }

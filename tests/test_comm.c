@@ -72,6 +72,19 @@ static mb_status_t f_collective(void *self, const mb_coll_t *c,
   return MB_OK;
 }
 
+static fake_t *fake(int rank, int size, int *freed);
+static const mb_comm_ops_t k_ops;
+
+/* The part of color >= 0: a fake of one rank sharing the freed counter. */
+static mb_status_t f_split(void *self, int color, int key, mb_comm_t **out,
+                           double timeout_s) {
+  fake_t *f = self;
+  (void)key;
+  f->last_timeout = timeout_s;
+  *out = NULL;
+  return color < 0 ? MB_OK : mb_comm_create(&k_ops, fake(0, 1, f->freed), out);
+}
+
 static const mb_comm_ops_t k_ops = {sizeof(mb_comm_ops_t),
                                     f_info,
                                     f_barrier,
@@ -79,7 +92,8 @@ static const mb_comm_ops_t k_ops = {sizeof(mb_comm_ops_t),
                                     f_reduce,
                                     f_gather,
                                     f_destroy,
-                                    f_collective};
+                                    f_collective,
+                                    f_split};
 
 static fake_t *fake(int rank, int size, int *freed) {
   fake_t *f = calloc(1, sizeof *f);
@@ -221,6 +235,18 @@ static void test_collective_checks(void **state) {
   mb_comm_set_wait(c, 5);
   mb_comm_set_wait(c, -1); /* ignored */
   assert_true(mb_comm_wait(c) == 5.0);
+  /* a split: the part takes the wait; color < 0 is no part */
+  mb_comm_t *part = (mb_comm_t *)1;
+  assert_int_equal(mb_comm_split(c, 0, 1, &part, 2), MB_OK);
+  assert_non_null(part);
+  assert_true(mb_comm_wait(part) == 5.0);
+  mb_comm_info_t pinfo = MB_COMM_INFO_INIT;
+  assert_int_equal(mb_comm_info(part, &pinfo), MB_OK);
+  assert_int_equal(pinfo.size, 1);
+  mb_comm_destroy(part);
+  assert_int_equal(mb_comm_split(c, -1, 1, &part, 2), MB_OK);
+  assert_null(part);
+  assert_int_equal(mb_comm_split(c, 0, 1, &part, 0), MB_ERR_INVALID_ARG);
   mb_comm_destroy(c);
   /* a table from before the data plane: control only */
   mb_comm_ops_t ops = k_ops;
@@ -229,8 +255,10 @@ static void test_collective_checks(void **state) {
   assert_false(mb_comm_has_collective(c));
   assert_int_equal(mb_comm_collective(c, &k, 1), MB_ERR_UNSUPPORTED);
   assert_contains(mb_error_last(), "carries no data");
+  assert_int_equal(mb_comm_split(c, 0, 0, &part, 1), MB_ERR_UNSUPPORTED);
+  assert_contains(mb_error_last(), "cannot be split");
   mb_comm_destroy(c);
-  assert_int_equal(freed, 2);
+  assert_int_equal(freed, 3);
 }
 
 int main(void) {

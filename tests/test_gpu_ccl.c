@@ -282,6 +282,7 @@ static const mb_comm_ops_t k_one = {sizeof(mb_comm_ops_t),
                                     o_reduce,
                                     o_gather,
                                     o_destroy,
+                                    NULL,
                                     NULL};
 
 /* Rank 0's unique id reaches ncclCommInitRank through the communicator's

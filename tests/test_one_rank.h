@@ -72,7 +72,8 @@ static const mb_comm_ops_t k_one_rank = {sizeof(mb_comm_ops_t),
                                          o_reduce,
                                          o_gather,
                                          o_destroy,
-                                         o_collective};
+                                         o_collective,
+                                         NULL /* one rank: no split */};
 
 /* A one-rank communicator over `state` (borrowed: it must outlive it). */
 static inline mb_comm_t *one_rank_comm(one_t *state) {

@@ -144,6 +144,12 @@ typedef struct mb_comm_ops {
    * NCCL or RCCL, and need only bcast to set it up). MB_ERR_UNSUPPORTED
    * for a case it does not do, with the reason. */
   mb_status_t (*collective)(void *self, const mb_coll_t *c, double timeout_s);
+  /* Optional: the ranks that give the same color >= 0 as a communicator
+   * of their own, ordered by key (*out NULL for a color < 0): collective
+   * over this one. How a collective runs over fewer ranks than the job
+   * has. */
+  mb_status_t (*split)(void *self, int color, int key, mb_comm_t **out,
+                       double timeout_s);
 } mb_comm_ops_t;
 
 /* A communicator over `ops` (copied) and `self` (owned from here: freed
@@ -174,6 +180,12 @@ MB_API mb_status_t mb_comm_gather(mb_comm_t *comm, const void *buf,
  * or an in-place form that does not exist are MB_ERR_INVALID_ARG. */
 MB_API mb_status_t mb_comm_collective(mb_comm_t *comm, const mb_coll_t *c,
                                       double timeout_s);
+/* As mb_comm_ops_t.split: collective over comm; *out NULL for a rank
+ * whose color is < 0, and MB_ERR_UNSUPPORTED, saying so, for a table
+ * without it. */
+MB_API mb_status_t mb_comm_split(mb_comm_t *comm, int color, int key,
+                                 mb_comm_t **out, double timeout_s);
+
 /* Whether the communicator has a data plane (mb_comm_collective). */
 MB_API int mb_comm_has_collective(const mb_comm_t *comm);
 

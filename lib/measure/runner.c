@@ -430,33 +430,32 @@ static mb_status_t choose_kernel(mb_context_t *ctx, mb__run_t *r,
   return st;
 }
 
-mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
-                         mb_result_t **out) {
-  mb__run_t r;
-  mb_result_t *res;
-  mb_status_t st = resolve(ctx, spec, "mb_bench_run", &r, &res);
+/* After resolving: the device, the kernel and the run, into res. */
+static mb_status_t run_resolved(mb__run_t *r, mb_result_t *res,
+                                mb_result_t **out) {
+  mb_status_t st = MB_OK;
   /* A collective's ranks agree that each has the device (a skip) */
-  if (st == MB_OK && r.comm &&
-      mb__lock_agree(&r, r.dev ? MB_OK : MB_ERR_UNSUPPORTED, "find a device") !=
+  if (r->comm &&
+      mb__lock_agree(r, r->dev ? MB_OK : MB_ERR_UNSUPPORTED, "find a device") !=
           MB_OK &&
-      r.dev) {
+      r->dev) {
     mb__result_set_status(res, MB_RESULT_SKIPPED, mb_error_last());
-    r.dev = NULL;
+    r->dev = NULL;
   }
-  if (st != MB_OK || !r.dev) {
+  if (!r->dev) {
     if (out) *out = res;
-    return st;
+    return MB_OK;
   }
-  if (mb__interrupted(ctx)) {
+  if (mb__interrupted(r->ctx)) {
     mb__result_set_status(res, MB_RESULT_FAILED, "interrupted");
     *out = res;
     return MB_OK;
   }
   char why[1024];
-  st = choose_kernel(ctx, &r, r.spec.impl, why, sizeof why);
-  if (r.comm && st != MB_ERR_NOT_FOUND) { /* every rank's choice, or none */
+  st = choose_kernel(r->ctx, r, r->spec.impl, why, sizeof why);
+  if (r->comm && st != MB_ERR_NOT_FOUND) { /* every rank's choice, or none */
     if (st != MB_OK) mb__fail(st, "%s", why);
-    if ((st = mb__lock_agree(&r, st, "find a kernel")) != MB_OK)
+    if ((st = mb__lock_agree(r, st, "find a kernel")) != MB_OK)
       snprintf(why, sizeof why, "%s", mb_error_last());
   }
   if (st == MB_ERR_NOT_FOUND) {
@@ -466,15 +465,30 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
   if (st != MB_OK) {
     mb__result_set_status(res, MB_RESULT_SKIPPED, why);
   } else {
-    mb__result_set_impl(res, r.kernel.name);
+    mb__result_set_impl(res, r->kernel.name);
     res->info.emulated =
-        r.kernel.bk && (r.kernel.bk->flags & MB_KERNEL_EMULATED);
-    mb__device_bandwidth(r.dev); /* before the operands: see its comment */
-    execute(&r, res);
-    teardown(&r);
+        r->kernel.bk && (r->kernel.bk->flags & MB_KERNEL_EMULATED);
+    mb__device_bandwidth(r->dev); /* before the operands: see its comment */
+    execute(r, res);
+    teardown(r);
   }
   *out = res;
   return MB_OK;
+}
+
+mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
+                         mb_result_t **out) {
+  mb__run_t r;
+  mb_result_t *res;
+  mb_status_t st = resolve(ctx, spec, "mb_bench_run", &r, &res);
+  if (st != MB_OK) {
+    if (out) *out = res;
+    return st;
+  }
+  mb__lock_join(&r, res);
+  st = run_resolved(&r, res, out);
+  mb__lock_leave(&r);
+  return st;
 }
 
 mb_status_t mb_bench_result_without_run(mb_context_t *ctx,

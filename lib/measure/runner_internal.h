@@ -49,8 +49,12 @@ typedef struct mb__run {
   char drop_reason[256];
   uint32_t part; /* runs per timed part of a long sample; 0: whole */
   /* A collective's communicator (runner_lock.c); NULL for other ops and
-   * without one. */
+   * without one. split: the ranks it runs over when fewer than the job's
+   * (0: all), sub the communicator of those, world the context's own
+   * while sub stands in for it. */
   mb_comm_t *comm;
+  int split;
+  mb_comm_t *sub, *world;
 } mb__run_t;
 
 /* A user kernel behind the backend's kernel-call interface. */
@@ -122,10 +126,15 @@ int mb__run_report_wrong(mb_result_t *res, const char *which,
 
 /* runner_lock.c: a collective's ranks in lockstep (no-ops without a
  * communicator or for other ops).
- * setup: r->comm, and params.ranks and rank for a collective, resolved
- *   again with them (its operands depend on them); an error there (N not
- *   a multiple of this job's ranks, a root it lacks) is this job's, not
- *   the input's: the benchmark is skipped with it.
+ * setup: r->comm, and params.ranks (as given, or all the job's) and rank
+ *   for a collective, resolved again with them (its operands depend on
+ *   them); an error there (N not a multiple of the ranks, a root or a rank
+ *   count this job lacks) is this job's, not the input's: the benchmark is
+ *   skipped with it.
+ * join: a collective over fewer ranks than the job's: the job's ranks
+ *   split (collective over them all), the first `ranks` go on over their
+ *   part, in the context too; the others' results are skipped, saying so.
+ * leave: the context's communicator back, the part freed.
  * agree: every rank learns whether any failed `step` (unsupported or an
  *   error) and takes the worst status with the lowest such rank's reason.
  * barrier: before each timed batch.
@@ -136,6 +145,8 @@ int mb__run_report_wrong(mb_result_t *res, const char *which,
  * correctness: the worst check over the ranks.
  * notes: a collective's busbw, ranks and transport on its result. */
 mb_status_t mb__lock_setup(mb__run_t *r);
+void mb__lock_join(mb__run_t *r, mb_result_t *res);
+void mb__lock_leave(mb__run_t *r);
 mb_status_t mb__lock_agree(mb__run_t *r, mb_status_t st, const char *step);
 mb_status_t mb__lock_barrier(mb__run_t *r);
 mb_status_t mb__lock_time(mb__run_t *r, mb_status_t st, double *ns);

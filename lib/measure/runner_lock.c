@@ -15,15 +15,66 @@
 
 mb_status_t mb__lock_setup(mb__run_t *r) {
   r->comm = mb_op_is_collective(r->op) ? r->ctx->comm : NULL;
+  r->split = 0;
   mb_comm_info_t info = MB_COMM_INFO_INIT;
   if (r->comm && mb_comm_info(r->comm, &info) != MB_OK) r->comm = NULL;
   if (!mb_op_is_collective(r->op)) return MB_OK;
+  /* params.ranks as given: how many ranks the collective runs over (0:
+   * all); the first that many, when fewer than the job has. */
+  const int want = r->params.ranks;
+  if (want > info.size)
+    return mb__fail(MB_ERR_UNSUPPORTED,
+                    "%s over %d ranks: this job has %d (%s)", r->op->name, want,
+                    info.size,
+                    r->comm ? "start it with more" : "no communicator");
   mb_op_params_t p = r->params;
-  p.ranks = info.size;
-  p.rank = info.rank;
+  p.ranks = want ? want : info.size;
+  p.rank = info.rank < p.ranks ? info.rank : 0;
   mb_status_t st = mb_op_resolve(r->op, &p);
-  if (st == MB_OK) r->params = p;
-  return st;
+  if (st != MB_OK) return st;
+  r->params = p;
+  r->split = want && want < info.size ? want : 0;
+  return MB_OK;
+}
+
+static double wait_s(const mb__run_t *r);
+
+void mb__lock_join(mb__run_t *r, mb_result_t *res) {
+  if (!r->split || !r->comm) return;
+  mb_comm_info_t info = MB_COMM_INFO_INIT;
+  mb_comm_info(r->comm, &info);
+  const int member = info.rank < r->split;
+  mb_comm_t *part = NULL;
+  /* Collective over the job: every rank comes here for a collective. */
+  const mb_status_t st =
+      mb_comm_split(r->comm, member ? 0 : -1, info.rank, &part, wait_s(r));
+  if (st != MB_OK || !member) {
+    char why[512];
+    if (st == MB_OK)
+      snprintf(why, sizeof why,
+               "rank %d is not one of the %d ranks this %s runs over (rank "
+               "0's result holds it)",
+               info.rank, r->split, r->op->name);
+    else
+      snprintf(why, sizeof why, "%s", mb_error_last());
+    if (r->dev) mb__result_set_status(res, MB_RESULT_SKIPPED, why);
+    r->dev = NULL;
+    r->comm = NULL;
+    return;
+  }
+  /* The backends reach it through the context (the host table's comm
+   * calls): the context holds the part until mb__lock_leave. */
+  r->world = r->ctx->comm;
+  r->sub = part;
+  r->comm = part;
+  r->ctx->comm = part;
+}
+
+void mb__lock_leave(mb__run_t *r) {
+  if (!r->sub) return;
+  r->ctx->comm = r->world;
+  mb_comm_destroy(r->sub);
+  r->sub = NULL;
 }
 
 static double wait_s(const mb__run_t *r) {

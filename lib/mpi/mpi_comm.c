@@ -140,9 +140,27 @@ static void destroy(void *self) {
   free(c);
 }
 
+static mb_status_t make(MPI_Comm parent, int finalize, mb_comm_t **out);
+
+/* MPI_Comm_split, the part a communicator of its own (a duplicate, as
+ * every one here is, with its own bound on waits). */
+static mb_status_t split(void *self, int color, int key, mb_comm_t **out,
+                         double timeout_s) {
+  mpi_comm_t *c = self;
+  MPI_Comm part = MPI_COMM_NULL;
+  *out = NULL;
+  GUARDED(
+      c, "MPI_Comm_split", timeout_s,
+      MPI_Comm_split(c->comm, color < 0 ? MPI_UNDEFINED : color, key, &part));
+  if (part == MPI_COMM_NULL) return MB_OK;
+  mb_status_t st = make(part, 0, out);
+  MPI_Comm_free(&part);
+  return st;
+}
+
 static const mb_comm_ops_t k_ops = {
-    sizeof(mb_comm_ops_t), info,    barrier, bcast, allreduce_f64,
-    gather,                destroy, mb__mpi_collective};
+    sizeof(mb_comm_ops_t), info, barrier, bcast, allreduce_f64, gather, destroy,
+    mb__mpi_collective,    split};
 
 /* The first line of MPI_Get_library_version ("Open MPI v4.1.4, package:
  * ...": the part before the first comma). */

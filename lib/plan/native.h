@@ -94,7 +94,7 @@ struct field {
  * their own and a boolean per config flag; defined in native_fields.c,
  * which checks NUM_FIELDS against it. */
 extern const field_t mb__native_fields[];
-#define NUM_FIELDS (21 MB_PARAM_FLAG_LIST(COUNT_CONFIG_FLAG))
+#define NUM_FIELDS (22 MB_PARAM_FLAG_LIST(COUNT_CONFIG_FLAG))
 #define F_DTYPE 0                 /* mb__native_fields index of dtype */
 #define NUM_AXES (2 + NUM_FIELDS) /* op, shape, then the fields */
 

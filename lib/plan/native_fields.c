@@ -226,6 +226,8 @@ const field_t mb__native_fields[] = {
     {"reduce_op", "reduce_ops", K_REDUCE, set_member, FOR_OPS, 0,
      AT(params.reduce_op)},
     {"root", NULL, K_RANK, set_member, FOR_OPS, 1, AT(params.root)},
+    /* how many of the job's ranks a collective runs over (0: all) */
+    {"ranks", NULL, K_RANK, set_member, FOR_OPS, 1, AT(params.ranks)},
 };
 #undef AT
 #undef FLAG_FIELD

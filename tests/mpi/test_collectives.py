@@ -165,6 +165,44 @@ class Collectives(unittest.TestCase):
         self.assertTrue(all(op in ("add", "copy") and st == "ok"
                             for op, st in got), got)
 
+    def test_a_ranks_sweep_runs_on_the_first_ranks(self):
+        # `ranks`: the collective over the first k of the job's 4 ranks
+        # (a communicator split off for them), 5 more than the job has
+        config = os.path.join(self.tmp.name, "ranks.yaml")
+        with open(config, "w") as f:
+            f.write("defaults:\n  cache: hot\n"
+                    "  timing: {samples: 2, warmup: 0}\n"
+                    "benchmarks:\n"
+                    "  - {name: r, ops: [all_reduce, all_gather, sendrecv],"
+                    " ranks: [1, 2, 3, 4, 5], shapes: [[60]],"
+                    " dtypes: [bf16]}\n"
+                    "  - {name: all, op: all_reduce, shapes: [[60]]}\n")
+        out = os.path.join(self.tmp.name, "ranks.json")
+        p = subprocess.run([MPIEXEC, "-n", "4", MBENCH, "run", "--config",
+                            config, "--backend", "cpu", "-o", out, "-q",
+                            "-f", "json"],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            results = json.load(f)["results"]
+        self.assertEqual(len(results), 16)
+        for r in results:
+            k = r["params"]["ranks"]
+            if r["name"].startswith("all/"):
+                self.assertEqual(k, 4)  # no `ranks`: all of them
+            if k == 5:
+                self.assertEqual(r["status"], "skipped")
+                self.assertIn("over 5 ranks: this job has 4", r["reason"])
+                continue
+            self.assertEqual(r["status"], "ok", (r["name"], r["reason"]))
+            self.assertTrue(r["correctness"]["pass"])
+            self.assertEqual(r["kernel"]["ranks"], k)
+            self.assertEqual(r["placement"]["ranks"], 4)
+            self.assertIn("ranks:%d" % k, r["problem"])
+            self.assertAlmostEqual(r["kernel"]["busbw_gbps"],
+                                   r["derived"]["gbps"] * BUS[r["op"]](k),
+                                   places=9)
+
     def test_a_single_op_under_a_launcher_asks_for_a_config(self):
         p = subprocess.run([MPIEXEC, "-n", "2", MBENCH, "run", "--op",
                             "all_reduce", "--shape", "64"],

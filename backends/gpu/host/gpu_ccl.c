@@ -113,11 +113,16 @@ static const mb_gpuh_sym_t k_syms[] = {
 #undef SYM
 static const char *const k_sonames[] = {MB_CCL_SONAME};
 
-/* A device's communicator, made at its first collective. */
+/* A device's communicator over a number of ranks, made at its first
+ * collective over that many. A collective over fewer ranks than the job
+ * (a `ranks` sweep) runs on the first k ranks, so a rank count names one
+ * set of ranks: each keeps its communicator for the rest of the run, and
+ * every rank of a set reuses (or makes) the same one together. */
 typedef struct ccl_dev {
   mb_ccl_comm_t comm;
   int rank, size;
 } ccl_dev_t;
+#define CCL_SIZES 8 /* rank counts per device in one run */
 
 struct mb_gpuh_ccl {
   ccl_lib_t *lib; /* NULL: not loaded, `why` says why */
@@ -125,7 +130,7 @@ struct mb_gpuh_ccl {
   char file[512];
   char version[64];
   int version_code;
-  ccl_dev_t *devs; /* one per device of the backend */
+  ccl_dev_t (*devs)[CCL_SIZES]; /* per device of the backend */
 };
 
 /* NCCL_VERSION(X, Y, Z): X*1000 + Y*100 + Z before 2.9, X*10000 + Y*100 + Z
@@ -183,13 +188,14 @@ static struct mb_gpuh_ccl *ccl_of(mb_gpuh_state_t *st) {
 void mb__gpuh_ccl_close(mb_gpuh_state_t *st) {
   struct mb_gpuh_ccl *c = st->ccl;
   if (!c) return;
-  for (uint32_t i = 0; c->devs && i < st->num_devices; i++) {
-    if (!c->devs[i].comm) continue;
-    mb_gpuh_device_t *d = mb__gpuh_device(st, i);
-    if (d && mb_gpu_set_device(d->ordinal) != mb_gpu_success)
-      (void)mb_gpu_get_last_error();
-    c->lib->comm_destroy(c->devs[i].comm);
-  }
+  for (uint32_t i = 0; c->devs && i < st->num_devices; i++)
+    for (int k = 0; k < CCL_SIZES; k++) {
+      if (!c->devs[i][k].comm) continue;
+      mb_gpuh_device_t *d = mb__gpuh_device(st, i);
+      if (d && mb_gpu_set_device(d->ordinal) != mb_gpu_success)
+        (void)mb_gpu_get_last_error();
+      c->lib->comm_destroy(c->devs[i][k].comm);
+    }
   free(c->devs);
   if (c->lib) {
     dlclose(c->lib->dl);
@@ -382,9 +388,6 @@ typedef struct id_msg {
 static mb_status_t comm_of(mb_gpuh_state_t *st, struct mb_gpuh_ccl *c,
                            uint32_t dev, const mb_gpuh_device_t *d,
                            ccl_dev_t **out) {
-  ccl_dev_t *cd = &c->devs[dev];
-  *out = cd;
-  if (cd->comm) return MB_OK;
   mb_comm_info_t info = MB_COMM_INFO_INIT;
   const mb_status_t s = MB_HOST_HAS_COMM(&st->host)
                             ? st->host.comm_info(st->host.host, &info)
@@ -393,6 +396,17 @@ static mb_status_t comm_of(mb_gpuh_state_t *st, struct mb_gpuh_ccl *c,
   if (!shared && s != MB_ERR_UNSUPPORTED) return s;
   /* Without a communicator: one rank, the id made here. */
   const int rank = shared ? info.rank : 0, size = shared ? info.size : 1;
+  ccl_dev_t *cd = NULL;
+  for (int k = 0; k < CCL_SIZES && !cd; k++)
+    if (!c->devs[dev][k].comm || c->devs[dev][k].size == size)
+      cd = &c->devs[dev][k];
+  if (!cd) {
+    st->host.set_error("%s: more than %d rank counts on device %u in one run",
+                       MB_CCL_IMPL, CCL_SIZES, dev);
+    return MB_ERR_UNSUPPORTED;
+  }
+  *out = cd;
+  if (cd->comm) return MB_OK;
   id_msg_t msg;
   memset(&msg, 0, sizeof msg);
   ccl_res r = MB_CCL_SUCCESS;
