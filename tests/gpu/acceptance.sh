@@ -231,13 +231,13 @@ if [ "$emulated" = 1 ]; then
   sed -e "s/$big/\"128x256x128\"/g; s/$m16/\"16x256x128\"/g" \
       -e "s/$eltw/\"64x256\"/g; s/$tblk/\"2x128x128\"/g" "$config" > "$work/gpu_acceptance.yml"
   config=$work/gpu_acceptance.yml
-  gbig=128x256x128 gm16=16x256x128 elt=64x256
+  gbig=128x256x128 gm16=16x256x128 elt=64x256 coll=4096
   timing="--samples 3 --warmup 0"
   # Each isolated child loads every backend (the CPU one measures its peak
   # at start-up), seconds a benchmark here: only the probe below isolates.
   isolate=
 else
-  gbig=8192x8192x8192 gm16=16x8192x8192 elt=16384x16384
+  gbig=8192x8192x8192 gm16=16x8192x8192 elt=16384x16384 coll=67108864
   timing="--timeout 3 --min-samples 20 --min-time 0.25 --warmup 0.05"
   isolate="--isolate --isolate-timeout 120"
 fi
@@ -297,6 +297,18 @@ case $help in *--flush*)
   bench flush-read-copy --op copy --shape $elt --dtype bf16 --cache cold --flush read
   bench flush-read-gemm --op gemm --shape $gm16 --dtype bf16 --cache cold --flush read ;;
 *) fact note "mbench run has no --flush yet: the read-flush lines left out" ;;
+esac
+case $help in *--reduce-op*)
+  # The collectives over NCCL on one GPU (a single process: one rank, the
+  # unique id made here; "NCCL not loaded: ..." where it is absent), and
+  # the transfers: pinned h2d and d2h against the PCIe link's figure, d2d
+  # to a second GPU (skipped with one, saying so).
+  bench nccl-all-reduce --op all_reduce --shape $coll --dtype bf16 --cache hot
+  bench nccl-sendrecv --op sendrecv --shape $coll --dtype f32 --cache hot
+  bench h2d-pinned --op h2d --shape $elt --dtype bf16 --pinned --cache hot
+  bench d2h-pinned --op d2h --shape $elt --dtype bf16 --pinned --cache hot
+  bench d2d-peer --op d2d --shape $elt --dtype bf16 --peer --cache hot ;;
+*) fact note "mbench run has no --reduce-op yet: the collective and transfer lines left out" ;;
 esac
 bench memory --config "$config" --filter '^(copy|eltwise|quantize)/'
 if [ "$emulated" = 1 ]; then
