@@ -28,6 +28,7 @@ static void cpu_fini(void *state) {
   mb__cpu_onednn_fini(st);
 #endif
   mb__cpu_flush_fini(st);
+  mb__cpu_memory_fini(st);
   mb__cpu_env_fini(st);
   mb__cpu_topology_fini(st);
   free(st);
@@ -133,12 +134,12 @@ static mb_status_t cpu_alloc(void *state, uint32_t dev, size_t bytes,
                              void **ptr) {
   mb_cpu_state_t *st = state;
   const mb_status_t status = check_device(st, dev);
-  return status != MB_OK ? status : mb__cpu_alloc(st, bytes, ptr);
+  return status != MB_OK ? status : mb__cpu_operand_alloc(st, bytes, ptr);
 }
 
 static void cpu_free(void *state, uint32_t dev, void *ptr) {
-  (void)state, (void)dev;
-  free(ptr);
+  (void)dev;
+  mb__cpu_operand_free(state, ptr);
 }
 
 static mb_status_t cpu_copy(void *state, uint32_t dev, void *dst,

@@ -81,6 +81,11 @@ typedef struct mb_cpu_state {
 
   char version[224];
 
+  /* The operands' large buffers, each a mapping of its own (cpu_memory.c):
+   * where each was mapped, to unmap it when the core frees it. */
+  struct mb_cpu_mapping *maps;
+  size_t num_maps, cap_maps;
+
   /* Environment facts and the bound cores' clock (cpu_env.c, cpu_clock.c),
    * read once at init after pinning. */
   char fsroot[256];     /* "" or MB_CPU_FSROOT: stands for / (tests only) */
@@ -198,6 +203,12 @@ void mb__cpu_peak_cache_store(mb_cpu_state_t *st, const mb_cpu_peak_cache_t *c);
 
 /* ---- cpu_memory.c -------------------------------------------------------- */
 mb_status_t mb__cpu_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr);
+/* An operand's buffer (the backend's alloc and free): as mb__cpu_alloc,
+ * but from 2 MiB up a fresh mapping of its own, so that a buffer's pages
+ * never depend on what the process allocated and freed before. */
+mb_status_t mb__cpu_operand_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr);
+void mb__cpu_operand_free(mb_cpu_state_t *st, void *ptr);
+void mb__cpu_memory_fini(mb_cpu_state_t *st);
 
 /* ---- cpu_flush.c --------------------------------------------------------- */
 mb_status_t mb__cpu_flush(mb_cpu_state_t *st, mb_flush_t how);
