@@ -4,6 +4,7 @@
 
 #include <microbench.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,12 @@ typedef struct cli_opts {
    * can type stands for "not given" (--timeout -1 ran 15 s). */
   size_t given[64];
   size_t num_given;
+  /* The CPUs this process was started on, read before any backend pins
+   * its threads (the CPU backend binds the calling thread to a core): an
+   * isolated child gets them back, not the core its parent's thread was
+   * on (isolate.c). */
+  cpu_set_t start_cpus;
+  int have_start_cpus;
 } cli_opts_t;
 
 /* 1 when the option behind cli_opts_t's `field` was given. */

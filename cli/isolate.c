@@ -72,6 +72,12 @@ static pid_t spawn(const cli_runner_t *c, size_t index, int *out_fd) {
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
+    /* The CPUs mbench started on: this thread may be pinned to one core
+     * (the CPU backend's), which the child would take for its binding and
+     * run one thread (cpu_topology.c). */
+    if (c->opts->have_start_cpus)
+      (void)sched_setaffinity(0, sizeof c->opts->start_cpus,
+                              &c->opts->start_cpus);
     execv("/proc/self/exe", av);
     execvp(av[0], av);
     _exit(127);

@@ -38,6 +38,8 @@ void cli_apply_remeasure(const cli_opts_t *o) {
 void cli_init_opts(cli_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->alpha = 1;
+  o->have_start_cpus =
+      sched_getaffinity(0, sizeof o->start_cpus, &o->start_cpus) == 0;
 }
 
 int cli_given(const cli_opts_t *o, size_t offset) {
