@@ -291,11 +291,9 @@ typedef struct job {
 static int job_start(job_t *job, const cli_opts_t *o) {
   *job = (job_t){NULL, NULL, NULL, MB_COMM_INFO_INIT};
   if (o->child_index || !cli_mpi_launched()) return 0;
-  if (cli_mpi_world("run", NULL, NULL, &job->world, &job->lib) != 0)
-    return -1;
+  if (cli_mpi_world("run", NULL, NULL, &job->world, &job->lib) != 0) return -1;
   mb_comm_info(job->world, &job->info);
-  mb_comm_set_wait(job->world,
-                   CLI_GIVEN(o, rank_wait) ? o->rank_wait : 3600.0);
+  mb_comm_set_wait(job->world, CLI_GIVEN(o, rank_wait) ? o->rank_wait : 3600.0);
   /* A launcher's single rank runs as one process, but a collective still
    * has its communicator (of one rank). */
   if (job->info.size > 1) job->comm = job->world;

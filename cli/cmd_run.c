@@ -80,8 +80,7 @@ static const opt_def_t k_run_opts[] = {
      "K/V head h / (H / N); 1: multi-query; default H)"},
     {"reduce-op", 0, OPT_STR, O(reduce_op), "OP",
      "all_reduce, reduce_scatter, reduce: sum (default), prod, min, max"},
-    {"root", 0, OPT_UINT, O(root), "R",
-     "broadcast, reduce: the root rank (0)"},
+    {"root", 0, OPT_UINT, O(root), "R", "broadcast, reduce: the root rank (0)"},
     /* clang-format off: an option per op flag that has one */
     MB_PARAM_FLAG_LIST(PARAM_OPT)
     /* clang-format on */

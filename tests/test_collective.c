@@ -41,7 +41,7 @@ static uint32_t runnable_flags(const char *op) {
 static void test_every_op_checked(void **state) {
   (void)state;
   mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
-  one_t one = {0, 0};
+  one_t one = {.planted = 0};
   mb_comm_t *comm = NULL;
   assert_int_equal(mb_comm_create(&k_one_rank, &one, &comm), MB_OK);
   mb_context_set_comm(ctx, comm);
@@ -85,7 +85,7 @@ static void test_skipped_without_a_data_plane(void **state) {
   assert_int_equal(info.status, MB_RESULT_SKIPPED);
   assert_contains(info.reason, "no communicator");
   mb_result_destroy(r);
-  one_t one = {0, 0};
+  one_t one = {.planted = 0};
   mb_comm_ops_t control = k_one_rank;
   control.struct_size = offsetof(mb_comm_ops_t, collective);
   mb_comm_t *comm = NULL;

@@ -772,7 +772,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   /* The collectives' communicator: one rank, its own data plane. */
-  one_t one = {0, 0};
+  one_t one = {.planted = 0};
   mb_comm_t *comm = one_rank_comm(&one);
   mb_context_set_comm(g_ctx, comm);
   mb_device_t *dev;

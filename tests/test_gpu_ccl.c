@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "test_one_rank.h"
 #include "test_util.h"
 
 #ifndef FAKE_NCCL
@@ -234,57 +235,6 @@ static void test_every_op_through_nccl(void **state) {
 /* ---- through a communicator of one rank -----------------------------------
  */
 
-typedef struct one {
-  int bcasts;
-  size_t bytes;
-  int corrupt; /* 1: the broadcast id arrives changed */
-} one_t;
-
-static mb_status_t o_info(void *self, mb_comm_info_t *out) {
-  (void)self;
-  out->rank = 0, out->size = 1, out->local_rank = 0, out->local_size = 1;
-  snprintf(out->impl, sizeof out->impl, "one rank (test)");
-  return MB_OK;
-}
-static mb_status_t o_barrier(void *self, double t) {
-  (void)self, (void)t;
-  return MB_OK;
-}
-static mb_status_t o_bcast(void *self, void *b, size_t n, int root, double t) {
-  one_t *o = self;
-  (void)t;
-  assert_int_equal(root, 0);
-  o->bcasts++;
-  o->bytes = n;
-  if (o->corrupt) memset(b, 0x5a, n);
-  return MB_OK;
-}
-static mb_status_t o_reduce(void *self, double *v, size_t n, mb_reduce_op_t op,
-                            double t) {
-  (void)self, (void)v, (void)n, (void)op, (void)t;
-  return MB_OK;
-}
-static mb_status_t o_gather(void *self, const void *buf, size_t bytes, int root,
-                            void **out, size_t *sizes, double t) {
-  (void)self, (void)root, (void)t;
-  *out = malloc(bytes ? bytes : 1);
-  memcpy(*out, buf, bytes);
-  if (sizes) sizes[0] = bytes;
-  return MB_OK;
-}
-static void o_destroy(void *self) {
-  (void)self;
-}
-static const mb_comm_ops_t k_one = {sizeof(mb_comm_ops_t),
-                                    o_info,
-                                    o_barrier,
-                                    o_bcast,
-                                    o_reduce,
-                                    o_gather,
-                                    o_destroy,
-                                    NULL,
-                                    NULL};
-
 /* Rank 0's unique id reaches ncclCommInitRank through the communicator's
  * broadcast (a changed id makes the fake refuse it). */
 static void test_unique_id_through_the_communicator(void **state) {
@@ -292,12 +242,13 @@ static void test_unique_id_through_the_communicator(void **state) {
   for (int corrupt = 0; corrupt <= 1; corrupt++) {
     fake_t f = open_fake();
     mb_context_t *ctx = emu_context(FAKE_NCCL);
-    one_t one = {0, 0, corrupt};
-    mb_comm_t *comm = NULL;
-    assert_int_equal(mb_comm_create(&k_one, &one, &comm), MB_OK);
+    one_t one = {.corrupt = corrupt};
+    mb_comm_t *comm = one_rank_comm(&one);
+    assert_non_null(comm);
     mb_context_set_comm(ctx, comm);
     mb_result_t *r = run(ctx, "all_reduce", MB_DTYPE_F32, MB_REDUCE_SUM, 0, 0);
     assert_true(one.bcasts >= 1);
+    assert_int_equal(one.last_root, 0);
     assert_true(one.bytes > 128); /* NCCL_UNIQUE_ID_BYTES, and more */
     if (!corrupt) {
       expect_passed(r, "all_reduce over a communicator");

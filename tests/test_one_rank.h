@@ -14,7 +14,11 @@
 
 typedef struct one {
   int planted; /* 1: the last element of every result is off by one */
-  int calls;
+  int calls;   /* collectives through the data plane */
+  /* broadcasts: how many, the last one's size and root; corrupt: 1 makes
+   * every broadcast arrive changed (a GPU library's unique id, say) */
+  int bcasts, last_root, corrupt;
+  size_t bytes;
 } one_t;
 
 static mb_status_t o_info(void *self, mb_comm_info_t *out) {
@@ -29,7 +33,12 @@ static mb_status_t o_barrier(void *self, double t) {
   return MB_OK;
 }
 static mb_status_t o_bcast(void *self, void *b, size_t n, int root, double t) {
-  (void)self, (void)b, (void)n, (void)root, (void)t;
+  one_t *o = self;
+  (void)t;
+  o->bcasts++;
+  o->bytes = n;
+  o->last_root = root;
+  if (o->corrupt) memset(b, 0x5a, n);
   return MB_OK;
 }
 static mb_status_t o_reduce(void *self, double *v, size_t n, mb_reduce_op_t op,

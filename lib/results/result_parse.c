@@ -192,8 +192,8 @@ static mb_status_t read_params(const cJSON *root, const mb_op_t *op,
            strcmp(red, mb_reduce_op_name((mb_reduce_op_t)r)) != 0)
       r++;
     if (st == MB_OK && r == MB_REDUCE_COUNT)
-      st = mb__rj_bad("params.reduce_op",
-                      "\"%s\"; valid: sum, prod, min, max", red);
+      st = mb__rj_bad("params.reduce_op", "\"%s\"; valid: sum, prod, min, max",
+                      red);
     p->reduce_op = r;
   }
   /* root and ranks: below 2^31 (a rank is an int); ranks 0: a collective
