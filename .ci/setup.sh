@@ -7,7 +7,9 @@
 # no AMD GPU is needed to build it. zsh and groff let the CLI tests run the
 # zsh completion and render the man page (they are skipped without).
 # Open MPI (libopenmpi-dev, openmpi-bin) builds libmicrobench_mpi and runs
-# its tests under mpirun.
+# its tests under mpirun. Chromium (headless) loads the HTML report in the
+# browser test (tests/report); python3-pandas, for Debian's python3, lets
+# ResultList.to_dataframe() be tested against real pandas.
 set -eu
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -18,5 +20,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libcjson-dev libyaml-dev libhwloc-dev libcmocka-dev libdnnl-dev \
   clang libclang-rt-dev libbenchmark-dev g++ \
   python3 hipcc libamdhip64-dev zsh groff-base \
-  libopenmpi-dev openmpi-bin >/dev/null
+  libopenmpi-dev openmpi-bin chromium python3-pandas >/dev/null
 echo "setup: dependencies installed"

@@ -270,6 +270,15 @@ typedef struct mb_backend_vtable {
   /* Optional: flush_cache by the method asked for (bench.h, mb_flush_t).
    * Without it flush_cache is the backend's only flush, MB_FLUSH_WRITE. */
   mb_status_t (*flush_cache_with)(void *state, uint32_t dev, mb_flush_t how);
+  /* Optional, both or none: a named range on the profiler timeline of the
+   * device's own tools (CUDA: an NVTX range, HIP: a roctx range), pushed
+   * around each benchmark and each of its samples and named like the
+   * result, so a capture by Nsight Systems or rocprof lines up with the
+   * numbers. Called outside the timed region, on the thread that runs the
+   * benchmark, properly nested; must cost next to nothing when no profiler
+   * listens. `name` is the caller's, valid during the call. */
+  void (*range_push)(void *state, uint32_t dev, const char *name);
+  void (*range_pop)(void *state, uint32_t dev);
 } mb_backend_vtable_t;
 
 /* The one exported symbol. Returns NULL (after host->set_error) on failure. */
