@@ -49,7 +49,8 @@ typedef struct cli_opts {
   /* list: every backend's kernels (--all); bare names, one a line, for
    * completion scripts (--names) */
   int list_all, list_names;
-  double threshold; /* compare */
+  double threshold;         /* compare */
+  const char *title, *plot; /* report */
   const char *by;
   const char *fail_on; /* compare: verdicts that also fail, comma-separated */
   unsigned repetitions;
@@ -299,5 +300,13 @@ int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+/* report_png.c: the first SVG-to-PNG converter on PATH (an index for
+ * cli_svg_to_png), or -1 when none, said as "mbench CMD: ..." naming
+ * those looked for. */
+int cli_png_converter(const char *cmd);
+/* Converts svg to png with it; 0, or the error said and EXIT_USAGE. */
+int cli_svg_to_png(const char *cmd, int converter, const char *svg,
+                   const char *png);
 
 #endif

@@ -15,6 +15,7 @@ static const struct {
     {"compare", cmd_compare,
      "compare two result files; exit 1 on a regression"},
     {"merge", cmd_merge, "combine result files into one document"},
+    {"report", cmd_report, "an HTML report or SVG/PNG plots of result files"},
     {"list", cmd_list,
      "list ops, backends, devices, presets, recipes, models or dtypes"},
     {"info", cmd_info, "version, backends and devices"},

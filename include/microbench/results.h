@@ -131,6 +131,32 @@ MB_API size_t mb_comparison_regressions(const mb_comparison_t *cmp);
  * how many rows that is. NAN when none has. */
 MB_API double mb_comparison_geomean(const mb_comparison_t *cmp, size_t *count);
 
+typedef struct mb_report_html_options {
+  uint32_t struct_size;
+  const char *title; /* NULL: "libmicrobench report" */
+  /* NULL or "": the whole HTML report; "roofline", "heatmap", "shapes",
+   * "compare": that one chart alone as a standalone SVG document */
+  const char *plot;
+  mb_compare_options_t compare; /* two inputs: how they are compared;
+                                   struct_size 0 = MB_COMPARE_OPTIONS_INIT */
+} mb_report_html_options_t;
+#define MB_REPORT_HTML_OPTIONS_INIT                 \
+  {                                                 \
+    sizeof(mb_report_html_options_t), NULL, NULL, { \
+      0, 0.0, 0, 0.0                                \
+    }                                               \
+  }
+/* Reads the result files (documents or JSON-lines streams), writes out_path
+ * atomically (tmp + rename). opts NULL: defaults. Errors name file/field.
+ * The report is one self-contained HTML file (inline SVG charts, nothing
+ * fetched; docs/report.md); with opts->plot one chart as an SVG file. An
+ * output that is one of the inputs is MB_ERR_INVALID_ARG; so is a plot
+ * with nothing to draw (compare without exactly two inputs, heatmap
+ * without recipe results). */
+MB_API mb_status_t mb_report_html(const char *const *paths, size_t count,
+                                  const mb_report_html_options_t *opts,
+                                  const char *out_path);
+
 #ifdef __cplusplus
 }
 #endif

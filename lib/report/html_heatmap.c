@@ -1,0 +1,120 @@
+/* The speedup heatmap (torchao's view): a row per recipe, a column per
+ * shape (model/shape), each cell the result's speedup_vs_baseline — blue
+ * faster than the baseline, red slower, white the same (the colour is
+ * log2 of the speedup, full at 2x either way) — with its value written in
+ * it. One per device with recipe results. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/html.h"
+
+enum { MAX_AXIS = 256 };
+
+static const double LEFT = 170, TOP = 110, CW = 64, CH = 24;
+
+static int in_heatmap(const mb__hres_t *r, const char *device) {
+  return r->recipe && isfinite(r->speedup) && strcmp(r->device, device) == 0;
+}
+
+/* The axis's index of name, added when new. */
+static size_t index_of(const char **names, size_t *n, const char *name) {
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp(names[i], name) == 0) return i;
+  if (*n == MAX_AXIS) return MAX_AXIS - 1;
+  names[*n] = name;
+  return (*n)++;
+}
+
+static void colour(double speedup, char *buf, size_t cap) {
+  double t = fmax(-1, fmin(1, log2(speedup)));
+  /* white to #2166ac (faster) or #b2182b (slower) */
+  const int to[2][3] = {{0x21, 0x66, 0xac}, {0xb2, 0x18, 0x2b}};
+  const int *c = to[t < 0];
+  double a = fabs(t);
+  snprintf(buf, cap, "#%02x%02x%02x", (int)(255 + a * (c[0] - 255)),
+           (int)(255 + a * (c[1] - 255)), (int)(255 + a * (c[2] - 255)));
+}
+
+/* Columns in the order of their shapes' sizes, then of first appearance. */
+static void order_columns(const mb__html_t *m, const char *device,
+                          const char **cols, size_t *n) {
+  double sizes[MAX_AXIS];
+  for (size_t i = 0; i < m->num_res; i++) {
+    const mb__hres_t *r = &m->res[i];
+    if (!in_heatmap(r, device)) continue;
+    size_t before = *n, k = index_of(cols, n, r->column);
+    if (*n > before) sizes[k] = r->size;
+  }
+  for (size_t i = 1; i < *n; i++) /* insertion sort: stable, few columns */
+    for (size_t j = i; j > 0 && sizes[j - 1] > sizes[j]; j--) {
+      double s = sizes[j];
+      const char *c = cols[j];
+      sizes[j] = sizes[j - 1], cols[j] = cols[j - 1];
+      sizes[j - 1] = s, cols[j - 1] = c;
+    }
+}
+
+static void one_device(mb__sbuf_t *b, const mb__html_t *m, const char *device,
+                       double *y, double *w) {
+  const char *rows[MAX_AXIS], *cols[MAX_AXIS];
+  size_t nr = 0, nc = 0;
+  order_columns(m, device, cols, &nc);
+  for (size_t i = 0; i < m->num_res; i++)
+    if (in_heatmap(&m->res[i], device)) index_of(rows, &nr, m->res[i].recipe);
+  mb__html_svg_open(b, "mb-heatmap", LEFT + CW * (double)nc + 20,
+                    TOP + CH * (double)nr + 20, y, w);
+  mb__sbuf_put(b, " data-device=\"");
+  mb__sbuf_esc(b, device);
+  mb__sbuf_put(b, "\">");
+  char title[256];
+  snprintf(title, sizeof title, "Speedup vs baseline, %s", device);
+  mb__svg_text(b, 8, 16, "start", "mb-title", title);
+  for (size_t c = 0; c < nc; c++) {
+    mb__sbuf_printf(b, "<text transform=\"translate(%.1f %.1f) rotate(-40)\">",
+                    LEFT + CW * ((double)c + 0.5), TOP - 6);
+    mb__sbuf_esc(b, cols[c]);
+    mb__sbuf_put(b, "</text>");
+  }
+  for (size_t r = 0; r < nr; r++)
+    mb__svg_text(b, LEFT - 6, TOP + CH * ((double)r + 0.5) + 4, "end", NULL,
+                 rows[r]);
+  for (size_t i = 0; i < m->num_res; i++) {
+    const mb__hres_t *r = &m->res[i];
+    if (!in_heatmap(r, device)) continue;
+    double x = LEFT + CW * (double)index_of(cols, &nc, r->column);
+    double top = TOP + CH * (double)index_of(rows, &nr, r->recipe);
+    char fill[16], value[32];
+    colour(r->speedup, fill, sizeof fill);
+    snprintf(value, sizeof value, "%.2fx", r->speedup);
+    mb__sbuf_printf(b,
+                    "<rect class=\"mb-cell\" x=\"%.1f\" y=\"%.1f\" "
+                    "width=\"%.0f\" height=\"%.0f\" fill=\"%s\" "
+                    "data-speedup=\"%.6g\" data-recipe=\"",
+                    x, top, CW - 1, CH - 1, fill, r->speedup);
+    mb__sbuf_esc(b, r->recipe);
+    mb__sbuf_put(b, "\" data-shape=\"");
+    mb__sbuf_esc(b, r->column);
+    mb__sbuf_put(b, "\" data-tip=\"");
+    mb__html_tip(b, r);
+    mb__sbuf_put(b, "\"/>");
+    mb__sbuf_printf(b,
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                    "pointer-events=\"none\">%s</text>",
+                    x + CW / 2, top + CH / 2 + 4, value);
+  }
+  mb__sbuf_put(b, "</svg>\n");
+}
+
+size_t mb__html_heatmap(mb__sbuf_t *b, const mb__html_t *m, double *y,
+                        double *w) {
+  size_t n = 0;
+  for (size_t d = 0; d < m->num_devs; d++) {
+    size_t i = 0;
+    while (i < m->num_res && !in_heatmap(&m->res[i], m->devs[d].key)) i++;
+    if (i == m->num_res) continue;
+    one_device(b, m, m->devs[d].key, y, w);
+    n++;
+  }
+  return n;
+}
