@@ -288,6 +288,8 @@ static const mb_gpuh_vendor_t cuda_vendor = {
     .peak_flops = cuda_peak_flops,
     .peak_for = cuda_peak_for,
     .link = mb__cuda_link,
+    /* NVTX ranges in our own domain, for Nsight Systems (gpu_range.h). */
+    .ranges = &mb__gpuh_nvtx_ranges,
 };
 
 static mb_status_t cuda_init(const mb_host_api_t *host, void **state) {

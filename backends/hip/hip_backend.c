@@ -224,6 +224,8 @@ static const mb_gpuh_vendor_t hip_vendor = {
     .peak_flops = hip_peak_flops,
     .peak_for = hip_peak_for,
     .link = mb__hip_link,
+    /* roctx ranges, for rocprof, when libroctx64 loads (gpu_range.h). */
+    .ranges = &mb__gpuh_roctx_ranges,
 };
 
 static mb_status_t hip_init(const mb_host_api_t *host, void **state) {

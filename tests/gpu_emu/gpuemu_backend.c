@@ -90,6 +90,14 @@ static const mb_gpuh_vendor_t emu_vendor = {
     .probe = emu_probe,
     .version = emu_version,
     .link = emu_link,
+/* The profiler's ranges: NVTX as CUDA's (warp 32) or roctx as HIP's
+ * (warp 64), so both providers run behind a backend here (the build
+ * defines MB_EMU_RANGES_ROCTX for gpuemu64). */
+#ifdef MB_EMU_RANGES_ROCTX
+    .ranges = &mb__gpuh_roctx_ranges,
+#else
+    .ranges = &mb__gpuh_nvtx_ranges,
+#endif
 };
 
 static mb_status_t emu_init(const mb_host_api_t *host, void **state) {

@@ -9,7 +9,9 @@
  *   gpu_host_timer.c    the timing method: events behind a blocking
  *                       kernel, launches counted per run, graphs captured,
  *                       uploaded and reused, chunks when capture fails,
- *                       samples dropped when the blocking kernel timed out.
+ *                       samples dropped when the blocking kernel timed out;
+ *   gpu_range.c         the profiler's named ranges (NVTX, roctx) the
+ *                       library puts around benchmarks and samples.
  * A vendor (cuda/, hip/, tests/gpu_emu/) brings what only it knows through
  * mb_gpuh_vendor_t: device properties and peaks, its libraries (BLAS,
  * NVML, rocm-smi), telemetry, environment facts, its kernel table; and
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "gpu_kernels.h"
+#include "gpu_range.h"
 #include "gpu_runtime.h"
 #include "microbench/sys/backend.h"
 
@@ -115,6 +118,9 @@ typedef struct mb_gpuh_vendor {
    * has the tables). Without it every link is unknown. */
   double (*link)(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                  mb_gpuh_device_t *peer, char *what, size_t cap);
+  /* Optional: the profiler's named ranges (gpu_range.h: NVTX for CUDA,
+   * roctx for HIP); without it range_push and range_pop do nothing. */
+  const mb_gpuh_range_api_t *ranges;
 } mb_gpuh_vendor_t;
 
 struct mb_gpuh_state {
@@ -128,6 +134,8 @@ struct mb_gpuh_state {
   /* The collective library and its communicators (gpu_ccl.c), from the
    * first collective on; NULL before. */
   struct mb_gpuh_ccl *ccl;
+  /* The vendor's range provider once opened (gpu_range.c); NULL: none. */
+  void *ranges;
 };
 
 #define MB_GPUH_LOG(st, level, ...) \
@@ -150,6 +158,13 @@ mb_status_t mb__gpuh_init(const mb_gpuh_vendor_t *vendor,
 
 mb_status_t mb__gpuh_flush(mb_gpuh_state_t *st, mb_gpuh_device_t *d,
                            mb_flush_t how);
+
+/* ---- gpu_range.c --------------------------------------------------------- */
+
+/* Opens the vendor's range provider when the backend has a device, saying
+ * in the debug log where the ranges go or why there are none. */
+void mb__gpuh_ranges_open(mb_gpuh_state_t *st);
+void mb__gpuh_ranges_close(mb_gpuh_state_t *st);
 
 /* ---- gpu_host_link.c ----------------------------------------------------- */
 
@@ -247,6 +262,8 @@ mb_status_t mb__gpuh_vt_timing_batch(void *timing, uint32_t batch,
 uint32_t mb__gpuh_vt_timing_notes(void *timing, mb_kernel_note_t *out,
                                   uint32_t max);
 void mb__gpuh_vt_timing_end(void *timing);
+void mb__gpuh_range_push(void *state, uint32_t dev, const char *name);
+void mb__gpuh_range_pop(void *state, uint32_t dev);
 
 #define MB_GPUH_VTABLE_HOOKS                                              \
   .abi_version = MB_BACKEND_ABI_VERSION,                                  \
@@ -263,7 +280,8 @@ void mb__gpuh_vt_timing_end(void *timing);
   .timing_batch = mb__gpuh_vt_timing_batch,                               \
   .timing_notes = mb__gpuh_vt_timing_notes,                               \
   .timing_end = mb__gpuh_vt_timing_end,                                   \
-  .flush_cache_with = mb__gpuh_flush_cache_with
+  .flush_cache_with = mb__gpuh_flush_cache_with,                          \
+  .range_push = mb__gpuh_range_push, .range_pop = mb__gpuh_range_pop
 
 #ifdef __cplusplus
 }

@@ -101,6 +101,7 @@ void mb__gpuh_fini(void *state) {
   mb_gpuh_state_t *st = state;
   if (!st) return;
   mb__gpuh_ccl_close(st); /* its communicators use the devices' streams */
+  mb__gpuh_ranges_close(st);
   for (uint32_t i = 0; i < st->num_devices; i++)
     device_fini(st, device_at(st, i));
   free(st->devices);
@@ -174,6 +175,7 @@ mb_status_t mb__gpuh_init(const mb_gpuh_vendor_t *vendor,
     return MB_ERR_NO_MEMORY;
   }
   init_devices(st, n);
+  mb__gpuh_ranges_open(st);
   vendor->version(st, st->version, sizeof st->version);
   *state = st;
   return MB_OK;
