@@ -20,9 +20,9 @@ typedef struct res {
 } res_t;
 
 static const char *path_of(const char *name) {
-  static char buf[8][512];
+  static char buf[64][512]; /* each call its own, for a while */
   static int k;
-  char *p = buf[k++ % 8];
+  char *p = buf[k++ % 64];
   snprintf(p, 512, "%s/%s", g_dir, name);
   return p;
 }
@@ -220,6 +220,15 @@ static void test_compare_two_runs(void **state) {
   html = report(in, 3, NULL);
   assert_null(strstr(html, "id=\"mb-compare\""));
   assert_non_null(strstr(html, "No comparison: it needs exactly two"));
+  free(html);
+  /* a key twice in one file: no comparison, said; the rest is written */
+  const res_t twice[] = {base[0], base[0]};
+  in[1] = put_doc("twice.json", twice, 2);
+  html = report(in, 2, NULL);
+  assert_int_equal(count(html, "<section id=\"mb-compare\">"), 1);
+  assert_null(strstr(html, "mb-compare-table"));
+  assert_non_null(strstr(html, "twice.json"));
+  assert_int_equal(count(html, "class=\"mb-point\""), 5);
   free(html);
   mb_report_html_options_t o = MB_REPORT_HTML_OPTIONS_INIT;
   o.plot = "compare";

@@ -38,6 +38,9 @@ typedef struct mb__html {
   mb__hdev_t *devs; /* in order of first result */
   size_t num_devs;
   mb_comparison_t *cmp; /* two inputs: the second against the first */
+  /* Why two inputs could not be compared (a key twice in one file): the
+   * rest of the report is still written, this said in its place. */
+  char cmp_error[512];
 } mb__html_t;
 
 /* html_model.c: reads the files into m (m->opts and paths set by the

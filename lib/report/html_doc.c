@@ -97,9 +97,11 @@ static void chart_section(mb__sbuf_t *b, const mb__html_t *m, const char *id,
 }
 
 static void compare_section(mb__sbuf_t *b, const mb__html_t *m) {
-  if (!m->cmp) return;
   section(b, "mb-compare", "Comparison");
-  mb__html_compare_table(b, m);
+  if (m->cmp)
+    mb__html_compare_table(b, m);
+  else
+    note(b, m->cmp_error);
   mb__sbuf_put(b, "</section>\n");
 }
 
@@ -138,6 +140,10 @@ static mb_status_t plot(mb__sbuf_t *b, const mb__html_t *m, size_t k) {
   mb__sbuf_t inner = {0};
   double y = 0, w = 0;
   size_t n = k_plots[k].draw(&inner, m, &y, &w);
+  if (n == 0 && *m->cmp_error && k_plots[k].draw == mb__html_compare_chart) {
+    mb__sbuf_free(&inner);
+    return mb__fail(MB_ERR_INVALID_ARG, "%s", m->cmp_error);
+  }
   if (n == 0 || inner.oom) {
     mb__sbuf_free(&inner);
     if (n == 0)
