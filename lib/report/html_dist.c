@@ -1,10 +1,12 @@
 /* Each result's sample distribution: a histogram of all its samples
  * (samples_ns, ns per run) with the interfered ones (sample_flags bit 1:
  * more than 3x the median of those before) drawn red over their bins, the
- * median as a line; beneath, the correctness check's figures. Each
- * histogram is one <path> so a thousand results stay small. */
+ * median as a line, over the fastest sample to the 99th percentile (the
+ * slower ones in one bar apart at the right); beneath, the correctness check's
+ * figures. Each histogram is one <path> so a thousand results stay small. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "microbench.h"
@@ -19,37 +21,60 @@ static const double W = 300, H = 80, BASE = 62;
 static void bars(mb__sbuf_t *b, const unsigned *count, unsigned top,
                  const char *fill) {
   mb__sbuf_printf(b, "<path fill=\"%s\" d=\"", fill);
-  const double bw = W / BINS;
-  for (int k = 0; k < BINS; k++)
+  const double bw = W / (BINS + 1.5);
+  for (int k = 0; k <= BINS; k++) /* the last: the slowest 1 %, apart */
     if (count[k])
-      mb__sbuf_printf(b, "M%.1f %.0fv-%.1fh%.1fv%.1fz", bw * k, BASE,
-                      (BASE - 4) * count[k] / top, bw - 0.5,
-                      (BASE - 4) * count[k] / top);
+      mb__sbuf_printf(
+          b, "M%.1f %.0fv-%.1fh%.1fv%.1fz", k < BINS ? bw * k : W - bw, BASE,
+          (BASE - 4) * count[k] / top, bw - 0.5, (BASE - 4) * count[k] / top);
   mb__sbuf_put(b, "\"/>");
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The range the bins span: the fastest sample to the 99th percentile, so
+ * one stall a thousand times the median does not crush the rest into one
+ * bin (the samples beyond are counted, not drawn). */
+static void range_of(const cJSON *samples, double *lo, double *hi) {
+  size_t n = 0, cap = (size_t)cJSON_GetArraySize(samples);
+  double *v = malloc((cap ? cap : 1) * sizeof *v);
+  const cJSON *s;
+  *lo = 0;
+  *hi = 1;
+  if (!v) return;
+  cJSON_ArrayForEach(s, samples) {
+    if (cJSON_IsNumber(s)) v[n++] = s->valuedouble;
+  }
+  if (n) {
+    qsort(v, n, sizeof *v, by_value);
+    *lo = v[0];
+    *hi = v[(size_t)(0.99 * (double)(n - 1))];
+    if (*hi <= *lo) *hi = v[n - 1];
+  }
+  free(v);
 }
 
 static void histogram(mb__sbuf_t *b, const mb__hres_t *r, const cJSON *samples,
                       const cJSON *flags, size_t *interfered) {
-  double lo = INFINITY, hi = -INFINITY;
-  const cJSON *s;
-  cJSON_ArrayForEach(s, samples) {
-    if (!cJSON_IsNumber(s)) continue;
-    lo = fmin(lo, s->valuedouble);
-    hi = fmax(hi, s->valuedouble);
-  }
-  unsigned all[BINS] = {0}, bad[BINS] = {0}, top = 1;
+  double lo, hi;
+  range_of(samples, &lo, &hi);
+  unsigned all[BINS + 1] = {0}, bad[BINS + 1] = {0}, top = 1;
   const double span = hi > lo ? hi - lo : 1;
   const cJSON *f = flags ? flags->child : NULL;
+  const cJSON *s;
   cJSON_ArrayForEach(s, samples) {
     int flagged =
         f && cJSON_IsNumber(f) && ((int)f->valuedouble & FLAG_INTERFERED);
     if (f) f = f->next;
     if (!cJSON_IsNumber(s)) continue;
+    *interfered += flagged;
     int k = (int)((s->valuedouble - lo) / span * BINS);
-    k = k < 0 ? 0 : k >= BINS ? BINS - 1 : k;
+    k = s->valuedouble > hi ? BINS : k < 0 ? 0 : k >= BINS ? BINS - 1 : k;
     all[k]++;
     bad[k] += flagged;
-    *interfered += flagged;
     if (all[k] > top) top = all[k];
   }
   mb__html_svg_open(b, "mb-dist", W, H, NULL, NULL);
@@ -59,7 +84,7 @@ static void histogram(mb__sbuf_t *b, const mb__hres_t *r, const cJSON *samples,
   bars(b, all, top, "#0072B2");
   if (*interfered) bars(b, bad, top, "#D55E00");
   if (r->median_ns > 0) {
-    double mx = (r->median_ns - lo) / span * W;
+    double mx = (r->median_ns - lo) / span * (W / (BINS + 1.5) * BINS);
     mb__sbuf_printf(b,
                     "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%.0f\" "
                     "stroke=\"#000\" stroke-dasharray=\"3 2\"/>",
@@ -69,7 +94,12 @@ static void histogram(mb__sbuf_t *b, const mb__hres_t *r, const cJSON *samples,
   mb_format_ns(lo, a, sizeof a);
   mb_format_ns(hi, z, sizeof z);
   mb__svg_text(b, 0, BASE + 14, "start", NULL, a);
-  mb__svg_text(b, W, BASE + 14, "end", NULL, z);
+  mb__svg_text(b, W / (BINS + 1.5) * BINS, BASE + 14, "end", NULL, z);
+  if (all[BINS]) {
+    char more[48];
+    snprintf(more, sizeof more, "%u slower", all[BINS]);
+    mb__svg_text(b, W, 10, "end", "mb-note", more);
+  }
   mb__sbuf_put(b, "</svg>");
 }
 
