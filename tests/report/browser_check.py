@@ -397,6 +397,9 @@ def run(args):
                     raise  # the browser is stuck or gone: stop here
                 c.check(False, "a check's script failed on this page: %s" % e)
         if args.screenshot:
+            # From the top, as a reader first sees it: sticky table headers
+            # are drawn where the last scroll left them.
+            b.evaluate("window.scrollTo(0, 0)")
             full = b.send("Page.captureScreenshot",
                           {"format": "png", "captureBeyondViewport": True,
                            "clip": {"x": 0, "y": 0, "width": 1280,
