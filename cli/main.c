@@ -52,6 +52,7 @@ static const struct {
      "the CUDA backend's NCCL library file (collectives; the emulated GPU of "
      "the tests loads only this one)"},
     {"MB_RCCL_LIBRARY", "the HIP backend's RCCL library file (collectives)"},
+    {"MB_ROCTX_LIBRARY", "the HIP backend's roctx library file (ranges)"},
     {"MB_CPU_FSROOT",
      "tests: read /sys and /proc under this directory (fake CPUs)"},
 };
