@@ -108,7 +108,7 @@ _mbench() {
     elif ((${#words[@]} == 1)) && [[ ${words[0]} == ops || ${words[0]} == presets ]]; then
       _mbench_reply "$("$mbench" list "${words[0]}" --names 2>/dev/null)" "$cur"
     fi
-  elif [[ $cmd == compare || $cmd == merge ]]; then # result files
+  elif [[ $cmd == compare || $cmd == merge || $cmd == report ]]; then # result files
     compopt -o filenames 2>/dev/null
     _mbench_reply "$(compgen -f -- "$cur")" "$cur"
   fi

@@ -103,6 +103,9 @@ class Bash(unittest.TestCase):
             open(path, "w").close()
             self.assertEqual(self.complete("run", "-o", path[:-3]), [path])
             self.assertEqual(self.complete("compare", path[:-3]), [path])
+            self.assertEqual(self.complete("report", path[:-3]), [path])
+        self.assertEqual(self.complete("report", "--plot", ""),
+                         ["roofline", "heatmap", "shapes", "compare"])
 
     def test_list(self):
         self.assertEqual(self.complete("list", ""),
