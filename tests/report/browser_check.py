@@ -6,7 +6,10 @@ it the way a reader would use it (issue 25, docs/report.md's DOM contract):
     for anything but itself (the report is self-contained);
   - one svg.mb-roofline per device, one circle.mb-point per ok result with
     FLOPs (counted from the input files themselves), painted;
-  - one row of #mb-results per result;
+  - one row of #mb-results per result; a heatmap cell per result with a
+    speedup, of its value; a distribution per result with samples; with two
+    inputs a comparison row per result ok in both, and their geometric
+    mean;
   - hovering a point shows #mb-tooltip with that point's id;
   - typing into #mb-filter hides the rows that don't match; clicking a
     column's header sorts the rows by it;
@@ -20,6 +23,7 @@ Exit 0 when every check passes, 1 naming each that failed, 2 on bad usage,
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -71,8 +75,24 @@ def expected(paths):
         if (r.get("status") == "ok" and (d.get("flop") or 0) > 0
                 and d.get("intensity") is not None):
             points.append(r["id"])
-    return {"ids": sorted(r["id"] for r in results), "points": sorted(points),
-            "devices": devices}
+    want = {"ids": sorted(r["id"] for r in results), "points": sorted(points),
+            "devices": devices,
+            "speedups": sorted(r["speedup_vs_baseline"] for r in results
+                               if r.get("speedup_vs_baseline") is not None),
+            "dists": sorted(r["id"] for r in results if r.get("samples_ns"))}
+    if len(paths) == 2:
+        # What mbench compare matches: ids ok in both runs; the geometric
+        # mean of their median ratios, new over base.
+        base, new = ({r["id"]: r for r in read_results(p)
+                      if r.get("status") == "ok"} for p in paths)
+        both = sorted(i for i in base if i in new)
+        want["compared"] = both
+        if both:
+            want["geomean"] = math.exp(sum(
+                math.log(new[i]["stats"]["median_ns"]
+                         / base[i]["stats"]["median_ns"]) for i in both)
+                / len(both))
+    return want
 
 
 # -- the checks ----------------------------------------------------------------
@@ -130,6 +150,54 @@ class Checker:
                    "#mb-results has one row per result: %d rows, %d results%s"
                    % (len(rows), len(self.want["ids"]),
                       _diff(rows, self.want["ids"])))
+
+    def charts(self):
+        """The heatmap's cells, the distributions and the comparison
+        against what the inputs hold."""
+        cells = self.js("[...document.querySelectorAll('svg.mb-heatmap "
+                        "rect.mb-cell')].map(c => parseFloat("
+                        "c.getAttribute('data-speedup')))")
+        want = self.want["speedups"]
+        self.check(len(cells) == len(want) and all(
+            abs(a - b) <= 1e-4 * max(abs(b), 1e-9)
+            for a, b in zip(sorted(cells), want)),
+                   "one heatmap cell per result with a speedup, of its value: "
+                   "%d cells, %d such results" % (len(cells), len(want)))
+        if cells:
+            x, y = self.centre("document.querySelector('svg.mb-heatmap "
+                               "rect.mb-cell')")
+            self.move_mouse(x, y)
+            tip = self.tooltip_state()
+            recipe = self.js("document.querySelector('svg.mb-heatmap "
+                             "rect.mb-cell').getAttribute('data-recipe')")
+            self.check(tip["shown"] and recipe and recipe in tip["text"],
+                       "hovering a heatmap cell shows the tooltip with its "
+                       "recipe %r (text %r)" % (recipe, tip["text"][:120]))
+        dists = self.js("[...document.querySelectorAll('svg.mb-dist')]"
+                        ".map(s => s.getAttribute('data-id'))")
+        self.check(sorted(dists) == self.want["dists"],
+                   "one svg.mb-dist per result with samples: %d, %d such "
+                   "results%s" % (len(dists), len(self.want["dists"]),
+                                  _diff(dists, self.want["dists"])))
+        if "compared" not in self.want:
+            return
+        rows = self.js("[...document.querySelectorAll('table#mb-compare-table"
+                       " tr[data-id]')].map(r => r.getAttribute('data-id'))")
+        self.check(sorted(rows) == self.want["compared"],
+                   "#mb-compare-table has a row per result ok in both runs: "
+                   "%d rows, %d such results%s"
+                   % (len(rows), len(self.want["compared"]),
+                      _diff(rows, self.want["compared"])))
+        self.check(self.js("!!document.querySelector('svg.mb-compare')"),
+                   "svg.mb-compare is there")
+        text = self.js("(document.getElementById('mb-geomean') || {})"
+                       ".textContent || ''")
+        got = _number(text)
+        want = self.want.get("geomean")
+        self.check(got is not None and want is not None
+                   and abs(got - want) <= 0.01 * want,
+                   "#mb-geomean %r is the geometric mean of the new/base "
+                   "median ratios (%.4g)" % (text, want or 0))
 
     def move_mouse(self, x, y):
         self.b.send("Input.dispatchMouseEvent",
@@ -388,7 +456,7 @@ def run(args):
         print("loaded %s in %.2f s (%s)" % (args.report, time.monotonic() - t0,
                                              chromium))
         c = Checker(b, want, len(args.inputs))
-        for stage in (c.structure, c.hover, c.filter, c.sort,
+        for stage in (c.structure, c.hover, c.charts, c.filter, c.sort,
                       lambda: c.screenshot(args.screenshot)):
             try:
                 stage()
