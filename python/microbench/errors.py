@@ -56,3 +56,13 @@ class KeywordError(Error, TypeError):
     """A keyword the function does not take: an Error naming it and the
     keywords it does take (the closest first), and a TypeError as Python
     itself would raise."""
+
+
+class MissingDependency(Error, ImportError):
+    """An optional package a function needs is not installed (pandas for
+    to_dataframe): an Error saying how to install it, and the ImportError
+    Python itself would raise (``name`` is the missing package)."""
+
+    def __init__(self, message, package):
+        super().__init__(message, "MB_ERR_UNSUPPORTED")
+        self.name = package

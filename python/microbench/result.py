@@ -6,12 +6,10 @@ import copy
 import ctypes
 import json
 
+from . import _table
 from ._lib import check, lib
+from ._table import shape_text as _shape_text
 from .errors import Error
-
-
-def _shape_text(shape):
-    return "x".join(str(d) for d in shape)
 
 
 class Result:
@@ -235,19 +233,42 @@ class ResultList(list):
         return json.dumps([r._data for r in self], indent=indent)
 
     def to_records(self):
-        """Flat dicts, one per result (Result.to_record): for csv.DictWriter
-        or a DataFrame."""
-        return [r.to_record() for r in self]
+        """Flat dicts, one per result, with every field of its JSON object
+        (docs/schema.md): nested objects as dotted keys (``stats.median_ns``,
+        ``correctness.sqnr_db``, ``shape.M``, ``phases.forward_ns``), lists
+        as one value (``samples_ns``, ``telemetry.power_w``, ``steps`` as a
+        list of dicts). Identity first (``id``, ``name``, ``problem``,
+        ``op``, ``alias``, ``model``, ``recipe``, ``mode``, ``shape`` as
+        text, ``shape_name``, ``dtype``, ``backend``, ``device_index``,
+        ``device``, ``impl``, ``cache``, ``status``, ``reason``), then
+        ``check``, ``stats.median_ns``, ``gflops``, ``derived.gbps``,
+        ``derived.pct_peak``, ``derived.pct_roof``,
+        ``speedup_vs_baseline``, then every other field in the JSON's
+        order. Every dict has the same keys in the same order (None where
+        a result has no such field): csv.DictWriter(f, records[0]) takes
+        them. Needs only the standard library."""
+        return _table.records(self)[0]
 
     def to_dataframe(self):
-        """A pandas DataFrame of to_records() (needs pandas)."""
-        try:
-            import pandas
-        except ImportError:
-            raise Error("to_dataframe: pandas is not installed (pip install "
-                        "pandas); to_records() gives the same rows as dicts",
-                        "MB_ERR_UNSUPPORTED") from None
-        return pandas.DataFrame.from_records(self.to_records())
+        """A pandas DataFrame of to_records(): one row per result, the same
+        columns in the same order (lists stay list cells). Needs pandas:
+        without it, an ImportError (also a microbench.Error) that says how
+        to install it."""
+        rows, columns = _table.records(self)
+        return _table.dataframe("to_dataframe", rows, columns)
+
+    def step_records(self):
+        """Flat dicts, one per step of every model result run as a graph
+        (``steps``): the result's ``id``, the step's index ``step``, then
+        the step's fields (``label``, ``op``, ``impl``, ``phase``,
+        ``median_ns``, ``flop``, ...). Needs only the standard library."""
+        return _table.step_records(self)[0]
+
+    def steps_dataframe(self):
+        """The steps in long form (step_records()) as a pandas DataFrame;
+        join it to to_dataframe() on ``id``. Needs pandas."""
+        rows, columns = _table.step_records(self)
+        return _table.dataframe("steps_dataframe", rows, columns)
 
     def table(self, context=None):
         """The console table the CLI prints (format_table)."""

@@ -379,13 +379,21 @@ class ReportTest(unittest.TestCase):
         results = microbench.ResultList([GEMM])
         self.assertEqual(results.to_dicts(), [GEMM.to_dict()])
         self.assertEqual(json.loads(results.to_json()), [GEMM.to_dict()])
+        # Every field (test_dataframe.py checks them all).
         rec = results.to_records()[0]
-        self.assertEqual(set(rec), {"name", "op", "shape", "dtype", "backend",
+        self.assertEqual((rec["id"], rec["op"], rec["shape"], rec["dtype"],
+                          rec["check"]),
+                         (GEMM.id, "gemm", "64x32x16", "f32", "pass"))
+        self.assertEqual(rec["stats.median_ns"], GEMM.median_ns)
+        self.assertEqual(rec["samples_ns"], GEMM.samples)
+        # A Result's own row is the table's (name, ..., check).
+        row = GEMM.to_record()
+        self.assertEqual(set(row), {"name", "op", "shape", "dtype", "backend",
                                     "impl", "cache", "status", "median_ns",
                                     "gflops", "gbps", "pct_peak", "pct_roof",
                                     "check"})
-        self.assertEqual((rec["shape"], rec["check"]), ("64x32x16", "pass"))
-        self.assertEqual(rec["median_ns"], GEMM.median_ns)
+        self.assertEqual((row["shape"], row["check"]), ("64x32x16", "pass"))
+        self.assertEqual(row["median_ns"], GEMM.median_ns)
         self.assertIn("64x32x16", results.table(context=CTX))
         self.assertTrue(results.ok)
 
@@ -396,7 +404,7 @@ class ReportTest(unittest.TestCase):
         except ImportError:
             with self.assertRaises(microbench.Error) as cm:
                 results.to_dataframe()
-            self.assertIn("pandas is not installed", str(cm.exception))
+            self.assertIn("pip install pandas", str(cm.exception))
         else:
             df = results.to_dataframe()
             self.assertEqual(list(df["op"]), ["gemm"])
