@@ -148,8 +148,7 @@ static mb_status_t plot(mb__sbuf_t *b, const mb__html_t *m, size_t k) {
     mb__sbuf_free(&inner);
     if (n == 0)
       return mb__fail(MB_ERR_INVALID_ARG,
-                      "report --plot %s: nothing to plot in these %zu "
-                      "file%s (%s)",
+                      "plot \"%s\": nothing to plot in %zu file%s (%s)",
                       k_plots[k].name, m->num_sets, m->num_sets == 1 ? "" : "s",
                       k == 3   ? "compare needs exactly two input files"
                       : k == 1 ? "no recipes ran: no result has a "
@@ -173,7 +172,7 @@ static mb_status_t find_plot(const char *name, size_t *k) {
   for (*k = 0; *k < NUM_PLOTS; ++*k)
     if (strcmp(k_plots[*k].name, name) == 0) return MB_OK;
   return mb__fail(MB_ERR_INVALID_ARG,
-                  "report: plot \"%s\": valid: roofline, heatmap, shapes, "
+                  "plot \"%s\": valid: roofline, heatmap, shapes, "
                   "compare",
                   name);
 }
