@@ -253,6 +253,15 @@ static void test_heatmap_and_plots(void **state) {
   assert_non_null(strstr(html, ">2.00x<"));
   assert_null(strstr(html, "no recipes ran"));
   free(html);
+  /* two runs of the same recipes: a row for each recipe of each file,
+   * none drawn over another, and a shapes line per recipe and file */
+  const char *two[] = {in, put_doc("again.json", recipes, 3)};
+  html = report(two, 2, NULL);
+  assert_int_equal(count(html, "class=\"mb-cell\""), 6);
+  assert_int_equal(count(html, ">int8wo [again.json]</text>"), 1);
+  assert_int_equal(count(html, ">int8wo [recipes.json]</text>"), 1);
+  assert_int_equal(count(html, "onednn cpu:0 again.json</text>"), 2);
+  free(html);
   static const char *const plots[] = {"roofline", "heatmap", "shapes"};
   for (size_t i = 0; i < 3; i++) {
     char *svg = report(&in, 1, plots[i]);

@@ -19,7 +19,11 @@ typedef struct mb__hres {
   char device[160]; /* the device key: backend:index[@host] */
   char shape[128];  /* "256x256x256", or the result's shape_name */
   char column[192]; /* the heatmap's column: [model/]shape */
-  double size;      /* the product of the dims: the shapes' order */
+  /* With several files, the file's name (else ""): a run's recipes and
+   * shape series stay apart from another run's on the same device. */
+  const char *run;
+  char row[192]; /* the heatmap's row: recipe [file] */
+  double size;   /* the product of the dims: the shapes' order */
   double median_ns, flop, bytes, intensity, speedup;
 } mb__hres_t;
 

@@ -2,7 +2,8 @@
  * shape (model/shape), each cell the result's speedup_vs_baseline — blue
  * faster than the baseline, red slower, white the same (the colour is
  * log2 of the speedup, full at 2x either way) — with its value written in
- * it. One per device with recipe results. */
+ * it. With several files, a row per recipe and file. One per device with recipe
+ * results. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static void one_device(mb__sbuf_t *b, const mb__html_t *m, const char *device,
   size_t nr = 0, nc = 0;
   order_columns(m, device, cols, &nc);
   for (size_t i = 0; i < m->num_res; i++)
-    if (in_heatmap(&m->res[i], device)) index_of(rows, &nr, m->res[i].recipe);
+    if (in_heatmap(&m->res[i], device)) index_of(rows, &nr, m->res[i].row);
   mb__html_svg_open(b, "mb-heatmap", LEFT + CW * (double)nc + 20,
                     TOP + CH * (double)nr + 20, y, w);
   mb__sbuf_put(b, " data-device=\"");
@@ -83,7 +84,7 @@ static void one_device(mb__sbuf_t *b, const mb__html_t *m, const char *device,
     const mb__hres_t *r = &m->res[i];
     if (!in_heatmap(r, device)) continue;
     double x = LEFT + CW * (double)index_of(cols, &nc, r->column);
-    double top = TOP + CH * (double)index_of(rows, &nr, r->recipe);
+    double top = TOP + CH * (double)index_of(rows, &nr, r->row);
     char fill[16], value[32];
     colour(r->speedup, fill, sizeof fill);
     snprintf(value, sizeof value, "%.2fx", r->speedup);

@@ -94,6 +94,11 @@ static void read_result(mb__html_t *m, size_t input, const cJSON *r,
       m, key,
       backend ? find_device(set, backend, index, host_of(set, r)) : NULL);
   shape_of(r, out->id, out);
+  const char *slash = strrchr(m->paths[input], '/');
+  out->run = m->num_sets < 2 ? "" : slash ? slash + 1 : m->paths[input];
+  snprintf(out->row, sizeof out->row, "%s%s%s%s",
+           out->recipe ? out->recipe : "", *out->run ? " [" : "", out->run,
+           *out->run ? "]" : "");
   out->median_ns = num_at(r, "stats", "median_ns");
   out->flop = num_at(r, "derived", "flop");
   out->bytes = num_at(r, "derived", "bytes");

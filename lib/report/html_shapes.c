@@ -1,8 +1,8 @@
 /* Throughput against shape, one chart per op: GFLOP/s for ops that count
  * FLOPs, GB/s for the others (copies, element-wise, collectives); the
- * shapes in order of size along x, a line per dtype/impl/device. Where a
- * line bends down, a shape fell out of a cache or off a kernel's sweet
- * spot. */
+ * shapes in order of size along x, a line per dtype/impl/device (and file, with
+ * several). Where a line bends down, a shape fell out of a cache or off a
+ * kernel's sweet spot. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,8 +33,9 @@ static int in_chart(const chart_t *c, const mb__hres_t *r) {
 }
 
 static void series_of(const mb__hres_t *r, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s%s%s %s %s", r->dtype, r->recipe ? "/" : "",
-           r->recipe ? r->recipe : "", r->impl, r->device);
+  snprintf(buf, cap, "%s%s%s %s %s%s%s", r->dtype, r->recipe ? "/" : "",
+           r->recipe ? r->recipe : "", r->impl, r->device, *r->run ? " " : "",
+           r->run);
 }
 
 static size_t col_of(chart_t *c, const mb__hres_t *r) {
