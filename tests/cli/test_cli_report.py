@@ -190,6 +190,9 @@ class Report(unittest.TestCase):
         self.assertIn("-o OUT is required", p.stderr)
         p = self.report(self.real, "--plot", "compare", "-o", out, rc=2)
         self.assertIn("exactly two", p.stderr)
+        p = self.report(self.real, self.path("add.json"), "--alpha", "7",
+                        "-o", out, rc=2)
+        self.assertIn("alpha 7", p.stderr)
         before = self.read("real.json")
         p = self.report(self.real, "-o", self.real, rc=2)
         self.assertIn("is also an input", p.stderr)
