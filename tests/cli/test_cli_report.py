@@ -193,6 +193,12 @@ class Report(unittest.TestCase):
         p = self.report(self.real, self.path("add.json"), "--alpha", "7",
                         "-o", out, rc=2)
         self.assertIn("alpha 7", p.stderr)
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        for bad_in, bad_out in ((fifo, out), ("/dev/zero", out),
+                                (self.real, "/dev/null")):
+            p = self.report(bad_in, "-o", bad_out, rc=2)
+            self.assertIn("is not a regular file", p.stderr)
         before = self.read("real.json")
         p = self.report(self.real, "-o", self.real, rc=2)
         self.assertIn("is also an input", p.stderr)
