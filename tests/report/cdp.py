@@ -67,10 +67,12 @@ class Browser:
                 "--window-size=%d,%d" % (width, height),
                 "--remote-debugging-pipe",
                 "--user-data-dir=" + self._profile, "about:blank"]
+        # Its own words, for the error when it dies or hangs.
+        self._log = open(os.path.join(self._profile, "stderr.log"), "w+b")
         self.proc = subprocess.Popen(
             args, pass_fds=(3, 4), preexec_fn=child_fds, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+            start_new_session=True)
         os.close(to_child_r)
         os.close(from_child_w)
         self.session = None
@@ -81,16 +83,25 @@ class Browser:
         while b"\0" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise CdpError("timed out waiting for the browser")
+                raise CdpError("timed out waiting for the browser"
+                               + self._log_tail())
             ready, _, _ = select.select([self._from_child], [], [], left)
             if ready:
                 chunk = os.read(self._from_child, 1 << 20)
                 if not chunk:
-                    raise CdpError("the browser closed its pipe (exit %s)"
-                                   % self.proc.poll())
+                    raise CdpError("the browser closed its pipe (exit %s)%s"
+                                   % (self.proc.poll(), self._log_tail()))
                 self._buf += chunk
         msg, self._buf = self._buf.split(b"\0", 1)
         return json.loads(msg)
+
+    def _log_tail(self):
+        try:
+            self._log.seek(0)
+            text = self._log.read().decode(errors="replace")[-1500:].strip()
+        except (OSError, ValueError):
+            return ""
+        return "; its output ends:\n" + text if text else ""
 
     def send(self, method, params=None, browser=False, timeout=None):
         """Sends a command (to the page's session unless browser) and
@@ -182,6 +193,7 @@ class Browser:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        self._log.close()
         shutil.rmtree(self._profile, ignore_errors=True)
 
     def __enter__(self):
