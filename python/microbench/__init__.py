@@ -18,14 +18,15 @@ from .errors import Error
 from .kernel import Tensor, benchmark
 from .plan import PlanEntries
 from .report import format_table, write_report
+from ._html import report  # after .report: the name is the function's
 from .result import Result, ResultList, load_results
 
 __all__ = [
     "Context", "Error", "PlanEntries", "Result", "ResultList", "Tensor",
     "benchmark", "default_context", "format_table", "git_commit",
     "library_path", "list_aliases", "list_backends", "list_devices",
-    "list_models", "list_ops", "list_recipes", "load_results", "run",
-    "run_config", "version", "write_report",
+    "list_models", "list_ops", "list_recipes", "load_results", "report",
+    "run", "run_config", "version", "write_report",
 ]
 
 

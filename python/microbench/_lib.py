@@ -132,6 +132,8 @@ PROTOTYPES = {
     "mb_results_count": (c_size_t, [_P]),
     "mb_results_note": (c_char_p, [_P]),
     "mb_results_json": (c_char_p, [_P, c_size_t]),
+    "mb_report_html": (_STATUS, [POINTER(c_char_p), c_size_t,
+                                 POINTER(S.ReportHtmlOptions), c_char_p]),
 }
 
 _lock = threading.Lock()

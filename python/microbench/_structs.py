@@ -266,6 +266,20 @@ class ReportOptions(_Struct):
                 ("width", c_uint32)]
 
 
+class CompareOptions(_Struct):
+    """mb_compare_options_t (struct_size 0 inside ReportHtmlOptions: the
+    library's MB_COMPARE_OPTIONS_INIT)"""
+    _fields_ = [("struct_size", c_uint32), ("threshold_pct", c_double),
+                ("match_problem", c_int), ("alpha", c_double)]
+    _defaults_ = {"threshold_pct": 5.0, "alpha": 0.05}
+
+
+class ReportHtmlOptions(_Struct):
+    """mb_report_html_options_t"""
+    _fields_ = [("struct_size", c_uint32), ("title", c_char_p),
+                ("plot", c_char_p), ("compare", CompareOptions)]
+
+
 # mb_bench_runner_fn: mb_status_t (*)(void *user, mb_context_t *ctx,
 #   size_t index, const mb_bench_spec_t *spec, mb_result_t **out)
 RUNNER_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t,
@@ -292,6 +306,8 @@ MIRRORS = {
     "mb_plan_options_t": PlanOptions,
     "mb_plan_entry_t": PlanEntry,
     "mb_report_options_t": ReportOptions,
+    "mb_compare_options_t": CompareOptions,
+    "mb_report_html_options_t": ReportHtmlOptions,
 }
 FIELD_RENAMES = {"pass_": "pass"}
 

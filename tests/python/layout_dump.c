@@ -286,6 +286,18 @@ static void plan_report_structs(void) {
   F(mb_report_options_t, argv);
   F(mb_report_options_t, columns);
   F(mb_report_options_t, width);
+
+  S(mb_compare_options_t);
+  F(mb_compare_options_t, struct_size);
+  F(mb_compare_options_t, threshold_pct);
+  F(mb_compare_options_t, match_problem);
+  F(mb_compare_options_t, alpha);
+
+  S(mb_report_html_options_t);
+  F(mb_report_html_options_t, struct_size);
+  F(mb_report_html_options_t, title);
+  F(mb_report_html_options_t, plot);
+  F(mb_report_html_options_t, compare);
 }
 
 #define C(name) printf("const %s %lld\n", #name, (long long)(name))

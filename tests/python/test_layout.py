@@ -75,6 +75,9 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual((params.alpha, params.beta, params.act_alpha,
                           params.eps), (1.0, 0.0, 0.01, 1e-5))
         self.assertEqual(_structs.KernelDesc().backend, b"cpu")
+        cmp = _structs.CompareOptions()  # MB_COMPARE_OPTIONS_INIT
+        self.assertEqual((cmp.threshold_pct, cmp.match_problem, cmp.alpha),
+                         (5.0, 0, 0.05))
         self.assertEqual(_structs.ContextOptions().log_level,
                          _structs.LOG_WARN)
 
