@@ -25,6 +25,7 @@ typedef struct cli_opts {
   const char *op, *shape, *dtype, *out_dtype, *backend, *impl, *cache;
   const char *flush; /* cold samples: write (default) or read */
   const char *format, *output, *criterion;
+  const char *trace;   /* --trace: the run's Chrome/Perfetto trace file */
   const char *columns; /* the table's (mb_report_options_t.columns) */
   int quiet;           /* no progress line */
   int remeasure_peak;  /* MB_REMEASURE_PEAK=1 for this process */
@@ -142,6 +143,16 @@ int cli_apply_common(const char *cmd, const cli_opts_t *o,
  * nonzero (reported) when they do not make sense. */
 int cli_apply_timing(const char *cmd, const cli_opts_t *o,
                      mb_bench_spec_t *spec, uint32_t *fields);
+/* The run's trace (docs/measurement.md, "Traces"): --trace, else the
+ * plan's (a config's enable_profiler or trace_dir; NULL or "": none),
+ * opened on ctx; under MPI rank N > 0 writes FILE with ".rankN" before
+ * its extension; an --isolate child appends to its parent's file. A path
+ * that cannot be written, or that is the config or -o, is reported naming
+ * it: nonzero. */
+int cli_trace_open(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
+                   const char *plan_trace, int rank);
+/* Ends the trace; a failed write is reported and makes *rc EXIT_USAGE. */
+void cli_trace_close(const char *cmd, mb_context_t *ctx, int *rc);
 /* --child-index into *index; 1 when set, 0 when not, -1 on a bad value. */
 int cli_child_index(const char *cmd, const cli_opts_t *o, size_t count,
                     size_t *index);

@@ -408,11 +408,13 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
    * entry's backend and impl (the backends are loaded for that, and to
    * predict the entries they cannot run). */
   cli_apply_remeasure(o);
-  int ready = order && plan_order(o, plan, order) == 0 &&
-              cli_context("run", o->verbose, &ctx) == 0 &&
-              (mb_context_set_comm(ctx, job.world), 1) &&
-              (mb_plan_check(ctx, plan) == MB_OK ||
-               cli_error("run", "%s", mb_error_last()) == 0);
+  int ready =
+      order && plan_order(o, plan, order) == 0 &&
+      cli_context("run", o->verbose, &ctx) == 0 &&
+      (mb_context_set_comm(ctx, job.world), 1) &&
+      (mb_plan_check(ctx, plan) == MB_OK ||
+       cli_error("run", "%s", mb_error_last()) == 0) &&
+      (o->dry_run || cli_trace_open("run", ctx, o, NULL, job.info.rank) == 0);
   if (!order) cli_error("run", "out of memory");
   size_t child;
   int is_child =
@@ -434,6 +436,7 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
     }
   }
   free(order);
+  cli_trace_close("run", ctx, &rc);
   mb_context_destroy(ctx);
   mb_plan_destroy(plan);
   job_end(&job);

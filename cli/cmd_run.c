@@ -275,7 +275,7 @@ static int config_conflict(const cli_opts_t *o) {
       "child-index",    "criterion",   "repetitions",     "samples",
       "min-samples",    "min-time",    "max-noise",       "timeout",
       "warmup",         "warmup-runs", "columns",         "quiet",
-      "remeasure-peak", "ranks-mode",  "rank-wait"};
+      "remeasure-peak", "ranks-mode",  "rank-wait",       "trace"};
   for (size_t i = 0; i < NUM_RUN_OPTS; i++) {
     const opt_def_t *def = &k_run_opts[i];
     size_t a = 0, n = sizeof k_allowed / sizeof *k_allowed;
@@ -288,7 +288,7 @@ static int config_conflict(const cli_opts_t *o) {
                        "--dry-run, --filter, --max-flop, --backend, "
                        "--interleave, --isolate, --isolate-timeout, the "
                        "timing options, --remeasure-peak, --format, -o, "
-                       "--columns, -q, -v)",
+                       "--trace, --columns, -q, -v)",
                        def->name);
   }
   return 0;

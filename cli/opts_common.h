@@ -74,6 +74,10 @@
    format_help},                                                            \
   {"output", 'o', OPT_STR, O(output), "FILE",                               \
    "write results to FILE (the table still goes to stdout)"},               \
+  {"trace", 0, OPT_STR, O(trace), "FILE",                                \
+   "write a Chrome/Perfetto trace of the run to FILE (ui.perfetto.dev): "  \
+   "each benchmark, its warm-up and samples; under MPI rank N > 0 writes " \
+   "FILE.rankN (before the extension)"},                                   \
   {"columns", 0, OPT_STR, O(columns), "LIST",                               \
    "the table's columns, comma-separated: +col adds to the default set, "   \
    "-col removes (--columns help lists them)"},                             \

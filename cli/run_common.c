@@ -144,3 +144,54 @@ void cli_results_note(const char *cmd, const mb_results_t *set) {
   const char *note = mb_results_note(set);
   if (*note) fprintf(stderr, "mbench %s: note: %s\n", cmd, note);
 }
+
+/* An isolated child learns its parent's trace file from here (the parent
+ * may have renamed it for its rank, which the child does not know). */
+#define CLI_TRACE_ENV "MBENCH_TRACE_APPEND"
+
+/* path with ".rankN" before its extension (t.json -> t.rank1.json; no
+ * extension: t.rank1). */
+static void rank_path(char *buf, size_t cap, const char *path, int rank) {
+  const char *slash = strrchr(path, '/');
+  const char *dot = strrchr(path, '.');
+  if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+    dot = path + strlen(path);
+  snprintf(buf, cap, "%.*s.rank%d%s", (int)(dot - path), path, rank, dot);
+}
+
+int cli_trace_open(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
+                   const char *plan_trace, int rank) {
+  const char *inherited = getenv(CLI_TRACE_ENV);
+  if (o->child_index) {
+    if (!inherited || !*inherited) return 0;
+    return mb_context_trace_open(ctx, inherited, MB_TRACE_APPEND) == MB_OK
+               ? 0
+               : cli_error(cmd, "--trace: %s", mb_error_last());
+  }
+  const char *given = o->trace ? o->trace : plan_trace;
+  const char *opt = o->trace ? "--trace" : "the config's trace";
+  if (!given || !*given) return 0;
+  char path[4096];
+  if (rank > 0)
+    rank_path(path, sizeof path, given, rank);
+  else
+    snprintf(path, sizeof path, "%s", given);
+  /* Neither the config being read nor the results file: the trace
+   * would destroy the one and be destroyed by the other. */
+  const char *others[2];
+  size_t n = 0;
+  if (o->config) others[n++] = o->config;
+  if (o->output && strcmp(o->output, "-") != 0) others[n++] = o->output;
+  if (mb_report_check_output(path, others, n) != MB_OK ||
+      mb_context_trace_open(ctx, path, 0) != MB_OK)
+    return cli_error(cmd, "%s: %s", opt, mb_error_last());
+  if (o->isolate) setenv(CLI_TRACE_ENV, path, 1);
+  return 0;
+}
+
+void cli_trace_close(const char *cmd, mb_context_t *ctx, int *rc) {
+  if (ctx && mb_context_trace_close(ctx) != MB_OK) {
+    cli_error(cmd, "--trace: %s", mb_error_last());
+    if (*rc == EXIT_OK) *rc = EXIT_USAGE;
+  }
+}

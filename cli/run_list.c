@@ -109,7 +109,9 @@ int cli_run_list(const char *cmd, const cli_opts_t *o, int argc, char **argv,
   cli_interrupt_install(ctx);
   int rc = EXIT_USAGE;
   sinks_t sinks;
-  if (is_child) {
+  if (cli_trace_open(cmd, ctx, o, NULL, 0) != 0) {
+    /* before anything runs or any results file is opened */
+  } else if (is_child) {
     rc = cli_child_report(cmd, ctx, &specs[child]);
   } else if (check_specs(cmd, ctx, specs, n) == 0 &&
              cli_open_sinks(cmd, ctx, o, argc, argv, &sinks) == 0) {
@@ -119,6 +121,7 @@ int cli_run_list(const char *cmd, const cli_opts_t *o, int argc, char **argv,
     if (devices && table) print_devices(ctx, o->backend);
     rc = run_all(cmd, ctx, o, argc, argv, &sinks, specs, names, n);
   }
+  cli_trace_close(cmd, ctx, &rc);
   mb_context_destroy(ctx);
   return rc;
 }

@@ -152,6 +152,7 @@ mb_status_t mb_context_create(mb_context_t **out,
 
 void mb_context_destroy(mb_context_t *ctx) {
   if (!ctx) return;
+  mb_context_trace_close(ctx); /* a trace left open is ended properly */
   for (size_t i = 0; i < ctx->num_user_kernels; i++) {
     free(ctx->user_kernels[i].op);
     free(ctx->user_kernels[i].name);

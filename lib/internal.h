@@ -81,6 +81,7 @@ struct mb_context {
   char reason[512];
   /* Benchmarks run so far: part of a fresh check sample's seed. */
   uint64_t runs;
+  struct mb__trace *trace; /* mb_context_trace_open; NULL: none */
 };
 
 /* 1 when the caller's interrupt flag is raised. */

@@ -59,6 +59,33 @@ MB_API void mb_context_destroy(mb_context_t *ctx);
 MB_API void mb_context_set_interrupt(mb_context_t *ctx,
                                      const volatile sig_atomic_t *flag);
 
+/* ---- traces ----------------------------------------------------------
+ * A Chrome/Perfetto trace of what the context runs (trace event format,
+ * JSON array form; open it in ui.perfetto.dev or chrome://tracing): each
+ * benchmark a slice named by its result id with the result's facts as
+ * args, in it the checks, the warm-up, every sample (its flush nested)
+ * and a composite's steps and phases. Events are written as each
+ * benchmark ends and the file is flushed then, so a run that dies leaves
+ * a trace of what finished (the viewers accept the array without its
+ * closing "]"). Timestamps: CLOCK_MONOTONIC microseconds. pid: the rank
+ * under a communicator (mb_context_set_comm), else the process id. The
+ * timed batches themselves are untouched: times are read around them and
+ * the events written after sampling. See docs/measurement.md, "Traces". */
+
+/* Continue a trace another process opened (an isolated child writing into
+ * its parent's file): events are appended, no "[" and no "]". */
+#define MB_TRACE_APPEND 1u
+
+/* Starts writing the trace to `path` (created or truncated; with
+ * MB_TRACE_APPEND appended to). A path that is a directory, device or
+ * read-only file is MB_ERR_INVALID_ARG / MB_ERR_IO naming it; a trace
+ * already open is MB_ERR_INVALID_ARG. */
+MB_API mb_status_t mb_context_trace_open(mb_context_t *ctx, const char *path,
+                                         uint32_t flags);
+/* Ends the trace (the closing "]") and closes the file; MB_ERR_IO when a
+ * write failed. No trace open: MB_OK. mb_context_destroy closes it too. */
+MB_API mb_status_t mb_context_trace_close(mb_context_t *ctx);
+
 #ifdef __cplusplus
 }
 #endif

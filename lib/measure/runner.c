@@ -265,7 +265,9 @@ static void execute_phases(mb__run_t *r, mb_result_t *res) {
   record_notes(r, res);
   if (r->kernel.composite)
     res->info.emulated = mb__composite_emulated(r->kstate);
+  double t0 = mb__rt_now(r);
   st = mb__lock_agree(r, mb__run_check_first(r, res), "run and check it");
+  mb__rt_check(r, res, "first run", t0);
   if (st != MB_OK) goto failed;
   /* Without strict, a wrong first run shows as pass false alone (the
    * figures are still taken), as it always has. */
@@ -280,8 +282,13 @@ static void execute_phases(mb__run_t *r, mb_result_t *res) {
   if (MB__VT_HAS(b->vt, timer_info))
     mb__result_set_timer(res, b->vt->timer_info(b->state, r->dev->index));
   st = mb__lock_agree(r, mb__run_measure(r, res), "measure it");
-  if (st == MB_OK)
+  if (st == MB_OK) {
+    t0 = mb__rt_now(r);
     st = mb__lock_agree(r, mb__run_check_after(r, res), "check it again");
+    /* A composite's graph is checked once, step by step: no second check */
+    if (res->corr.checked && !r->kernel.composite)
+      mb__rt_check(r, res, "after timing", t0);
+  }
   if (st != MB_OK) goto failed;
   check_everywhere(r, res, "after timing, on another rank");
   if (res->info.status != MB_RESULT_OK) return; /* wrong after timing */
@@ -469,8 +476,10 @@ static mb_status_t run_resolved(mb__run_t *r, mb_result_t *res,
     res->info.emulated =
         r->kernel.bk && (r->kernel.bk->flags & MB_KERNEL_EMULATED);
     mb__device_bandwidth(r->dev); /* before the operands: see its comment */
+    mb__rt_begin(r, res);
     execute(r, res);
     teardown(r);
+    mb__rt_end(r);
   }
   *out = res;
   return MB_OK;
@@ -485,9 +494,11 @@ mb_status_t mb_bench_run(mb_context_t *ctx, const mb_bench_spec_t *spec,
     if (out) *out = res;
     return st;
   }
+  const double t0 = mb__rt_now(&r);
   mb__lock_join(&r, res);
   st = run_resolved(&r, res, out);
   mb__lock_leave(&r);
+  if (st == MB_OK) mb__rt_benchmark(ctx, res, t0);
   return st;
 }
 
@@ -506,6 +517,9 @@ mb_status_t mb_bench_result_without_run(mb_context_t *ctx,
   if (st != MB_OK) return st;
   if (r.spec.impl) mb__result_set_impl(res, r.spec.impl);
   mb__result_set_status(res, status, reason ? reason : "");
+  /* An isolated child that died: its own events stop where it did, and
+   * this says how it ended. */
+  mb__rt_benchmark(ctx, res, mb__rt_now(&r));
   *out = res;
   return MB_OK;
 }

@@ -55,6 +55,13 @@ typedef struct mb__run {
   mb_comm_t *comm;
   int split;
   mb_comm_t *sub, *world;
+  /* runner_trace.c: the device's profiler ranges (ranges: its backend
+   * has them; id: the result's, their names' stem), whether a
+   * composite's part is being measured (its samples are no benchmark's
+   * samples: no sample events, no ranges), the warm-up's span (us). */
+  int ranges, in_part;
+  char id[512];
+  double warm_t0, warm_t1;
 } mb__run_t;
 
 /* A user kernel behind the backend's kernel-call interface. */
@@ -158,5 +165,31 @@ mb_status_t mb__lock_notes(const mb__run_t *r, mb_result_t *res);
 /* runner_parts.c: a composite's steps and phases, each alone, measured as
  * the whole was, and whether they add up to it. */
 mb_status_t mb__run_time_parts(mb__run_t *r, mb_result_t *res);
+
+/* runner_trace.c: the context's trace (trace.h) and the device's ranges.
+ * begin / end: the benchmark's range (after its kernel is chosen).
+ * warmup_begin / _end, sample_begin / _end (kept: the sample was added
+ * to res, not dropped): their ranges and times; outside the timed batch.
+ * sampling: the warm-up and sample events, once sampling ended.
+ * check: a check that started at t0 (us), res->corr its figures.
+ * part: a composite's step (step >= 0) or phase (step < 0), measured
+ * alone from t0. benchmark: the benchmark's event from t0, then a flush.
+ * now: the trace's clock (us), 0 without a trace. */
+#include "measure/trace.h"
+double mb__rt_now(const mb__run_t *r);
+void mb__rt_begin(mb__run_t *r, const mb_result_t *res);
+void mb__rt_end(mb__run_t *r);
+void mb__rt_warmup_begin(mb__run_t *r);
+void mb__rt_warmup_end(mb__run_t *r);
+void mb__rt_sample_begin(mb__run_t *r, const mb_result_t *res,
+                         mb__trace_mark_t *m);
+void mb__rt_sample_end(mb__run_t *r, const mb_result_t *res,
+                       mb__trace_mark_t *m, int kept);
+void mb__rt_sampling(mb__run_t *r, const mb_result_t *res);
+void mb__rt_check(mb__run_t *r, const mb_result_t *res, const char *which,
+                  double t0);
+void mb__rt_part(mb__run_t *r, int step, mb_phase_t phase,
+                 const mb_step_time_t *s, double t0);
+void mb__rt_benchmark(mb_context_t *ctx, const mb_result_t *res, double t0);
 
 #endif

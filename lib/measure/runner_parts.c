@@ -48,8 +48,12 @@ static mb_status_t time_part(mb__run_t *r, part_t *p, mb_step_time_t *t) {
   mb_result_t *m = mb__result_new(r->op->name, r->op->shape_syntax, &r->params,
                                   &r->spec, r->dev);
   if (!m) return mb__fail(MB_ERR_NO_MEMORY, "out of memory for a part");
+  const double t0 = mb__rt_now(r);
+  r->in_part = 1;
   mb_status_t st = mb__run_measure_with(r, run_part, p, m);
+  r->in_part = 0;
   if (st == MB_OK) st = summarise(m, t);
+  if (st == MB_OK) mb__rt_part(r, p->step, p->phase, t, t0);
   mb_result_destroy(m);
   return st;
 }

@@ -95,12 +95,9 @@ static mb_status_t timed(mb__run_t *r, uint32_t batch, double *ns) {
   return mb__lock_time(r, time_runs(r, batch, ns), ns);
 }
 
-/* Runs until both warm-up limits are met; returns the fastest run (ns), the
- * estimate that sizes the batch. */
-static mb_status_t warm_up(mb__run_t *r, uint32_t *runs, double *best_ns) {
-  double start = mb__now_s();
-  *best_ns = INFINITY;
-  *runs = 0;
+/* The warm-up's runs (warm_up). */
+static mb_status_t warm_up_runs(mb__run_t *r, double start, uint32_t *runs,
+                                double *best_ns) {
   /* A collective's ranks go on while any of them would. */
   while (mb__lock_any(r, *runs < r->spec.warmup_runs ||
                              mb__now_s() - start < r->spec.warmup_s)) {
@@ -113,6 +110,18 @@ static mb_status_t warm_up(mb__run_t *r, uint32_t *runs, double *best_ns) {
     if (mb__lock_any(r, mb__now_s() - start > r->spec.timeout_s)) break;
   }
   return MB_OK;
+}
+
+/* Runs until both warm-up limits are met; returns the fastest run (ns), the
+ * estimate that sizes the batch. */
+static mb_status_t warm_up(mb__run_t *r, uint32_t *runs, double *best_ns) {
+  double start = mb__now_s();
+  *best_ns = INFINITY;
+  *runs = 0;
+  mb__rt_warmup_begin(r);
+  mb_status_t st = warm_up_runs(r, start, runs, best_ns);
+  mb__rt_warmup_end(r);
+  return st;
 }
 
 /* Cold samples are single runs: a batch would only be cold for its first
@@ -158,15 +167,19 @@ static mb_status_t one_sample(mb__run_t *r, mb_result_t *res, uint32_t batch,
   mb_telemetry_t before, after;
   if (has_tele) read_telemetry(r, &before);
   mb_status_t st = MB_OK;
-  if (r->spec.cache == MB_CACHE_COLD)
+  mb__trace_mark_t mark;
+  mb__rt_sample_begin(r, res, &mark);
+  if (r->spec.cache == MB_CACHE_COLD) {
     st = mb__timing_flush(r->dev, r->spec.flags & MB_BENCH_FLUSH_READ
                                       ? MB_FLUSH_READ
                                       : MB_FLUSH_WRITE);
+    mark.flushed = mb__rt_now(r);
+  }
   if (st == MB_OK) st = timed(r, batch, ns);
   *per_run = *ns / batch;
-  if (st != MB_OK || isnan(*ns)) return st;
-  st = mb__result_add_sample(res, *per_run);
-  if (st != MB_OK || !has_tele) return st;
+  if (st == MB_OK && !isnan(*ns)) st = mb__result_add_sample(res, *per_run);
+  mb__rt_sample_end(r, res, &mark, st == MB_OK && !isnan(*ns));
+  if (st != MB_OK || isnan(*ns) || !has_tele) return st;
   read_telemetry(r, &after);
   after.clock_before_hz = before.sm_clock_hz;
   return mb__result_add_telemetry(res, &after);
@@ -303,6 +316,7 @@ mb_status_t mb__run_measure_with(mb__run_t *r, mb_kernel_run_fn run,
   res->stats.timer_overhead_ns = r->dev->cal.timer_overhead_ns;
   st = mb__timing_begin(&r->timing, r->dev, run, kstate, &r->call);
   if (st == MB_OK) st = sample(r, res);
+  mb__rt_sampling(r, res);
   if (st == MB_OK) st = mb__timing_notes(&r->timing, res);
   mb__timing_end(&r->timing);
   warn_dropped(r, res);

@@ -61,3 +61,20 @@ mb_status_t mb__timing_flush(const mb_device_t *dev, mb_flush_t how) {
     return b->vt->flush_cache_with(b->state, dev->index, how);
   return b->vt->flush_cache ? b->vt->flush_cache(b->state, dev->index) : MB_OK;
 }
+
+/* Both or neither: a push without its pop would leave every later range
+ * nested in it. */
+int mb__device_has_ranges(const mb_device_t *dev) {
+  return MB__VT_HAS(dev->backend->vt, range_push) &&
+         MB__VT_HAS(dev->backend->vt, range_pop);
+}
+
+void mb__device_range_push(mb_device_t *dev, const char *name) {
+  const mb__backend_t *b = dev->backend;
+  if (mb__device_has_ranges(dev)) b->vt->range_push(b->state, dev->index, name);
+}
+
+void mb__device_range_pop(mb_device_t *dev) {
+  const mb__backend_t *b = dev->backend;
+  if (mb__device_has_ranges(dev)) b->vt->range_pop(b->state, dev->index);
+}

@@ -37,4 +37,12 @@ mb_status_t mb__timing_flush(const mb_device_t *dev, mb_flush_t how);
 /* Idempotent; a zeroed timing is ended already. */
 void mb__timing_end(mb__timing_t *t);
 
+/* A named range in the device's profiler (NVTX, roctx: the backend's
+ * range_push / range_pop), around a benchmark and each of its samples,
+ * outside what is timed; nothing when the backend has none. Pushes and
+ * pops nest. has_ranges: whether a name is worth formatting. */
+void mb__device_range_push(mb_device_t *dev, const char *name);
+void mb__device_range_pop(mb_device_t *dev);
+int mb__device_has_ranges(const mb_device_t *dev);
+
 #endif
