@@ -238,20 +238,88 @@ static void test_emu_nvtx(void **state) {
 }
 #endif
 
+/* ---- end to end: mbench run ------------------------------------------------
+ * The library's side (lib/measure/runner_trace.c) around a real run: the
+ * benchmark's range named by its result id, holding its warm-up's and each
+ * sample's, in order and balanced. Other benchmarks of the run (the copy
+ * bandwidth the roofline measures once per cache directory) may have
+ * ranges of their own around it; only this one's are checked. */
+#ifdef MBENCH
+
+/* The log's lines from "<prefix><id>" to the pop that closes it, each
+ * without the prefix; fails unless it is there and balanced. */
+static void expect_benchmark_ranges(const char *log, const char *push,
+                                    const char *pop, const char *id,
+                                    uint32_t samples) {
+  char want[4096];
+  size_t n = (size_t)snprintf(want, sizeof want, "%s%s\n%s%s warm-up\n%s\n",
+                              push, id, push, id, pop);
+  for (uint32_t i = 0; i < samples; i++)
+    n += (size_t)snprintf(want + n, sizeof want - n, "%s%s sample %u\n%s\n",
+                          push, id, i, pop);
+  snprintf(want + n, sizeof want - n, "%s\n", pop);
+  if (!strstr(log, want)) fail_msg("no ranges\n%s\nin the log\n%s", want, log);
+}
+
+static void mbench_run_ranges(const char *module, const char *push,
+                              const char *pop) {
+  char log[64], out[64], cmd[4096];
+  log_start(log, sizeof log);
+  snprintf(out, sizeof out, "/tmp/mb_ranges_out_XXXXXX");
+  const int fd = mkstemp(out);
+  assert_true(fd >= 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd,
+           "MB_BACKEND_PATH='%s/%s' '%s' run --backend %s --op gemm "
+           "--shape 16x16x16 --samples 3 -q --format json -o '%s' >/dev/null",
+           test_env_dir("MB_TEST_FIXTURE_DIR"), module, MBENCH, module, out);
+  assert_int_equal(system(cmd), 0);
+  mb_results_t *set = NULL;
+  assert_int_equal(mb_results_load(out, &set), MB_OK);
+  remove(out);
+  assert_int_equal(mb_results_count(set), 1);
+  const char *text = log_end(log);
+  expect_benchmark_ranges(text, push, pop, mb_results_id(set, 0), 3);
+  mb_results_destroy(set);
+}
+
+#ifdef MB_TEST_NVTX
+/* gpuemu: NVTX, through the fake tool NVTX_INJECTION64_PATH names. */
+static void test_mbench_run_nvtx(void **state) {
+  (void)state;
+  mbench_run_ranges("gpuemu", "push libmicrobench ", "pop libmicrobench");
+}
+#endif
+
+/* gpuemu64: roctx, through the fake library MB_ROCTX_LIBRARY names. */
+static void test_mbench_run_roctx(void **state) {
+  (void)state;
+  setenv(MB_GPUH_ROCTX_ENV, FAKE_ROCTX, 1);
+  mbench_run_ranges("gpuemu64", "push ", "pop");
+  unsetenv(MB_GPUH_ROCTX_ENV);
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_roctx_named),
-      cmocka_unit_test(test_roctx_soname),
-      cmocka_unit_test(test_roctx_missing),
+    cmocka_unit_test(test_roctx_named),
+    cmocka_unit_test(test_roctx_soname),
+    cmocka_unit_test(test_roctx_missing),
 #ifdef FAKE_NVTX
-      cmocka_unit_test(test_roctx_wrong_library),
+    cmocka_unit_test(test_roctx_wrong_library),
 #endif
 #ifdef MB_TEST_NVTX
-      cmocka_unit_test(test_nvtx_through_a_tool),
-      cmocka_unit_test(test_emu_nvtx),
+    cmocka_unit_test(test_nvtx_through_a_tool),
+    cmocka_unit_test(test_emu_nvtx),
 #endif
-      cmocka_unit_test(test_emu_roctx),
-      cmocka_unit_test(test_emu_roctx_absent),
+    cmocka_unit_test(test_emu_roctx),
+    cmocka_unit_test(test_emu_roctx_absent),
+#if defined(MBENCH) && defined(MB_TEST_NVTX)
+    cmocka_unit_test(test_mbench_run_nvtx),
+#endif
+#ifdef MBENCH
+    cmocka_unit_test(test_mbench_run_roctx),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
