@@ -29,7 +29,10 @@ static const char k_css[] =
     ".mb-point:hover,.mb-bar:hover,.mb-cell:hover{stroke:#000;stroke-width:2}"
     "table{border-collapse:collapse;font-size:12px}"
     "td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}"
-    "th{background:#f3f3f3;cursor:pointer;position:sticky;top:0}"
+    "th{background:#f3f3f3}"
+    /* Only the sortable tables' headers stay in view and take clicks: a
+     * sticky header in the metadata would float over the page. */
+    ".mb-sortable th{cursor:pointer;position:sticky;top:0}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}"
     "#mb-tooltip{position:fixed;display:none;background:#ffe;"
     "border:1px solid #888;padding:4px 6px;font-size:12px;max-width:40em;"

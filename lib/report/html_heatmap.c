@@ -63,7 +63,9 @@ static void one_device(mb__sbuf_t *b, const mb__html_t *m, const char *device,
   order_columns(m, device, cols, &nc);
   for (size_t i = 0; i < m->num_res; i++)
     if (in_heatmap(&m->res[i], device)) index_of(rows, &nr, m->res[i].row);
-  mb__html_svg_open(b, "mb-heatmap", LEFT + CW * (double)nc + 20,
+  /* The last column's label is rotated up and to the right: room for it
+   * (the top margin's height, the label's run at 40 degrees). */
+  mb__html_svg_open(b, "mb-heatmap", LEFT + CW * (double)nc + TOP * 1.2,
                     TOP + CH * (double)nr + 20, y, w);
   mb__sbuf_put(b, " data-device=\"");
   mb__sbuf_esc(b, device);

@@ -1,5 +1,6 @@
-/* Throughput against shape, one chart per op: GFLOP/s for ops that count
- * FLOPs, GB/s for the others (copies, element-wise, collectives); the
+/* Throughput against shape, one chart per op: GFLOP/s for ops that do more
+ * than a FLOP per byte, GB/s for the streaming ones (copies, element-wise,
+ * norms) and those that count no FLOPs (collectives); the
  * shapes in order of size along x, a line per dtype/impl/device (and file, with
  * several). Where a line bends down, a shape fell out of a cache or off a
  * kernel's sweet spot. */
@@ -133,6 +134,21 @@ static void draw(mb__sbuf_t *b, const mb__html_t *m, chart_t *c, double *y,
   mb__sbuf_put(b, "</svg>\n");
 }
 
+/* Below one FLOP per byte moved no device is compute-bound (every ridge
+ * point, CPU or GPU, lies well above it): such an op (add, copy, the norms
+ * and activations) streams, and is read in bytes/s even though it counts
+ * FLOPs. Judged by the op's most intense result, not by each machine's
+ * ridge, so a small GEMM that fits no roof still reads in FLOP/s. */
+static int streams(const mb__html_t *m, const char *op) {
+  double most = 0;
+  for (size_t i = 0; i < m->num_res; i++) {
+    const mb__hres_t *r = &m->res[i];
+    if (strcmp(r->op, op) == 0 && isfinite(r->intensity) && r->intensity > most)
+      most = r->intensity;
+  }
+  return most > 0 && most < 1;
+}
+
 size_t mb__html_shapes(mb__sbuf_t *b, const mb__html_t *m, double *y,
                        double *w) {
   const char *done[MAX_AXIS];
@@ -143,12 +159,12 @@ size_t mb__html_shapes(mb__sbuf_t *b, const mb__html_t *m, double *y,
     while (k < ndone && strcmp(done[k], op)) k++;
     if (k < ndone) continue;
     done[ndone++] = op;
-    chart_t c = {.op = op, .flops = 1};
+    chart_t c = {.op = op, .flops = !streams(m, op)};
     int any = 0;
     for (size_t j = i; j < m->num_res && !any; j++)
       any = in_chart(&c, &m->res[j]);
-    if (!any) { /* no FLOPs counted: bytes */
-      c.flops = 0;
+    if (!any) { /* no FLOPs (or no bytes) counted: the other */
+      c.flops = !c.flops;
       for (size_t j = i; j < m->num_res && !any; j++)
         any = in_chart(&c, &m->res[j]);
     }

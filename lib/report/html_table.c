@@ -151,6 +151,17 @@ static void argv_row(mb__sbuf_t *b, const cJSON *meta) {
   mb__sbuf_put(b, "</code></td></tr>");
 }
 
+/* One run's facts: library version, commit, time, host, command. */
+static void run_rows(mb__sbuf_t *b, const cJSON *meta) {
+  const cJSON *host = cJSON_GetObjectItemCaseSensitive(meta, "host");
+  row(b, "version", mb__json_str(meta, "version"));
+  row(b, "commit", mb__json_str(meta, "git_commit"));
+  if (!cJSON_HasObjectItem(meta, "timestamp")) return; /* merged: below */
+  row(b, "time", mb__json_str(meta, "timestamp"));
+  row(b, "host", mb__json_str(host, "hostname"));
+  argv_row(b, meta);
+}
+
 static void device_row(mb__sbuf_t *b, const mb__hdev_t *d) {
   mb__sbuf_put(b, "<tr><td>");
   mb__sbuf_esc(b, d->key);
@@ -176,17 +187,20 @@ void mb__html_meta(mb__sbuf_t *b, const mb__html_t *m) {
   mb__sbuf_put(b, "<section id=\"mb-meta\">\n<h2>Runs</h2>\n");
   for (size_t i = 0; i < m->num_sets; i++) {
     const cJSON *meta = mb__results_meta(m->sets[i]);
-    const cJSON *host = cJSON_GetObjectItemCaseSensitive(meta, "host");
     char count[32];
     snprintf(count, sizeof count, "%zu", mb_results_count(m->sets[i]));
     mb__sbuf_put(b, "<table class=\"mb-run\">");
     row(b, "file", m->paths[i]);
     row(b, "results", count);
-    row(b, "version", mb__json_str(meta, "version"));
-    row(b, "commit", mb__json_str(meta, "git_commit"));
-    row(b, "time", mb__json_str(meta, "timestamp"));
-    row(b, "host", mb__json_str(host, "hostname"));
-    argv_row(b, meta);
+    run_rows(b, meta);
+    /* A merged document (mbench merge) keeps each input's own meta: the
+     * times, hosts and commands are theirs. */
+    const cJSON *from;
+    cJSON_ArrayForEach(from,
+                       cJSON_GetObjectItemCaseSensitive(meta, "merged_from")) {
+      row(b, "merged from", mb__json_str(from, "file"));
+      run_rows(b, cJSON_GetObjectItemCaseSensitive(from, "meta"));
+    }
     mb__sbuf_put(b, "</table>\n");
   }
   mb__sbuf_put(b,

@@ -84,6 +84,27 @@ class Report(unittest.TestCase):
                          ["http://www.w3.org/2000/svg"] *
                          len(re.findall(r"https?://", html)))
 
+    def test_shapes_metric_and_merged_meta(self):
+        # A streaming op (add: under one FLOP per byte) is charted in
+        # bytes/s, a GEMM in FLOP/s even where it is too small to reach
+        # any roof; a merged document shows each input's own time and
+        # command.
+        merged = self.path("merged.json")
+        p = mbench("merge", self.real, self.path("add.json"), "-o", merged)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.report(merged, "-o", self.path("m.html"))
+        html = self.read("m.html")
+        charts = re.findall(r'<svg[^>]*class="mb-shapes"[^>]*data-op="(\w+)"'
+                            r'.*?</svg>', html, re.S)
+        self.assertEqual(sorted(charts), ["add", "gemm"])
+        self.assertRegex(html, r'data-op="add".*?add: bytes/s by shape')
+        self.assertRegex(html, r'data-op="gemm".*?gemm: FLOP/s by shape')
+        with open(self.path("add.json")) as f:
+            inputs = [self.doc, json.load(f)]
+        self.assertEqual(html.count("<th>merged from</th>"), 2)
+        for doc in inputs:
+            self.assertIn("<td>%s</td>" % doc["meta"]["timestamp"], html)
+
     def test_two_runs_compared(self):
         half = copy.deepcopy(self.doc)
         for r in half["results"]:
