@@ -43,6 +43,20 @@ static int make_parent_dirs(const char *path) {
   return 0;
 }
 
+/* --trace, else the file's (enable_profiler, trace_dir), whose directory
+ * is made as the file's CSV directories are. */
+static int plan_trace(const cli_opts_t *o, mb_context_t *ctx,
+                      const mb_plan_t *plan, int rank) {
+  const char *from_file = mb_plan_trace(plan);
+  if (!o->trace && *from_file && !o->child_index &&
+      make_parent_dirs(from_file) != 0)
+    return cli_error("run",
+                     "the config's trace: %s: cannot make its "
+                     "directory: %s",
+                     from_file, strerror(errno));
+  return cli_trace_open("run", ctx, o, from_file, rank);
+}
+
 /* The report for `path`, opened on first use. NULL on error (reported). */
 static cli_out_t *csv_for(csv_outs_t *outs, mb_context_t *ctx, const char *path,
                           int argc, char **argv) {
@@ -408,13 +422,12 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
    * entry's backend and impl (the backends are loaded for that, and to
    * predict the entries they cannot run). */
   cli_apply_remeasure(o);
-  int ready =
-      order && plan_order(o, plan, order) == 0 &&
-      cli_context("run", o->verbose, &ctx) == 0 &&
-      (mb_context_set_comm(ctx, job.world), 1) &&
-      (mb_plan_check(ctx, plan) == MB_OK ||
-       cli_error("run", "%s", mb_error_last()) == 0) &&
-      (o->dry_run || cli_trace_open("run", ctx, o, NULL, job.info.rank) == 0);
+  int ready = order && plan_order(o, plan, order) == 0 &&
+              cli_context("run", o->verbose, &ctx) == 0 &&
+              (mb_context_set_comm(ctx, job.world), 1) &&
+              (mb_plan_check(ctx, plan) == MB_OK ||
+               cli_error("run", "%s", mb_error_last()) == 0) &&
+              (o->dry_run || plan_trace(o, ctx, plan, job.info.rank) == 0);
   if (!order) cli_error("run", "out of memory");
   size_t child;
   int is_child =

@@ -381,9 +381,13 @@ static void test_torchao_single_map(void **state) {
   }
   mb_plan_entry_t e = entry(plan, 1);
   expect_shape(&e, 3, 2048, 4096, 1024);
-  /* compile, enable_profiler, enable_memory_profiler: one note each. */
+  /* compile, enable_memory_profiler: one note each; enable_profiler
+   * asks for the run's trace, beside results.csv. */
   assert_int_equal(mb_plan_note_count(plan), 3);
-  assert_int_equal(notes_containing(plan, "PyTorch-only"), 3);
+  assert_int_equal(notes_containing(plan, "PyTorch-only"), 2);
+  assert_string_equal(mb_plan_trace(plan),
+                      "benchmarks/microbenchmarks/results/trace.json");
+  assert_int_equal(notes_containing(plan, "the run's trace"), 1);
   assert_int_equal(notes_containing(plan,
                                     "`compile` is PyTorch-only: "
                                     "recorded, has no effect here"),
@@ -768,12 +772,16 @@ static void test_jax_predecessor_files(void **state) {
   assert_string_equal(e.csv_path, "");
   e = entry(plan, 10);
   assert_string_equal(e.name, "transpose_quantization/4096x2048");
-  /* trace_dir, xla_dump_dir, xlml_metrics_dir: once each, whatever the
-   * number of blocks that set them. */
-  assert_int_equal(mb_plan_note_count(plan), 3);
+  /* xla_dump_dir, xlml_metrics_dir: once each, whatever the number of
+   * blocks that set them; trace_dir: the first asked for is the run's
+   * trace (a note), the others' are not (one note). */
+  assert_int_equal(mb_plan_note_count(plan), 4);
   assert_int_equal(notes_containing(plan, "has no effect here (XLA/TPU-only)"),
-                   3);
-  assert_int_equal(notes_containing(plan, "`trace_dir`"), 1);
+                   2);
+  assert_int_equal(notes_containing(plan, "`trace_dir`"), 2);
+  assert_int_equal(notes_containing(plan, "one trace per run"), 1);
+  assert_string_equal(mb_plan_trace(plan),
+                      "../microbenchmarks/gemm/compute_training.trace.json");
   assert_int_equal(notes_containing(plan, "`xla_dump_dir`"), 1);
   assert_int_equal(notes_containing(plan, "`xlml_metrics_dir`"), 1);
   mb_plan_destroy(plan);
@@ -1079,9 +1087,10 @@ static void test_jax_run_records(void **state) {
   const char *json = mb_result_json(r);
   assert_contains(json, "\"jax\"");
   assert_contains(json, "\"params\"");
-  assert_contains(json, "\"ignored\"");
-  assert_contains(json, "\"trace_dir\"");
-  assert_contains(json, "/tmp/microbenchmarks/add");
+  /* trace_dir has an effect: the run's trace, not an ignored key */
+  if (strstr(json, "\"trace_dir\"")) fail_msg("trace_dir ignored: %s", json);
+  assert_string_equal(mb_plan_trace(plan),
+                      "/tmp/microbenchmarks/add/tiny_add.trace.json");
   if (strstr(json, "SAME_AS")) fail_msg("SAME_AS left in %s", json);
   mb_result_destroy(r);
   mb_plan_destroy(plan);

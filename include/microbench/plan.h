@@ -110,6 +110,13 @@ typedef struct mb_plan_entry {
 MB_API mb_status_t mb_plan_entry(const mb_plan_t *plan, size_t index,
                                  mb_plan_entry_t *out);
 
+/* Where the file asks for the run's Chrome/Perfetto trace (torchao's
+ * `enable_profiler: true`: OUTPUT_DIR/trace.json; the JAX suite's
+ * `trace_dir: DIR`: DIR/STEM.trace.json, STEM the config file's name
+ * without its extension); "" when it asks for none. The caller opens it
+ * (mb_context_trace_open; mbench run --config does, and --trace wins). */
+MB_API const char *mb_plan_trace(const mb_plan_t *plan);
+
 /* What the reader wants the user to know once per run: keys that have no
  * effect here ("torch_compile_mode: PyTorch-only; recorded, has no effect
  * here"), entries left out by --max-flop, overrides. Owned by the plan. */

@@ -128,6 +128,30 @@ mb_status_t mb__jax_csv_path(mb__pb_t *pb, const mb_cfg_node_t *n,
   return mb__foreign_join(pb, n, path, csv, file, out, cap);
 }
 
+mb_status_t mb__jax_trace_dir(mb__pb_t *pb, const mb_cfg_node_t *n,
+                              const char *path) {
+  const char *dir;
+  mb_status_t st = mb__pb_string(pb, n, path, &dir);
+  if (st != MB_OK) return st;
+  if (!*dir)
+    return mb__pb_error(pb, n, path,
+                        "is empty: give a directory (the run's trace goes "
+                        "there)");
+  if (strstr(dir, "://"))
+    return mb__plan_note(pb,
+                         "%s: %s: %s is not a local directory: no trace is "
+                         "written for it (--trace FILE writes one)",
+                         pb->file, path, dir);
+  const char *base = strrchr(pb->file, '/');
+  base = base ? base + 1 : pb->file;
+  const char *dot = strrchr(base, '.');
+  char file[512], out[4096];
+  snprintf(file, sizeof file, "%.*s.trace.json",
+           (int)(dot && dot != base ? dot - base : (long)strlen(base)), base);
+  st = mb__foreign_join(pb, n, path, dir, file, out, sizeof out);
+  return st == MB_OK ? mb__plan_set_trace(pb, "trace_dir", out) : st;
+}
+
 mb_status_t mb__jax_ignore(mb__pb_t *pb, const mb_cfg_node_t *m,
                            const char *const *keys, cJSON **ignored) {
   mb_status_t st = MB_OK;

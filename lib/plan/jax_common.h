@@ -48,6 +48,13 @@ mb_status_t mb__jax_csv_path(mb__pb_t *pb, const mb_cfg_node_t *n,
                              const char *path, const char *bench, char *out,
                              size_t cap);
 
+/* trace_dir at n asks for the run's trace: DIR/STEM.trace.json, STEM the
+ * config file's name without its extension (the suite's xprof profiles
+ * go under trace_dir too). A URL (gs://...) is no local directory: a note
+ * says no trace is written for it. */
+mb_status_t mb__jax_trace_dir(mb__pb_t *pb, const mb_cfg_node_t *n,
+                              const char *path);
+
 /* The keys of `keys` found in map m recorded in *ignored with the note
  * "has no effect here (XLA/TPU-only): recorded". */
 mb_status_t mb__jax_ignore(mb__pb_t *pb, const mb_cfg_node_t *m,

@@ -64,6 +64,7 @@ void mb_plan_destroy(mb_plan_t *plan) {
   for (size_t i = 0; i < plan->num_notes; i++) free(plan->notes[i]);
   free(plan->notes);
   free(plan->names);
+  free(plan->trace);
   free(plan);
 }
 
@@ -190,6 +191,28 @@ mb_status_t mb__plan_note(mb__pb_t *pb, const char *fmt, ...) {
   if (!copy) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
   plan->notes[plan->num_notes++] = copy;
   return MB_OK;
+}
+
+mb_status_t mb__plan_set_trace(mb__pb_t *pb, const char *key,
+                               const char *path) {
+  mb_plan_t *plan = pb->plan;
+  if (plan->trace) /* one trace per run: the first asked for */
+    return strcmp(plan->trace, path)
+               ? mb__plan_note(pb,
+                               "%s: `%s`: one trace per run, written to %s "
+                               "(the file's other trace paths are not)",
+                               pb->file, key, plan->trace)
+               : MB_OK;
+  if (!(plan->trace = mb__strdup(path)))
+    return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  return mb__plan_note(pb,
+                       "%s: `%s`: the run's trace (Chrome/Perfetto JSON) "
+                       "goes to %s (--trace FILE chooses another)",
+                       pb->file, key, path);
+}
+
+const char *mb_plan_trace(const mb_plan_t *plan) {
+  return plan && plan->trace ? plan->trace : "";
 }
 
 /* ---- the front door -------------------------------------------------------

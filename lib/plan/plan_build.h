@@ -64,6 +64,11 @@ typedef struct mb__plan_item {
  * appends it; the error names item->at / item->path. */
 mb_status_t mb__plan_add(mb__pb_t *pb, const mb__plan_item_t *item);
 
+/* The run's trace file, as the file's `key` asks (torchao's
+ * enable_profiler, the JAX suite's trace_dir): the first one asked for is
+ * the run's, with a note saying where; a later other path gets a note. */
+mb_status_t mb__plan_set_trace(mb__pb_t *pb, const char *key, const char *path);
+
 /* A note for the user (printf-style); the same text is kept once. */
 mb_status_t mb__plan_note(mb__pb_t *pb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -29,6 +29,8 @@ struct mb_plan {
    * entry index + 1 (0: empty); `names_cap` is a power of two. */
   size_t *names;
   size_t names_cap;
+  /* Where the file asks for the run's trace (mb_plan_trace); NULL: none */
+  char *trace;
 };
 
 /* An entry's storage freed; its public view re-pointed at its strings

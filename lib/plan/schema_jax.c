@@ -33,11 +33,12 @@ static const char *const k_bench_keys[] = {"benchmark_name",
                                            "topology",
                                            "warmup_tries",
                                            NULL};
-/* XLA/TPU outputs (profiles, metrics for XLML, HLO dumps), and the TPU
+/* XLA/TPU outputs (metrics for XLML, HLO dumps; trace_dir asks for the
+ * run's trace: mb__jax_trace_dir), and the TPU
  * slice's topology (run_benchmark.py passes it to every combination: the
  * all-to-all's theoretical ICI peak). */
-static const char *const k_xla_keys[] = {"trace_dir", "xlml_metrics_dir",
-                                         "xla_dump_dir", "topology", NULL};
+static const char *const k_xla_keys[] = {"xlml_metrics_dir", "xla_dump_dir",
+                                         "topology", NULL};
 
 /* One key of a sweep map: the parameter it sets (suffix `_range` or
  * `_list` dropped) and its values, in order. */
@@ -511,6 +512,10 @@ static mb_status_t read_block(mb__pb_t *pb, const mb_cfg_node_t *bench,
   if ((n = mb__cfg_get(bench, "csv_path"))) {
     mb__path_key(here, sizeof here, bpath, "csv_path");
     st = mb__jax_csv_path(pb, n, here, blk->name, blk->csv, sizeof blk->csv);
+  }
+  if (st == MB_OK && (n = mb__cfg_get(bench, "trace_dir"))) {
+    mb__path_key(here, sizeof here, bpath, "trace_dir");
+    st = mb__jax_trace_dir(pb, n, here);
   }
   if (st == MB_OK) st = mb__jax_ignore(pb, bench, k_xla_keys, &blk->ignored);
   /* Some upstream collective configs set it on the benchmark, where

@@ -32,8 +32,8 @@ static const char *const k_base_keys[] = {
 /* Profiling and roofline inputs of the suite's TPU runs; min_duration_s
  * extends its sampling in time, which our fixed num_runs replaces. */
 static const char *const k_ignored_keys[] = {
-    "xprof_timing",   "xprof_dir", "system",         "use_trace_roofline",
-    "hardware_stats", "trace_dir", "min_duration_s", NULL};
+    "xprof_timing",   "xprof_dir",      "system", "use_trace_roofline",
+    "hardware_stats", "min_duration_s", NULL};
 
 /* The names the current registry defines that we run (jax_names.c has them
  * all); parameters and defaults from each benchmark's dataclass. */
@@ -352,6 +352,11 @@ static mb_status_t read_item(mb__pb_t *pb, mb__sweep_item_t *item, char *why,
       mb__path_key(here, sizeof here, l ? "global" : item->path, "csv_path");
       st = mb__jax_csv_path(pb, csv, here, item->name, item->csv,
                             sizeof item->csv);
+    }
+    const mb_cfg_node_t *trace = mb__cfg_get(layers[l], "trace_dir");
+    if (st == MB_OK && trace) {
+      mb__path_key(here, sizeof here, l ? "global" : item->path, "trace_dir");
+      st = mb__jax_trace_dir(pb, trace, here);
     }
     if (st == MB_OK)
       st = mb__jax_ignore(pb, layers[l], k_ignored_keys, &item->ignored);

@@ -47,10 +47,11 @@ static const char *const k_group_keys[] = {"name",
                                            NULL};
 
 /* Accepted so torchao's files load unchanged; nothing here compiles a graph
- * or runs PyTorch's profilers. */
-static const char *const k_torch_only[] = {
-    "use_torch_compile", "torch_compile_mode",     "compile",
-    "enable_profiler",   "enable_memory_profiler", NULL};
+ * or runs PyTorch's memory profiler. (enable_profiler asks for the run's
+ * trace: read_profiler.) */
+static const char *const k_torch_only[] = {"use_torch_compile",
+                                           "torch_compile_mode", "compile",
+                                           "enable_memory_profiler", NULL};
 
 static const char *const k_shape_keys[] = {"name", "shapes", "min_power",
                                            "max_power", NULL};
@@ -259,6 +260,24 @@ static mb_status_t read_device(mb__pb_t *pb, const mb_cfg_node_t *item,
   return mb__pb_error(pb, n, here,
                       "unknown device \"%s\"; valid: cuda, cpu, xpu, mps",
                       g->device);
+}
+
+/* enable_profiler: true asks for the run's trace where torchao's profiler
+ * writes, the output directory (beside results.csv): OUTPUT_DIR/trace.json
+ * (docs/measurement.md, "Traces"). */
+static mb_status_t read_profiler(mb__pb_t *pb, const file_facts_t *f,
+                                 const mb_cfg_node_t *item, const char *path) {
+  const mb_cfg_node_t *n = mb__cfg_get(item, "enable_profiler");
+  char here[PATH_CAP], trace[4096];
+  int on = 0;
+  if (!n) return MB_OK;
+  mb__path_key(here, sizeof here, path, "enable_profiler");
+  mb_status_t st = mb__pb_bool(pb, n, here, &on);
+  if (st == MB_OK && on)
+    st = mb__foreign_join(pb, n, here, f->output_dir, "trace.json", trace,
+                          sizeof trace);
+  return st == MB_OK && on ? mb__plan_set_trace(pb, "enable_profiler", trace)
+                           : st;
 }
 
 static mb_status_t read_group(mb__pb_t *pb, const mb_cfg_node_t *item,
@@ -500,6 +519,7 @@ static mb_status_t add_group(mb__pb_t *pb, const file_facts_t *f,
                .hp = MB_DTYPE_BF16,
                .hp_torch = "torch.bfloat16"};
   mb_status_t st = read_group(pb, item, path, &g);
+  if (st == MB_OK) st = read_profiler(pb, f, item, path);
   const mb_cfg_node_t *shapes =
       st == MB_OK ? mb__cfg_get(item, "matrix_shapes") : NULL;
   char here[PATH_CAP];

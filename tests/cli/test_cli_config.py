@@ -149,6 +149,13 @@ class Config(unittest.TestCase):
         with open(os.path.join(self.dir, "results", "results.csv")) as f:
             rows = list(csv.DictReader(f))
         self.assertEqual(len(rows), 2)
+        # enable_profiler: the run's trace beside it, a slice per result
+        trace = os.path.join(self.dir, "results", "trace.json")
+        self.assertIn("the run's trace (Chrome/Perfetto JSON) goes to " +
+                      trace, p.stderr)
+        with open(trace) as f:
+            names = {e["name"] for e in json.load(f)}
+        self.assertLessEqual({r["id"] for r in rs}, names)
 
     def test_jax_csv_path_and_num_runs(self):
         path = self.write("jax.yaml", f"""\
@@ -172,6 +179,10 @@ class Config(unittest.TestCase):
         with open(os.path.join(self.dir, "csv", "add.csv")) as f:
             rows = list(csv.reader(f))
         self.assertEqual(len(rows), 4)  # header + 3
+        # trace_dir: the run's trace there, named after the config
+        with open(os.path.join(self.dir, "trace", "jax.trace.json")) as f:
+            names = {e["name"] for e in json.load(f)}
+        self.assertLessEqual({r["id"] for r in rs}, names)
         self.assertIn("median_ns", rows[0])
         # Run again: the CSV it wrote exists now, and replacing it is said.
         p = mbench("run", "--config", path, "--backend", "cpu", "-f", "json")

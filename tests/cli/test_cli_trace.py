@@ -75,6 +75,26 @@ class Trace(unittest.TestCase):
         # each child is its own process on the parent's clock
         self.assertEqual(len({b["pid"] for b in benches}), 2)
 
+    def test_trace_option_wins_over_the_config(self):
+        tdir = os.path.join(self.tmp.name, "tdir")
+        cfg = os.path.join(self.tmp.name, "j.yaml")
+        with open(cfg, "w") as f:
+            f.write('benchmarks:\n- benchmark_name: "add"\n'
+                    f'  trace_dir: "{tdir}"\n'
+                    '  benchmark_sweep_params:\n'
+                    '    - { m: 64, n: 64, num_runs: 3 }\n')
+        p = mbench("run", "--config", cfg, "--backend", "cpu", "-o",
+                   self.out, "--trace", self.trace)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_run(slices(self.trace), results(self.out))
+        self.assertFalse(os.path.exists(os.path.join(tdir, "j.trace.json")))
+        # without --trace, trace_dir's file (its directory made)
+        p = mbench("run", "--config", cfg, "--backend", "cpu", "-o",
+                   self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_run(slices(os.path.join(tdir, "j.trace.json")),
+                       results(self.out))
+
     def test_bad_path(self):
         for bad in (self.tmp.name, "/nonexistent/dir/t.json"):
             p = mbench("run", "--op", "add", "--shape", "64x64",
