@@ -34,7 +34,7 @@ static int setup(void **state) {
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(g_root)) return -1;
   snprintf(g_dir, sizeof g_dir, "%s/not/yet", g_root);
-  snprintf(g_file, sizeof g_file, "%s/cpu-peak-v1", g_dir);
+  snprintf(g_file, sizeof g_file, "%s/cpu-peak-v2", g_dir);
   snprintf(g_bw_file, sizeof g_bw_file, "%s/copy-bandwidth-v1-cpu-0", g_dir);
   unsetenv("MB_REMEASURE_PEAK");
   return setenv("MB_CACHE_DIR", g_dir, 1);

@@ -10,10 +10,17 @@
  * 4-6 × 2 ports ≤ 16), and the accumulators are combined and stored to a
  * volatile so nothing is elided.
  *
+ * bf16 and int8 have two kinds of loop on a CPU with AMX: the vector
+ * dot-products and the tile ones (cpu_peak_amx.c). Every loop the machine can
+ * run is measured and the dtype's peak is the fastest, since a GEMM may use
+ * whichever unit is faster: the peak is the machine's best for the dtype, not
+ * one instruction set's.
+ *
  * This file is always compiled optimised and uninstrumented (see
  * CMakeLists.txt): at -O0, or under a sanitizer, the accumulators live in
  * memory and the "peak" is a store-forwarding benchmark. */
 #include "cpu_internal.h"
+#include "cpu_peak_amx.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -34,7 +41,8 @@ typedef float (*peak_loop_fn)(uint64_t iters);
 
 typedef struct peak_loop {
   const char *isa;
-  int (*supported)(void);
+  int (*supported)(void); /* NULL: an AMX loop, see amx */
+  unsigned amx;           /* the MB_CPU_AMX_* feature an AMX loop needs */
   double flop_per_iter;
   peak_loop_fn run;
 } peak_loop_t;
@@ -151,30 +159,56 @@ static int always(void) {
 /* Widest first; the first supported entry is used. */
 static const peak_loop_t f32_loops[] = {
 #ifdef MB_CPU_X86
-    {"avx512f", has_avx512f, 2.0 * 16 * AVX512_ACC, fma_avx512},
-    {"avx2+fma", has_avx2_fma, 2.0 * 8 * AVX2_ACC, fma_avx2},
+    {"avx512f", has_avx512f, 0u, 2.0 * 16 * AVX512_ACC, fma_avx512},
+    {"avx2+fma", has_avx2_fma, 0u, 2.0 * 8 * AVX2_ACC, fma_avx2},
 #endif
-    {"scalar", always, 2.0 * SCALAR_ACC, fma_scalar},
+    {"scalar", always, 0u, 2.0 * SCALAR_ACC, fma_scalar},
 };
 
+/* Every usable entry is measured; the fastest is the peak. */
 static const peak_loop_t bf16_loops[] = {
+    {"amx_bf16 tdpbf16ps", NULL, MB_CPU_AMX_BF16, MB_CPU_AMX_BF16_FLOP_PER_ITER,
+     mb__cpu_amx_bf16_loop},
 #ifdef MB_CPU_X86
-    {"avx512_bf16", has_avx512_bf16, 64.0 * AVX512_ACC, dp_bf16_avx512},
+    {"avx512_bf16 vdpbf16ps", has_avx512_bf16, 0u, 64.0 * AVX512_ACC,
+     dp_bf16_avx512},
 #endif
-    {NULL, NULL, 0.0, NULL},
 };
 
 static const peak_loop_t i8_loops[] = {
+    {"amx_int8 tdpbssd", NULL, MB_CPU_AMX_INT8, MB_CPU_AMX_I8_FLOP_PER_ITER,
+     mb__cpu_amx_i8_loop},
 #ifdef MB_CPU_X86
-    {"avx512_vnni", has_avx512_vnni, 128.0 * AVX512_ACC, dp_i8_avx512},
+    {"avx512_vnni vpdpbusd", has_avx512_vnni, 0u, 128.0 * AVX512_ACC,
+     dp_i8_avx512},
 #endif
-    {NULL, NULL, 0.0, NULL},
 };
 
-static const peak_loop_t *first_supported(const peak_loop_t *loops, size_t n) {
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Whether this machine runs `loop`; amx: what mb__cpu_amx_usable granted. */
+static int usable(const peak_loop_t *loop, unsigned amx) {
+  return loop->supported ? loop->supported() : (loop->amx & amx) != 0;
+}
+
+static const peak_loop_t *first_supported(const peak_loop_t *loops, size_t n,
+                                          unsigned amx) {
   for (size_t i = 0; i < n; ++i)
-    if (loops[i].supported && loops[i].supported()) return &loops[i];
+    if (usable(&loops[i], amx)) return &loops[i];
   return NULL;
+}
+
+/* The usable loops' names joined by '+' ("amx_bf16 tdpbf16ps+avx512_bf16
+ * vdpbf16ps"), or `none`: what the cache is keyed by. */
+static void names(const peak_loop_t *loops, size_t n, unsigned amx,
+                  const char *none, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < n; ++i)
+    if (usable(&loops[i], amx) && len < cap)
+      len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? "+" : "",
+                              loops[i].isa);
+  if (!out[0]) snprintf(out, cap, "%s", none);
 }
 
 /* Runs `loop` on this thread for at least `seconds`; returns FLOP/s. */
@@ -232,27 +266,56 @@ static double measure_stable(const mb_cpu_state_t *st,
   return best;
 }
 
+/* The fastest of the usable `loops` (FLOP/s; 0 with none) and, in `won`,
+ * its name followed by the others' rates ("amx_bf16 tdpbf16ps (avx512_bf16
+ * vdpbf16ps 173 G)"), so peak_source shows that each was measured. */
+static double fastest(const mb_cpu_state_t *st, const peak_loop_t *loops,
+                      size_t n, unsigned amx, char *won, size_t cap) {
+  double rates[4] = {0};
+  size_t best = n;
+  for (size_t i = 0; i < n && i < COUNT(rates); ++i) {
+    if (!usable(&loops[i], amx)) continue;
+    rates[i] = measure_stable(st, &loops[i]);
+    if (best == n || rates[i] > rates[best]) best = i;
+  }
+  if (best == n) return 0.0;
+  size_t len = (size_t)snprintf(won, cap, "%s", loops[best].isa);
+  const char *open = " (";
+  for (size_t i = 0; i < n && i < COUNT(rates) && len < cap; ++i) {
+    if (i == best || rates[i] == 0.0) continue;
+    len += (size_t)snprintf(won + len, cap - len, "%s%s %.0f G", open,
+                            loops[i].isa, 1e-9 * rates[i]);
+    open = ", ";
+  }
+  if (open[0] == ',' && len < cap) snprintf(won + len, cap - len, ")");
+  return rates[best];
+}
+
 void mb__cpu_peak_measure(mb_cpu_state_t *st) {
-  const peak_loop_t *f32 =
-      first_supported(f32_loops, sizeof f32_loops / sizeof f32_loops[0]);
-  const peak_loop_t *bf16 =
-      first_supported(bf16_loops, sizeof bf16_loops / sizeof bf16_loops[0]);
-  /* Without a dot-product instruction there is no int8 roof worth quoting. */
-  const peak_loop_t *i8 =
-      first_supported(i8_loops, sizeof i8_loops / sizeof i8_loops[0]);
-  char loops[96];
-  snprintf(loops, sizeof loops, "f32 %s, bf16 %s, i8 %s", f32->isa,
-           bf16 ? bf16->isa : "as f32", i8 ? i8->isa : "unknown");
+  /* Asked before any loop runs on the pinned threads: the tile permission
+   * is the process's, and the cache key says whether AMX is in. */
+  char no_amx[160];
+  const unsigned amx = mb__cpu_amx_usable(no_amx, sizeof no_amx);
+  const peak_loop_t *f32 = first_supported(f32_loops, COUNT(f32_loops), amx);
+  char bf16[96], i8[96], loops[224];
+  /* Without bf16 dot-products bf16 math is converted to f32; without int8
+   * ones there is no int8 roof worth quoting. */
+  names(bf16_loops, COUNT(bf16_loops), amx, "as f32", bf16, sizeof bf16);
+  names(i8_loops, COUNT(i8_loops), amx, "unknown", i8, sizeof i8);
+  snprintf(loops, sizeof loops, "f32 %s, bf16 %s, i8 %s", f32->isa, bf16, i8);
   mb_cpu_peak_cache_t cache;
   mb__cpu_peak_cache_init(st, loops, &cache);
   if (mb__cpu_peak_cache_load(st, &cache)) return;
   st->peak[MB_DTYPE_F32] = measure_stable(st, f32);
-  /* Without bf16 dot-product instructions bf16 math is converted to f32. */
   st->peak[MB_DTYPE_BF16] =
-      bf16 ? measure_stable(st, bf16) : st->peak[MB_DTYPE_F32];
-  st->peak[MB_DTYPE_I8] = i8 ? measure_stable(st, i8) : 0.0;
+      fastest(st, bf16_loops, COUNT(bf16_loops), amx, bf16, sizeof bf16);
+  if (st->peak[MB_DTYPE_BF16] == 0.0)
+    st->peak[MB_DTYPE_BF16] = st->peak[MB_DTYPE_F32];
+  st->peak[MB_DTYPE_I8] =
+      fastest(st, i8_loops, COUNT(i8_loops), amx, i8, sizeof i8);
   snprintf(st->peak_source, sizeof st->peak_source,
-           "measured: FMA loop, %s, %u thread%s", loops, st->threads,
-           st->threads == 1 ? "" : "s");
+           "measured: FMA loops, f32 %s, bf16 %s, i8 %s, %u thread%s%s%s",
+           f32->isa, bf16, i8, st->threads, st->threads == 1 ? "" : "s",
+           no_amx[0] ? "; " : "", no_amx);
   mb__cpu_peak_cache_store(st, &cache);
 }
