@@ -199,6 +199,11 @@ static void test_benchmark_samples(void **state) {
   }
   assert_int_equal(samples, n);
   assert_int_equal(flushes, n); /* cold: each sample flushed first */
+  /* The context's first benchmark measured the copy bandwidth (or read
+   * its cache) first, inside it. */
+  const cJSON *bw = find(doc, "calibration: copy bandwidth");
+  assert_non_null(bw);
+  assert_inside(bw, bench);
   const cJSON *check = find(doc, "check");
   assert_non_null(check);
   assert_inside(check, bench);
@@ -358,6 +363,31 @@ static void test_append(void **state) {
   unlink(path);
 }
 
+/* The device's flush check runs copy benchmarks: they nest in a slice
+ * that says they are calibration. */
+static void test_calibration(void **state) {
+  (void)state;
+  char path[256];
+  trace_path(path, sizeof path, "calibration");
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, "cpu", 0, &dev), MB_OK);
+  assert_int_equal(mb_context_trace_open(ctx, path, 0), MB_OK);
+  mb_calibration_t cal = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(dev, &cal), MB_OK);
+  mb_context_destroy(ctx); /* closes the trace */
+  cJSON *doc = parse_file(path);
+  check_well_formed(doc);
+  const cJSON *flush = find(doc, "calibration: flush check");
+  assert_non_null(flush);
+  assert_string_equal(str(args_of(flush), "backend"), "cpu");
+  const cJSON *copy = find_prefix(doc, "copy/");
+  assert_non_null(copy);
+  assert_inside(copy, flush);
+  cJSON_Delete(doc);
+  unlink(path);
+}
+
 static void test_bad_path(void **state) {
   (void)state;
   assert_int_equal(mb_context_trace_open(g_ctx, "/tmp", 0), MB_ERR_INVALID_ARG);
@@ -438,6 +468,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_composite_steps),
       cmocka_unit_test(test_killed_prefix),
       cmocka_unit_test(test_append),
+      cmocka_unit_test(test_calibration),
       cmocka_unit_test(test_bad_path),
       cmocka_unit_test(test_ranges),
   };

@@ -13,6 +13,7 @@
 #include "results/result.h"
 #include "measure/stats.h"
 #include "measure/timing.h"
+#include "measure/trace.h"
 #include "ops/kernel.h"
 
 /* ---- the flush check ----------------------------------------------------- */
@@ -244,10 +245,27 @@ static void measure_bandwidth(mb_device_t *dev) {
   mb__bandwidth_cache_store(dev, dev->cal_copy_note, sizeof dev->cal_copy_note);
 }
 
+/* A calibration step in the context's trace (the flush check's copy
+ * benchmarks nest in it), named so it is not taken for a result. */
+static void trace_step(mb_device_t *dev, const char *what, double t0,
+                       const char *note) {
+  cJSON *args;
+  if (!dev->ctx->trace) return;
+  cJSON *ev = mb__trace_slice(what, t0, mb__trace_now_us(), &args);
+  if (!ev) return;
+  cJSON_AddStringToObject(args, "backend", dev->backend->name);
+  cJSON_AddNumberToObject(args, "device_index", dev->index);
+  cJSON_AddStringToObject(args, "note", note);
+  mb__trace_emit(dev->ctx, ev);
+  mb__trace_flush(dev->ctx);
+}
+
 double mb__device_bandwidth(mb_device_t *dev) {
   if (!dev->cal_copy_done) {
     dev->cal_copy_done = 1; /* once, whatever the outcome */
+    const double t0 = dev->ctx->trace ? mb__trace_now_us() : 0;
     measure_bandwidth(dev);
+    trace_step(dev, "calibration: copy bandwidth", t0, dev->cal_copy_note);
   }
   return dev->cal.copy_gbps;
 }
@@ -259,7 +277,9 @@ mb_status_t mb_device_calibration(mb_device_t *dev, mb_calibration_t *out) {
   if (st != MB_OK) return st;
   if (!dev->cal_flush_done) {
     dev->cal_flush_done = 1; /* also guards against re-entry */
+    const double t0 = dev->ctx->trace ? mb__trace_now_us() : 0;
     flush_check(dev);
+    trace_step(dev, "calibration: flush check", t0, dev->cal_note);
   }
   mb__device_bandwidth(dev);
   mb_calibration_t cal = dev->cal;
