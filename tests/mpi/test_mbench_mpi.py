@@ -235,6 +235,23 @@ class Sharded(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.count("plan: "), 1)
 
+    def test_trace_per_rank(self):
+        # rank 0 writes FILE, rank N FILE.rankN (before the extension),
+        # each with its rank as pid and its own share's benchmarks
+        out, trace = self.path("t.json"), self.path("trace.json")
+        p = mbench(*RUN, "-o", out, "--trace", trace, ranks=2)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        names = set()
+        for rank, path in ((0, trace), (1, self.path("trace.rank1.json"))):
+            with open(path) as f:
+                events = json.load(f)
+            self.assertEqual({e["pid"] for e in events}, {rank}, path)
+            names |= {e["name"] for e in events if e["ph"] == "X"}
+        # (an entry the plan skips never runs: no slice)
+        ran = {r["id"] for r in load(out) if r["status"] != "skipped"}
+        self.assertTrue(ran)
+        self.assertLessEqual(ran, names)
+
     def test_bad_mode(self):
         p = mbench(*RUN, "--ranks-mode", "fast", ranks=2)
         self.assertEqual(p.returncode, 2)
