@@ -76,12 +76,11 @@ static int write_png(const char *const *paths, size_t count,
 }
 
 static int parse(int argc, char **argv, cli_opts_t *o, const char **words,
-                 size_t max_words, size_t *nwords,
-                 mb_report_html_options_t *ho) {
+                 size_t max_words, size_t *nwords, mb_report_html_options_t *ho,
+                 mb_compare_options_t *cmp) {
   cli_init_opts(o);
-  const mb_compare_options_t defaults = MB_COMPARE_OPTIONS_INIT;
-  o->threshold = defaults.threshold_pct;
-  o->alpha = defaults.alpha;
+  o->threshold = cmp->threshold_pct;
+  o->alpha = cmp->alpha;
   o->by = NULL;
   const int parsed = cli_parse_command(&k_report_command, argc, argv, 2, o,
                                        words, max_words, nwords);
@@ -97,11 +96,11 @@ static int parse(int argc, char **argv, cli_opts_t *o, const char **words,
                      o->output);
   ho->title = o->title;
   ho->plot = o->plot;
-  ho->compare = defaults;
-  ho->compare.threshold_pct = o->threshold;
-  ho->compare.alpha = o->alpha;
+  ho->compare = cmp;
+  cmp->threshold_pct = o->threshold;
+  cmp->alpha = o->alpha;
   if (o->by && strcmp(o->by, "problem") == 0)
-    ho->compare.match_problem = 1;
+    cmp->match_problem = 1;
   else if (o->by && strcmp(o->by, "id") != 0)
     return cli_error("report", "--by \"%s\": valid: id, problem", o->by);
   return 0;
@@ -113,7 +112,8 @@ int cmd_report(int argc, char **argv) {
   const char **words = calloc(max_words, sizeof *words);
   if (!words) return cli_error("report", "out of memory");
   mb_report_html_options_t ho = MB_REPORT_HTML_OPTIONS_INIT;
-  int rc = parse(argc, argv, &o, words, max_words, &nwords, &ho);
+  mb_compare_options_t cmp = MB_COMPARE_OPTIONS_INIT;
+  int rc = parse(argc, argv, &o, words, max_words, &nwords, &ho, &cmp);
   if (rc == 0 && ends_with(o.output, ".png"))
     rc = write_png(words, nwords, &ho, o.output);
   else if (rc == 0 && mb_report_html(words, nwords, &ho, o.output) != MB_OK)

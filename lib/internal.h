@@ -149,6 +149,8 @@ mb_status_t mb__devices_init(mb_context_t *ctx);
     "use MB_PLAN_OPTIONS_INIT")                                                \
   X(COMPARE_OPTIONS, mb_compare_options_t, struct_size, match_problem,         \
     "use MB_COMPARE_OPTIONS_INIT")                                             \
+  X(REPORT_HTML_OPTIONS, mb_report_html_options_t, struct_size, compare,       \
+    "use MB_REPORT_HTML_OPTIONS_INIT")                                         \
   X(BENCH_SPEC, mb_bench_spec_t, struct_size, flags, "use MB_BENCH_SPEC_INIT") \
   X(FILL, mb_fill_t, struct_size, b, "use MB_FILL_INIT")                       \
   X(PLACEMENT, mb_placement_t, struct_size, host, "use MB_PLACEMENT_INIT")     \

@@ -295,6 +295,19 @@ static void test_errors_name_the_input(void **state) {
   assert_int_equal(mb_report_html(&in, 1, &o, out), MB_ERR_INVALID_ARG);
   assert_non_null(strstr(mb_error_last(), "no recipes ran"));
   assert_int_equal(access(out, F_OK), -1);
+  /* bad compare options are an error even with one input; a struct that
+   * is not ours is refused */
+  mb_compare_options_t cmp = MB_COMPARE_OPTIONS_INIT;
+  cmp.alpha = 2;
+  o.plot = NULL;
+  o.compare = &cmp;
+  assert_int_equal(mb_report_html(&in, 1, &o, out), MB_ERR_INVALID_ARG);
+  assert_non_null(strstr(mb_error_last(), "mb_report_html: alpha 2"));
+  assert_int_equal(access(out, F_OK), -1);
+  o.compare = NULL;
+  o.struct_size = 4;
+  assert_int_equal(mb_report_html(&in, 1, &o, out), MB_ERR_INVALID_ARG);
+  assert_non_null(strstr(mb_error_last(), "mb_report_html_options_t"));
   /* the output is an input: refused, the input kept */
   char *before = slurp(in);
   assert_int_equal(mb_report_html(&in, 1, NULL, in), MB_ERR_INVALID_ARG);

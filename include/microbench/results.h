@@ -137,15 +137,13 @@ typedef struct mb_report_html_options {
   /* NULL or "": the whole HTML report; "roofline", "heatmap", "shapes",
    * "compare": that one chart alone as a standalone SVG document */
   const char *plot;
-  mb_compare_options_t compare; /* two inputs: how they are compared;
-                                   struct_size 0 = MB_COMPARE_OPTIONS_INIT */
+  /* Two inputs: how they are compared (NULL: MB_COMPARE_OPTIONS_INIT).
+   * A pointer, not the struct, so that either can grow by appending. Bad
+   * options are an error whatever the number of inputs. */
+  const mb_compare_options_t *compare;
 } mb_report_html_options_t;
-#define MB_REPORT_HTML_OPTIONS_INIT                 \
-  {                                                 \
-    sizeof(mb_report_html_options_t), NULL, NULL, { \
-      0, 0.0, 0, 0.0                                \
-    }                                               \
-  }
+#define MB_REPORT_HTML_OPTIONS_INIT \
+  { sizeof(mb_report_html_options_t), NULL, NULL, NULL }
 /* Reads the result files (documents or JSON-lines streams), writes out_path
  * atomically (tmp + rename). opts NULL: defaults. Errors name file/field.
  * The report is one self-contained HTML file (inline SVG charts, nothing

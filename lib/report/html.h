@@ -34,6 +34,7 @@ typedef struct mb__hdev {
 
 typedef struct mb__html {
   const mb_report_html_options_t *opts;
+  mb_compare_options_t compare; /* opts->compare, read and checked */
   const char *const *paths;
   mb_results_t **sets;
   size_t num_sets;

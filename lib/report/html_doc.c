@@ -7,6 +7,7 @@
 
 #include "microbench.h"
 #include "report/html.h"
+#include "results/results_internal.h"
 
 typedef size_t (*chart_fn)(mb__sbuf_t *, const mb__html_t *, double *,
                            double *);
@@ -184,18 +185,23 @@ mb_status_t mb_report_html(const char *const *paths, size_t count,
                            const mb_report_html_options_t *opts,
                            const char *out_path) {
   mb_report_html_options_t o = MB_REPORT_HTML_OPTIONS_INIT;
-  if (opts) o = *opts;
-  if (o.compare.struct_size == 0)
-    o.compare = (mb_compare_options_t)MB_COMPARE_OPTIONS_INIT;
+  mb__html_t m = {.opts = &o};
   if (!out_path || !paths || count == 0)
     return mb__fail(MB_ERR_INVALID_ARG,
                     "mb_report_html: needs result files and an output path");
+  mb_status_t st = MB_OK;
+  if (opts)
+    st = mb__struct_in(MB__STRUCT_REPORT_HTML_OPTIONS, "mb_report_html", opts,
+                       &o);
+  /* Bad compare options are the caller's mistake even with one input. */
+  if (st == MB_OK)
+    st = mb__compare_options_in("mb_report_html", o.compare, &m.compare);
+  if (st != MB_OK) return st;
   size_t k = NUM_PLOTS;
   const int plotting = o.plot && *o.plot;
   if (plotting && find_plot(o.plot, &k) != MB_OK) return MB_ERR_INVALID_ARG;
-  mb_status_t st = mb_report_check_output(out_path, paths, count);
+  st = mb_report_check_output(out_path, paths, count);
   if (st != MB_OK) return st;
-  mb__html_t m = {.opts = &o};
   mb__sbuf_t b = {0};
   st = mb__html_load(&m, paths, count);
   if (st == MB_OK && plotting)

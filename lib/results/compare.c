@@ -333,22 +333,26 @@ static mb_status_t build_rows(mb_comparison_t *c, const mb_results_t *base,
   return st;
 }
 
-static mb_status_t check_options(const mb_compare_options_t *o) {
-  if (!isfinite(o->threshold_pct) || o->threshold_pct < 0)
+mb_status_t mb__compare_options_in(const char *fn,
+                                   const mb_compare_options_t *given,
+                                   mb_compare_options_t *out) {
+  *out = (mb_compare_options_t)MB_COMPARE_OPTIONS_INIT;
+  mb_status_t st = MB_OK;
+  if (given) st = mb__struct_in(MB__STRUCT_COMPARE_OPTIONS, fn, given, out);
+  if (st != MB_OK) return st;
+  if (!isfinite(out->threshold_pct) || out->threshold_pct < 0)
     return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_results_compare: threshold_pct %g; expected a "
-                    "percentage >= 0",
-                    o->threshold_pct);
-  if (!(o->alpha > 0 && o->alpha <= 1))
+                    "%s: threshold_pct %g; expected a percentage >= 0", fn,
+                    out->threshold_pct);
+  if (!(out->alpha > 0 && out->alpha <= 1))
     return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_results_compare: alpha %g; expected a significance "
-                    "level in (0, 1], e.g. 0.05",
-                    o->alpha);
-  if (o->match_problem != 0 && o->match_problem != 1)
+                    "%s: alpha %g; expected a significance level in (0, 1], "
+                    "e.g. 0.05",
+                    fn, out->alpha);
+  if (out->match_problem != 0 && out->match_problem != 1)
     return mb__fail(MB_ERR_INVALID_ARG,
-                    "mb_results_compare: match_problem %d; valid: 0 (by id), "
-                    "1 (by problem)",
-                    o->match_problem);
+                    "%s: match_problem %d; valid: 0 (by id), 1 (by problem)",
+                    fn, out->match_problem);
   return MB_OK;
 }
 
@@ -359,13 +363,9 @@ mb_status_t mb_results_compare(const mb_results_t *base,
   if (!base || !new_set || !out)
     return mb__fail(MB_ERR_INVALID_ARG, "mb_results_compare: NULL argument");
   *out = NULL;
-  mb_compare_options_t full = MB_COMPARE_OPTIONS_INIT;
+  mb_compare_options_t full;
   const mb_compare_options_t *o = &full;
-  mb_status_t st = MB_OK;
-  if (opts)
-    st = mb__struct_in(MB__STRUCT_COMPARE_OPTIONS, "mb_results_compare", opts,
-                       &full);
-  if (st == MB_OK) st = check_options(o);
+  mb_status_t st = mb__compare_options_in("mb_results_compare", opts, &full);
   if (st != MB_OK) return st;
   const char *field = o->match_problem ? "problem" : "id";
   keyed_t *kb = NULL, *kn = NULL;

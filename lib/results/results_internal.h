@@ -27,6 +27,13 @@ const cJSON *mb__results_meta(const mb_results_t *set);
 const cJSON *mb__results_devices(const mb_results_t *set);
 const char *mb__results_path(const mb_results_t *set);
 
+/* The caller's compare options (NULL: MB_COMPARE_OPTIONS_INIT) read into
+ * *out and checked; errors start with `fn`. mb_results_compare's and
+ * mb_report_html's one reading of them. */
+mb_status_t mb__compare_options_in(const char *fn,
+                                   const mb_compare_options_t *given,
+                                   mb_compare_options_t *out);
+
 /* A string member, or NULL when absent or not a string. */
 const char *mb__json_str(const cJSON *obj, const char *key);
 /* A number member, or NAN when absent, null or not a number. */

@@ -1,7 +1,6 @@
 """The HTML report and its charts (mb_report_html): what ``mbench report``
 writes, from result files or from Results in memory."""
 import ctypes
-import math
 import os
 import tempfile
 
@@ -28,36 +27,30 @@ def _runs(inputs):
 
 
 def _compare_options(threshold_pct, alpha, by):
-    """mb_compare_options_t for two runs; struct_size 0 (the library's
-    defaults) when nothing is asked."""
+    """mb_compare_options_t for two runs (the library checks the values);
+    None (the library's defaults) when nothing is asked."""
     if threshold_pct is None and alpha is None and by is None:
-        return S.CompareOptions(struct_size=0)
+        return None
     opts = S.CompareOptions()
     if by is not None:
         if by not in _BY:
             raise Error("report: by %r; valid: id, problem" % (by,),
                         MB_ERR_INVALID_ARG)
         opts.match_problem = _BY[by]
-    # The comparison would only say these in the report's place for it; an
-    # argument error is the caller's to see (the library's rule,
-    # lib/results/compare.c).
-    if threshold_pct is not None:
-        if not _number(threshold_pct) or threshold_pct < 0:
-            raise Error("report: threshold_pct %r; expected a percentage "
-                        ">= 0 (5: a change below 5 %% is the same)"
-                        % (threshold_pct,), MB_ERR_INVALID_ARG)
-        opts.threshold_pct = threshold_pct
-    if alpha is not None:
-        if not _number(alpha) or not 0 < alpha <= 1:
-            raise Error("report: alpha %r; expected a significance level in "
-                        "(0, 1], e.g. 0.05" % (alpha,), MB_ERR_INVALID_ARG)
-        opts.alpha = alpha
+    # Only the type is checked here (ctypes needs a number); the range is
+    # the library's (mb_report_html names the value and the valid ones).
+    for name, value in (("threshold_pct", threshold_pct), ("alpha", alpha)):
+        if value is None:
+            continue
+        if not _number(value):
+            raise Error("report: %s %r; expected a number" % (name, value),
+                        MB_ERR_INVALID_ARG)
+        setattr(opts, name, value)
     return opts
 
 
 def _number(value):
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _text_arg(value, arg):
@@ -103,10 +96,11 @@ def report(inputs, path, plot=None, title=None, threshold_pct=None,
     if not runs:
         raise Error("report: no inputs (result files or Results)",
                     MB_ERR_INVALID_ARG)
+    cmp = _compare_options(threshold_pct, alpha, by)
     opts = S.ReportHtmlOptions(title=_text_arg(title, "title"),
                                plot=_text_arg(plot, "plot"),
-                               compare=_compare_options(threshold_pct, alpha,
-                                                        by))
+                               compare=(ctypes.pointer(cmp)
+                                        if cmp is not None else None))
     with tempfile.TemporaryDirectory(prefix="microbench-report-") as tmp:
         paths = []
         for i, run in enumerate(runs):

@@ -267,8 +267,8 @@ class ReportOptions(_Struct):
 
 
 class CompareOptions(_Struct):
-    """mb_compare_options_t (struct_size 0 inside ReportHtmlOptions: the
-    library's MB_COMPARE_OPTIONS_INIT)"""
+    """mb_compare_options_t (ReportHtmlOptions.compare points to one; NULL:
+    the library's MB_COMPARE_OPTIONS_INIT)"""
     _fields_ = [("struct_size", c_uint32), ("threshold_pct", c_double),
                 ("match_problem", c_int), ("alpha", c_double)]
     _defaults_ = {"threshold_pct": 5.0, "alpha": 0.05}
@@ -277,7 +277,7 @@ class CompareOptions(_Struct):
 class ReportHtmlOptions(_Struct):
     """mb_report_html_options_t"""
     _fields_ = [("struct_size", c_uint32), ("title", c_char_p),
-                ("plot", c_char_p), ("compare", CompareOptions)]
+                ("plot", c_char_p), ("compare", POINTER(CompareOptions))]
 
 
 # mb_bench_runner_fn: mb_status_t (*)(void *user, mb_context_t *ctx,
