@@ -8,6 +8,7 @@
  * GEMM used (as the vector-only loops did: bf16 "peak" 173 GFLOP/s, bf16
  * GEMM 1-1.8 TFLOP/s). Elsewhere those tests skip, visibly. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,12 +175,51 @@ static void test_i8_gemm_below_peak(void **state) {
   gemm_vs_peak(MB_DTYPE_I8, "amx_int8", "i8 amx_int8 tdpbssd");
 }
 
+/* An add's roof (peak_for) in a fresh context: measured (remeasure) or read
+ * from the cache; the device's bf16 peak in *device. */
+static double add_peak(int remeasure, double *device) {
+  if (remeasure) setenv("MB_REMEASURE_PEAK", "1", 1);
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, "cpu", 0, &dev), MB_OK);
+  *device = mb_device_peak_flops(dev, MB_DTYPE_BF16);
+  unsetenv("MB_REMEASURE_PEAK");
+  const mb_op_params_t p = test_shape2(MB_DTYPE_BF16, 256, 256);
+  mb_result_t *r = test_run_cpu(ctx, "add", &p, 1);
+  mb_derived_t d = MB_DERIVED_INIT;
+  assert_int_equal(mb_result_derived(r, &d), MB_OK);
+  mb_result_destroy(r);
+  mb_context_destroy(ctx);
+  return d.peak_flops;
+}
+
+/* An element-wise op cannot use the tiles: its roof stays the vector
+ * loops' bf16 peak, measured and cached with the others. */
+static void test_eltwise_keeps_vector_peak(void **state) {
+  (void)state;
+  if (!cpuinfo_flag("amx_tile") || !cpuinfo_flag("amx_bf16")) {
+    printf("  SKIP: /proc/cpuinfo has no amx_tile and amx_bf16\n");
+    skip();
+  }
+  double device = 0.0, cached_device = 0.0;
+  const double measured = add_peak(1, &device);
+  const double cached = add_peak(0, &cached_device);
+  printf("  bf16 add roof %.1f GFLOP/s (cached %.1f), device bf16 peak %.1f\n",
+         1e-9 * measured, 1e-9 * cached, 1e-9 * device);
+  assert_true(measured > 0.0);
+  /* The tile loop is many times the vector one (seen: 27x). */
+  assert_true(measured < 0.5 * device);
+  assert_true(fabs(cached - measured) <= 1.0);
+  assert_true(fabs(cached_device - device) <= 1.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_verdict),
       cmocka_unit_test(test_probe),
       cmocka_unit_test(test_bf16_gemm_below_peak),
       cmocka_unit_test(test_i8_gemm_below_peak),
+      cmocka_unit_test(test_eltwise_keeps_vector_peak),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

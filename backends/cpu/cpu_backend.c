@@ -128,6 +128,18 @@ static double cpu_peak_flops(void *state, uint32_t dev, mb_dtype_t dtype) {
   return st->peak[dtype];
 }
 
+/* A matrix multiply may run on AMX tiles (oneDNN's bf16 and int8 GEMMs
+ * do), so its roof is the dtype's peak, the machine's best; every other op
+ * runs on the vector units, so its roof is the vector loops' peak. */
+static double cpu_peak_for(void *state, uint32_t dev, const char *op,
+                           const mb_op_params_t *p) {
+  const mb_cpu_state_t *st = state;
+  if (!strncmp(op, "gemm", 4)) return cpu_peak_flops(state, dev, p->dtype);
+  if (dev != 0 || p->dtype <= MB_DTYPE_NONE || p->dtype >= MB_DTYPE_COUNT)
+    return 0;
+  return st->peak_vector[p->dtype];
+}
+
 /* ---- memory -------------------------------------------------------------- */
 
 static mb_status_t cpu_alloc(void *state, uint32_t dev, size_t bytes,
@@ -311,6 +323,7 @@ static const mb_backend_vtable_t cpu_vtable = {
     .num_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0],
     .telemetry = mb__cpu_telemetry,
     .environment = mb__cpu_environment,
+    .peak_for = cpu_peak_for,
 };
 
 /* ---- entry --------------------------------------------------------------- */

@@ -71,6 +71,9 @@ typedef struct mb_cpu_state {
 
   /* Peaks (cpu_peak.c), FLOP/s per input dtype; 0 = unknown. */
   double peak[MB_DTYPE_COUNT];
+  /* The vector loops' alone (no AMX tiles): the roof of the ops that are
+   * not matrix multiplies (peak_for). */
+  double peak_vector[MB_DTYPE_COUNT];
   char peak_source[1024]; /* with where it came from: cache path, age */
 
   /* Cache flush buffer (cpu_flush.c), allocated on first use. */

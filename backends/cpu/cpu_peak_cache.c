@@ -81,11 +81,14 @@ int mb__cpu_peak_cache_load(mb_cpu_state_t *st, const mb_cpu_peak_cache_t *c) {
                why);
     return 0;
   }
-  unsigned long long f32 = 0, bf16 = 0, i8 = 0;
+  unsigned long long f32 = 0, bf16 = 0, i8 = 0, bf16_vec = 0, i8_vec = 0;
   const int ok =
       mb__cache_file_whole(mb__cache_file_field(&p, "peak_f32"), &f32) &&
       mb__cache_file_whole(mb__cache_file_field(&p, "peak_bf16"), &bf16) &&
-      mb__cache_file_whole(mb__cache_file_field(&p, "peak_i8"), &i8);
+      mb__cache_file_whole(mb__cache_file_field(&p, "peak_i8"), &i8) &&
+      mb__cache_file_whole(mb__cache_file_field(&p, "peak_bf16_vector"),
+                           &bf16_vec) &&
+      mb__cache_file_whole(mb__cache_file_field(&p, "peak_i8_vector"), &i8_vec);
   const char *source = ok ? mb__cache_file_field(&p, "source") : NULL;
   const long long age = source && *source ? mb__cache_file_age(p) : -1;
   if (age < 0 || f32 == 0) {
@@ -95,6 +98,9 @@ int mb__cpu_peak_cache_load(mb_cpu_state_t *st, const mb_cpu_peak_cache_t *c) {
   st->peak[MB_DTYPE_F32] = (double)f32;
   st->peak[MB_DTYPE_BF16] = (double)bf16;
   st->peak[MB_DTYPE_I8] = (double)i8;
+  st->peak_vector[MB_DTYPE_F32] = (double)f32;
+  st->peak_vector[MB_DTYPE_BF16] = (double)bf16_vec;
+  st->peak_vector[MB_DTYPE_I8] = (double)i8_vec;
   char ago[32];
   mb__cache_file_format_age(age, ago, sizeof ago);
   snprintf(st->peak_source, sizeof st->peak_source,
@@ -119,9 +125,11 @@ void mb__cpu_peak_cache_store(mb_cpu_state_t *st,
   }
   char body[MB_CACHE_FILE_MAX];
   snprintf(body, sizeof body,
-           "peak_f32=%.0f\npeak_bf16=%.0f\npeak_i8=%.0f\nsource=%s\n",
+           "peak_f32=%.0f\npeak_bf16=%.0f\npeak_i8=%.0f\n"
+           "peak_bf16_vector=%.0f\npeak_i8_vector=%.0f\nsource=%s\n",
            st->peak[MB_DTYPE_F32], st->peak[MB_DTYPE_BF16],
-           st->peak[MB_DTYPE_I8], source);
+           st->peak[MB_DTYPE_I8], st->peak_vector[MB_DTYPE_BF16],
+           st->peak_vector[MB_DTYPE_I8], source);
   if (mb__cache_file_write(c->path, header, c->key, body) == 0) {
     snprintf(st->peak_source, sizeof st->peak_source,
              "%.300s (%s, cached in %s)", source, why, c->path);
