@@ -171,7 +171,7 @@ def main():
         (f"{a.module_dir}/mb_backend_*.so",
          "the backend modules (cpu, cuda, hip), loaded at start-up; "
          "MB_BACKEND_PATH is searched first"),
-        ("$XDG_CACHE_HOME/microbench/cpu-peak-v1",
+        ("$XDG_CACHE_HOME/microbench/cpu-peak-v2",
          "the CPU backend's cached peak (MB_CACHE_DIR, MB_REMEASURE_PEAK)"),
         ("$XDG_CACHE_HOME/microbench/copy-bandwidth-v1-BACKEND-INDEX",
          "a device's cached copy bandwidth, the %roof bandwidth "
