@@ -273,6 +273,31 @@ static void test_heatmap_and_plots(void **state) {
   }
 }
 
+/* A sweep of more shapes than a chart has ever held: every one gets its
+ * column and point, none merged into another (the lists are sized by the
+ * results). */
+static void test_many_shapes(void **state) {
+  (void)state;
+  enum { N = 300 };
+  static char ids[N][32];
+  res_t rs[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(ids[i], sizeof ids[i], "l/%d/int8wo", i);
+    /* the shape's N dim is median / 10: a distinct shape each */
+    rs[i] = (res_t){ids[i], "linear", "ok", "int8wo", 1000.0 + 10.0 * i,
+                    5e5,    5e4,      1.25, 0};
+  }
+  const char *in = put_doc("sweep.json", rs, N);
+  char *svg = report(&in, 1, "heatmap");
+  assert_int_equal(count(svg, "class=\"mb-cell\""), N);
+  assert_int_equal(count(svg, "rotate(-40)"), N); /* a label per column */
+  free(svg);
+  svg = report(&in, 1, "shapes");
+  assert_int_equal(count(svg, "rotate(40)"), N);
+  assert_int_equal(count(svg, "class=\"mb-spoint\""), N);
+  free(svg);
+}
+
 static void test_errors_name_the_input(void **state) {
   (void)state;
   mb_report_html_options_t o = MB_REPORT_HTML_OPTIONS_INIT;
@@ -336,6 +361,7 @@ int main(void) {
       cmocka_unit_test(test_hostile_text_escaped),
       cmocka_unit_test(test_compare_two_runs),
       cmocka_unit_test(test_heatmap_and_plots),
+      cmocka_unit_test(test_many_shapes),
       cmocka_unit_test(test_errors_name_the_input),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "measure/trace.h"
 #include "test_util.h"
 
 static mb_context_t *g_ctx;
@@ -332,6 +333,49 @@ static void test_killed_prefix(void **state) {
   unlink(path);
 }
 
+static long file_size(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  const long n = ftell(f);
+  fclose(f);
+  return n;
+}
+
+/* Events reach the file only whole, at a benchmark's end (one write):
+ * however many a benchmark makes, a kill before its end leaves the file at
+ * the last whole event, and an isolated child's writes never land inside
+ * one of its parent's. */
+static void test_events_written_whole(void **state) {
+  (void)state;
+  char path[256];
+  trace_path(path, sizeof path, "whole");
+  assert_int_equal(mb_context_trace_open(g_ctx, path, 0), MB_OK);
+  const long opened = file_size(path);
+  for (int i = 0; i < 2000; i++) { /* ~200 kB: far past any stdio buffer */
+    cJSON *args;
+    cJSON *ev = mb__trace_slice("sample", 1.0 + i, 2.0 + i, &args);
+    assert_non_null(ev);
+    cJSON_AddNumberToObject(args, "batch", i);
+    mb__trace_emit(g_ctx, ev);
+  }
+  assert_int_equal(file_size(path), opened);
+  mb__trace_flush(g_ctx);
+  char *text = slurp(path);
+  const size_t len = strlen(text);
+  assert_true(len > 100000);
+  assert_string_equal(text + len - 2, ",\n");
+  free(text);
+  assert_int_equal(mb_context_trace_close(g_ctx), MB_OK);
+  text = slurp(path);
+  cJSON *doc = cJSON_Parse(text);
+  assert_non_null(doc);
+  check_well_formed(doc);
+  cJSON_Delete(doc);
+  free(text);
+  unlink(path);
+}
+
 /* An isolated child appends to its parent's trace: one array, two
  * processes' events. */
 static void test_append(void **state) {
@@ -467,6 +511,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_benchmark_samples),
       cmocka_unit_test(test_composite_steps),
       cmocka_unit_test(test_killed_prefix),
+      cmocka_unit_test(test_events_written_whole),
       cmocka_unit_test(test_append),
       cmocka_unit_test(test_calibration),
       cmocka_unit_test(test_bad_path),

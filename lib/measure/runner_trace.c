@@ -107,7 +107,12 @@ void mb__rt_sampling(mb__run_t *r, const mb_result_t *res) {
   mb__trace_t *t = r->ctx->trace;
   if (!t || r->in_part) return;
   cJSON *args;
-  cJSON *ev = mb__trace_slice("warm-up", r->warm_t0, r->warm_t1, &args);
+  /* No warm-up ran when the timing could not begin: no slice (its times
+   * would be 0, a slice at the clock's origin). Used once. */
+  cJSON *ev = r->warm_t1 > 0
+                  ? mb__trace_slice("warm-up", r->warm_t0, r->warm_t1, &args)
+                  : NULL;
+  r->warm_t0 = r->warm_t1 = 0;
   if (ev) {
     cJSON_AddNumberToObject(args, "runs", res->stats.warmup_runs);
     mb__trace_emit(r->ctx, ev);

@@ -44,9 +44,25 @@ static int trace_pid(const mb_context_t *ctx) {
   return (int)getpid();
 }
 
+/* All of text to the file, or failed set (a regular file writes short
+ * only when the disk is full). */
+static void write_all(mb__trace_t *t, const char *text, size_t len) {
+  while (len > 0) {
+    const ssize_t n = write(t->fd, text, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      t->failed = 1;
+      return;
+    }
+    text += n;
+    len -= (size_t)n;
+  }
+}
+
 static void write_event(mb__trace_t *t, cJSON *ev) {
   char *text = ev ? cJSON_PrintUnformatted(ev) : NULL;
-  if (!text || fputs(text, t->f) < 0 || fputs(",\n", t->f) < 0) t->failed = 1;
+  if (!text) t->failed = 1;
+  if (text) mb__sbuf_printf(&t->pending, "%s,\n", text);
   free(text);
   cJSON_Delete(ev);
 }
@@ -93,8 +109,15 @@ void mb__trace_emit(mb_context_t *ctx, cJSON *ev) {
   write_event(t, ev);
 }
 
+static void flush(mb__trace_t *t) {
+  if (t->pending.oom) t->failed = 1;
+  if (t->pending.len) write_all(t, t->pending.p, t->pending.len);
+  t->pending.len = 0;
+  t->pending.oom = 0;
+}
+
 void mb__trace_flush(mb_context_t *ctx) {
-  if (ctx->trace && fflush(ctx->trace->f) != 0) ctx->trace->failed = 1;
+  if (ctx->trace) flush(ctx->trace);
 }
 
 void mb__trace_mark(mb__trace_t *t, const mb__trace_mark_t *m) {
@@ -127,21 +150,21 @@ mb_status_t mb_context_trace_open(mb_context_t *ctx, const char *path,
   if (st != MB_OK) return st;
   mb__trace_t *t = calloc(1, sizeof *t);
   if (!t) return mb__fail(MB_ERR_NO_MEMORY, "%s: out of memory", path);
-  t->f = fopen(path, flags & MB_TRACE_APPEND ? "a" : "w");
-  if (!t->f) {
+  /* Every write at the end, the parent's too: an isolated child appends
+   * while the parent waits, and the parent's next event goes after it. */
+  t->fd = open(path,
+               O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+                   (flags & MB_TRACE_APPEND ? 0 : O_TRUNC),
+               0666);
+  if (t->fd < 0) {
     free(t);
     return mb__fail(MB_ERR_IO, "%s: cannot write the trace: %s", path,
                     strerror(errno));
   }
-  /* Every write at the end, the parent's too: an isolated child appends
-   * while the parent waits, and the parent's next event goes after it. */
-  fcntl(fileno(t->f), F_SETFL, fcntl(fileno(t->f), F_GETFL) | O_APPEND);
   t->flags = flags;
   t->pid = -1;
   t->path = mb__strdup(path);
-  if (!(flags & MB_TRACE_APPEND) &&
-      (fputs("[\n", t->f) < 0 || fflush(t->f) != 0))
-    t->failed = 1;
+  if (!(flags & MB_TRACE_APPEND)) write_all(t, "[\n", 2);
   ctx->trace = t;
   return MB_OK;
 }
@@ -156,16 +179,19 @@ mb_status_t mb_context_trace_close(mb_context_t *ctx) {
     const int pid = t->pid >= 0 ? t->pid : trace_pid(ctx);
     cJSON *ev = meta("process_labels", pid, t->tid, "labels", "libmicrobench");
     char *text = ev ? cJSON_PrintUnformatted(ev) : NULL;
-    if (!text || fputs(text, t->f) < 0 || fputs("]\n", t->f) < 0) t->failed = 1;
+    if (!text) t->failed = 1;
+    if (text) mb__sbuf_printf(&t->pending, "%s]\n", text);
     free(text);
     cJSON_Delete(ev);
   }
-  const int failed = fclose(t->f) != 0 || t->failed;
+  flush(t);
+  const int failed = close(t->fd) != 0 || t->failed;
   const mb_status_t st =
       failed ? mb__fail(MB_ERR_IO, "%s: writing the trace failed: %s",
                         t->path ? t->path : "trace", strerror(errno))
              : MB_OK;
   free(t->path);
+  mb__sbuf_free(&t->pending);
   free(t->marks);
   free(t);
   return st;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "report/svg.h"
 
 /* When a sample started, when its flush ended (its start when it had
  * none) and when its timed batch ended (us); index: the sample's in the
@@ -23,7 +24,12 @@ typedef struct mb__trace_mark {
 
 typedef struct mb__trace mb__trace_t;
 struct mb__trace {
-  FILE *f;
+  int fd; /* O_APPEND: a child's and its parent's writes never overlap */
+  /* The events since the last flush, written with one write(2) at the end
+   * of each benchmark: the file only ever ends between whole events (a
+   * kill at any moment leaves a loadable prefix), and an isolated child's
+   * events never interleave with its parent's mid-line. */
+  mb__sbuf_t pending;
   char *path;
   uint32_t flags; /* MB_TRACE_* */
   int pid;        /* of the last event; -1 before the first */
@@ -45,7 +51,7 @@ cJSON *mb__trace_slice(const char *name, double t0_us, double t1_us,
  * the context has no trace. A process or rank not seen before gets its
  * name first ("M" events). */
 void mb__trace_emit(mb_context_t *ctx, cJSON *ev);
-/* Pushes the buffered events to the file (after each benchmark). */
+/* Writes the pending events to the file, whole (after each benchmark). */
 void mb__trace_flush(mb_context_t *ctx);
 /* Keeps one sample's times; an allocation failure loses the mark only. */
 void mb__trace_mark(mb__trace_t *t, const mb__trace_mark_t *m);

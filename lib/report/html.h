@@ -76,6 +76,24 @@ void mb__html_distributions(mb__sbuf_t *b, const mb__html_t *m);
 void mb__html_results_table(mb__sbuf_t *b, const mb__html_t *m);
 void mb__html_meta(mb__sbuf_t *b, const mb__html_t *m);
 
+/* html_names.c: the distinct names (ops, dtypes, shapes, recipe rows) a
+ * chart meets, in order of first appearance, each with a number (a shape's
+ * size, a dtype's peak). A chart sizes it by its results (every name comes
+ * from one), so no name is ever left out or merged with another. */
+typedef struct mb__names {
+  const char **name; /* borrowed from the results */
+  double *value;
+  size_t n, cap;
+} mb__names_t;
+/* Room for cap names; 0 when out of memory. */
+int mb__names_init(mb__names_t *l, size_t cap);
+void mb__names_free(mb__names_t *l);
+/* name's index, added with `value` when new (cap when full: only a caller
+ * that sized the list too small sees it). */
+size_t mb__names_index(mb__names_t *l, const char *name, double value);
+/* Orders the names by value, stable (shapes by size). */
+void mb__names_sort(mb__names_t *l);
+
 /* Opens a chart's <svg> (svg.h) and moves the stack (see above). */
 void mb__html_svg_open(mb__sbuf_t *b, const char *cls, double width,
                        double height, double *y, double *w);

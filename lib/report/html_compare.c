@@ -10,20 +10,30 @@
 #include "microbench.h"
 #include "report/html.h"
 
+/* A ratio a log scale can place (a median of 0 makes one 0 or inf). */
+static int placeable(double ratio) {
+  return isfinite(ratio) && ratio > 0;
+}
+
 static int by_ratio(const void *a, const void *b) {
   const mb_compare_row_t *x = a, *y = b;
-  int fx = isfinite(x->ratio), fy = isfinite(y->ratio);
+  int fx = placeable(x->ratio), fy = placeable(y->ratio);
   if (fx != fy) return fx ? -1 : 1;
   if (!fx) return 0;
   return (x->ratio > y->ratio) - (x->ratio < y->ratio);
 }
 
 /* The comparison's rows sorted by ratio (those without one last); the
- * caller frees. NULL when none or out of memory. */
-static mb_compare_row_t *sorted_rows(const mb__html_t *m, size_t *n) {
+ * caller frees. NULL when none, or out of memory (b->oom set). */
+static mb_compare_row_t *sorted_rows(mb__sbuf_t *b, const mb__html_t *m,
+                                     size_t *n) {
   *n = m->cmp ? mb_comparison_count(m->cmp) : 0;
   mb_compare_row_t *rows = *n ? calloc(*n, sizeof *rows) : NULL;
-  if (!rows) return NULL;
+  if (!rows) {
+    b->oom |= *n > 0; /* the report fails as out of memory */
+    *n = 0;
+    return NULL;
+  }
   for (size_t i = 0; i < *n; i++) {
     rows[i] = (mb_compare_row_t)MB_COMPARE_ROW_INIT;
     mb_comparison_row(m->cmp, i, &rows[i]);
@@ -44,7 +54,7 @@ static void tip(mb__sbuf_t *b, const mb_compare_row_t *r) {
 
 void mb__html_compare_table(mb__sbuf_t *b, const mb__html_t *m) {
   size_t n, timed;
-  mb_compare_row_t *rows = sorted_rows(m, &n);
+  mb_compare_row_t *rows = sorted_rows(b, m, &n);
   double g = mb_comparison_geomean(m->cmp, &timed);
   mb__sbuf_put(b, "<p>Base ");
   mb__sbuf_esc(b, m->paths[0]);
@@ -91,9 +101,9 @@ void mb__html_compare_table(mb__sbuf_t *b, const mb__html_t *m) {
 size_t mb__html_compare_chart(mb__sbuf_t *b, const mb__html_t *m, double *y,
                               double *w) {
   size_t n, bars = 0;
-  mb_compare_row_t *rows = sorted_rows(m, &n);
+  mb_compare_row_t *rows = sorted_rows(b, m, &n);
   double lo = 1, hi = 1;
-  while (bars < n && isfinite(rows[bars].ratio) && rows[bars].ratio > 0) {
+  while (bars < n && placeable(rows[bars].ratio)) {
     lo = fmin(lo, rows[bars].ratio);
     hi = fmax(hi, rows[bars].ratio);
     bars++;

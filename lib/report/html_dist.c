@@ -112,10 +112,15 @@ static void correctness(mb__sbuf_t *b, const mb__hres_t *r) {
   }
   int pass = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "pass"));
   char line[192];
-  double sqnr = mb__json_num(c, "sqnr_db");
+  const double sqnr = mb__json_num(c, "sqnr_db");
+  const double abs_err = mb__json_num(c, "max_abs_err");
+  /* The JSON writes an infinite SQNR (no error at all) and a NaN one (NaN
+   * outputs) alike as null: "exact" only where the error is 0. */
   snprintf(line, sizeof line, "max abs err %.3g, max rel err %.3g, SQNR %s",
-           mb__json_num(c, "max_abs_err"), mb__json_num(c, "max_rel_err"),
-           isfinite(sqnr) ? "" : "exact");
+           abs_err, mb__json_num(c, "max_rel_err"),
+           isfinite(sqnr)   ? ""
+           : abs_err == 0.0 ? "exact"
+                            : "unknown");
   if (isfinite(sqnr))
     snprintf(line + strlen(line), sizeof line - strlen(line), "%.1f dB", sqnr);
   mb__sbuf_printf(b, "<span class=\"%s\">%s</span>: ", pass ? "" : "mb-bad",

@@ -10,21 +10,10 @@
 
 #include "report/html.h"
 
-enum { MAX_AXIS = 256 };
-
 static const double LEFT = 170, TOP = 110, CW = 64, CH = 24;
 
 static int in_heatmap(const mb__hres_t *r, const char *device) {
   return r->recipe && isfinite(r->speedup) && strcmp(r->device, device) == 0;
-}
-
-/* The axis's index of name, added when new. */
-static size_t index_of(const char **names, size_t *n, const char *name) {
-  for (size_t i = 0; i < *n; i++)
-    if (strcmp(names[i], name) == 0) return i;
-  if (*n == MAX_AXIS) return MAX_AXIS - 1;
-  names[*n] = name;
-  return (*n)++;
 }
 
 static void colour(double speedup, char *buf, size_t cap) {
@@ -37,32 +26,31 @@ static void colour(double speedup, char *buf, size_t cap) {
            (int)(255 + a * (c[1] - 255)), (int)(255 + a * (c[2] - 255)));
 }
 
-/* Columns in the order of their shapes' sizes, then of first appearance. */
-static void order_columns(const mb__html_t *m, const char *device,
-                          const char **cols, size_t *n) {
-  double sizes[MAX_AXIS];
+/* Columns (in the order of their shapes' sizes, then of first appearance)
+ * and rows (recipes, in order of appearance). */
+static void axes(const mb__html_t *m, const char *device, mb__names_t *cols,
+                 mb__names_t *rows) {
   for (size_t i = 0; i < m->num_res; i++) {
     const mb__hres_t *r = &m->res[i];
     if (!in_heatmap(r, device)) continue;
-    size_t before = *n, k = index_of(cols, n, r->column);
-    if (*n > before) sizes[k] = r->size;
+    mb__names_index(cols, r->column, r->size);
+    mb__names_index(rows, r->row, 0);
   }
-  for (size_t i = 1; i < *n; i++) /* insertion sort: stable, few columns */
-    for (size_t j = i; j > 0 && sizes[j - 1] > sizes[j]; j--) {
-      double s = sizes[j];
-      const char *c = cols[j];
-      sizes[j] = sizes[j - 1], cols[j] = cols[j - 1];
-      sizes[j - 1] = s, cols[j - 1] = c;
-    }
+  mb__names_sort(cols);
 }
 
 static void one_device(mb__sbuf_t *b, const mb__html_t *m, const char *device,
                        double *y, double *w) {
-  const char *rows[MAX_AXIS], *cols[MAX_AXIS];
-  size_t nr = 0, nc = 0;
-  order_columns(m, device, cols, &nc);
-  for (size_t i = 0; i < m->num_res; i++)
-    if (in_heatmap(&m->res[i], device)) index_of(rows, &nr, m->res[i].row);
+  mb__names_t rows, cols;
+  const int ok =
+      mb__names_init(&rows, m->num_res) && mb__names_init(&cols, m->num_res);
+  if (!ok) {
+    b->oom = 1;
+    mb__names_free(&rows);
+    return;
+  }
+  axes(m, device, &cols, &rows);
+  const size_t nr = rows.n, nc = cols.n;
   /* The last column's label is rotated up and to the right: room for it
    * (the top margin's height, the label's run at 40 degrees). */
   mb__html_svg_open(b, "mb-heatmap", LEFT + CW * (double)nc + TOP * 1.2,
@@ -76,17 +64,17 @@ static void one_device(mb__sbuf_t *b, const mb__html_t *m, const char *device,
   for (size_t c = 0; c < nc; c++) {
     mb__sbuf_printf(b, "<text transform=\"translate(%.1f %.1f) rotate(-40)\">",
                     LEFT + CW * ((double)c + 0.5), TOP - 6);
-    mb__sbuf_esc(b, cols[c]);
+    mb__sbuf_esc(b, cols.name[c]);
     mb__sbuf_put(b, "</text>");
   }
   for (size_t r = 0; r < nr; r++)
     mb__svg_text(b, LEFT - 6, TOP + CH * ((double)r + 0.5) + 4, "end", NULL,
-                 rows[r]);
+                 rows.name[r]);
   for (size_t i = 0; i < m->num_res; i++) {
     const mb__hres_t *r = &m->res[i];
     if (!in_heatmap(r, device)) continue;
-    double x = LEFT + CW * (double)index_of(cols, &nc, r->column);
-    double top = TOP + CH * (double)index_of(rows, &nr, r->row);
+    double x = LEFT + CW * (double)mb__names_index(&cols, r->column, 0);
+    double top = TOP + CH * (double)mb__names_index(&rows, r->row, 0);
     char fill[16], value[32];
     colour(r->speedup, fill, sizeof fill);
     snprintf(value, sizeof value, "%.2fx", r->speedup);
@@ -107,6 +95,8 @@ static void one_device(mb__sbuf_t *b, const mb__html_t *m, const char *device,
                     x + CW / 2, top + CH / 2 + 4, value);
   }
   mb__sbuf_put(b, "</svg>\n");
+  mb__names_free(&rows);
+  mb__names_free(&cols);
 }
 
 size_t mb__html_heatmap(mb__sbuf_t *b, const mb__html_t *m, double *y,

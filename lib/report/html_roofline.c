@@ -11,8 +11,6 @@
 #include "report/html.h"
 #include "results/results_internal.h"
 
-enum { MAX_SERIES = 64 };
-
 static const double W = 700, H = 440;
 static const mb__frame_t FRAME = {70, 28, 450, 360};
 
@@ -23,15 +21,6 @@ static int on_roofline(const mb__hres_t *r) {
 
 static double rate(const mb__hres_t *r) {
   return r->flop / r->median_ns * 1e9;
-}
-
-/* The names seen so far (ops or dtypes), in order; returns r's slot. */
-static size_t slot(const char **names, size_t *n, const char *name) {
-  for (size_t i = 0; i < *n; i++)
-    if (strcmp(names[i], name) == 0) return i;
-  if (*n == MAX_SERIES) return MAX_SERIES - 1;
-  names[*n] = name;
-  return (*n)++;
 }
 
 /* The peak of dtype on the device: its peak_flops entry, else what a
@@ -52,10 +41,8 @@ static double peak_of(const mb__html_t *m, const mb__hdev_t *d,
 }
 
 typedef struct roofs {
-  const char *dtypes[MAX_SERIES];
-  double peaks[MAX_SERIES];
-  size_t n;
-  double bw; /* bytes/s; NAN unknown */
+  mb__names_t dtypes; /* each with its peak FLOP/s (value) */
+  double bw;          /* bytes/s; NAN unknown */
 } roofs_t;
 
 static void draw_roofs(mb__sbuf_t *b, const roofs_t *rf, const mb__logaxis_t *x,
@@ -63,8 +50,9 @@ static void draw_roofs(mb__sbuf_t *b, const roofs_t *rf, const mb__logaxis_t *x,
   const double xmax = pow(10, x->hi), xmin = pow(10, x->lo);
   const double ymin = pow(10, y->lo);
   double top = 0;
-  for (size_t i = 0; i < rf->n; i++)
-    if (rf->peaks[i] > top) top = rf->peaks[i];
+  const mb__names_t *dt = &rf->dtypes;
+  for (size_t i = 0; i < dt->n; i++)
+    if (dt->value[i] > top) top = dt->value[i];
   if (rf->bw > 0) {
     double x0 = fmax(xmin, ymin / rf->bw);
     double x1 = top > 0 ? fmin(xmax, top / rf->bw) : xmax;
@@ -83,10 +71,10 @@ static void draw_roofs(mb__sbuf_t *b, const roofs_t *rf, const mb__logaxis_t *x,
                  mb__logaxis_px(y, x0 * rf->bw) - 6, "start", "mb-roof-label",
                  label);
   }
-  for (size_t i = 0; i < rf->n; i++) {
-    if (!(rf->peaks[i] > 0)) continue;
-    double x0 = rf->bw > 0 ? fmax(xmin, rf->peaks[i] / rf->bw) : xmin;
-    double py = mb__logaxis_px(y, rf->peaks[i]);
+  for (size_t i = 0; i < dt->n; i++) {
+    if (!(dt->value[i] > 0)) continue;
+    double x0 = rf->bw > 0 ? fmax(xmin, dt->value[i] / rf->bw) : xmin;
+    double py = mb__logaxis_px(y, dt->value[i]);
     mb__sbuf_printf(b,
                     "<line class=\"mb-roof mb-roof-peak\" x1=\"%.1f\" "
                     "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\" "
@@ -94,8 +82,8 @@ static void draw_roofs(mb__sbuf_t *b, const roofs_t *rf, const mb__logaxis_t *x,
                     mb__logaxis_px(x, x0), py, mb__logaxis_px(x, xmax), py,
                     i ? "6 3" : "none");
     char label[64], v[32];
-    mb__si(rf->peaks[i], v, sizeof v);
-    snprintf(label, sizeof label, "%s peak %sFLOP/s", rf->dtypes[i], v);
+    mb__si(dt->value[i], v, sizeof v);
+    snprintf(label, sizeof label, "%s peak %sFLOP/s", dt->name[i], v);
     mb__svg_text(b, mb__logaxis_px(x, xmax) - 4, py - 4, "end", "mb-roof-label",
                  label);
   }
@@ -104,16 +92,23 @@ static void draw_roofs(mb__sbuf_t *b, const roofs_t *rf, const mb__logaxis_t *x,
 static void one_device(mb__sbuf_t *b, const mb__html_t *m, const mb__hdev_t *d,
                        double *y, double *w) {
   roofs_t rf = {.bw = NAN};
-  const char *ops[MAX_SERIES];
-  size_t num_ops = 0, points = 0;
+  mb__names_t ops;
+  size_t points = 0;
+  if (!mb__names_init(&ops, m->num_res) ||
+      !mb__names_init(&rf.dtypes, m->num_res)) {
+    b->oom = 1;
+    mb__names_free(&ops);
+    return;
+  }
   double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
   for (size_t i = 0; i < m->num_res; i++) {
     const mb__hres_t *r = &m->res[i];
     if (strcmp(r->device, d->key) || !on_roofline(r)) continue;
     points++;
-    slot(ops, &num_ops, r->op);
-    size_t k = slot(rf.dtypes, &rf.n, r->dtype);
-    if (k + 1 == rf.n) rf.peaks[k] = peak_of(m, d, r->dtype);
+    mb__names_index(&ops, r->op, 0);
+    const size_t before = rf.dtypes.n;
+    const size_t k = mb__names_index(&rf.dtypes, r->dtype, 0);
+    if (rf.dtypes.n > before) rf.dtypes.value[k] = peak_of(m, d, r->dtype);
     xlo = fmin(xlo, r->intensity);
     xhi = fmax(xhi, r->intensity);
     ylo = fmin(ylo, rate(r));
@@ -123,13 +118,14 @@ static void one_device(mb__sbuf_t *b, const mb__html_t *m, const mb__hdev_t *d,
       cJSON_GetObjectItemCaseSensitive(d->dev, "copy_bandwidth"), "gbps");
   if (gbps > 0) rf.bw = gbps * 1e9;
   int known = rf.bw > 0;
-  for (size_t i = 0; i < rf.n; i++)
-    if (rf.peaks[i] > 0) {
+  const double *peaks = rf.dtypes.value;
+  for (size_t i = 0; i < rf.dtypes.n; i++)
+    if (peaks[i] > 0) {
       known = 1;
-      yhi = fmax(yhi, rf.peaks[i]);
+      yhi = fmax(yhi, peaks[i]);
       if (rf.bw > 0) {
-        xlo = fmin(xlo, rf.peaks[i] / rf.bw);
-        xhi = fmax(xhi, rf.peaks[i] / rf.bw);
+        xlo = fmin(xlo, peaks[i] / rf.bw);
+        xhi = fmax(xhi, peaks[i] / rf.bw);
       }
     }
   mb__logaxis_t x = mb__logaxis(xlo, xhi, FRAME.left, FRAME.left + FRAME.width);
@@ -163,19 +159,22 @@ static void one_device(mb__sbuf_t *b, const mb__html_t *m, const mb__hdev_t *d,
         "<circle class=\"mb-point\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
         "fill=\"%s\" data-id=\"",
         mb__logaxis_px(&x, r->intensity), mb__logaxis_px(&yax, rate(r)),
-        mb__colour(slot(ops, &num_ops, r->op)));
+        mb__colour(mb__names_index(&ops, r->op, 0)));
     mb__sbuf_esc(b, r->id);
     mb__sbuf_put(b, "\" data-tip=\"");
     mb__html_tip(b, r);
     mb__sbuf_put(b, "\"/>");
   }
-  for (size_t i = 0; i < num_ops; i++) {
+  for (size_t i = 0; i < ops.n; i++) {
     double ly = FRAME.top + 10 + 16.0 * (double)i;
     mb__sbuf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>",
                     FRAME.left + FRAME.width + 16, ly - 4, mb__colour(i));
-    mb__svg_text(b, FRAME.left + FRAME.width + 26, ly, "start", NULL, ops[i]);
+    mb__svg_text(b, FRAME.left + FRAME.width + 26, ly, "start", NULL,
+                 ops.name[i]);
   }
   mb__sbuf_put(b, "</svg>\n");
+  mb__names_free(&ops);
+  mb__names_free(&rf.dtypes);
 }
 
 size_t mb__html_roofline(mb__sbuf_t *b, const mb__html_t *m, double *y,

@@ -6,22 +6,21 @@
  * kernel's sweet spot. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/html.h"
 
-enum { MAX_AXIS = 128 };
+enum { SERIES_LEN = 512 };
 
 static const double H = 380;
 
 typedef struct chart {
   const char *op;
-  int flops; /* 1: GFLOP/s, 0: GB/s */
-  const char *cols[MAX_AXIS];
-  double sizes[MAX_AXIS];
-  size_t nc;
-  char series[MAX_AXIS][192];
-  size_t ns;
+  int flops;                 /* 1: GFLOP/s, 0: GB/s */
+  mb__names_t cols;          /* shapes, ordered by size */
+  mb__names_t series;        /* "dtype[/recipe] impl device [file]" */
+  char (*label)[SERIES_LEN]; /* result i's series name, for i in the chart */
 } chart_t;
 
 static double metric(const chart_t *c, const mb__hres_t *r) {
@@ -39,47 +38,21 @@ static void series_of(const mb__hres_t *r, char *buf, size_t cap) {
            r->run);
 }
 
-static size_t col_of(chart_t *c, const mb__hres_t *r) {
-  for (size_t i = 0; i < c->nc; i++)
-    if (strcmp(c->cols[i], r->shape) == 0) return i;
-  if (c->nc == MAX_AXIS) return MAX_AXIS - 1;
-  c->cols[c->nc] = r->shape;
-  c->sizes[c->nc] = r->size;
-  return c->nc++;
-}
-
-static size_t series_index(chart_t *c, const mb__hres_t *r) {
-  char s[192];
-  series_of(r, s, sizeof s);
-  for (size_t i = 0; i < c->ns; i++)
-    if (strcmp(c->series[i], s) == 0) return i;
-  if (c->ns == MAX_AXIS) return MAX_AXIS - 1;
-  snprintf(c->series[c->ns], sizeof c->series[0], "%s", s);
-  return c->ns++;
-}
-
-static void sort_columns(chart_t *c) {
-  for (size_t i = 1; i < c->nc; i++)
-    for (size_t j = i; j > 0 && c->sizes[j - 1] > c->sizes[j]; j--) {
-      double s = c->sizes[j];
-      const char *n = c->cols[j];
-      c->sizes[j] = c->sizes[j - 1], c->cols[j] = c->cols[j - 1];
-      c->sizes[j - 1] = s, c->cols[j - 1] = n;
-    }
-}
-
 static void draw(mb__sbuf_t *b, const mb__html_t *m, chart_t *c, double *y,
                  double *w) {
   double lo = INFINITY, hi = 0;
   for (size_t i = 0; i < m->num_res; i++)
     if (in_chart(c, &m->res[i])) {
-      col_of(c, &m->res[i]);
-      series_index(c, &m->res[i]);
-      lo = fmin(lo, metric(c, &m->res[i]));
-      hi = fmax(hi, metric(c, &m->res[i]));
+      const mb__hres_t *r = &m->res[i];
+      series_of(r, c->label[i], sizeof c->label[i]);
+      mb__names_index(&c->cols, r->shape, r->size);
+      mb__names_index(&c->series, c->label[i], 0);
+      lo = fmin(lo, metric(c, r));
+      hi = fmax(hi, metric(c, r));
     }
-  sort_columns(c);
-  const double step = 56, pw = fmax(300, step * (double)c->nc);
+  mb__names_sort(&c->cols);
+  const size_t nc = c->cols.n;
+  const double step = 56, pw = fmax(300, step * (double)nc);
   const mb__frame_t f = {70, 28, pw, H - 110};
   mb__logaxis_t yax = mb__logaxis(lo, hi, f.top + f.height, f.top);
   mb__html_svg_open(b, "mb-shapes", f.left + pw + 280, H, y, w);
@@ -91,23 +64,21 @@ static void draw(mb__sbuf_t *b, const mb__html_t *m, chart_t *c, double *y,
            c->flops ? "FLOP/s" : "bytes/s");
   mb__svg_text(b, f.left, 16, "start", "mb-title", title);
   mb__svg_axes(b, &f, NULL, &yax, NULL, c->flops ? "FLOP/s" : "B/s");
-  for (size_t k = 0; k < c->nc; k++) {
+  for (size_t k = 0; k < nc; k++) {
     mb__sbuf_printf(b, "<text transform=\"translate(%.1f %.1f) rotate(40)\">",
                     f.left + step * ((double)k + 0.5), f.top + f.height + 12);
-    mb__sbuf_esc(b, c->cols[k]);
+    mb__sbuf_esc(b, c->cols.name[k]);
     mb__sbuf_put(b, "</text>");
   }
-  for (size_t s = 0; s < c->ns; s++) {
+  for (size_t s = 0; s < c->series.n; s++) {
     mb__sbuf_t pts = {0};
     mb__sbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" points=\"",
                     mb__colour(s));
-    for (size_t k = 0; k < c->nc; k++)
+    for (size_t k = 0; k < nc; k++)
       for (size_t i = 0; i < m->num_res; i++) {
         const mb__hres_t *r = &m->res[i];
-        char name[192];
-        series_of(r, name, sizeof name);
-        if (!in_chart(c, r) || strcmp(r->shape, c->cols[k]) ||
-            strcmp(name, c->series[s]))
+        if (!in_chart(c, r) || strcmp(r->shape, c->cols.name[k]) ||
+            strcmp(c->label[i], c->series.name[s]))
           continue;
         double px = f.left + step * ((double)k + 0.5);
         double py = mb__logaxis_px(&yax, metric(c, r));
@@ -129,7 +100,7 @@ static void draw(mb__sbuf_t *b, const mb__html_t *m, chart_t *c, double *y,
                     "height=\"10\" fill=\"%s\"/>",
                     f.left + pw + 12, f.top + 14.0 * (double)s, mb__colour(s));
     mb__svg_text(b, f.left + pw + 26, f.top + 14.0 * (double)s + 9, "start",
-                 NULL, c->series[s]);
+                 NULL, c->series.name[s]);
   }
   mb__sbuf_put(b, "</svg>\n");
 }
@@ -149,16 +120,33 @@ static int streams(const mb__html_t *m, const char *op) {
   return most > 0 && most < 1;
 }
 
+/* One chart, with its lists sized by the results. */
+static void chart(mb__sbuf_t *b, const mb__html_t *m, chart_t *c, double *y,
+                  double *w) {
+  c->label = calloc(m->num_res ? m->num_res : 1, sizeof *c->label);
+  if (c->label && mb__names_init(&c->cols, m->num_res) &&
+      mb__names_init(&c->series, m->num_res))
+    draw(b, m, c, y, w);
+  else
+    b->oom = 1;
+  mb__names_free(&c->cols);
+  mb__names_free(&c->series);
+  free(c->label);
+}
+
 size_t mb__html_shapes(mb__sbuf_t *b, const mb__html_t *m, double *y,
                        double *w) {
-  const char *done[MAX_AXIS];
-  size_t ndone = 0, n = 0;
-  for (size_t i = 0; i < m->num_res && ndone < MAX_AXIS; i++) {
+  mb__names_t done; /* the ops charted */
+  if (!mb__names_init(&done, m->num_res)) {
+    b->oom = 1;
+    return 0;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < m->num_res; i++) {
     const char *op = m->res[i].op;
-    size_t k = 0;
-    while (k < ndone && strcmp(done[k], op)) k++;
-    if (k < ndone) continue;
-    done[ndone++] = op;
+    const size_t before = done.n;
+    mb__names_index(&done, op, 0);
+    if (done.n == before) continue;
     chart_t c = {.op = op, .flops = !streams(m, op)};
     int any = 0;
     for (size_t j = i; j < m->num_res && !any; j++)
@@ -169,8 +157,9 @@ size_t mb__html_shapes(mb__sbuf_t *b, const mb__html_t *m, double *y,
         any = in_chart(&c, &m->res[j]);
     }
     if (!any) continue;
-    draw(b, m, &c, y, w);
+    chart(b, m, &c, y, w);
     n++;
   }
+  mb__names_free(&done);
   return n;
 }
