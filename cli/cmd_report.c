@@ -2,6 +2,7 @@
  * (mb_report_html), or with --plot one chart as SVG, or PNG through a
  * converter on PATH (report_png.c). */
 #include <stddef.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,28 +49,42 @@ static int ends_with(const char *s, const char *tail) {
   return n >= t && strcmp(s + n - t, tail) == 0;
 }
 
-/* --plot ... -o x.png: the SVG beside it, converted, renamed into place;
- * the temporary files go whatever happens. */
+/* --plot ... -o x.png: the SVG and the converter's PNG in a directory of
+ * our own beside the output (mkdtemp: no file of the user's is touched,
+ * and two runs never share it), the PNG renamed into place (same file
+ * system); the directory goes whatever happens. */
 static int write_png(const char *const *paths, size_t count,
                      const mb_report_html_options_t *ho, const char *out) {
   if (mb_report_check_output(out, paths, count) != MB_OK)
     return cli_error("report", "%s", mb_error_last());
   int converter = cli_png_converter("report");
   if (converter < 0) return EXIT_USAGE;
-  size_t n = strlen(out) + 16;
-  char *svg = malloc(n), *png = malloc(n);
-  int rc = svg && png ? EXIT_OK : cli_error("report", "out of memory");
+  const char *slash = strrchr(out, '/');
+  const int dir_len = slash ? (int)(slash - out) + 1 : 0;
+  size_t n = strlen(out) + 64;
+  char *dir = malloc(n), *svg = malloc(n), *png = malloc(n);
+  int rc = dir && svg && png ? EXIT_OK : cli_error("report", "out of memory");
   if (rc == EXIT_OK) {
-    snprintf(svg, n, "%s.tmp.svg", out);
-    snprintf(png, n, "%s.tmp.png", out);
+    snprintf(dir, n, "%.*s.mbench-report-XXXXXX", dir_len, out);
+    if (!mkdtemp(dir))
+      rc = cli_error("report",
+                     "%s: cannot write beside it (its temporary directory): "
+                     "%s",
+                     out, strerror(errno));
+  }
+  if (rc == EXIT_OK) {
+    snprintf(svg, n, "%s/plot.svg", dir);
+    snprintf(png, n, "%s/plot.png", dir);
     if (mb_report_html(paths, count, ho, svg) != MB_OK)
       rc = cli_error("report", "%s", mb_error_last());
     else if ((rc = cli_svg_to_png("report", converter, svg, png)) == 0 &&
              rename(png, out) != 0)
-      rc = cli_error("report", "cannot write %s", out);
+      rc = cli_error("report", "cannot write %s: %s", out, strerror(errno));
     remove(svg);
     remove(png);
+    rmdir(dir);
   }
+  free(dir);
   free(svg);
   free(png);
   return rc;

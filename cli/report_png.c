@@ -103,15 +103,39 @@ static void svg_size(const char *svg, char *size, size_t cap) {
   snprintf(size, cap, "--window-size=%.0f,%.0f", w, h);
 }
 
+/* path as a file: URL's path: bytes other than unreserved ones and "/"
+ * percent-encoded, so a directory named "a#b" or "50%" is not read as a
+ * fragment or an escape. */
+static void url_path(const char *path, char *out, size_t cap) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    const int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || strchr("/-._~", *p);
+    if (n + 4 > cap) break;
+    if (plain) {
+      out[n++] = (char)*p;
+    } else {
+      out[n++] = '%';
+      out[n++] = hex[*p >> 4];
+      out[n++] = hex[*p & 15];
+    }
+  }
+  out[n] = '\0';
+}
+
 int cli_svg_to_png(const char *cmd, int converter, const char *svg,
                    const char *png) {
-  char abs_svg[4096], real[4096], png_arg[4200], svg_arg[4200], size[64];
+  char abs_svg[4096], real[4096], png_arg[4200], svg_arg[12400], size[64];
+  char url[12300];
   const char *av[16];
   snprintf(abs_svg, sizeof abs_svg, "%s", realpath(svg, real) ? real : svg);
   snprintf(png_arg, sizeof png_arg, "%s%s", k_converters[converter].png_prefix,
            png);
+  const int is_url = strcmp(k_converters[converter].svg_prefix, "file://") == 0;
+  if (is_url) url_path(abs_svg, url, sizeof url);
   snprintf(svg_arg, sizeof svg_arg, "%s%s", k_converters[converter].svg_prefix,
-           abs_svg);
+           is_url ? url : abs_svg);
   svg_size(svg, size, sizeof size);
   k_converters[converter].make_argv(svg_arg, png_arg, size, av);
   /* The converter's chatter (chromium's is loud) is not ours to print. */

@@ -151,7 +151,8 @@ class Report(unittest.TestCase):
         self.report(self.real, "--plot", "roofline", "-o", out, env=env)
         with open(out) as f:
             self.assertTrue(f.read().startswith("<?xml"))
-        self.assertEqual([n for n in os.listdir(self.dir) if ".tmp" in n], [])
+        self.assertEqual([n for n in os.listdir(self.dir)
+                          if ".mbench-report-" in n], [])
         # A converter that fails: exit 2, nothing left behind.
         env = self.fake_converter("rsvg-convert", "exit 1\n")
         bad = self.path("bad.png")
@@ -159,7 +160,37 @@ class Report(unittest.TestCase):
                         env=env)
         self.assertIn("rsvg-convert could not convert", p.stderr)
         self.assertFalse(os.path.exists(bad))
-        self.assertEqual([n for n in os.listdir(self.dir) if ".tmp" in n], [])
+        self.assertEqual([n for n in os.listdir(self.dir)
+                          if ".mbench-report-" in n], [])
+
+    def test_png_leaves_the_users_files(self):
+        # The temporary SVG and PNG are in a directory of their own: a file
+        # of the user's beside the output, named like the old temporaries,
+        # is kept; a directory with '#' and '%' in its name converts
+        # through chromium's file: URL (the fake takes the URL's path).
+        env = self.fake_converter(
+            "rsvg-convert", 'cp "$5" "$4"\n')
+        keep = self.path("kept.png.tmp.svg")
+        with open(keep, "w") as f:
+            f.write("mine")
+        out = self.path("kept.png")
+        self.report(self.real, "--plot", "roofline", "-o", out, env=env)
+        with open(keep) as f:
+            self.assertEqual(f.read(), "mine")
+        odd = self.path("a#b 50%")
+        os.makedirs(odd, exist_ok=True)
+        env = self.fake_converter(
+            "chromium",
+            'for a; do case "$a" in --screenshot=*) png=${a#--screenshot=};;'
+            ' file://*) url=${a#file://};; esac; done\n'
+            'svg=$(python3 -c "import sys, urllib.parse; '
+            'print(urllib.parse.unquote(sys.argv[1]))" "$url")\n'
+            'cp "$svg" "$png"\n')
+        out = os.path.join(odd, "r.png")
+        self.report(self.real, "--plot", "roofline", "-o", out, env=env)
+        with open(out) as f:
+            self.assertTrue(f.read().startswith("<?xml"))
+        self.assertEqual(os.listdir(odd), ["r.png"])
 
     def test_png_without_a_converter(self):
         empty = self.path("empty-bin")
