@@ -5,6 +5,7 @@
  * device's profiler ranges around each benchmark, warm-up and sample. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -273,6 +274,14 @@ static pid_t spawn_self(const char *what, const char *path) {
   const pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
+    /* Not the core this thread was pinned to by the benchmarks run so far:
+     * a child started on one core runs its OpenMP team there, which
+     * libgomp leaks at exit (LeakSanitizer fails the child). mbench's
+     * --isolate children get their start affinity back the same way. */
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; c++) CPU_SET(c, &all);
+    sched_setaffinity(0, sizeof all, &all);
     execl("/proc/self/exe", "test_trace", what, path, (char *)NULL);
     _exit(127);
   }
