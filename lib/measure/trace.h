@@ -9,7 +9,6 @@
 #define MB_LIB_TRACE_H
 
 #include <cjson/cJSON.h>
-#include <stdio.h>
 
 #include "internal.h"
 #include "report/svg.h"

@@ -15,6 +15,20 @@ LAYOUT_DUMP = os.environ.get("MB_TEST_LAYOUT_DUMP")
 # Three samples, no warm-up time: a benchmark measures in milliseconds.
 QUICK = {"samples": 3, "warmup": 0.0, "warmup_runs": 1}
 
+# A config of one linear layer under a recipe (and its baseline): results
+# with recipe, speedup_vs_baseline, steps and accuracy, in seconds.
+MODEL_YAML = """\
+defaults:
+  backend: cpu
+  cache: hot
+  timing: {samples: 3, warmup: 0}
+benchmarks:
+  - name: lin
+    model: linear
+    recipes: [int8dq]
+    shapes: [[32, 64, 32]]
+"""
+
 
 def need(value, what):
     """Skips a test that needs an environment variable ctest sets."""

@@ -12,17 +12,7 @@ import mbsupport
 
 QUICK = mbsupport.QUICK
 
-MODEL_YAML = """\
-defaults:
-  backend: cpu
-  cache: hot
-  timing: {samples: 3, warmup: 0}
-benchmarks:
-  - name: lin
-    model: linear
-    recipes: [int8dq]
-    shapes: [[32, 64, 32]]
-"""
+MODEL_YAML = mbsupport.MODEL_YAML
 
 
 def setUpModule():
