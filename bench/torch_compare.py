@@ -3,14 +3,18 @@
 
 Reads mbench result files (JSON documents or .jsonl streams) and, for each
 result it knows a torch equivalent of, times that equivalent on the same
-device, shapes, dtypes and cache policy: CUDA events around the runs, a
-warm-up, then samples until --max-time (at least --min-samples), the median
-reported. "hot" repeats the runs (batched so a sample lasts at least
+device, shapes, dtypes and cache policy. On a GPU (--device N): CUDA
+events around the runs, a warm-up, then samples until --max-time (at least
+--min-samples), the median reported. "hot" repeats the runs (batched so a sample lasts at least
 --min-sample-time); "cold" writes a buffer of twice the L2 before each
 sample, untimed ("cold" with flush "read" reads it instead). Before each
 sample a spin kernel (torch.cuda._sleep) holds the GPU while the host
 queues the runs, so the host's launch cost stays out of the sample, as
-mbench's blocking kernel keeps it out of ours.
+mbench's blocking kernel keeps it out of ours. On the CPU (--device cpu,
+bench/cpu_roofs.py): the same warm-up, batching and stopping rule, each
+sample timed with time.perf_counter() around its batch (torch's CPU ops
+return when done); "cold" writes (or reads) a buffer of twice the
+last-level cache the results' CPU reports.
 
 Writes one JSON document (schema microbench.torch_compare/1) that
 tests/gpu/acceptance_report.py joins with our results by result id. What
@@ -19,6 +23,7 @@ in CI; without torch or a GPU the document says why and the exit status is
 0. Standard library only until torch is imported.
 
   bench/torch_compare.py RESULTS.json... -o torch.json [--budget S]
+  bench/torch_compare.py RESULTS.json... -o torch.json --device cpu
   bench/torch_compare.py RESULTS.json... --plan
 """
 import argparse
@@ -83,8 +88,25 @@ def read_docs(paths):
 
 
 
-def load_l2(paths):
-    """The largest L2 our results' devices report (bytes), 0 if none."""
+def cpu_threads(paths):
+    """The threads our CPU results ran on (the CPU device's cores), 0 if
+    unknown: torch on the CPU is given as many."""
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.readline() if path.endswith(".jsonl") else f.read()
+            doc = json.loads(text)
+        except (OSError, ValueError):
+            continue
+        for d in doc.get("devices", []) if isinstance(doc, dict) else []:
+            if d.get("kind") == "cpu" and int(d.get("compute_units") or 0) > 0:
+                return int(d["compute_units"])
+    return 0
+
+
+def load_l2(paths, kind="gpu", level="l2"):
+    """The largest L2 our results' devices report (bytes), 0 if none; with
+    kind "cpu" and level "llc", the CPU's last-level cache."""
     best = 0
     for path in paths:
         try:
@@ -95,8 +117,8 @@ def load_l2(paths):
         except (OSError, ValueError):
             continue
         for d in doc.get("devices", []) if isinstance(doc, dict) else []:
-            if d.get("kind") == "gpu":
-                best = max(best, int((d.get("cache_bytes") or {}).get("l2") or 0))
+            if d.get("kind") == kind:
+                best = max(best, int((d.get("cache_bytes") or {}).get(level) or 0))
     return best
 
 
@@ -195,16 +217,30 @@ def describe_rows(op, sh, dt, p):
         _float(a, "input")
         if out not in QMAX:
             raise NA(f"quantize to {out}: not mirrored")
-        if mode not in ("row", "tensor"):
+        if mode not in ("row", "col", "tensor"):
             raise NA(f"quantize granularity {mode}: not mirrored")
         if p.get("transpose") or p.get("static"):
             raise NA("transposed or static-scale quantize: not mirrored")
         target = FP8.get(out, "int8 (round)")
         return dict(base, kind="quantize", mode=mode,
-                    how=f"amax per {mode}, scale, .to({target})")
+                    how=f"amax per {mode}{'umn' if mode == 'col' else ''}, "
+                        f"scale, .to({target})")
+    if op == "dequantize":
+        mode, _ = _scale(p, "scale_a")
+        _float(out, "output")
+        if a not in QMAX:
+            raise NA(f"dequantize of {a}: not mirrored")
+        if mode not in ("row", "tensor"):
+            raise NA(f"dequantize granularity {mode}: not mirrored")
+        if p.get("static"):
+            raise NA("static-scale dequantize: not mirrored")
+        return dict(base, kind="dequantize", mode=mode,
+                    how=f"(q.float() * s per {mode}).to({FLOATS[out]})")
     _float(a, "input")
     if out != a:
         raise NA(f"{op} {a} -> {out}: torch returns the input dtype")
+    if op == "silu_mul":
+        return dict(base, kind="silu_mul", how="F.silu(x) * y")
     if op == "add":
         return dict(base, kind="add", how="torch.add(x, y, out=o)")
     if op == "activation":
@@ -288,7 +324,7 @@ def describe(r):
     elif op == "attention":
         d = describe_attention(sh, dt, p)
     elif op in ("copy", "add", "activation", "layernorm", "rmsnorm", "softmax",
-                "quantize"):
+                "quantize", "dequantize", "silu_mul"):
         d = describe_rows(op, sh, dt, p)
     else:
         raise NA(f"no torch mirror written for op {op}")
@@ -319,6 +355,17 @@ class Bench:
         self.T = torch
         self.F = torch.nn.functional
         self.args = args
+        self._block = None
+        self.cpu = args.device == "cpu"
+        if self.cpu:
+            # l2_bytes is the CPU's last-level cache here (main).
+            self.dev = torch.device("cpu")
+            self.l2 = l2_bytes or (32 << 20)
+            self.flush_buf = torch.zeros((2 * self.l2 + 3) // 4, dtype=torch.float32)
+            self.spin_rate = None
+            self.fnuz = False
+            self.name = cpu_name()
+            return
         self.dev = torch.device("cuda", args.device)
         props = torch.cuda.get_device_properties(self.dev)
         l2 = int(getattr(props, "L2_cache_size", 0) or 0) or l2_bytes or (64 << 20)
@@ -361,7 +408,38 @@ class Bench:
         else:
             self.flush_buf.fill_(float(i % 251))
 
+    def measure_cpu(self, fn, cold, flush_how):
+        """measure() on the CPU: torch's CPU ops return when their work is
+        done, so the host clock around a batch times it."""
+        a, clock = self.args, time.perf_counter
+        t0, n = clock(), 0
+        while n < a.warmup_runs or clock() - t0 < a.warmup:
+            fn()
+            n += 1
+        t0 = clock()
+        fn()
+        one_s = max(clock() - t0, 1e-7)
+        batch = 1 if cold else max(1, min(1000, math.ceil(a.min_sample_time / one_s)))
+        samples, t_start = [], clock()
+        while True:
+            if cold:
+                self.flush(flush_how, len(samples))
+            t0 = clock()
+            for _ in range(batch):
+                fn()
+            samples.append((clock() - t0) * 1e9 / batch)
+            el = clock() - t_start
+            if len(samples) >= a.max_samples:
+                break
+            if len(samples) >= a.min_samples and el >= a.max_time:
+                break
+            if len(samples) >= 3 and el >= 4 * a.max_time:
+                break  # a slow op: what we have will do
+        return samples, batch, False
+
     def measure(self, fn, cold, flush_how):
+        if self.cpu:
+            return self.measure_cpu(fn, cold, flush_how)
         T, a = self.T, self.args
         T.cuda.synchronize(self.dev)
         t0, n = time.perf_counter(), 0
@@ -557,8 +635,18 @@ class Bench:
         if kind == "softmax":
             return lambda: T.softmax(x, dim=-1)
         if kind == "quantize":
-            dim = -1 if d["mode"] == "row" else None
+            dim = {"row": -1, "col": 0}.get(d["mode"])
             return lambda: self.quantize(x, d["out"], dim)
+        if kind == "silu_mul":
+            y = self.randn(shape, d["dtype"])
+            return lambda: F.silu(x) * y
+        if kind == "dequantize":
+            q, _ = self.quantize(self.randn(shape, "f32"), d["dtype"],
+                                 -1 if d["mode"] == "row" else None)
+            s = (T.rand(d["M"], 1, device=self.dev) + 0.5 if d["mode"] == "row"
+                 else T.tensor(1.5, device=self.dev))
+            out = self.dtype(d["out"])
+            return lambda: (q.float() * s).to(out)
         raise NA(f"no builder for {kind}")
 
     def _build_scaled_mm(self, d):
@@ -685,6 +773,8 @@ class Bench:
 
     def _build_attention(self, d):
         F = self.F
+        if not hasattr(F, "scaled_dot_product_attention"):
+            raise NA("this torch has no F.scaled_dot_product_attention (2.0+)")
         b, h, sq, skv, hd = d["B"], d["H"], d["Sq"], d["Skv"], d["D"]
 
         def make(s):
@@ -728,16 +818,40 @@ def write(path, doc):
     os.replace(tmp, path)
 
 
-def import_torch():
+def cpu_name():
+    """The CPU's model name (/proc/cpuinfo), else the platform's."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform  # noqa: PLC0415
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def import_torch(cpu=False):
     """(torch, None) or (None, why not)."""
     try:
         import torch  # noqa: PLC0415 -- optional, and slow to import
     except Exception as ex:  # ImportError, or a broken install's own error
         return None, f"import torch failed: {first_line(ex)}"
+    if cpu:
+        return torch, None
     if not torch.cuda.is_available():
         return None, (f"torch {torch.__version__} sees no GPU "
                       "(torch.cuda.is_available() is False)")
     return torch, None
+
+
+def device_arg(text):
+    if text == "cpu":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a CUDA device index or cpu")
 
 
 def parse_args(argv):
@@ -747,7 +861,11 @@ def parse_args(argv):
     ap.add_argument("-o", "--output", default="-", help="torch results JSON (default stdout)")
     ap.add_argument("--plan", action="store_true",
                     help="print what each result is mirrored by (or why not); run nothing")
-    ap.add_argument("--device", type=int, default=0, help="CUDA device index (0)")
+    ap.add_argument("--device", type=device_arg, default=0,
+                    help="CUDA device index (0), or cpu: time torch on the CPU")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="--device cpu: torch's threads (default: the cores our "
+                         "results' CPU ran on)")
     ap.add_argument("--max-time", type=float, default=0.5,
                     help="seconds of sampling per benchmark, once --min-samples are in (0.5)")
     ap.add_argument("--min-samples", type=int, default=10)
@@ -793,25 +911,33 @@ def main(argv=None):
         else:
             e.update(status="n/a", how="", reason=why)
         entries.append(e)
-    torch, why = import_torch()
+    cpu = args.device == "cpu"
+    torch, why = import_torch(cpu)
     if torch is None:
         doc["torch"]["why"] = why
         write(args.output, doc)
         print(f"torch_compare: torch: not available: {why}", file=sys.stderr)
         return 0
     try:
-        bench = Bench(torch, args, load_l2(args.results))
+        bench = Bench(torch, args, load_l2(args.results, "cpu", "llc") if cpu
+                      else load_l2(args.results))
     except Exception as ex:
         doc["torch"]["why"] = f"torch could not set up the GPU: {first_line(ex)}"
         write(args.output, doc)
         print(f"torch_compare: {doc['torch']['why']}", file=sys.stderr)
         return 0
     doc["torch"] = {"available": True, "version": torch.__version__,
+                    "device_kind": "cpu" if cpu else "gpu",
                     "cuda": getattr(torch.version, "cuda", None),
                     "hip": getattr(torch.version, "hip", None),
                     "device": bench.name, "l2_bytes": bench.l2,
                     "flush_bytes": bench.flush_buf.numel() * 4,
                     "spin": bool(bench.spin_rate)}
+    if cpu:
+        threads = args.threads or cpu_threads(args.results)
+        if threads > 0:
+            torch.set_num_threads(threads)
+        doc["torch"]["threads"] = torch.get_num_threads()
     done = {}
     for (r, d, _), e in zip(plan, entries):
         if not d:
@@ -833,8 +959,9 @@ def main(argv=None):
             e.update(status="error", reason=f"{type(ex).__name__}: {first_line(ex)}")
         finally:
             fn = None
-            torch.cuda.synchronize(bench.dev)
-            torch.cuda.empty_cache()
+            if not cpu:
+                torch.cuda.synchronize(bench.dev)
+                torch.cuda.empty_cache()
         done[e["key"]] = dict(e)
         line = (f"{e['stats']['median_ns'] / 1e3:.1f} us" if e["status"] == "ok"
                 else f"{e['status']}: {e['reason']}")

@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""The CPU backend against its roofs, in one run (issue 26, item 4).
+
+Runs bench/configs/cpu_roofs.yaml with mbench on the CPU backend (--cache
+hot, bf16) and prints two markdown tables, the machine, date, commit and
+command lines on top:
+
+  memory-bound ops at 8192x8192 (copy, add, quantize to fp8 e4m3 / i8 / i4
+  in every granularity, transposed and static, dequantize, layernorm,
+  rmsnorm, softmax, every activation, silu_mul): GB/s and % of the copy
+  bandwidth measured by the copy entry of the same run; target 85 %.
+
+  compute-bound ops: attention 1x16x4096x4096x128 (causal and not) and the
+  weight-only GEMMs at 4096^3 (int4: bf16 x i4 with group-128 scales;
+  int8: torchao's int8wo linear): GFLOP/s and % of the bf16 peak, both
+  the vector one (avx512_bf16 loops) and the AMX-inclusive one, as the
+  CPU backend measured them (devices[].peak_flops, peak_source; the bf16
+  GEMM baseline is shown for reference). The verdict uses the peak the
+  backend gives the op as its roof: the vector peak for attention (it
+  runs on the vector units), the AMX-inclusive one for GEMMs; targets
+  50 % (attention) and 70 % (weight-only).
+
+Each row also has its correctness check (pass / FAIL, mbench's own). Where
+PyTorch imports (Debian's python3-torch, for /usr/bin/python3), the same
+ops are timed in torch on the CPU in the same run (bench/torch_compare.py
+--device cpu: same shapes, dtypes, cache policy and byte/FLOP counts) and
+each row gets torch's GB/s (GFLOP/s) and ours / torch; rows torch has no
+mirror for say why in the notes.
+
+  python3 bench/cpu_roofs.py --mbench BUILD/bin/mbench [-o table.md]
+      [--samples N] [--timeout S] [--out-dir DIR] [--no-torch]
+  python3 bench/cpu_roofs.py --tiny ...     small shapes (tests, a smoke run)
+  python3 bench/cpu_roofs.py --results R.json [--torch-json T.json]
+      render the tables from an earlier run (a document, or the .jsonl
+      stream a killed run left), running nothing
+
+The result documents (roofs.json, torch.json) are kept in --out-dir. The
+full plan takes a few minutes on a 2-core machine (the attention
+references dominate). Standard library only; torch runs in a child.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import render_tables as rt  # noqa: E402 -- the sibling, by path
+import torch_compare  # noqa: E402 -- its reader; torch itself runs in a child
+
+ROOT = os.path.dirname(HERE)
+CONFIG = os.path.join(HERE, "configs", "cpu_roofs.yaml")
+MEMORY_OPS = ("copy", "add", "quantize", "dequantize", "layernorm", "rmsnorm",
+              "softmax", "activation", "silu_mul")
+TARGET_COPY = 85.0       # % of the copy bandwidth, memory-bound ops
+TARGET_ATTENTION = 50.0  # % of the bf16 (vector) peak
+TARGET_WO = 70.0         # % of the bf16 peak, weight-only GEMMs
+# --tiny: each full-size shape of the config, as written there, and its
+# stand-in (divisible by the 128 blocks and groups; i4 needs an even N).
+TINY = {"[[8192, 8192]]": "[[256, 512]]",
+        "[[1, 16, 4096, 4096, 128]]": "[[1, 2, 64, 64, 32]]",
+        "[[4096, 4096, 4096]]": "[[64, 256, 128]]"}
+MEMORY_HEADER = ["op", "GB/s", "% of copy", "target", "verdict", "check",
+                 "torch GB/s", "ours / torch"]
+COMPUTE_HEADER = ["op", "GFLOP/s", "% bf16 vector peak", "% bf16 peak (AMX)",
+                  "target", "verdict", "check", "torch GFLOP/s", "ours / torch"]
+
+
+def die(msg, code=2):
+    print("cpu_roofs.py: " + msg, file=sys.stderr)
+    sys.exit(code)
+
+
+# ---- rows ---------------------------------------------------------------------
+
+def num(v):
+    return rt.num(v)
+
+
+def label(r):
+    """What a row measures, in words: op, output, granularity, options."""
+    op, p = r.get("op", "?"), r.get("params") or {}
+    dt = r.get("dtypes") or {}
+    mode = (p.get("scale_a") or {}).get("mode", "none")
+    block = (p.get("scale_a") or {}).get("block") or []
+    gran = mode
+    if mode == "block" and block:
+        gran = "block %s" % "x".join(str(b) for b in block)
+    elif mode == "group" and block:
+        gran = "group %s" % max(block)
+    if op == "quantize":
+        words = ["quantize → %s, %s" % (dt.get("out", "?"), gran)]
+        if p.get("transpose"):
+            words.append("transposed")
+        if p.get("static"):
+            words.append("static")
+        return ", ".join(words)
+    if op == "dequantize":
+        return "dequantize %s → %s, %s" % (dt.get("a", "?"), dt.get("out", "?"), gran)
+    if op == "activation":
+        return "activation %s" % p.get("activation", "?")
+    if op == "attention":
+        return "attention%s" % (", causal" if p.get("causal") else "")
+    if op == "gemm":
+        b = dt.get("b", dt.get("a", "?"))
+        if b in ("i4", "i8"):
+            return "int%s weight-only GEMM (%s x %s)" % (b[1], dt.get("a"), b)
+        return "%s GEMM" % dt.get("a", "?")
+    recipe = r.get("recipe") or p.get("recipe")
+    if op == "linear" and recipe and recipe != "baseline":
+        return "linear %s (weight-only)" % recipe if "wo" in recipe else \
+            "linear %s" % recipe
+    if op == "linear":
+        return "linear baseline (%s GEMM)" % dt.get("a", "?")
+    return op
+
+
+def is_weight_only(r):
+    dt = r.get("dtypes") or {}
+    recipe = r.get("recipe") or (r.get("params") or {}).get("recipe") or ""
+    if r.get("op") == "gemm":
+        return dt.get("b") in ("i4", "i8")
+    return r.get("op") == "linear" and re.match(r"int[48]wo", recipe) is not None
+
+
+def median_ns(r):
+    return num(((r.get("stats") or {}).get("median_ns")))
+
+
+def peaks(results, devices):
+    """(vector bf16, AMX-inclusive bf16) peaks in FLOP/s; None unknown.
+    The device's peak_flops.bf16 is the machine's best (AMX where usable);
+    the vector one is the roof the backend gives attention (its
+    derived.peak_tflops), else read from peak_source ("amx_bf16 tdpbf16ps
+    (avx512_bf16 vdpbf16ps 173 G)"), else the same as the best when no AMX
+    loop won."""
+    dev = next((d for d in devices if d.get("kind") == "cpu"), devices[0] if devices else {})
+    best = num((dev.get("peak_flops") or {}).get("bf16"))
+    vector = None
+    for r in results:
+        d = r.get("derived") or {}
+        if r.get("op") == "attention" and (r.get("dtypes") or {}).get("a") == "bf16" \
+                and num(d.get("peak_tflops")):
+            vector = d["peak_tflops"] * 1e12
+            break
+    src = dev.get("peak_source") or ""
+    if vector is None:
+        m = re.search(r"bf16 amx\S* \S+ \(([^)]*)\)", src)
+        g = re.search(r"vdpbf16ps ([0-9.]+) G", m.group(1)) if m else None
+        if g:
+            vector = float(g.group(1)) * 1e9
+        elif best and "bf16 amx" not in src:
+            vector = best
+    return vector, best
+
+
+def copy_gbps(results):
+    """The copy entry's bandwidth in this run (bf16 first), or None."""
+    copies = [r for r in results if r.get("op") == "copy" and r.get("status") == "ok"
+              and num((r.get("derived") or {}).get("gbps"))]
+    copies.sort(key=lambda r: (r.get("dtypes") or {}).get("a") != "bf16")
+    return copies[0]["derived"]["gbps"] if copies else None
+
+
+def pct(v, of):
+    v, of = num(v), num(of)
+    return 100.0 * v / of if v is not None and of else None
+
+
+def fmt(v, spec="%.1f"):
+    return "-" if num(v) is None else spec % v
+
+
+def verdict(r, value, target):
+    if r.get("status") != "ok" or value is None:
+        return "-"
+    return "pass" if value >= target else "FAIL"
+
+
+def torch_rate(r, entry, what):
+    """torch's GB/s ("bytes") or GFLOP/s ("flop") by our result's own count
+    over torch's median, and the note when torch has none."""
+    if not entry:
+        return None, None
+    if entry.get("status") != "ok":
+        return None, "%s: %s" % (entry.get("status"), entry.get("reason") or "")
+    ns = num((entry.get("stats") or {}).get("median_ns"))
+    amount = num((r.get("derived") or {}).get(what))
+    if not ns or not amount:
+        return None, None
+    return amount / ns, None  # bytes/ns = GB/s, flop/ns = GFLOP/s
+
+
+def build_rows(results, devices, torch_doc):
+    """(memory rows, compute rows, notes, summary): the tables' cells."""
+    by_id = {e.get("id"): e for e in (torch_doc or {}).get("entries", [])}
+    copy = copy_gbps(results)
+    vector, best = peaks(results, devices)
+    mem, comp, notes = [], [], []
+    for r in results:
+        op, d = r.get("op"), r.get("derived") or {}
+        ok = r.get("status") == "ok"
+        t_entry = by_id.get(r.get("id"))
+        if op in MEMORY_OPS:
+            g = num(d.get("gbps")) if ok else None
+            share = pct(g, copy)
+            tg, why = torch_rate(r, t_entry, "bytes")
+            target = None if op == "copy" else TARGET_COPY
+            mem.append([label(r), fmt(g), fmt(share),
+                        "-" if target is None else "≥ %g %%" % target,
+                        "-" if target is None else verdict(r, share, target),
+                        rt.check_of(r), fmt(tg),
+                        fmt(g / tg if g and tg else None, "%.2f")])
+        elif op == "attention" or op == "gemm" or op == "linear":
+            f = num(d.get("tflops")) if ok else None
+            gf = f * 1e3 if f is not None else None
+            pv, pb = pct(gf, vector / 1e9 if vector else None), \
+                pct(gf, best / 1e9 if best else None)
+            if op == "attention":
+                target, judged = TARGET_ATTENTION, pv
+            elif is_weight_only(r):
+                target, judged = TARGET_WO, pb
+            else:
+                target, judged = None, None  # the bf16 GEMM: for reference
+            tf, why = torch_rate(r, t_entry, "flop")
+            comp.append([label(r), fmt(gf), fmt(pv), fmt(pb),
+                         "-" if target is None else "≥ %g %%" % target,
+                         "-" if target is None else verdict(r, judged, target),
+                         rt.check_of(r), fmt(tf),
+                         fmt(gf / tf if gf and tf else None, "%.2f")])
+        else:
+            continue
+        if not ok:
+            notes.append("%s: %s%s" % (r.get("name", r.get("id")), r.get("status"),
+                                       ": " + r["reason"] if r.get("reason") else ""))
+        elif t_entry and why:
+            notes.append("%s: torch %s" % (label(r), why))
+    return mem, comp, notes, {"copy_gbps": copy, "vector_peak": vector,
+                              "best_peak": best}
+
+
+# ---- the document ---------------------------------------------------------------
+
+def git_commit():
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return head + (" with uncommitted changes" if dirty else "")
+
+
+def render(doc, torch_doc, meta):
+    """The markdown: the header lines, then the two tables and notes."""
+    results, devices = doc.get("results", []), doc.get("devices", [])
+    mem, comp, notes, s = build_rows(results, devices, torch_doc)
+    dev = next((d for d in devices if d.get("kind") == "cpu"), {})
+    out = ["## CPU roofs (issue 26)", ""]
+    out.append("- machine: %s, %s cores, host %s" % (
+        dev.get("name", "?"), dev.get("compute_units", "?"), meta.get("host", "?")))
+    out.append("- peaks: bf16 %s GFLOP/s (AMX-inclusive), bf16 vector %s GFLOP/s "
+               "(%s)" % (fmt(s["best_peak"] / 1e9 if s["best_peak"] else None, "%.0f"),
+                         fmt(s["vector_peak"] / 1e9 if s["vector_peak"] else None,
+                             "%.0f"), dev.get("peak_source", "peak source unknown")))
+    cb = (dev.get("copy_bandwidth") or {}).get("gbps")
+    out.append("- copy in this run: %s GB/s (the roof cache's copy bandwidth: %s GB/s)"
+               % (fmt(s["copy_gbps"]), fmt(num(cb))))
+    out.append("- date: %s" % meta.get("date", "?"))
+    out.append("- commit: %s" % meta.get("commit", "?"))
+    for c in meta.get("commands", []):
+        out.append("- command: `%s`" % c)
+    if meta.get("load"):
+        out.append("- load average when it started: %s (other work on the machine "
+                   "moves every figure; copy is measured in the same run)" % meta["load"])
+    t = (torch_doc or {}).get("torch") or {}
+    if t.get("available"):
+        out.append("- torch %s on the CPU, %s threads, same run" % (
+            t.get("version"), t.get("threads", "?")))
+    else:
+        out.append("- torch: not run (%s)" % (t.get("why") or "no torch results"))
+    out += ["", "Memory-bound ops, % of the copy bandwidth of this run:", ""]
+    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 2 + ["---"] * 3 + ["---:"] * 2,
+                        mem))
+    out += ["", "Attention and weight-only GEMMs, % of the bf16 peak:", ""]
+    out.append(rt.table(COMPUTE_HEADER, ["---"] + ["---:"] * 3 + ["---"] * 3 + ["---:"] * 2,
+                        comp))
+    if notes:
+        out += ["", "Notes:", ""] + ["- " + n for n in notes]
+    return "\n".join(out) + "\n"
+
+
+# ---- running ------------------------------------------------------------------
+
+def find_mbench(given):
+    for c in [given, os.environ.get("MBENCH"), os.path.join(ROOT, "build", "bin", "mbench"),
+              shutil.which("mbench")]:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    die("no mbench: give --mbench BUILD/bin/mbench")
+
+
+def torch_python(given):
+    """An interpreter that imports torch (this one, else Debian's), or None."""
+    for py in [given] if given else [sys.executable, "/usr/bin/python3"]:
+        if py and os.path.exists(py) and subprocess.run(
+                [py, "-c", "import torch"], capture_output=True).returncode == 0:
+            return py
+    return None
+
+
+def tiny_config(src, dst):
+    with open(src, encoding="utf-8") as f:
+        text = f.read()
+    for full, small in TINY.items():
+        if full not in text:
+            die("%s: no %s to shrink for --tiny" % (src, full))
+        text = text.replace(full, small)
+    with open(dst, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def quote(argv):
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mbench", help="the mbench to run (default: $MBENCH, build/bin/mbench, PATH)")
+    ap.add_argument("--config", default=CONFIG, help="the plan (bench/configs/cpu_roofs.yaml)")
+    ap.add_argument("--tiny", action="store_true", help="small shapes: a smoke run (seconds)")
+    ap.add_argument("--samples", type=int, help="mbench --samples (the config's otherwise)")
+    ap.add_argument("--timeout", type=float, help="mbench --timeout")
+    ap.add_argument("--filter", help="mbench --filter REGEX")
+    ap.add_argument("--out-dir", help="where roofs.json and torch.json go (a temporary folder)")
+    ap.add_argument("-o", "--output", help="also write the markdown here")
+    ap.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
+    ap.add_argument("--torch-python", help="interpreter for torch_compare.py "
+                    "(default: this one if it imports torch, else /usr/bin/python3)")
+    ap.add_argument("--torch-max-time", type=float, default=0.3,
+                    help="torch_compare --max-time (0.3 s per op)")
+    ap.add_argument("--results", help="render from this mbench result document; run nothing")
+    ap.add_argument("--torch-json", help="with --results: torch_compare's document")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    meta = {"host": socket.gethostname(), "commit": git_commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commands": ["python3 bench/cpu_roofs.py " + quote(argv)]}
+    torch_doc = None
+    if args.results:
+        path = args.results
+        if args.torch_json:
+            with open(args.torch_json, encoding="utf-8") as f:
+                torch_doc = json.load(f)
+    else:
+        out_dir = args.out_dir or tempfile.mkdtemp(prefix="cpu_roofs.")
+        os.makedirs(out_dir, exist_ok=True)
+        config = args.config
+        if args.tiny:
+            config = os.path.join(out_dir, "cpu_roofs_tiny.yaml")
+            tiny_config(args.config, config)
+        path = os.path.join(out_dir, "roofs.json")
+        cmd = [find_mbench(args.mbench), "run", "--config", config, "--backend", "cpu",
+               "-o", path, "-q"]
+        if args.samples:
+            cmd += ["--samples", str(args.samples)]
+        if args.timeout:
+            cmd += ["--timeout", str(args.timeout)]
+        if args.filter:
+            cmd += ["--filter", args.filter]
+        meta["commands"].append(quote(cmd))
+        if hasattr(os, "getloadavg"):
+            meta["load"] = " ".join("%.1f" % v for v in os.getloadavg())
+        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+        if not os.path.exists(path):
+            if not os.path.exists(path[:-5] + ".jsonl"):
+                die("mbench exited %d and wrote no %s" % (rc, path))
+            path = path[:-5] + ".jsonl"  # killed mid-run: the stream it left
+        if rc:
+            print("cpu_roofs.py: mbench exited %d (the table shows what it has)" % rc,
+                  file=sys.stderr)
+        py = None if args.no_torch else torch_python(args.torch_python)
+        if args.no_torch:
+            torch_doc = {"torch": {"available": False, "why": "--no-torch"}}
+        elif py is None:
+            torch_doc = {"torch": {"available": False,
+                                   "why": "no python3 here imports torch "
+                                          "(apt-get install python3-torch)"}}
+        else:
+            tpath = os.path.join(out_dir, "torch.json")
+            tcmd = [py, os.path.join(HERE, "torch_compare.py"), path, "-o", tpath,
+                    "--device", "cpu", "--max-time", str(args.torch_max_time)]
+            meta["commands"].append(quote(tcmd))
+            subprocess.run(tcmd)
+            try:
+                with open(tpath, encoding="utf-8") as f:
+                    torch_doc = json.load(f)
+            except (OSError, ValueError) as ex:
+                torch_doc = {"torch": {"available": False,
+                                       "why": "torch_compare wrote nothing: %s" % ex}}
+        print("cpu_roofs.py: results in %s" % out_dir, file=sys.stderr)
+    try:
+        results, headers = torch_compare.read_docs([path])
+    except (OSError, UnicodeDecodeError) as ex:
+        die("%s: %s" % (path, ex))
+    if not results:
+        die("%s: no results" % path)
+    doc = {"results": results,
+           "devices": [d for h in headers for d in h.get("devices", [])]}
+    run = next((h["meta"] for h in headers if isinstance(h.get("meta"), dict)), {})
+    if run.get("timestamp"):
+        meta["date"] = run["timestamp"].replace("T", " ").replace("Z", " UTC")
+    if run.get("git_commit"):
+        meta["commit"] = "mbench built at %s; checkout at %s" % (run["git_commit"],
+                                                                 meta["commit"])
+    if args.results and run.get("argv"):
+        meta["commands"].append(quote(run["argv"]) + "  (the run rendered)")
+    host = (run.get("host") or {}).get("hostname")
+    if host:
+        meta["host"] = host
+    text = render(doc, torch_doc, meta)
+    sys.stdout.write(text)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

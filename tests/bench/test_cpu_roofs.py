@@ -1,0 +1,192 @@
+"""bench/cpu_roofs.py: the CPU roofs table (issue 26).
+
+A synthetic result document checks the arithmetic (% of copy, % of both
+bf16 peaks, the verdicts, torch's rate and the ratio); with MB_TEST_MBENCH
+set (ctest: bench_cpu_roofs) the script runs the whole plan at --tiny
+shapes without torch, and every row the issue asks for must be in its
+table with the % of copy recomputed from the result document it wrote.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+sys.path.insert(0, BENCH)
+import cpu_roofs  # noqa: E402
+import torch_compare  # noqa: E402
+
+# The rows the issue's table must have (labels as cpu_roofs.label writes them).
+REQUIRED_MEMORY = [
+    "copy", "add",
+    *["quantize → %s, %s" % (q, g) for q in ("f8e4m3", "i8")
+      for g in ("tensor", "row", "col", "block 128x128", "group 128")],
+    "quantize → f8e4m3, row, transposed", "quantize → i8, row, transposed",
+    "quantize → f8e4m3, tensor, static", "quantize → i8, tensor, static",
+    "quantize → i4, row", "quantize → i4, group 128",
+    "dequantize f8e4m3 → bf16, row", "dequantize i8 → bf16, row",
+    "dequantize i4 → bf16, group 128",
+    "layernorm", "rmsnorm", "softmax",
+    "activation gelu_erf", "activation gelu_tanh", "activation silu",
+    "activation relu", "silu_mul",
+]
+REQUIRED_COMPUTE = ["attention", "attention, causal",
+                    "int4 weight-only GEMM (bf16 x i4)", "linear int8wo (weight-only)"]
+
+
+def tables(text):
+    """{header tuple: [row cells]} of the markdown tables in text."""
+    out, cur = {}, None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            cur = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cur is None:
+            cur = out.setdefault(tuple(cells), [])
+        elif not set(line) <= set("|-: "):
+            cur.append(cells)
+    return out
+
+
+def result(rid, op, gbps=None, tflops=None, peak=None, check=True, **kw):
+    r = {"id": rid, "name": rid, "op": op, "status": "ok",
+         "dtypes": kw.pop("dtypes", {"a": "bf16", "out": "bf16"}),
+         "params": kw.pop("params", {}),
+         "stats": {"median_ns": 1000.0},
+         "derived": {"gbps": gbps, "tflops": tflops, "bytes": (gbps or 0) * 1000.0,
+                     "flop": (tflops or 0) * 1e6},
+         "correctness": {"checked": True, "pass": check}}
+    if peak:
+        r["derived"]["peak_tflops"] = peak
+    r.update(kw)
+    return r
+
+
+class Arithmetic(unittest.TestCase):
+    def doc(self):
+        results = [
+            result("c", "copy", gbps=40.0),
+            result("q", "quantize", gbps=30.0, dtypes={"a": "bf16", "out": "f8e4m3"},
+                   params={"scale_a": {"mode": "row"}}),
+            result("s", "softmax", gbps=36.0, check=False),
+            result("a", "attention", tflops=0.1, peak=0.2, params={"causal": True}),
+            result("w", "gemm", tflops=0.7, dtypes={"a": "bf16", "b": "i4", "out": "bf16"},
+                   params={"scale_b": {"mode": "group", "block": [128, 1]}}),
+        ]
+        dev = {"kind": "cpu", "name": "Test CPU", "compute_units": 2,
+               "peak_flops": {"bf16": 1e12},
+               "peak_source": "measured: bf16 amx_bf16 tdpbf16ps (avx512_bf16 vdpbf16ps 200 G)"}
+        return {"results": results, "devices": [dev]}
+
+    def test_percentages_and_verdicts(self):
+        torch_doc = {"torch": {"available": True, "version": "x", "threads": 2},
+                     "entries": [{"id": "q", "status": "ok", "stats": {"median_ns": 2000.0}},
+                                 {"id": "s", "status": "n/a", "reason": "no mirror"}]}
+        text = cpu_roofs.render(self.doc(), torch_doc, {"commands": ["x"]})
+        t = tables(text)
+        mem = {r[0]: r for r in t[tuple(cpu_roofs.MEMORY_HEADER)]}
+        comp = {r[0]: r for r in t[tuple(cpu_roofs.COMPUTE_HEADER)]}
+        self.assertEqual(mem["copy"][1:3], ["40.0", "100.0"])
+        # 30 / 40 = 75 %: under 85 %.
+        q = mem["quantize → f8e4m3, row"]
+        self.assertEqual(q[1:6], ["30.0", "75.0", "≥ 85 %", "FAIL", "pass"])
+        # torch: 30e3 bytes in 2000 ns = 15 GB/s; ours / torch = 2.
+        self.assertEqual(q[6:], ["15.0", "2.00"])
+        s = mem["softmax"]
+        self.assertEqual(s[1:6], ["36.0", "90.0", "≥ 85 %", "pass", "FAIL"])
+        self.assertIn("softmax: torch n/a: no mirror", text)
+        # attention: 100 GFLOP/s of a 200 G vector peak (its own roof), of 1 T.
+        a = comp["attention, causal"]
+        self.assertEqual(a[1:6], ["100.0", "50.0", "10.0", "≥ 50 %", "pass"])
+        w = comp["int4 weight-only GEMM (bf16 x i4)"]
+        self.assertEqual(w[1:6], ["700.0", "350.0", "70.0", "≥ 70 %", "pass"])
+        self.assertIn("copy in this run: 40.0 GB/s", text)
+
+    def test_vector_peak_from_peak_source(self):
+        doc = self.doc()
+        doc["results"] = [r for r in doc["results"] if r["op"] != "attention"]
+        self.assertEqual(cpu_roofs.peaks(doc["results"], doc["devices"]), (200e9, 1e12))
+
+    def test_no_copy_no_verdict(self):
+        doc = self.doc()
+        doc["results"] = doc["results"][1:]
+        t = tables(cpu_roofs.render(doc, None, {}))
+        q = {r[0]: r for r in t[tuple(cpu_roofs.MEMORY_HEADER)]}["quantize → f8e4m3, row"]
+        self.assertEqual(q[2], "-")
+        self.assertEqual(q[4], "-")
+
+
+class TorchMirrors(unittest.TestCase):
+    """bench/torch_compare.py's mirrors the table uses (no torch needed),
+    and its --device: a CUDA index as before, or cpu."""
+
+    def describe(self, op, a="bf16", out="bf16", **params):
+        return torch_compare.describe({
+            "op": op, "cache": "hot", "shape": {"M": 8, "N": 16},
+            "dtypes": {"a": a, "out": out}, "params": params})
+
+    def test_mirrors(self):
+        self.assertEqual(self.describe("silu_mul")["kind"], "silu_mul")
+        d = self.describe("dequantize", a="i8", scale_a={"mode": "row"})
+        self.assertEqual((d["kind"], d["mode"]), ("dequantize", "row"))
+        d = self.describe("quantize", out="i8", scale_a={"mode": "col"})
+        self.assertEqual(d["mode"], "col")
+        with self.assertRaises(torch_compare.NA):
+            self.describe("quantize", out="i8", scale_a={"mode": "row"}, transpose=True)
+
+    def test_device(self):
+        self.assertEqual(torch_compare.parse_args(["r.json"]).device, 0)
+        self.assertEqual(torch_compare.parse_args(["r.json", "--device", "1"]).device, 1)
+        self.assertEqual(torch_compare.parse_args(["r.json", "--device", "cpu"]).device, "cpu")
+
+
+@unittest.skipUnless(os.environ.get("MB_TEST_MBENCH"), "MB_TEST_MBENCH not set")
+class TinyRun(unittest.TestCase):
+    def test_tiny_plan(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run(
+                [sys.executable, os.path.join(BENCH, "cpu_roofs.py"), "--tiny",
+                 "--no-torch", "--samples", "2", "--mbench", os.environ["MB_TEST_MBENCH"],
+                 "--out-dir", tmp], capture_output=True, text=True, timeout=240)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            with open(os.path.join(tmp, "roofs.json"), encoding="utf-8") as f:
+                doc = json.load(f)
+        text = out.stdout
+        for head in ("- machine:", "- date:", "- commit:", "- command: `python3 bench/cpu_roofs.py",
+                     "- command: `", "- torch: not run (--no-torch)"):
+            self.assertIn(head, text)
+        t = tables(text)
+        self.assertIn(tuple(cpu_roofs.MEMORY_HEADER), t)
+        self.assertIn(tuple(cpu_roofs.COMPUTE_HEADER), t)
+        mem = {r[0]: r for r in t[tuple(cpu_roofs.MEMORY_HEADER)]}
+        comp = {r[0]: r for r in t[tuple(cpu_roofs.COMPUTE_HEADER)]}
+        for name in REQUIRED_MEMORY:
+            self.assertTrue(name in mem, "no row %r in the memory-bound table" % name)
+        for name in REQUIRED_COMPUTE:
+            self.assertTrue(name in comp, "no row %r in the compute table" % name)
+        results = doc["results"]
+        copy = [r for r in results if r["op"] == "copy"][0]["derived"]["gbps"]
+        self.assertGreater(copy, 0)
+        checked = 0
+        for r in results:
+            row = mem.get(cpu_roofs.label(r))
+            if row is None:
+                continue
+            g = r["derived"]["gbps"]
+            self.assertEqual(row[1], "%.1f" % g, r["name"])
+            self.assertEqual(row[2], "%.1f" % (100 * g / copy), r["name"])
+            self.assertEqual(row[5], "pass", r["name"])  # every kernel checks out
+            if r["op"] != "copy":
+                self.assertEqual(row[4], "pass" if 100 * g / copy >= 85 else "FAIL")
+            checked += 1
+        self.assertGreaterEqual(checked, len(REQUIRED_MEMORY))
+        for name in REQUIRED_COMPUTE:
+            self.assertEqual(comp[name][6], "pass", name)
+            self.assertNotEqual(comp[name][1], "-", name)
+
+
+if __name__ == "__main__":
+    unittest.main()
