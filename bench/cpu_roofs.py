@@ -64,9 +64,9 @@ TARGET_ATTENTION = 50.0  # % of the bf16 (vector) peak
 TARGET_WO = 70.0         # % of the bf16 peak, weight-only GEMMs
 # --tiny: each full-size shape of the config, as written there, and its
 # stand-in (divisible by the 128 blocks and groups; i4 needs an even N).
-TINY = {"[[8192, 8192]]": "[[256, 512]]",
+TINY = {"[[8192, 8192]]": "[[128, 256]]",
         "[[1, 16, 4096, 4096, 128]]": "[[1, 2, 64, 64, 32]]",
-        "[[4096, 4096, 4096]]": "[[64, 256, 128]]"}
+        "[[4096, 4096, 4096]]": "[[32, 128, 128]]"}
 MEMORY_HEADER = ["op", "GB/s", "% of copy", "target", "verdict", "check",
                  "torch GB/s", "ours / torch"]
 COMPUTE_HEADER = ["op", "GFLOP/s", "% bf16 vector peak", "% bf16 peak (AMX)",
