@@ -85,9 +85,26 @@ static void quant_span(const mb_cpu_qrow_t *qo, void *q, size_t e0,
   }
 }
 
+/* Blocks at least this wide run the vector loops one block at a time;
+ * narrower ones (a column scale: bn = 1) keep the per-element loops. */
+enum { VEC_MIN_BN = 8 };
+
+static int use_vec(const mb_cpu_qvec_t *v, int64_t bn) {
+  return v && bn >= VEC_MIN_BN;
+}
+
 /* Folds row i (of a matrix with `cols` columns) into loc[c / bn]. */
-static void amax_row(const mb_cpu_qrow_t *xo, const void *x, int64_t i,
-                     int64_t cols, int64_t bn, uint32_t *loc, int keep_nan) {
+static void amax_row(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
+                     const void *x, int64_t i, int64_t cols, int64_t bn,
+                     uint32_t *loc, int keep_nan) {
+  if (use_vec(vx, bn)) {
+    for (int64_t bj = 0; bj < cols / bn; ++bj) {
+      const uint32_t m =
+          vx->amax(x, (size_t)(i * cols + bj * bn), (size_t)bn, keep_nan);
+      loc[bj] = m > loc[bj] ? m : loc[bj];
+    }
+    return;
+  }
   float buf[CHUNK];
   for (int64_t c0 = 0; c0 < cols; c0 += CHUNK) {
     const int64_t w = min64(CHUNK, cols - c0);
@@ -110,6 +127,15 @@ static void amax_row(const mb_cpu_qrow_t *xo, const void *x, int64_t i,
 static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                       const mb_cpu_qrow_t *qo, const void *x, void *out,
                       const scale_view_t *v, int64_t i) {
+  if (use_vec(q->vx, v->bn)) { /* the row straight from X, block by block */
+    const float *sr = srow(v, i);
+    for (int64_t c = 0; c < q->cols; c += v->bn) {
+      const size_t e = (size_t)(i * q->cols + c);
+      q->vx->quant1(out, e, x, e, sr[c / v->bn],
+                    (size_t)min64(v->bn, q->cols - c));
+    }
+    return;
+  }
   float buf[CHUNK];
   for (int64_t c0 = 0; c0 < q->cols; c0 += CHUNK) {
     const int64_t w = min64(CHUNK, q->cols - c0);
@@ -132,9 +158,20 @@ static void quant_band(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       xo->load(line, x, (size_t)((c0 + c) * q->rows + r0), (size_t)h);
       for (int64_t r = 0; r < h; ++r) tile[r][c] = line[r];
     }
-    for (int64_t r = 0; r < h; ++r)
-      quant_span(qo, out, (size_t)((r0 + r) * q->cols + c0), tile[r],
-                 srow(v, r0 + r), c0, w, v->bn);
+    for (int64_t r = 0; r < h; ++r) {
+      const size_t e0 = (size_t)((r0 + r) * q->cols + c0);
+      const float *sr = srow(v, r0 + r);
+      if (!use_vec(q->vt, v->bn)) {
+        quant_span(qo, out, e0, tile[r], sr, c0, w, v->bn);
+        continue;
+      }
+      for (int64_t c = c0; c < c0 + w;) {
+        const int64_t bj = c / v->bn, end = min64((bj + 1) * v->bn, c0 + w);
+        q->vt->quant1(out, e0 + (size_t)(c - c0), tile[r], (size_t)(c - c0),
+                      sr[bj], (size_t)(end - c));
+        c = end;
+      }
+    }
   }
 }
 
@@ -179,7 +216,7 @@ static void run_fused(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       for (int64_t bi = u * unit; bi < min64(q->gr, (u + 1) * unit); ++bi) {
         memset(loc, 0, (size_t)q->gc * sizeof *loc);
         for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
-          amax_row(xo, x, i, q->cols, q->bn, loc, keep_nan(q));
+          amax_row(xo, q->vx, x, i, q->cols, q->bn, loc, keep_nan(q));
         for (int64_t bj = 0; bj < q->gc; ++bj)
           grid[bi * q->gc + bj] =
               scale_of(q, loc[bj], qo->qmax, bi * q->gc + bj);
@@ -214,7 +251,8 @@ static void run_two_pass(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
     for (int64_t i = r0; i < r1;) {
       const int64_t bi = i / xbm, end = min64(r1, (bi + 1) * xbm);
       memset(loc, 0, (size_t)xgc * sizeof *loc);
-      for (; i < end; ++i) amax_row(xo, x, i, xcols, xbn, loc, keep_nan(q));
+      for (; i < end; ++i)
+        amax_row(xo, q->vx, x, i, xcols, xbn, loc, keep_nan(q));
       for (int64_t bj = 0; bj < xgc; ++bj)
         atomic_max(&q->amax[bi * stride_i + bj * stride_j], loc[bj]);
     }
@@ -316,6 +354,8 @@ mb_status_t mb__cpu_quant_init(mb_cpu_state_t *st, mb_cpu_quant_t *q,
       .transpose = transpose,
       .static_scale = (float)static_scale,
       .threads = st->threads,
+      .vx = mb__cpu_qvec(xdt, qdt),
+      .vt = mb__cpu_qvec(MB_DTYPE_F32, qdt),
   };
   if (q->static_scale > 0.0f) return MB_OK;
   q->fused = !transpose && q->gr >= 2 * (int64_t)st->threads;
@@ -374,6 +414,28 @@ mb_status_t mb__cpu_quantize_c_prepare(void *bstate,
   }
   *kstate = q;
   return MB_OK;
+}
+
+/* "portable": the same kernel on the portable loops only, so the vector
+ * loops can be checked against them (and timed beside them). */
+mb_status_t mb__cpu_quantize_portable_prepare(void *bstate,
+                                              const mb_kernel_call_t *call,
+                                              void **kstate) {
+  const mb_status_t st = mb__cpu_quantize_c_prepare(bstate, call, kstate);
+  if (st == MB_OK) {
+    mb_cpu_quant_t *q = *kstate;
+    q->vx = q->vt = NULL;
+  }
+  return st;
+}
+
+mb_status_t mb__cpu_quantize_portable_run(void *kstate,
+                                          const mb_kernel_call_t *call) {
+  return mb__cpu_quantize_c_run(kstate, call);
+}
+
+void mb__cpu_quantize_portable_release(void *kstate) {
+  mb__cpu_quantize_c_release(kstate);
 }
 
 mb_status_t mb__cpu_quantize_c_run(void *kstate, const mb_kernel_call_t *call) {

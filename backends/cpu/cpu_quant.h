@@ -24,6 +24,12 @@ mb_status_t mb__cpu_quantize_c_prepare(void *bstate,
                                        void **kstate);
 mb_status_t mb__cpu_quantize_c_run(void *kstate, const mb_kernel_call_t *call);
 void mb__cpu_quantize_c_release(void *kstate);
+mb_status_t mb__cpu_quantize_portable_prepare(void *bstate,
+                                              const mb_kernel_call_t *call,
+                                              void **kstate);
+mb_status_t mb__cpu_quantize_portable_run(void *kstate,
+                                          const mb_kernel_call_t *call);
+void mb__cpu_quantize_portable_release(void *kstate);
 
 mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
                                          const mb_kernel_call_t *call,
@@ -84,6 +90,22 @@ void mb__cpu_e4m3_scales(float *dst, const uint8_t *src, float s, size_t n);
 void mb__cpu_scale1(float *x, float s, size_t n);
 void mb__cpu_scalev(float *x, const float *s, size_t n);
 
+/* ---- AVX-512 loops (cpu_quant_x86.c) ---------------------------------------
+ * Read X's dtype directly (bf16, f16, f32) and write whole bytes (e4m3,
+ * e5m2, i8), bit for bit what the row operations above give. */
+typedef struct mb_cpu_qvec {
+  mb_dtype_t xdt, qdt;
+  /* The largest |x| pattern of n elements from element e0, as
+   * mb__cpu_amax_bits (NaN skipped unless keep_nan). */
+  uint32_t (*amax)(const void *x, size_t e0, size_t n, int keep_nan);
+  /* q[qe + j] = cvt(x[xe + j] / s), j < n. */
+  void (*quant1)(void *q, size_t qe, const void *x, size_t xe, float s,
+                 size_t n);
+} mb_cpu_qvec_t;
+
+/* The loops for xdt -> qdt when this CPU runs them, else NULL. */
+const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt);
+
 /* ---- a quantizer, planned once (untimed) and run many times -------------- */
 typedef struct mb_cpu_quant {
   mb_dtype_t xdt, qdt;
@@ -102,6 +124,9 @@ typedef struct mb_cpu_quant {
   atomic_uint *amax; /* gr x gc absmax patterns (two-pass mode) */
   uint32_t *local;   /* per thread: local_each block maxima */
   size_t local_each;
+  /* Vector loops chosen at plan time (NULL: the portable ones): from X's
+   * dtype, and from f32 (the transposed tiles). */
+  const mb_cpu_qvec_t *vx, *vt;
 } mb_cpu_quant_t;
 
 /* Plans quantizing a rows x cols Q (of X, or of X^T with `transpose`) with

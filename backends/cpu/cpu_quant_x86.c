@@ -1,0 +1,221 @@
+/* CPU backend — AVX-512 element loops of quantization, chosen at plan time
+ * (mb__cpu_qvec) when the CPU has AVX512F/BW/VL/DQ; the portable loops of
+ * cpu_quant_rows.c remain the reference path and the fallback.
+ *
+ * They read bf16, f16 or f32 directly (no f32 staging buffer), and write
+ * e4m3, e5m2 or i8 bytes. Every step is the scalar converter's, lane by
+ * lane: the quotient is the f32 division x / s (vdivps, round-to-nearest-
+ * even as the scalar '/'), the fp8 encoding is mb__cvt_f32_to_f8's integer
+ * rounding and magic-number subnormal addition, i8 rounds with vcvtps2dq
+ * under explicit RNE after clamping to [-128, 127] in f32 (clamping to
+ * integer bounds commutes with rounding), a NaN giving 0. The absmax is the
+ * maximum of |x|'s bit patterns, which order as the values do, NaN lanes
+ * zeroed unless kept (the MX rule). */
+#include "cpu_quant.h"
+
+#include "mb_cvt.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define MB_QV_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c")))
+
+/* ---- loading 16 elements as f32 (exact widening) ------------------------- */
+
+MB_QV_TARGET static inline __m512 ld_bf16(const void *x, size_t e,
+                                          __mmask16 m) {
+  const __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)x + e);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+MB_QV_TARGET static inline __m512 ld_f16(const void *x, size_t e, __mmask16 m) {
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)x + e));
+}
+
+MB_QV_TARGET static inline __m512 ld_f32(const void *x, size_t e, __mmask16 m) {
+  return _mm512_maskz_loadu_ps(m, (const float *)x + e);
+}
+
+/* ---- f32 -> code, 16 lanes (as 32-bit lanes holding the byte) ------------ */
+
+/* mb__cvt_f32_to_f8, vectorised; the same constants, fewer operations:
+ * the rebias is folded into the rounding constant (a pattern below the
+ * smallest normal wraps, but takes the subnormal result), the odd bit is a
+ * test-and-masked-add, the subnormal select a masked subtraction, NaN a
+ * masked minimum, and the sign one ternary-logic OR. Checked against the
+ * scalar converter for every f32 pattern when it was written. */
+MB_QV_TARGET static inline __m512i f8_encode(__m512 v, unsigned man,
+                                             uint32_t rebias,
+                                             uint32_t min_normal, float magic,
+                                             uint32_t max, uint32_t nan) {
+  const unsigned shift = 23u - man;
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF));
+  const __mmask16 odd =
+      _mm512_test_epi32_mask(a, _mm512_set1_epi32(1 << shift));
+  __m512i r = _mm512_add_epi32(
+      a, _mm512_set1_epi32((int)((1u << (shift - 1u)) - 1u - (rebias << 23))));
+  r = _mm512_mask_add_epi32(r, odd, r, _mm512_set1_epi32(1));
+  r = _mm512_srli_epi32(r, shift);
+  const __m512 mg = _mm512_set1_ps(magic);
+  const __mmask16 small =
+      _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32((int)min_normal));
+  r = _mm512_mask_sub_epi32(
+      r, small, _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), mg)),
+      _mm512_castps_si512(mg));
+  const __mmask16 isnan =
+      _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7F800000));
+  r = _mm512_mask_min_epu32(_mm512_set1_epi32((int)nan), ~isnan, r,
+                            _mm512_set1_epi32((int)max));
+  /* r | (u >> 24 & 0x80) */
+  return _mm512_ternarylogic_epi32(r, _mm512_srli_epi32(u, 24),
+                                   _mm512_set1_epi32(0x80), 0xF8);
+}
+
+MB_QV_TARGET static inline __m512i enc_e4m3(__m512 v) {
+  return f8_encode(v, 3u, 120u, 0x3C800000u, 0x1p14f, 0x7Eu, 0x7Fu);
+}
+
+MB_QV_TARGET static inline __m512i enc_e5m2(__m512 v) {
+  return f8_encode(v, 2u, 112u, 0x38800000u, 0x1p7f, 0x7Bu, 0x7Eu);
+}
+
+/* mb__cvt_f32_to_int(v, -128, 127): NaN -> 0, else clamp, then RNE. */
+MB_QV_TARGET static inline __m512i enc_i8(__m512 v) {
+  const __mmask16 ok = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+  const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-128.0f)),
+                                 _mm512_set1_ps(127.0f));
+  return _mm512_maskz_cvt_roundps_epi32(
+      ok, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+/* ---- the loops ----------------------------------------------------------- */
+
+/* q[qe..qe+n) = enc(ld(x, xe..) / s). */
+#define MB__QV_QUANT(name, LD, ENC)                                            \
+  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
+                                float s, size_t n) {                           \
+    const __m512 vs = _mm512_set1_ps(s);                                       \
+    uint8_t *o = (uint8_t *)q + qe;                                            \
+    size_t j = 0;                                                              \
+    for (; j + 32 <= n; j += 32) {                                             \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, 0xFFFF), vs);               \
+      const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, 0xFFFF), vs);          \
+      _mm_storeu_si128((__m128i *)(o + j), _mm512_cvtepi32_epi8(ENC(a)));      \
+      _mm_storeu_si128((__m128i *)(o + j + 16), _mm512_cvtepi32_epi8(ENC(b))); \
+    }                                                                          \
+    for (; j < n; j += 16) {                                                   \
+      const __mmask16 m = n - j >= 16                                          \
+                              ? (__mmask16)0xFFFF                              \
+                              : (__mmask16)((1u << (unsigned)(n - j)) - 1u);   \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, m), vs);                    \
+      _mm_mask_storeu_epi8(o + j, m, _mm512_cvtepi32_epi8(ENC(a)));            \
+    }                                                                          \
+  }
+MB__QV_QUANT(q_bf16_e4m3, ld_bf16, enc_e4m3)
+MB__QV_QUANT(q_bf16_e5m2, ld_bf16, enc_e5m2)
+MB__QV_QUANT(q_bf16_i8, ld_bf16, enc_i8)
+MB__QV_QUANT(q_f16_e4m3, ld_f16, enc_e4m3)
+MB__QV_QUANT(q_f16_e5m2, ld_f16, enc_e5m2)
+MB__QV_QUANT(q_f16_i8, ld_f16, enc_i8)
+MB__QV_QUANT(q_f32_e4m3, ld_f32, enc_e4m3)
+MB__QV_QUANT(q_f32_e5m2, ld_f32, enc_e5m2)
+MB__QV_QUANT(q_f32_i8, ld_f32, enc_i8)
+
+/* max |x| pattern; 16-bit formats compare their own patterns (bf16's are
+ * f32's upper halves; f16's order as the values do too), then widen. */
+MB_QV_TARGET static inline __m512i abs16(const void *x, size_t e, __mmask32 m,
+                                         uint16_t inf, int keep_nan) {
+  const __m512i v =
+      _mm512_and_si512(_mm512_maskz_loadu_epi16(m, (const uint16_t *)x + e),
+                       _mm512_set1_epi16(0x7FFF));
+  if (keep_nan) return v;
+  const __mmask32 nan =
+      _mm512_cmpgt_epu16_mask(v, _mm512_set1_epi16((short)inf));
+  return _mm512_mask_mov_epi16(v, nan, _mm512_setzero_si512());
+}
+
+MB_QV_TARGET static uint16_t amax16(const void *x, size_t e0, size_t n,
+                                    uint16_t inf, int keep_nan) {
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0;
+  size_t j = 0;
+  for (; j + 64 <= n; j += 64) {
+    m0 = _mm512_max_epu16(m0, abs16(x, e0 + j, ~0u, inf, keep_nan));
+    m1 = _mm512_max_epu16(m1, abs16(x, e0 + j + 32, ~0u, inf, keep_nan));
+  }
+  for (; j < n; j += 32) {
+    const __mmask32 m =
+        n - j >= 32 ? ~0u : (__mmask32)((1u << (unsigned)(n - j)) - 1u);
+    m0 = _mm512_max_epu16(m0, abs16(x, e0 + j, m, inf, keep_nan));
+  }
+  m0 = _mm512_max_epu16(m0, m1);
+  /* Fold 32 halves: as 32-bit lanes, the larger half of each; then max. */
+  const __m512i lo = _mm512_and_si512(m0, _mm512_set1_epi32(0xFFFF));
+  const __m512i hi = _mm512_srli_epi32(m0, 16);
+  return (uint16_t)_mm512_reduce_max_epu32(_mm512_max_epu32(lo, hi));
+}
+
+MB_QV_TARGET static uint32_t amax_bf16(const void *x, size_t e0, size_t n,
+                                       int keep_nan) {
+  return (uint32_t)amax16(x, e0, n, 0x7F80u, keep_nan) << 16;
+}
+
+/* The f16 pattern widened as the portable load widens it (NaN payloads
+ * included), so the kept-NaN maximum is its pattern too. */
+MB_QV_TARGET static uint32_t amax_f16(const void *x, size_t e0, size_t n,
+                                      int keep_nan) {
+  return mb__cvt_bits(mb__cvt_f16_to_f32(amax16(x, e0, n, 0x7C00u, keep_nan)));
+}
+
+MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
+                                      int keep_nan) {
+  const float *p = (const float *)x + e0;
+  const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF);
+  const __m512i inf = _mm512_set1_epi32(0x7F800000);
+  __m512i m0 = _mm512_setzero_si512();
+  for (size_t j = 0; j < n; j += 16) {
+    const __mmask16 m = n - j >= 16
+                            ? (__mmask16)0xFFFF
+                            : (__mmask16)((1u << (unsigned)(n - j)) - 1u);
+    __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, p + j), ab);
+    if (!keep_nan)
+      v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),
+                                _mm512_setzero_si512());
+    m0 = _mm512_max_epu32(m0, v);
+  }
+  return (uint32_t)_mm512_reduce_max_epu32(m0);
+}
+
+static const mb_cpu_qvec_t k_vec[] = {
+    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, q_bf16_e4m3},
+    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, q_bf16_e5m2},
+    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, q_bf16_i8},
+    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, q_f16_e4m3},
+    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, q_f16_e5m2},
+    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, q_f16_i8},
+    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, q_f32_e4m3},
+    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, q_f32_e5m2},
+    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, q_f32_i8},
+};
+
+const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") ||
+      !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("f16c"))
+    return NULL;
+  for (size_t i = 0; i < sizeof k_vec / sizeof k_vec[0]; ++i)
+    if (k_vec[i].xdt == xdt && k_vec[i].qdt == qdt) return &k_vec[i];
+  return NULL;
+}
+
+#else
+
+const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
+  (void)xdt, (void)qdt;
+  return NULL;
+}
+
+#endif

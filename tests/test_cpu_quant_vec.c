@@ -1,0 +1,192 @@
+/* The CPU backend's AVX-512 quantization loops (backends/cpu/cpu_quant_x86.c,
+ * compiled into this test with the portable loops of cpu_quant_rows.c)
+ * against the portable loops, byte for byte: q = cvt(x / s) from bf16, f16
+ * and f32 to e4m3, e5m2 and i8, and the absmax (NaN skipped or kept).
+ *
+ * The inputs are what a random tensor rarely holds: every fp8 and i8
+ * rounding boundary of the quotient (exact ties, and the f32 patterns a few
+ * steps either side), f32 and input-format subnormals, values around and
+ * past each format's saturation, +-inf, NaN of both signs, +-0; under
+ * power-of-two scales (exact quotients, so the ties stay ties), odd scales
+ * (rounded quotients) and extreme ones (quotients that overflow to
+ * infinity or fall into f32's subnormals); over lengths 1..70 and longer
+ * ones at odd offsets (every masked head and tail). On a CPU without
+ * AVX-512 the tests skip. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_quant.h"
+#include "mb_cvt.h"
+#include "test_util.h"
+
+static const mb_dtype_t k_xdt[] = {MB_DTYPE_BF16, MB_DTYPE_F16, MB_DTYPE_F32};
+static const mb_dtype_t k_qdt[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
+                                   MB_DTYPE_I8};
+
+static uint64_t splitmix64(uint64_t *s) {
+  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* The f32 values at which the code of qdt changes, with v the code's value:
+ * midpoints of neighbouring codes (exact in f32: a few more bits than the
+ * format), and for i8 the half-integers. Appends to out, returns the count. */
+static size_t boundaries(mb_dtype_t qdt, float *out) {
+  size_t n = 0;
+  if (qdt == MB_DTYPE_I8) {
+    for (int k = -130; k <= 130; ++k) out[n++] = (float)k + 0.5f;
+    return n;
+  }
+  float prev = 0.0f;
+  for (unsigned b = 1; b < 0x80u; ++b) {
+    const float v = qdt == MB_DTYPE_F8E4M3 ? mb__cvt_e4m3_to_f32((uint8_t)b)
+                                           : mb__cvt_e5m2_to_f32((uint8_t)b);
+    if (!isfinite(v)) break;
+    out[n++] = prev + (v - prev) / 2.0f;
+    prev = v;
+  }
+  out[n++] = prev * 1.0625f; /* past the largest: saturation */
+  return n;
+}
+
+/* Quotients q in f32 for the scale s: each boundary and the patterns up to
+ * 3 steps either side, both signs, times s (exactly, for a power-of-two s;
+ * rounded otherwise), then rounded to xdt. Plus the specials and random
+ * values of every magnitude. Written as xdt into x; n is returned. */
+static size_t make_x(mb_dtype_t xdt, mb_dtype_t qdt, float s, void *x,
+                     size_t cap, uint64_t seed) {
+  float *f = malloc(cap * sizeof *f), bnd[600];
+  size_t n = 0;
+  const size_t nb = boundaries(qdt, bnd);
+  for (size_t i = 0; i < nb && n + 14 <= cap; ++i)
+    for (int d = -3; d <= 3; ++d) {
+      const float q = mb__cvt_float(mb__cvt_bits(bnd[i]) + (uint32_t)d);
+      f[n++] = q * s;
+      f[n++] = -q * s;
+    }
+  static const float sp[] = {
+      0.0f,      -0.0f,      INFINITY,  -INFINITY,        NAN,       -NAN,
+      0x1p-149f, -0x1p-149f, 0x1p-126f, 0x1.fffffep-127f, 0x1p-133f, 0x1p-24f,
+      0x1p-14f,  0x1p-15f,   65504.0f,  65520.0f,         3.0e38f,   -3.0e38f,
+      448.0f,    464.0f,     57344.0f,  61440.0f,         127.5f,    -128.5f,
+      0x1p-9f,   0x1p-10f,   0x1p-16f,  0x1p-17f};
+  for (size_t i = 0; i < sizeof sp / sizeof sp[0] && n < cap; ++i)
+    f[n++] = sp[i];
+  while (n < cap) { /* random sign, exponent and significand */
+    const uint64_t r = splitmix64(&seed);
+    f[n++] = mb__cvt_float((uint32_t)r & 0xFFFFFFFFu);
+    if (n < cap)
+      f[n++] = ldexpf((float)(r >> 40) * 0x1p-24f, (int)(r >> 32 & 63) - 40);
+  }
+  for (size_t i = 0; i < n; ++i) { /* shuffle, so every lane sees each */
+    const size_t j = (size_t)(splitmix64(&seed) % n);
+    const float t = f[i];
+    f[i] = f[j], f[j] = t;
+  }
+  assert_int_equal(mb_convert(x, xdt, f, MB_DTYPE_F32, n, 0), MB_OK);
+  free(f);
+  return n;
+}
+
+enum { CAP = 8192, OFF = 37 };
+
+/* Every (xdt, qdt, scale), whole and in pieces of each length 1..70 at odd
+ * offsets: the vector loop's bytes against the portable loop's. */
+static void test_quant_bytes(void **state) {
+  (void)state;
+  if (!mb__cpu_qvec(MB_DTYPE_BF16, MB_DTYPE_F8E4M3)) skip();
+  static const float scales[] = {1.0f,   0.5f,        0x1p-20f,
+                                 3.0f,   0.00390625f, 0.0137f,
+                                 1e-30f, 1e30f,       7.0f / 1024.0f};
+  void *x = malloc(CAP * 4 + 64);
+  float *buf = malloc(CAP * sizeof *buf);
+  uint8_t *qv = malloc(CAP + OFF), *qp = malloc(CAP + OFF);
+  assert_true(x && buf && qv && qp);
+  size_t checked = 0;
+  for (size_t xi = 0; xi < 3; ++xi)
+    for (size_t qi = 0; qi < 3; ++qi)
+      for (size_t si = 0; si < sizeof scales / sizeof scales[0]; ++si) {
+        const mb_cpu_qvec_t *v = mb__cpu_qvec(k_xdt[xi], k_qdt[qi]);
+        const mb_cpu_qrow_t *xo = mb__cpu_qrow(k_xdt[xi]),
+                            *qo = mb__cpu_qrow(k_qdt[qi]);
+        assert_non_null(v);
+        const float s = scales[si];
+        const size_t n = make_x(k_xdt[xi], k_qdt[qi], s, x, CAP - OFF,
+                                (uint64_t)(xi * 100 + qi * 10 + si));
+        /* pieces: [e, e + len) for growing len, at shifting offsets */
+        for (size_t e = 0, len = 1; e < n; e += len, len = len % 70 + 1) {
+          const size_t w = e + len <= n ? len : n - e;
+          const size_t qe = (e * 7) % OFF; /* an unaligned destination */
+          memset(qv, 0xA5, CAP + OFF), memset(qp, 0xA5, CAP + OFF);
+          v->quant1(qv, qe, x, e, s, w);
+          xo->load(buf, x, e, w);
+          qo->quant1(qp, qe, buf, s, w);
+          if (memcmp(qv, qp, CAP + OFF) != 0) {
+            size_t i = 0;
+            while (qv[i] == qp[i]) ++i;
+            fail_msg(
+                "%s -> %s, s = %a, piece %zu+%zu: byte %zu is %02x, "
+                "portable %02x (x = %a)",
+                mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]), (double)s,
+                e, w, i, qv[i], qp[i], (double)buf[i - qe < w ? i - qe : 0]);
+          }
+          checked += w;
+        }
+        /* the whole run in one call (the 32-wide loop) */
+        memset(qv, 0, CAP), memset(qp, 0, CAP);
+        v->quant1(qv, 0, x, 0, s, n);
+        xo->load(buf, x, 0, n);
+        qo->quant1(qp, 0, buf, s, n);
+        assert_memory_equal(qv, qp, n);
+      }
+  assert_true(checked > 100000);
+  free(x), free(buf), free(qv), free(qp);
+}
+
+/* The absmax pattern, NaN skipped and kept, with NaN, infinity and
+ * subnormals placed in every lane position and tail. */
+static void test_amax(void **state) {
+  (void)state;
+  if (!mb__cpu_qvec(MB_DTYPE_BF16, MB_DTYPE_F8E4M3)) skip();
+  void *x = malloc(CAP * 4);
+  float *buf = malloc(CAP * sizeof *buf), *f = malloc(CAP * sizeof *f);
+  assert_true(x && buf && f);
+  uint64_t seed = 7;
+  static const float big[] = {NAN,       -NAN,      INFINITY,
+                              -INFINITY, 0x1p-140f, -65504.0f};
+  for (size_t xi = 0; xi < 3; ++xi)
+    for (size_t len = 1; len < 300; len += len < 70 ? 1 : 37)
+      for (size_t k = 0; k <= sizeof big / sizeof big[0]; ++k)
+        for (int keep = 0; keep < 2; ++keep) {
+          const size_t e0 = len % 13;
+          for (size_t i = 0; i < e0 + len; ++i)
+            f[i] = ldexpf((float)(splitmix64(&seed) >> 40) * 0x1p-24f - 0.5f,
+                          (int)(i % 9) - 4);
+          if (k < sizeof big / sizeof big[0])
+            f[e0 + (size_t)(splitmix64(&seed) % len)] = big[k];
+          mb_convert(x, k_xdt[xi], f, MB_DTYPE_F32, e0 + len, 0);
+          const mb_cpu_qvec_t *v = mb__cpu_qvec(k_xdt[xi], MB_DTYPE_I8);
+          mb__cpu_qrow(k_xdt[xi])->load(buf, x, e0, len);
+          const uint32_t want = mb__cpu_amax_bits(buf, len, keep);
+          const uint32_t got = v->amax(x, e0, len, keep);
+          if (got != want)
+            fail_msg(
+                "%s amax of %zu at %zu (special %zu, keep_nan %d): "
+                "%08x, portable %08x",
+                mb_dtype_name(k_xdt[xi]), len, e0, k, keep, got, want);
+        }
+  free(x), free(buf), free(f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_quant_bytes),
+      cmocka_unit_test(test_amax),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
