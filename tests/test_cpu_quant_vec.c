@@ -10,7 +10,8 @@
  * power-of-two scales (exact quotients, so the ties stay ties), odd scales
  * (rounded quotients) and extreme ones (quotients that overflow to
  * infinity or fall into f32's subnormals); over lengths 1..70 and longer
- * ones at odd offsets (every masked head and tail). On a CPU without
+ * ones at odd offsets (every masked head and tail); and the transposed
+ * 16 x 16 tiles against the portable widening. On a CPU without
  * AVX-512 the tests skip. */
 #include <math.h>
 #include <stdint.h>
@@ -183,10 +184,36 @@ static void test_amax(void **state) {
   free(x), free(buf), free(f);
 }
 
+/* The transposed 16 x 16 tiles, at odd offsets and strides. */
+static void test_tile(void **state) {
+  (void)state;
+  if (!mb__cpu_qvec(MB_DTYPE_BF16, MB_DTYPE_F8E4M3)) skip();
+  enum { XLD = 43, LD = 21 };
+  float f[16 * XLD + 8], t[16 * LD], want[16 * XLD + 8];
+  void *x = malloc(sizeof f);
+  uint64_t seed = 11;
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; ++i)
+    f[i] = mb__cvt_float((uint32_t)splitmix64(&seed));
+  for (size_t xi = 0; xi < 3; ++xi) {
+    const size_t n = sizeof f / sizeof f[0];
+    mb_convert(x, k_xdt[xi], f, MB_DTYPE_F32, n, 0);
+    mb__cpu_qrow(k_xdt[xi])->load(want, x, 0, n);
+    memset(t, 0, sizeof t);
+    mb__cpu_qvec(k_xdt[xi], MB_DTYPE_I8)->tile16(t, LD, x, 5, XLD);
+    for (size_t i = 0; i < 16; ++i)
+      for (size_t j = 0; j < 16; ++j)
+        if (mb__cvt_bits(t[i * LD + j]) != mb__cvt_bits(want[5 + j * XLD + i]))
+          fail_msg("%s tile [%zu][%zu]: %a, want %a", mb_dtype_name(k_xdt[xi]),
+                   i, j, (double)t[i * LD + j], (double)want[5 + j * XLD + i]);
+  }
+  free(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_quant_bytes),
       cmocka_unit_test(test_amax),
+      cmocka_unit_test(test_tile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

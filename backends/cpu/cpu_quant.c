@@ -154,9 +154,16 @@ static void quant_band(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
   const int64_t h = min64(BAND, q->rows - r0);
   for (int64_t c0 = 0; c0 < q->cols; c0 += TILE) {
     const int64_t w = min64(TILE, q->cols - c0);
-    for (int64_t c = 0; c < w; ++c) { /* X row c0 + c has rows cols of Q */
-      xo->load(line, x, (size_t)((c0 + c) * q->rows + r0), (size_t)h);
-      for (int64_t r = 0; r < h; ++r) tile[r][c] = line[r];
+    if (q->vx && h == BAND && w % 16 == 0) { /* 16 x 16 in registers */
+      for (int64_t r = 0; r < BAND; r += 16)
+        for (int64_t c = 0; c < w; c += 16)
+          q->vx->tile16(&tile[r][c], TILE, x,
+                        (size_t)((c0 + c) * q->rows + r0 + r), (size_t)q->rows);
+    } else {
+      for (int64_t c = 0; c < w; ++c) { /* X row c0 + c has rows cols of Q */
+        xo->load(line, x, (size_t)((c0 + c) * q->rows + r0), (size_t)h);
+        for (int64_t r = 0; r < h; ++r) tile[r][c] = line[r];
+      }
     }
     for (int64_t r = 0; r < h; ++r) {
       const size_t e0 = (size_t)((r0 + r) * q->cols + c0);

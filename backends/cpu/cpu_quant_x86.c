@@ -187,16 +187,55 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
   return (uint32_t)_mm512_reduce_max_epu32(m0);
 }
 
+/* 16 x 16 f32 in registers: r[i][j] -> r[j][i] (unpack pairs, then
+ * 64-bit pairs, then 128-bit lanes twice). */
+MB_QV_TARGET static inline void tr16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4)
+    for (int k = 0; k < 2; ++k) {
+      const __m512d a = _mm512_castps_pd(t[i + k]),
+                    b = _mm512_castps_pd(t[i + k + 2]);
+      u[i + 2 * k] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+      u[i + 2 * k + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    }
+  for (int i = 0; i < 16; i += 8)
+    for (int k = 0; k < 4; ++k) {
+      t[i + k] = _mm512_shuffle_f32x4(u[i + k], u[i + k + 4], 0x88);
+      t[i + k + 4] = _mm512_shuffle_f32x4(u[i + k], u[i + k + 4], 0xDD);
+    }
+  for (int k = 0; k < 8; ++k) {
+    r[k] = _mm512_shuffle_f32x4(t[k], t[k + 8], 0x88);
+    r[k + 8] = _mm512_shuffle_f32x4(t[k], t[k + 8], 0xDD);
+  }
+}
+
+/* t[i * ld + j] = x[xe + j * xld + i], i, j < 16, widened exactly. */
+#define MB__QV_TILE(name, LD)                                                  \
+  MB_QV_TARGET static void name(float *t, size_t ld, const void *x, size_t xe, \
+                                size_t xld) {                                  \
+    __m512 r[16];                                                              \
+    for (int j = 0; j < 16; ++j) r[j] = LD(x, xe + (size_t)j * xld, 0xFFFF);   \
+    tr16(r);                                                                   \
+    for (int i = 0; i < 16; ++i) _mm512_storeu_ps(t + (size_t)i * ld, r[i]);   \
+  }
+MB__QV_TILE(tile_bf16, ld_bf16)
+MB__QV_TILE(tile_f16, ld_f16)
+MB__QV_TILE(tile_f32, ld_f32)
+
 static const mb_cpu_qvec_t k_vec[] = {
-    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, q_bf16_e4m3},
-    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, q_bf16_e5m2},
-    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, q_bf16_i8},
-    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, q_f16_e4m3},
-    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, q_f16_e5m2},
-    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, q_f16_i8},
-    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, q_f32_e4m3},
-    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, q_f32_e5m2},
-    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, q_f32_i8},
+    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, q_bf16_e4m3, tile_bf16},
+    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, q_bf16_e5m2, tile_bf16},
+    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, q_bf16_i8, tile_bf16},
+    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, q_f16_e4m3, tile_f16},
+    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, q_f16_e5m2, tile_f16},
+    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, q_f16_i8, tile_f16},
+    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, q_f32_e4m3, tile_f32},
+    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, q_f32_e5m2, tile_f32},
+    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, q_f32_i8, tile_f32},
 };
 
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
