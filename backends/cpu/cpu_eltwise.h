@@ -119,6 +119,8 @@ mb_status_t mb__cpu_softmax_onednn_prepare(void *bstate,
                                            const mb_kernel_call_t *call,
                                            void **kstate);
 MB__CPU_ELT_DECLARE(mb__cpu_layernorm_onednn);
+/* bf16 attention on oneDNN matmul tiles (cpu_attention_onednn.c). */
+MB__CPU_ELT_DECLARE(mb__cpu_attention_onednn);
 #endif
 
 #endif

@@ -1,0 +1,543 @@
+/* CPU backend — bf16 attention, flash-attention tiling on oneDNN matmuls.
+ *
+ * For each (batch, head, block of QT queries) — the tasks dealt across the
+ * pinned threads — and each block of KT keys: S = Q_blk K_blk^T (a bf16
+ * matmul with f32 accumulation, on AMX tiles where oneDNN has them), the
+ * online softmax in f32 (running max m and sum l per query; when m grows
+ * what was accumulated is rescaled by exp(m_old - m_new)), and O += P V_blk.
+ *
+ * P stays f32 in effect: the op's tolerance (attention_tolerance) fails a
+ * kernel that rounds P to bf16 (~2^-9 of the output's scale), so each
+ * p is split exactly-ish into three bf16 terms, p = hi + mid + lo + O(2^-25
+ * p), stacked as the rows of one (3 QT) x KT bf16 matrix; one bf16 matmul
+ * against V (exact products, f32 sums) gives the three partial outputs,
+ * which are added in f32. Three times the P V arithmetic, but on the bf16
+ * units (AMX: 16x the f32 FMA rate) rather than an f32 GEMM.
+ *
+ * Every matmul primitive is created once at prepare time, with fixed shapes:
+ * K^T and V are read in place (strided memory descriptors; BSHD rows are
+ * Hkv D apart), except a last, partial key block, copied into zero-padded
+ * buffers with primitives of their own; Q is copied per query block (zero
+ * past the last query). Each thread has its own stream, memory objects and
+ * scratchpads, and runs the primitives single-threaded (oneDNN runs
+ * sequentially inside an OpenMP parallel region).
+ *
+ * Causal (bottom-right aligned, query i sees keys j <= i + Skv - Sq): key
+ * blocks past the query block's last visible key are skipped, the others
+ * masked per row. FLOPs are the op's (unmasked pairs only), so the masked
+ * part of the diagonal blocks is work not credited. */
+#include "cpu_attention.h"
+#include "cpu_onednn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { AQ = 128 }; /* queries per block */
+
+/* The matmuls: S = Q K^T and C = P3 V, each over the input's K/V (strided)
+ * or the padded tail copy. */
+enum { QK, QK_TAIL, PV, PV_TAIL, NPRIM };
+
+static int have_avx512(void);
+
+typedef struct thread_bufs {
+  dnnl_stream_t stream;
+  dnnl_memory_t src[NPRIM], wei[NPRIM], dst[NPRIM], scratch[NPRIM];
+  uint16_t *q;    /* AQ x d bf16 */
+  float *s;       /* AQ x kt scores */
+  uint16_t *p;    /* 3 AQ x kt: hi, mid, lo rows */
+  float *c;       /* 3 AQ x d partial outputs */
+  float *o;       /* AQ x d unnormalised outputs */
+  float *m, *l;   /* AQ running max and sum */
+  uint16_t *kpad; /* kt x d: the last key block, zero padded */
+  uint16_t *vpad; /* kt x d */
+} thread_bufs_t;
+
+typedef struct attention_dnnl {
+  int64_t bh, sq, skv, d, kt;
+  int64_t heads, ld, kv_heads, kv_ld;
+  int causal, bshd;
+  int avx512; /* the AVX-512 softmax and accumulation (kt % 16 == 0) */
+  unsigned threads;
+  float scale;
+  dnnl_primitive_t prim[NPRIM];
+  thread_bufs_t *t;
+} attention_dnnl_t;
+
+static void release_bufs(thread_bufs_t *t) {
+  for (int i = 0; i < NPRIM; ++i) {
+    if (t->src[i]) dnnl_memory_destroy(t->src[i]);
+    if (t->wei[i]) dnnl_memory_destroy(t->wei[i]);
+    if (t->dst[i]) dnnl_memory_destroy(t->dst[i]);
+    if (t->scratch[i]) dnnl_memory_destroy(t->scratch[i]);
+  }
+  if (t->stream) dnnl_stream_destroy(t->stream);
+  free(t->q);
+  free(t->s);
+  free(t->p);
+  free(t->c);
+  free(t->o);
+  free(t->m);
+  free(t->kpad);
+  free(t->vpad);
+}
+
+void mb__cpu_attention_onednn_release(void *kstate) {
+  attention_dnnl_t *k = kstate;
+  if (!k) return;
+  if (k->t)
+    for (unsigned i = 0; i < k->threads; ++i) release_bufs(&k->t[i]);
+  for (int i = 0; i < NPRIM; ++i)
+    if (k->prim[i]) dnnl_primitive_destroy(k->prim[i]);
+  free(k->t);
+  free(k);
+}
+
+/* A rows x cols matrix whose (r, c) element is at r rs + c cs. */
+static dnnl_status_t md(dnnl_memory_desc_t *d, int64_t rows, int64_t cols,
+                        dnnl_data_type_t dt, int64_t rs, int64_t cs) {
+  const dnnl_dims_t dims = {rows, cols}, strides = {rs, cs};
+  return dnnl_memory_desc_init_by_strides(d, 2, dims, dt, strides);
+}
+
+/* The four primitives' descriptors: src, weights, dst. */
+static dnnl_status_t prim_mds(const attention_dnnl_t *k, int i,
+                              dnnl_memory_desc_t m[3]) {
+  const int64_t d = k->d, kt = k->kt;
+  const int64_t ld = i == QK || i == PV ? k->kv_ld : d;
+  dnnl_status_t s;
+  if (i == QK || i == QK_TAIL) {
+    s = md(&m[0], AQ, d, dnnl_bf16, d, 1);
+    if (s == dnnl_success) s = md(&m[1], d, kt, dnnl_bf16, 1, ld); /* K^T */
+    if (s == dnnl_success) s = md(&m[2], AQ, kt, dnnl_f32, kt, 1);
+  } else {
+    s = md(&m[0], 3 * AQ, kt, dnnl_bf16, kt, 1);
+    if (s == dnnl_success) s = md(&m[1], kt, d, dnnl_bf16, ld, 1);
+    if (s == dnnl_success) s = md(&m[2], 3 * AQ, d, dnnl_f32, d, 1);
+  }
+  return s;
+}
+
+static const char *const k_prim_names[NPRIM] = {"Q K^T", "Q K^T (tail)", "P V",
+                                                "P V (tail)"};
+
+/* Creates primitive i; `scratch` gets its scratchpad's descriptor. */
+static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
+                         dnnl_memory_desc_t *scratch) {
+  dnnl_memory_desc_t m[3];
+  dnnl_matmul_desc_t desc;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t s = prim_mds(k, i, m);
+  if (s == dnnl_success)
+    s = dnnl_matmul_desc_init(&desc, &m[0], &m[1], NULL, &m[2]);
+  if (s == dnnl_success) s = dnnl_primitive_attr_create(&attr);
+  /* Our scratchpad, one per thread: none is allocated inside the run. */
+  if (s == dnnl_success)
+    s = dnnl_primitive_attr_set_scratchpad_mode(attr,
+                                                dnnl_scratchpad_mode_user);
+  if (s == dnnl_success)
+    s = dnnl_primitive_desc_create(&pd, &desc, attr, st->engine, NULL);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  if (s == dnnl_success) {
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+            dnnl_success &&
+        impl)
+      MB_CPU_LOG(st, MB_LOG_DEBUG, "cpu/onednn: attention %s uses %s",
+                 k_prim_names[i], impl);
+    *scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    s = dnnl_primitive_create(&k->prim[i], pd);
+  }
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  if (s == dnnl_success) return MB_OK;
+  MB_CPU_ERROR(st, "cpu/onednn: attention: %s matmul: %s", k_prim_names[i],
+               dnnl_status2str(s));
+  return MB_ERR_UNSUPPORTED;
+}
+
+/* Thread t's buffers, streams and memory objects. */
+static mb_status_t make_bufs(mb_cpu_state_t *st, attention_dnnl_t *k,
+                             thread_bufs_t *t,
+                             const dnnl_memory_desc_t scratch[NPRIM]) {
+  const size_t d = (size_t)k->d, kt = (size_t)k->kt;
+  t->q = calloc(AQ * d, sizeof *t->q);
+  t->s = malloc(AQ * kt * sizeof *t->s);
+  t->p = malloc(3 * AQ * kt * sizeof *t->p);
+  t->c = malloc(3 * AQ * d * sizeof *t->c);
+  t->o = malloc(AQ * d * sizeof *t->o);
+  t->m = malloc(2 * AQ * sizeof *t->m);
+  t->l = t->m ? t->m + AQ : NULL;
+  t->kpad = calloc(kt * d, sizeof *t->kpad);
+  t->vpad = calloc(kt * d, sizeof *t->vpad);
+  if (!t->q || !t->s || !t->p || !t->c || !t->o || !t->m || !t->kpad ||
+      !t->vpad) {
+    MB_CPU_ERROR(st, "cpu/onednn: attention: out of memory for tiles");
+    return MB_ERR_NO_MEMORY;
+  }
+  dnnl_status_t s =
+      dnnl_stream_create(&t->stream, st->engine, dnnl_stream_default_flags);
+  for (int i = 0; i < NPRIM && s == dnnl_success; ++i) {
+    dnnl_memory_desc_t m[3];
+    s = prim_mds(k, i, m);
+    const int qk = i == QK || i == QK_TAIL;
+    void *pad = i == QK_TAIL ? t->kpad : i == PV_TAIL ? t->vpad : NULL;
+    if (s == dnnl_success)
+      s = dnnl_memory_create(&t->src[i], &m[0], st->engine,
+                             qk ? (void *)t->q : (void *)t->p);
+    /* The in-place K and V are pointed at each block before it runs. */
+    if (s == dnnl_success)
+      s = dnnl_memory_create(&t->wei[i], &m[1], st->engine,
+                             pad ? pad : (void *)t->kpad);
+    if (s == dnnl_success)
+      s = dnnl_memory_create(&t->dst[i], &m[2], st->engine,
+                             qk ? (void *)t->s : (void *)t->c);
+    if (s == dnnl_success && dnnl_memory_desc_get_size(&scratch[i]) > 0)
+      s = dnnl_memory_create(&t->scratch[i], &scratch[i], st->engine,
+                             DNNL_MEMORY_ALLOCATE);
+  }
+  if (s == dnnl_success) return MB_OK;
+  MB_CPU_ERROR(st, "cpu/onednn: attention: memory objects: %s",
+               dnnl_status2str(s));
+  return MB_ERR_BACKEND;
+}
+
+mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
+                                             const mb_kernel_call_t *call,
+                                             void **kstate) {
+  mb_cpu_state_t *st = bstate;
+  const mb_op_params_t *p = call->params;
+  mb_status_t status = mb__cpu_onednn_check(st, "attention bf16");
+  if (status != MB_OK) return status;
+  attention_dnnl_t *k = calloc(1, sizeof *k);
+  if (!k) {
+    MB_CPU_ERROR(st, "cpu/onednn: attention: out of memory");
+    return MB_ERR_NO_MEMORY;
+  }
+  const int bshd = (p->flags & MB_PARAM_BSHD) != 0;
+  const int64_t kvh = p->kv_heads ? p->kv_heads : p->shape[1];
+  k->bh = p->shape[0] * p->shape[1];
+  k->heads = p->shape[1];
+  k->sq = p->shape[2];
+  k->skv = p->shape[3];
+  k->d = p->shape[4];
+  k->ld = bshd ? p->shape[1] * p->shape[4] : p->shape[4];
+  k->kv_heads = kvh;
+  k->kv_ld = bshd ? kvh * p->shape[4] : p->shape[4];
+  k->causal = (p->flags & MB_PARAM_CAUSAL) != 0;
+  k->bshd = bshd;
+  k->threads = st->threads;
+  k->scale = (float)(1.0 / sqrt((double)p->shape[4]));
+  /* Causal: smaller key blocks waste less of the diagonal (masked work). */
+  k->kt = k->causal ? 128 : 256;
+  k->avx512 = have_avx512() && getenv("MB_ATTN_NO_AVX512") == NULL;
+  dnnl_memory_desc_t scratch[NPRIM];
+  for (int i = 0; i < NPRIM && status == MB_OK; ++i)
+    status = build(st, k, i, &scratch[i]);
+  if (status == MB_OK) {
+    k->t = calloc(k->threads, sizeof *k->t);
+    if (!k->t) {
+      MB_CPU_ERROR(st, "cpu/onednn: attention: out of memory");
+      status = MB_ERR_NO_MEMORY;
+    }
+  }
+  for (unsigned i = 0; i < k->threads && status == MB_OK; ++i)
+    status = make_bufs(st, k, &k->t[i], scratch);
+  if (status != MB_OK) {
+    mb__cpu_attention_onednn_release(k);
+    return status;
+  }
+  *kstate = k;
+  return MB_OK;
+}
+
+static int exec(const attention_dnnl_t *k, thread_bufs_t *t, int i) {
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, t->src[i]},
+                             {DNNL_ARG_WEIGHTS, t->wei[i]},
+                             {DNNL_ARG_DST, t->dst[i]},
+                             {DNNL_ARG_SCRATCHPAD, t->scratch[i]}};
+  dnnl_status_t s = dnnl_primitive_execute(k->prim[i], t->stream,
+                                           t->scratch[i] ? 4 : 3, args);
+  if (s == dnnl_success) s = dnnl_stream_wait(t->stream);
+  return s == dnnl_success;
+}
+
+/* p = hi + mid + lo, each bf16 (round to nearest even): the remainders are
+ * exact in f32, so the split is off by at most 2^-25 |p| or so. */
+static inline void split3(float p, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
+  const uint16_t h = mb__cvt_f32_to_bf16(p);
+  const float r = p - mb__cvt_bf16_to_f32(h);
+  const uint16_t m = mb__cvt_f32_to_bf16(r);
+  *hi = h;
+  *mid = m;
+  *lo = mb__cvt_f32_to_bf16(r - mb__cvt_bf16_to_f32(m));
+}
+
+/* One block's online softmax for AQ rows: scores in t->s (unscaled), row r
+ * sees keys [0, see[r]) of the block; writes P's three bf16 row sets and
+ * the rescale factors. */
+MB_CPU_CLONES static void softmax_block(const attention_dnnl_t *k,
+                                        thread_bufs_t *t, const int64_t *see,
+                                        float *alpha) {
+  const int64_t kt = k->kt;
+  for (int r = 0; r < AQ; ++r) {
+    float *restrict s = t->s + r * kt;
+    uint16_t *restrict hi = t->p + r * kt, *restrict mid = hi + AQ * kt,
+                       *restrict lo = mid + AQ * kt;
+    const int64_t n = see[r];
+    float mx = t->m[r];
+    for (int64_t j = 0; j < kt; ++j) {
+      s[j] = mb__cpu_selectf(j < n, s[j] * k->scale, -INFINITY);
+      mx = mb__cpu_maxf(s[j], mx);
+    }
+    /* A row that has seen no key yet keeps m = -inf: exp(-inf - 0) = 0. */
+    const float base = mx == -INFINITY ? 0.0f : mx;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < kt; ++j) {
+      const float e = mb__cpu_selectf(j < n, mb__cpu_expf(s[j] - base), 0.0f);
+      sum += e;
+      split3(e, &hi[j], &mid[j], &lo[j]);
+    }
+    alpha[r] = mb__cpu_expf(t->m[r] - base);
+    t->l[r] = t->l[r] * alpha[r] + sum;
+    t->m[r] = mx;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define MB_ATT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
+
+/* mb__cpu_expf's algorithm (Cephes, < 1 ulp) on 16 lanes: x = n ln2 + r,
+ * a degree-7 polynomial for e^r, 2^n as two exact powers; x here is
+ * s - max <= 0 or -inf, so only the underflow side needs care. */
+MB_ATT_AVX512 static inline __m512 exp16(__m512 x) {
+  const __m512 magic = _mm512_set1_ps(0x1.8p23f);
+  const __m512 xc = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+  const __m512 kf =
+      _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic);
+  const __m512i n =
+      _mm512_sub_epi32(_mm512_castps_si512(kf), _mm512_castps_si512(magic));
+  const __m512 nf = _mm512_sub_ps(kf, magic);
+  const __m512 r =
+      _mm512_fnmadd_ps(nf, _mm512_set1_ps(-2.12194440e-4f),
+                       _mm512_fnmadd_ps(nf, _mm512_set1_ps(0.693359375f), xc));
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r),
+                    _mm512_set1_ps(1.0f));
+  const __m512i n1 = _mm512_srai_epi32(
+      _mm512_add_epi32(n, _mm512_srli_epi32(n, 31)), 1); /* n / 2 */
+  const __m512i n2 = _mm512_sub_epi32(n, n1), bias = _mm512_set1_epi32(127);
+  const __m512 y = _mm512_mul_ps(
+      _mm512_mul_ps(p, _mm512_castsi512_ps(
+                           _mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23))),
+      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23)));
+  const __mmask16 under =
+      _mm512_cmp_ps_mask(x, _mm512_set1_ps(-103.972084f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
+}
+
+/* f32 -> bf16, round to nearest even (finite values), 16 lanes. */
+MB_ATT_AVX512 static inline __m256i bf16x16(__m512 x) {
+  const __m512i b = _mm512_castps_si512(x);
+  const __m512i odd =
+      _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+  const __m512i r =
+      _mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+
+MB_ATT_AVX512 static inline __m512 f32x16(__m256i h) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* softmax_block on 16 lanes (kt is a multiple of 16): the same steps, the
+ * row sum in 16 partial sums. */
+MB_ATT_AVX512 static void softmax_block_avx512(const attention_dnnl_t *k,
+                                               thread_bufs_t *t,
+                                               const int64_t *see,
+                                               float *alpha) {
+  const int64_t kt = k->kt;
+  const __m512 scale = _mm512_set1_ps(k->scale),
+               ninf = _mm512_set1_ps(-INFINITY);
+  const __m512i lane =
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int r = 0; r < AQ; ++r) {
+    float *s = t->s + r * kt;
+    uint16_t *hi = t->p + r * kt, *mid = hi + AQ * kt, *lo = mid + AQ * kt;
+    const __m512i n = _mm512_set1_epi32((int)see[r]);
+    __m512 vmx = ninf;
+    for (int64_t j = 0; j < kt; j += 16) {
+      const __mmask16 in = _mm512_cmp_epi32_mask(
+          _mm512_add_epi32(lane, _mm512_set1_epi32((int)j)), n, _MM_CMPINT_LT);
+      const __m512 x = _mm512_mask_blend_ps(
+          in, ninf, _mm512_mul_ps(_mm512_loadu_ps(s + j), scale));
+      _mm512_storeu_ps(s + j, x);
+      vmx = _mm512_max_ps(vmx, x);
+    }
+    const float mx = mb__cpu_maxf(_mm512_reduce_max_ps(vmx), t->m[r]);
+    const float base = mx == -INFINITY ? 0.0f : mx;
+    const __m512 vb = _mm512_set1_ps(base);
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t j = 0; j < kt; j += 16) {
+      const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(s + j), vb));
+      sum = _mm512_add_ps(sum, e);
+      const __m256i h = bf16x16(e);
+      const __m512 rem = _mm512_sub_ps(e, f32x16(h));
+      const __m256i m = bf16x16(rem);
+      _mm256_storeu_si256((__m256i *)(hi + j), h);
+      _mm256_storeu_si256((__m256i *)(mid + j), m);
+      _mm256_storeu_si256((__m256i *)(lo + j),
+                          bf16x16(_mm512_sub_ps(rem, f32x16(m))));
+    }
+    alpha[r] = mb__cpu_expf(t->m[r] - base);
+    t->l[r] = t->l[r] * alpha[r] + _mm512_reduce_add_ps(sum);
+    t->m[r] = mx;
+  }
+}
+
+MB_ATT_AVX512 static void accumulate_avx512(const attention_dnnl_t *k,
+                                            thread_bufs_t *t,
+                                            const float *alpha) {
+  const int64_t d = k->d, d16 = d / 16 * 16;
+  for (int r = 0; r < AQ; ++r) {
+    float *o = t->o + r * d;
+    const float *c0 = t->c + r * d, *c1 = c0 + AQ * d, *c2 = c1 + AQ * d;
+    const __m512 a = _mm512_set1_ps(alpha[r]);
+    int64_t e = 0;
+    for (; e < d16; e += 16) {
+      const __m512 c = _mm512_add_ps(
+          _mm512_add_ps(_mm512_loadu_ps(c0 + e), _mm512_loadu_ps(c1 + e)),
+          _mm512_loadu_ps(c2 + e));
+      _mm512_storeu_ps(o + e, _mm512_fmadd_ps(_mm512_loadu_ps(o + e), a, c));
+    }
+    for (; e < d; ++e) o[e] = o[e] * alpha[r] + ((c0[e] + c1[e]) + c2[e]);
+  }
+}
+
+/* Whether this CPU runs the AVX-512 steps. */
+static int have_avx512(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq");
+}
+#else
+static int have_avx512(void) {
+  return 0;
+}
+#endif
+
+/* o = alpha o + (c_hi + c_mid) + c_lo, row by row. */
+MB_CPU_CLONES static void accumulate(const attention_dnnl_t *k,
+                                     thread_bufs_t *t, const float *alpha) {
+  const int64_t d = k->d;
+  for (int r = 0; r < AQ; ++r) {
+    float *restrict o = t->o + r * d;
+    const float *restrict c0 = t->c + r * d, *restrict c1 = c0 + AQ * d,
+                          *restrict c2 = c1 + AQ * d;
+    const float a = alpha[r];
+    for (int64_t e = 0; e < d; ++e) o[e] = o[e] * a + ((c0[e] + c1[e]) + c2[e]);
+  }
+}
+
+/* Queries [i0, i0 + rows) of (batch, head) bh; 0 when a matmul failed. */
+static int query_block(const attention_dnnl_t *k, thread_bufs_t *t,
+                       const uint16_t *q, const uint16_t *kp,
+                       const uint16_t *vp, void *op, int64_t bh, int64_t i0,
+                       int64_t rows) {
+  const int64_t d = k->d, kt = k->kt, off = k->skv - k->sq;
+  const int64_t b = bh / k->heads, h = bh % k->heads;
+  const int64_t kvh = h / (k->heads / k->kv_heads);
+  const size_t qoff = mb__cpu_att_row(k->bshd, d, b, h, k->heads, k->sq, i0);
+  for (int64_t r = 0; r < AQ; ++r) {
+    if (r < rows)
+      memcpy(t->q + r * d, q + qoff + (size_t)(r * k->ld), (size_t)d * 2);
+    else
+      memset(t->q + r * d, 0, (size_t)d * 2);
+    t->m[r] = -INFINITY;
+    t->l[r] = 0.0f;
+  }
+  memset(t->o, 0, (size_t)(AQ * d) * sizeof *t->o);
+  const int64_t last = k->causal ? i0 + rows - 1 + off : k->skv - 1;
+  for (int64_t j0 = 0; j0 <= last; j0 += kt) {
+    const size_t koff =
+        mb__cpu_att_row(k->bshd, d, b, kvh, k->kv_heads, k->skv, j0);
+    const int64_t kn = k->skv - j0 < kt ? k->skv - j0 : kt;
+    int qk = QK, pv = PV;
+    if (kn < kt) { /* the last, partial block: copied, zero padded */
+      for (int64_t j = 0; j < kn; ++j) {
+        memcpy(t->kpad + j * d, kp + koff + (size_t)(j * k->kv_ld),
+               (size_t)d * 2);
+        memcpy(t->vpad + j * d, vp + koff + (size_t)(j * k->kv_ld),
+               (size_t)d * 2);
+      }
+      qk = QK_TAIL;
+      pv = PV_TAIL;
+    } else {
+      /* oneDNN only reads through the handle. */
+      if (dnnl_memory_set_data_handle(t->wei[QK], (void *)(kp + koff)) !=
+              dnnl_success ||
+          dnnl_memory_set_data_handle(t->wei[PV], (void *)(vp + koff)) !=
+              dnnl_success)
+        return 0;
+    }
+    if (!exec(k, t, qk)) return 0;
+    int64_t see[AQ];
+    float alpha[AQ];
+    for (int64_t r = 0; r < AQ; ++r) {
+      const int64_t vis = k->causal ? i0 + r + off - j0 + 1 : kn;
+      see[r] = vis < 0 ? 0 : vis < kn ? vis : kn;
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (k->avx512)
+      softmax_block_avx512(k, t, see, alpha);
+    else
+#endif
+      softmax_block(k, t, see, alpha);
+    if (!exec(k, t, pv)) return 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (k->avx512)
+      accumulate_avx512(k, t, alpha);
+    else
+#endif
+      accumulate(k, t, alpha);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float *o = t->o + r * d;
+    const float inv = 1.0f / t->l[r];
+    for (int64_t e = 0; e < d; ++e) o[e] *= inv;
+    mb__cpu_store_f32(op, MB_DTYPE_BF16, qoff + (size_t)(r * k->ld), o,
+                      (size_t)d);
+  }
+  return 1;
+}
+
+mb_status_t mb__cpu_attention_onednn_run(void *kstate,
+                                         const mb_kernel_call_t *call) {
+  attention_dnnl_t *k = kstate;
+  const int64_t blocks = (k->sq + AQ - 1) / AQ, tasks = k->bh * blocks;
+  const uint16_t *q = call->in[0], *kp = call->in[1], *v = call->in[2];
+  void *o = call->out[0];
+  int ok = 1;
+#pragma omp parallel num_threads(k->threads) if (tasks > 1) reduction(&& : ok)
+  {
+    thread_bufs_t *t = &k->t[mb__cpu_thread_id()];
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t task = 0; task < tasks; ++task) {
+      /* Causal blocks differ in work: the longest (last) ones first. */
+      const int64_t rev = k->causal ? tasks - 1 - task : task;
+      const int64_t bh = rev / blocks, i0 = rev % blocks * AQ;
+      if (ok)
+        ok = query_block(k, t, q, kp, v, o, bh, i0,
+                         k->sq - i0 < AQ ? k->sq - i0 : AQ);
+    }
+  }
+  return ok ? MB_OK : MB_ERR_BACKEND;
+}
