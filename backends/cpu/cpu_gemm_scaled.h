@@ -98,6 +98,16 @@ uint32_t mb__cpu_sgemm_onednn_notes(void *kstate, mb_kernel_note_t *out,
 mb_status_t mb__cpu_qi_onednn_prepare(void *bstate,
                                       const mb_kernel_call_t *call,
                                       void **kstate);
+/* bf16 x i4 weight-only on bf16 matmuls (cpu_gemm_wo_onednn.c). */
+mb_status_t mb__cpu_wo_supports(void *bstate, uint32_t dev,
+                                const mb_op_params_t *p, const char **why);
+mb_status_t mb__cpu_wo_onednn_prepare(void *bstate,
+                                      const mb_kernel_call_t *call,
+                                      void **kstate);
+mb_status_t mb__cpu_wo_onednn_run(void *kstate, const mb_kernel_call_t *call);
+void mb__cpu_wo_onednn_release(void *kstate);
+uint32_t mb__cpu_wo_onednn_notes(void *kstate, mb_kernel_note_t *out,
+                                 uint32_t max);
 #endif
 
 #endif
