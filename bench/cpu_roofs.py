@@ -35,8 +35,10 @@ mirror for say why in the notes.
       stream a killed run left), running nothing
 
 The result documents (roofs.json, torch.json) are kept in --out-dir. The
-full plan takes a few minutes on a 2-core machine (the attention
-references dominate). Standard library only; torch runs in a child.
+full plan with --samples 3 took 21.7 min on the 2-core Intel VM at a load
+average of 13 (other builds running; copy then gave 3.7 of its 22.7 GB/s),
+most of it per-entry setup of the 8192x8192 operands; run it on an idle
+machine. Standard library only; torch runs in a child.
 """
 import argparse
 import datetime
