@@ -6,9 +6,12 @@
  * contiguous slice per pinned thread, and each slice is walked in chunks
  * that stay in L1: converted to f32, computed, rounded once to the output.
  * exp is the vectorisable mb__cpu_expf; gelu_erf calls libm's erfcf (no
- * vector erf without fast-math flags), the one scalar loop. */
+ * vector erf without fast-math flags), the one scalar loop. Where the CPU
+ * has AVX-512, f32 -> f32 and bf16 -> bf16 run cpu_simd_elt.c's kernels
+ * instead (chosen at prepare), these on every other dtype and CPU. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
+#include "cpu_simd_elt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -94,6 +97,9 @@ typedef struct act_c {
   mb_dtype_t in, out; /* fp8 inputs may be written wider (the op's rule) */
   act_fn fn;          /* activation only */
   float alpha;
+  mb_cpu_simd_un_fn vact;  /* AVX-512 activation, or NULL */
+  mb_cpu_simd_bin_fn vbin; /* AVX-512 silu_mul, or NULL */
+  int stream;              /* the vector kernels' non-temporal stores */
 } act_c_t;
 
 /* Elements [lo, hi): f32 to f32 straight through the function; other
@@ -104,6 +110,10 @@ MB_CPU_CLONES static void activation_slice(const act_c_t *k,
   float buf[CHUNK];
   void *y = call->out[0];
   const void *x = call->in[0];
+  if (k->vact) {
+    k->vact(y, x, lo, hi, k->alpha, k->stream);
+    return;
+  }
   for (size_t i = lo; i < hi; i += CHUNK) {
     const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
     if (k->in == MB_DTYPE_F32 && k->out == MB_DTYPE_F32) {
@@ -121,6 +131,10 @@ MB_CPU_CLONES static void silu_mul_slice(const act_c_t *k,
                                          const mb_kernel_call_t *call,
                                          size_t lo, size_t hi) {
   float bx[CHUNK], by[CHUNK];
+  if (k->vbin) {
+    k->vbin(call->out[0], call->in[0], call->in[1], lo, hi, k->stream);
+    return;
+  }
   for (size_t i = lo; i < hi; i += CHUNK) {
     const size_t n = hi - i < CHUNK ? hi - i : CHUNK;
     mb__cpu_load_f32(bx, call->in[0], k->in, i, n);
@@ -174,7 +188,10 @@ static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
                  p->dtype,
                  fp8_io ? p->dtype_out : p->dtype,
                  fn,
-                 (float)p->act_alpha};
+                 (float)p->act_alpha,
+                 NULL,
+                 NULL,
+                 0};
   *kstate = k;
   return MB_OK;
 }
@@ -188,13 +205,31 @@ mb_status_t mb__cpu_activation_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: activation %d is not implemented", (int)act);
     return MB_ERR_UNSUPPORTED;
   }
-  return prepare(st, call, "activation", k_act_fns[act], 1, kstate);
+  const mb_status_t status =
+      prepare(st, call, "activation", k_act_fns[act], 1, kstate);
+  if (status == MB_OK) {
+    act_c_t *k = *kstate;
+    k->vact = mb__cpu_simd_activation(act, k->in, k->out);
+    k->stream = mb__cpu_stream_stores(
+        st->cache_bytes[2],
+        st->host.dtype_bytes(k->in, k->n) + st->host.dtype_bytes(k->out, k->n));
+  }
+  return status;
 }
 
 mb_status_t mb__cpu_silu_mul_c_prepare(void *bstate,
                                        const mb_kernel_call_t *call,
                                        void **kstate) {
-  return prepare(bstate, call, "silu_mul", NULL, 1, kstate);
+  mb_cpu_state_t *st = bstate;
+  const mb_status_t status = prepare(st, call, "silu_mul", NULL, 1, kstate);
+  if (status == MB_OK) {
+    act_c_t *k = *kstate;
+    k->vbin = mb__cpu_simd_silu_mul(k->in, k->out);
+    k->stream = mb__cpu_stream_stores(st->cache_bytes[2],
+                                      2 * st->host.dtype_bytes(k->in, k->n) +
+                                          st->host.dtype_bytes(k->out, k->n));
+  }
+  return status;
 }
 
 mb_status_t mb__cpu_swiglu_bwd_c_prepare(void *bstate,

@@ -2,9 +2,13 @@
  *
  * Memory-bound, so the loops are plain: split statically across the pinned
  * threads (the same split the allocator's first touch used) and left to the
- * vectoriser. bf16 is computed in f32 and rounded once, to nearest even. */
+ * vectoriser. bf16 is computed in f32 and rounded once, to nearest even.
+ * Where the CPU has AVX-512, cpu_simd_elt.c's add runs instead (the same
+ * bits: bf16 widened and rounded in registers, and non-temporal stores for
+ * operands beyond the last-level cache). */
 #include "mb_cvt.h"
 #include "cpu_internal.h"
+#include "cpu_simd_elt.h"
 
 #include <stdlib.h>
 
@@ -19,6 +23,8 @@ typedef struct add_c {
   size_t n;
   unsigned threads;
   add_slice_fn slice;
+  mb_cpu_simd_bin_fn vec; /* AVX-512, or NULL */
+  int stream;             /* vec's non-temporal stores */
 } add_c_t;
 
 MB_CPU_CLONES static void add_f32_range(float *restrict z,
@@ -79,6 +85,9 @@ mb_status_t mb__cpu_add_c_prepare(void *bstate, const mb_kernel_call_t *call,
   k->n = (size_t)p->shape[0] * (size_t)p->shape[1];
   k->threads = st->threads;
   k->slice = slice;
+  k->vec = mb__cpu_simd_add(p->dtype, p->dtype_out);
+  k->stream = mb__cpu_stream_stores(st->cache_bytes[2],
+                                    3 * st->host.dtype_bytes(p->dtype, k->n));
   *kstate = k;
   return MB_OK;
 }
@@ -93,7 +102,10 @@ mb_status_t mb__cpu_add_c_run(void *kstate, const mb_kernel_call_t *call) {
 #pragma omp parallel num_threads(k->threads) if (n >= PARALLEL_MIN)
   {
     const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
-    k->slice(z, x, y, n * t / nt, n * (t + 1) / nt);
+    if (k->vec)
+      k->vec(z, x, y, n * t / nt, n * (t + 1) / nt, k->stream);
+    else
+      k->slice(z, x, y, n * t / nt, n * (t + 1) / nt);
   }
   return MB_OK;
 }
