@@ -135,6 +135,13 @@ static double cpu_peak_for(void *state, uint32_t dev, const char *op,
                            const mb_op_params_t *p) {
   const mb_cpu_state_t *st = state;
   if (!strncmp(op, "gemm", 4)) return cpu_peak_flops(state, dev, p->dtype);
+#ifdef MB_HAVE_ONEDNN
+  /* bf16 attention's default kernel runs its Q K^T and P V tiles as
+   * oneDNN matmuls, on AMX where the machine has it
+   * (cpu_attention_onednn.c): held to the same roof as gemm. */
+  if (!strcmp(op, "attention") && p->dtype == MB_DTYPE_BF16)
+    return cpu_peak_flops(state, dev, p->dtype);
+#endif
   if (dev != 0 || p->dtype <= MB_DTYPE_NONE || p->dtype >= MB_DTYPE_COUNT)
     return 0;
   return st->peak_vector[p->dtype];
