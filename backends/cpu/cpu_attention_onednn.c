@@ -25,7 +25,11 @@
  * Causal (bottom-right aligned, query i sees keys j <= i + Skv - Sq): key
  * blocks past the query block's last visible key are skipped, the others
  * masked per row. FLOPs are the op's (unmasked pairs only), so the masked
- * part of the diagonal blocks is work not credited. */
+ * part of the diagonal blocks is work not credited.
+ *
+ * The softmax and the accumulation run on AVX-512 where the CPU has it
+ * (chosen at prepare time), else portable loops; MB_ATTN_NO_AVX512 set in
+ * the environment keeps the portable ones, to test them on such a CPU. */
 #include "cpu_attention.h"
 #include "cpu_onednn.h"
 
