@@ -1,7 +1,8 @@
 /* The CPU backend's AVX-512 quantization loops (backends/cpu/cpu_quant_x86.c,
  * compiled into this test with the portable loops of cpu_quant_rows.c)
  * against the portable loops, byte for byte: q = cvt(x / s) from bf16, f16
- * and f32 to e4m3, e5m2 and i8, and the absmax (NaN skipped or kept).
+ * and f32 to e4m3, e5m2 and i8 (one scale, or one per element), and the
+ * absmax (NaN skipped or kept).
  *
  * The inputs are what a random tensor rarely holds: every fp8 and i8
  * rounding boundary of the quotient (exact ties, and the f32 patterns a few
@@ -105,9 +106,9 @@ static void test_quant_bytes(void **state) {
                                  3.0f,   0.00390625f, 0.0137f,
                                  1e-30f, 1e30f,       7.0f / 1024.0f};
   void *x = malloc(CAP * 4 + 64);
-  float *buf = malloc(CAP * sizeof *buf);
+  float *buf = malloc(CAP * sizeof *buf), *sv = malloc(CAP * sizeof *sv);
   uint8_t *qv = malloc(CAP + OFF), *qp = malloc(CAP + OFF);
-  assert_true(x && buf && qv && qp);
+  assert_true(x && buf && sv && qv && qp);
   size_t checked = 0;
   for (size_t xi = 0; xi < 3; ++xi)
     for (size_t qi = 0; qi < 3; ++qi)
@@ -136,6 +137,15 @@ static void test_quant_bytes(void **state) {
                 mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]), (double)s,
                 e, w, i, qv[i], qp[i], (double)buf[i - qe < w ? i - qe : 0]);
           }
+          /* one scale per element: s, 2s, 0.75s in turn */
+          for (size_t i = 0; i < w; ++i)
+            sv[i] = s * (float)(i % 3 + 1) * (i % 3 == 2 ? 0.375f : 1.0f);
+          v->quantv(qv, qe, x, e, sv, w);
+          qo->quantv(qp, qe, buf, sv, w);
+          if (memcmp(qv, qp, CAP + OFF) != 0)
+            fail_msg("%s -> %s, per-element scales from %a, piece %zu+%zu",
+                     mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
+                     (double)s, e, w);
           checked += w;
         }
         /* the whole run in one call (the 32-wide loop) */
@@ -146,7 +156,7 @@ static void test_quant_bytes(void **state) {
         assert_memory_equal(qv, qp, n);
       }
   assert_true(checked > 100000);
-  free(x), free(buf), free(qv), free(qp);
+  free(x), free(buf), free(sv), free(qv), free(qp);
 }
 
 /* The absmax pattern, NaN skipped and kept, with NaN, infinity and

@@ -127,6 +127,11 @@ static void amax_row(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
 static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                       const mb_cpu_qrow_t *qo, const void *x, void *out,
                       const scale_view_t *v, int64_t i) {
+  if (q->vx && v->bn == 1) { /* a scale per column */
+    const size_t e = (size_t)(i * q->cols);
+    q->vx->quantv(out, e, x, e, srow(v, i), (size_t)q->cols);
+    return;
+  }
   if (use_vec(q->vx, v->bn)) { /* the row straight from X, block by block */
     const float *sr = srow(v, i);
     for (int64_t c = 0; c < q->cols; c += v->bn) {

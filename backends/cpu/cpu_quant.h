@@ -101,6 +101,9 @@ typedef struct mb_cpu_qvec {
   /* q[qe + j] = cvt(x[xe + j] / s), j < n. */
   void (*quant1)(void *q, size_t qe, const void *x, size_t xe, float s,
                  size_t n);
+  /* The same with one scale per element, s[j]. */
+  void (*quantv)(void *q, size_t qe, const void *x, size_t xe, const float *s,
+                 size_t n);
   /* A transposed 16 x 16 tile as f32: t[i * ld + j] = x[xe + j * xld + i]
    * (X's column xe + i, row j), i, j < 16. */
   void (*tile16)(float *t, size_t ld, const void *x, size_t xe, size_t xld);

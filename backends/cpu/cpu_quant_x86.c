@@ -123,6 +123,32 @@ MB__QV_QUANT(q_f32_e4m3, ld_f32, enc_e4m3)
 MB__QV_QUANT(q_f32_e5m2, ld_f32, enc_e5m2)
 MB__QV_QUANT(q_f32_i8, ld_f32, enc_i8)
 
+/* q[qe..qe+n) = enc(ld(x, xe..) / s[0..n)): one scale per element (a
+ * column scale). */
+#define MB__QV_QUANTV(name, LD, ENC)                                          \
+  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe, \
+                                const float *s, size_t n) {                   \
+    uint8_t *o = (uint8_t *)q + qe;                                           \
+    for (size_t j = 0; j < n; j += 16) {                                      \
+      const __mmask16 m = n - j >= 16                                         \
+                              ? (__mmask16)0xFFFF                             \
+                              : (__mmask16)((1u << (unsigned)(n - j)) - 1u);  \
+      /* masked-off lanes divide 0 by 1: no flag, nothing stored */           \
+      const __m512 vs = _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, s + j); \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, m), vs);                   \
+      _mm_mask_storeu_epi8(o + j, m, _mm512_cvtepi32_epi8(ENC(a)));           \
+    }                                                                         \
+  }
+MB__QV_QUANTV(qv_bf16_e4m3, ld_bf16, enc_e4m3)
+MB__QV_QUANTV(qv_bf16_e5m2, ld_bf16, enc_e5m2)
+MB__QV_QUANTV(qv_bf16_i8, ld_bf16, enc_i8)
+MB__QV_QUANTV(qv_f16_e4m3, ld_f16, enc_e4m3)
+MB__QV_QUANTV(qv_f16_e5m2, ld_f16, enc_e5m2)
+MB__QV_QUANTV(qv_f16_i8, ld_f16, enc_i8)
+MB__QV_QUANTV(qv_f32_e4m3, ld_f32, enc_e4m3)
+MB__QV_QUANTV(qv_f32_e5m2, ld_f32, enc_e5m2)
+MB__QV_QUANTV(qv_f32_i8, ld_f32, enc_i8)
+
 /* max |x| pattern; 16-bit formats compare their own patterns (bf16's are
  * f32's upper halves; f16's order as the values do too), then widen. */
 MB_QV_TARGET static inline __m512i abs16(const void *x, size_t e, __mmask32 m,
@@ -227,15 +253,21 @@ MB__QV_TILE(tile_f16, ld_f16)
 MB__QV_TILE(tile_f32, ld_f32)
 
 static const mb_cpu_qvec_t k_vec[] = {
-    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, q_bf16_e4m3, tile_bf16},
-    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, q_bf16_e5m2, tile_bf16},
-    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, q_bf16_i8, tile_bf16},
-    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, q_f16_e4m3, tile_f16},
-    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, q_f16_e5m2, tile_f16},
-    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, q_f16_i8, tile_f16},
-    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, q_f32_e4m3, tile_f32},
-    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, q_f32_e5m2, tile_f32},
-    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, q_f32_i8, tile_f32},
+    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, q_bf16_e4m3, qv_bf16_e4m3,
+     tile_bf16},
+    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, q_bf16_e5m2, qv_bf16_e5m2,
+     tile_bf16},
+    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, q_bf16_i8, qv_bf16_i8, tile_bf16},
+    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, q_f16_e4m3, qv_f16_e4m3,
+     tile_f16},
+    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, q_f16_e5m2, qv_f16_e5m2,
+     tile_f16},
+    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, q_f16_i8, qv_f16_i8, tile_f16},
+    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, q_f32_e4m3, qv_f32_e4m3,
+     tile_f32},
+    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, q_f32_e5m2, qv_f32_e5m2,
+     tile_f32},
+    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, q_f32_i8, qv_f32_i8, tile_f32},
 };
 
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
