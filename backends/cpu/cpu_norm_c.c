@@ -4,10 +4,13 @@
  * row (in f32: as is, or converted into the thread's buffer) stays in cache
  * for its passes: layernorm's mean, then the variance around it (two-pass,
  * so a large mean does not cancel the variance away), then the output;
- * rmsnorm's sum of squares, then the output. Sums run in 16 lanes (see
- * mb__cpu_sum_f32). W and Bias are converted to f32 once per call. */
+ * rmsnorm's sum of squares, then the output. Sums run in 64 lanes (see
+ * sum64). W and Bias are converted to f32 once per call.
+ * On f32 and bf16 with AVX-512 the rows run in cpu_simd_norm.c instead
+ * (same bits, bf16 converted in registers), chosen at prepare time. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
+#include "cpu_simd_norm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,23 +21,45 @@ typedef struct norm_c {
   mb_dtype_t dtype;
   int rms, affine;
   float eps;
-  float *w, *b;  /* f32 copies of W and Bias (n each) */
-  float *rowbuf; /* threads x n: a row in f32 when the input is not */
+  float *w, *b;            /* f32 copies of W and Bias (n each) */
+  float *rowbuf;           /* threads x n: a row in f32 when the input is not */
+  mb_cpu_norm_args_t args; /* n, rms, affine, eps, w, b for simd */
+  mb_cpu_simd_rows_fn simd; /* NULL: the portable rows */
 } norm_c_t;
 
-/* sum (x - mean)^2, in lanes as mb__cpu_sum_f32. */
-static inline float sum_sq_dev(const float *restrict x, size_t n, float mean) {
-  float lane[16] = {0};
+/* The row sums run in 64 lanes, element j in lane j % 64, the lanes then
+ * added 0..63: four vectors of 16 are four independent add chains (one
+ * chain's latency bounded the loop), gcc vectorises them without
+ * reassociation flags, and cpu_simd_norm.c's AVX-512 rows add in the same
+ * order for the same bits. Blocked sums: ~sqrt(n) u typical error. */
+enum { LANES = 64 };
+
+static inline float lanes_total(const float *lane) {
+  float s = 0;
+  for (int l = 0; l < LANES; ++l) s += lane[l];
+  return s;
+}
+
+static inline float sum64(const float *restrict x, size_t n) {
+  float lane[LANES] = {0};
   size_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int l = 0; l < 16; ++l) {
+  for (; i + LANES <= n; i += LANES)
+    for (int l = 0; l < LANES; ++l) lane[l] += x[i + (size_t)l];
+  for (; i < n; ++i) lane[i % LANES] += x[i];
+  return lanes_total(lane);
+}
+
+/* sum (x - mean)^2 in the same lanes. */
+static inline float sum_sq_dev(const float *restrict x, size_t n, float mean) {
+  float lane[LANES] = {0};
+  size_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int l = 0; l < LANES; ++l) {
       const float d = x[i + (size_t)l] - mean;
       lane[l] += d * d;
     }
-  for (; i < n; ++i) lane[i % 16] += (x[i] - mean) * (x[i] - mean);
-  float s = 0;
-  for (int l = 0; l < 16; ++l) s += lane[l];
-  return s;
+  for (; i < n; ++i) lane[i % LANES] += (x[i] - mean) * (x[i] - mean);
+  return lanes_total(lane);
 }
 
 MB_CPU_CLONES static void norm_rows(const void *kstate, void *y, const void *x,
@@ -48,7 +73,7 @@ MB_CPU_CLONES static void norm_rows(const void *kstate, void *y, const void *x,
       mb__cpu_load_f32(buf, x, k->dtype, off, n);
       row = buf;
     }
-    const float mean = k->rms ? 0.0f : mb__cpu_sum_f32(row, n) / (float)n;
+    const float mean = k->rms ? 0.0f : sum64(row, n) / (float)n;
     const float rstd =
         1.0f / sqrtf(sum_sq_dev(row, n, mean) / (float)n + k->eps);
     /* The output goes through the buffer too (row may be it: in place). */
@@ -64,6 +89,12 @@ MB_CPU_CLONES static void norm_rows(const void *kstate, void *y, const void *x,
   }
 }
 
+static void simd_rows(const void *kstate, void *y, const void *x, int64_t r0,
+                      int64_t r1, float *buf) {
+  const norm_c_t *k = kstate;
+  k->simd(&k->args, y, x, r0, r1, buf);
+}
+
 static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
                            int rms, void **kstate) {
   const mb_op_params_t *p = call->params;
@@ -73,14 +104,18 @@ static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
   norm_c_t *k = calloc(1, sizeof *k);
   const size_t n = (size_t)p->shape[1];
   if (k) {
-    *k =
-        (norm_c_t){p->shape[0],   p->shape[1], st->threads,
-                   p->dtype,      rms,         !(p->flags & MB_PARAM_NO_WEIGHT),
-                   (float)p->eps, NULL,        NULL,
-                   NULL};
+    k->m = p->shape[0];
+    k->n = p->shape[1];
+    k->threads = st->threads;
+    k->dtype = p->dtype;
+    k->rms = rms;
+    k->affine = !(p->flags & MB_PARAM_NO_WEIGHT);
+    k->eps = (float)p->eps;
     k->w = malloc(n * sizeof *k->w);
     k->b = malloc(n * sizeof *k->b);
     k->rowbuf = malloc((size_t)st->threads * n * sizeof *k->rowbuf);
+    k->args = (mb_cpu_norm_args_t){n, rms, k->affine, k->eps, k->w, k->b};
+    k->simd = mb__cpu_simd_norm(p->dtype);
   }
   if (!k || !k->w || !k->b || !k->rowbuf) {
     if (k) mb__cpu_layernorm_c_release(k);
@@ -110,7 +145,8 @@ mb_status_t mb__cpu_layernorm_c_run(void *kstate,
     mb__cpu_load_f32(k->w, call->in[1], k->dtype, 0, (size_t)k->n);
     if (!k->rms) mb__cpu_load_f32(k->b, call->in[2], k->dtype, 0, (size_t)k->n);
   }
-  mb__cpu_run_rows(norm_rows, k, k->threads, k->m, k->n, k->rowbuf, call);
+  mb__cpu_run_rows(k->simd ? simd_rows : norm_rows, k, k->threads, k->m, k->n,
+                   k->rowbuf, call);
   return MB_OK;
 }
 

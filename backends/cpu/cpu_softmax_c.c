@@ -2,9 +2,12 @@
  *
  * Rows split contiguously across the pinned threads; per row, in f32: the
  * max, exp(x - max) written to the output (or the thread's buffer), their
- * sum in 16 lanes, then one multiply by the reciprocal. */
+ * sum in 16 lanes, then one multiply by the reciprocal. On f32 and bf16
+ * with AVX-512 the rows run in cpu_simd_norm.c instead (same steps, a
+ * vector exp), chosen at prepare time. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
+#include "cpu_simd_norm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +16,9 @@ typedef struct softmax_c {
   int64_t m, n;
   unsigned threads;
   mb_dtype_t dtype;
-  float *rowbuf; /* threads x n */
+  float *rowbuf;            /* threads x n */
+  mb_cpu_norm_args_t args;  /* n for simd */
+  mb_cpu_simd_rows_fn simd; /* NULL: the portable rows */
 } softmax_c_t;
 
 static inline float row_max(const float *restrict x, size_t n) {
@@ -50,6 +55,12 @@ MB_CPU_CLONES static void softmax_rows(const void *kstate, void *y,
   }
 }
 
+static void simd_rows(const void *kstate, void *y, const void *x, int64_t r0,
+                      int64_t r1, float *buf) {
+  const softmax_c_t *k = kstate;
+  k->simd(&k->args, y, x, r0, r1, buf);
+}
+
 mb_status_t mb__cpu_softmax_c_prepare(void *bstate,
                                       const mb_kernel_call_t *call,
                                       void **kstate) {
@@ -65,14 +76,21 @@ mb_status_t mb__cpu_softmax_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: softmax: out of memory");
     return MB_ERR_NO_MEMORY;
   }
-  *k = (softmax_c_t){p->shape[0], p->shape[1], st->threads, p->dtype, buf};
+  *k = (softmax_c_t){p->shape[0],
+                     p->shape[1],
+                     st->threads,
+                     p->dtype,
+                     buf,
+                     {.n = (size_t)p->shape[1]},
+                     mb__cpu_simd_softmax(p->dtype)};
   *kstate = k;
   return MB_OK;
 }
 
 mb_status_t mb__cpu_softmax_c_run(void *kstate, const mb_kernel_call_t *call) {
   const softmax_c_t *k = kstate;
-  mb__cpu_run_rows(softmax_rows, k, k->threads, k->m, k->n, k->rowbuf, call);
+  mb__cpu_run_rows(k->simd ? simd_rows : softmax_rows, k, k->threads, k->m,
+                   k->n, k->rowbuf, call);
   return MB_OK;
 }
 
