@@ -64,6 +64,7 @@ typedef struct attention_dnnl {
   int causal, bshd;
   int avx512; /* the AVX-512 softmax and accumulation (kt % 16 == 0) */
   unsigned threads;
+  mb_cpu_state_t *st; /* for the run's error message */
   float scale;
   dnnl_primitive_t prim[NPRIM];
   thread_bufs_t *t;
@@ -232,6 +233,7 @@ mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
   k->causal = (p->flags & MB_PARAM_CAUSAL) != 0;
   k->bshd = bshd;
   k->threads = st->threads;
+  k->st = st;
   k->scale = (float)(1.0 / sqrt((double)p->shape[4]));
   /* Causal: smaller key blocks waste less of the diagonal (masked work). */
   k->kt = k->causal ? 128 : 256;
@@ -543,5 +545,7 @@ mb_status_t mb__cpu_attention_onednn_run(void *kstate,
                          k->sq - i0 < AQ ? k->sq - i0 : AQ);
     }
   }
-  return ok ? MB_OK : MB_ERR_BACKEND;
+  if (ok) return MB_OK;
+  MB_CPU_ERROR(k->st, "cpu/onednn: attention: a tile matmul failed");
+  return MB_ERR_BACKEND;
 }
