@@ -313,41 +313,9 @@ MB_CPU_CLONES static void softmax_block(const attention_dnnl_t *k,
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define MB_ATT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
 
-/* mb__cpu_expf's algorithm (Cephes, < 1 ulp) on 16 lanes: x = n ln2 + r,
- * a degree-7 polynomial for e^r, 2^n as two exact powers; x here is
- * s - max <= 0 or -inf, so only the underflow side needs care. */
-MB_ATT_AVX512 static inline __m512 exp16(__m512 x) {
-  const __m512 magic = _mm512_set1_ps(0x1.8p23f);
-  const __m512 xc = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
-  const __m512 kf =
-      _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic);
-  const __m512i n =
-      _mm512_sub_epi32(_mm512_castps_si512(kf), _mm512_castps_si512(magic));
-  const __m512 nf = _mm512_sub_ps(kf, magic);
-  const __m512 r =
-      _mm512_fnmadd_ps(nf, _mm512_set1_ps(-2.12194440e-4f),
-                       _mm512_fnmadd_ps(nf, _mm512_set1_ps(0.693359375f), xc));
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r),
-                    _mm512_set1_ps(1.0f));
-  const __m512i n1 = _mm512_srai_epi32(
-      _mm512_add_epi32(n, _mm512_srli_epi32(n, 31)), 1); /* n / 2 */
-  const __m512i n2 = _mm512_sub_epi32(n, n1), bias = _mm512_set1_epi32(127);
-  const __m512 y = _mm512_mul_ps(
-      _mm512_mul_ps(p, _mm512_castsi512_ps(
-                           _mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23))),
-      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23)));
-  const __mmask16 under =
-      _mm512_cmp_ps_mask(x, _mm512_set1_ps(-103.972084f), _CMP_LT_OQ);
-  return _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
-}
+#include "cpu_simd_exp.h"
+#define MB_ATT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
 
 /* f32 -> bf16, round to nearest even (finite values), 16 lanes. */
 MB_ATT_AVX512 static inline __m256i bf16x16(__m512 x) {
@@ -392,7 +360,8 @@ MB_ATT_AVX512 static void softmax_block_avx512(const attention_dnnl_t *k,
     const __m512 vb = _mm512_set1_ps(base);
     __m512 sum = _mm512_setzero_ps();
     for (int64_t j = 0; j < kt; j += 16) {
-      const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(s + j), vb));
+      const __m512 e =
+          mb__cpu_simd_expf(_mm512_sub_ps(_mm512_loadu_ps(s + j), vb));
       sum = _mm512_add_ps(sum, e);
       const __m256i h = bf16x16(e);
       const __m512 rem = _mm512_sub_ps(e, f32x16(h));

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_simd_exp.h"
+
 #define MB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define MB_AVX512_INLINE static inline MB_AVX512 __attribute__((always_inline))
 /* With AVX512-BF16 (vcvtneps2bf16) for the bf16 stores. */
@@ -106,28 +108,10 @@ static inline __mmask16 first(size_t n) {
 /* ---- the maths ---------------------------------------------------------- */
 #define SET1 _mm512_set1_ps
 
-/* exp(-x) (every caller wants a negated argument), Cephes' polynomial as
- * mb__cpu_expf (< 1 ulp), reduced with FMA (-x - n ln2 in two exact steps,
- * n rounded by the 1.5 2^23 trick) and scaled by 2^n with scalef, which
- * rounds once, so subnormal results underflow gradually. The clamp keeps
- * inf out of the reduction (inf - inf); max/min return their second
- * operand, x, when it is NaN, so NaN propagates. exp(89) overflows to inf,
- * exp(-104) underflows to 0. */
+/* exp(-x) (every caller wants a negated argument): the shared vector exp
+ * (cpu_simd_exp.h) of -x, the sign flipped exactly (NaN stays NaN). */
 MB_AVX512_INLINE __m512 v_expm(__m512 x) {
-  const __m512 magic = SET1(0x1.8p23f);
-  const __m512 xc = _mm512_min_ps(SET1(104.0f), _mm512_max_ps(SET1(-89.0f), x));
-  const __m512 n = _mm512_sub_ps(
-      _mm512_fnmadd_ps(xc, SET1(1.44269504088896341f), magic), magic);
-  __m512 r = _mm512_fnmsub_ps(n, SET1(0.693359375f), xc);
-  r = _mm512_fnmadd_ps(n, SET1(-2.12194440e-4f), r);
-  __m512 p = SET1(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, SET1(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, SET1(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, SET1(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, SET1(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, SET1(5.0000001201e-1f));
-  p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), SET1(1.0f));
-  return _mm512_scalef_ps(p, n);
+  return mb__cpu_simd_expf(_mm512_xor_ps(x, SET1(-0.0f)));
 }
 
 /* 1 / d for d >= 1 or NaN: rcp14 and one Newton step (~1 ulp). Lanes above

@@ -1,5 +1,6 @@
-/* CPU backend — exp on 16 f32 lanes (AVX-512F), for the AVX-512 softmax
- * (cpu_simd_norm.c).
+/* CPU backend — exp on 16 f32 lanes (AVX-512F), the one vector exp of the
+ * AVX-512 kernels: softmax (cpu_simd_norm.c), the activations
+ * (cpu_simd_elt.c) and attention's online softmax (cpu_attention_onednn.c).
  *
  * The scalar mb__cpu_expf (cpu_eltwise_math.h) is written for gcc's
  * vectoriser: no FMA (the library is C11, no contraction), 2^n built from
@@ -23,8 +24,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-__attribute__((target("avx512f"))) static inline __m512 mb__cpu_simd_expf(
-    __m512 x) {
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+mb__cpu_simd_expf(__m512 x) {
   const __m512 xc = _mm512_min_ps(_mm512_set1_ps(89.0f),
                                   _mm512_max_ps(_mm512_set1_ps(-110.0f), x));
   /* n = round(x / ln2) in [-159, 128] (adding 1.5 2^23 rounds to an
