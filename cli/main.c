@@ -55,6 +55,9 @@ static const struct {
     {"MB_ROCTX_LIBRARY", "the HIP backend's roctx library file (ranges)"},
     {"MB_CPU_FSROOT",
      "tests: read /sys and /proc under this directory (fake CPUs)"},
+    {"MB_ATTN_NO_AVX512",
+     "tests: the CPU's oneDNN attention takes its portable softmax loops "
+     "on an AVX-512 CPU too"},
 };
 #define NUM_ENVIRONMENT (sizeof k_environment / sizeof k_environment[0])
 
