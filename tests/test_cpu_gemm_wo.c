@@ -1,5 +1,6 @@
 /* The CPU's int4 weight-only GEMM (bf16 A x i4 B with group scales) on
- * bf16 matmuls (backends/cpu/cpu_gemm_wo_onednn.c), against the op's
+ * bf16 matmuls (backends/cpu/cpu_gemm_wo_onednn.c, --impl onednn_bf16x3)
+ * and on the default f32 one, against the op's
  * reference: groups of 32 to 256, N odd (rows of B start mid-byte), N and M
  * tails of any oneDNN blocking, every output dtype, alpha and beta (the
  * epilogue) and the direct f32 path. A weight rounded once to bf16 fails
@@ -99,8 +100,11 @@ static void test_weight_only(void **state) {
   const size_t count = sizeof k_cases / sizeof k_cases[0];
   for (size_t i = 0; i < count; ++i) {
     char math[32];
-    if (run_case(ctx, &k_cases[i], "onednn", math, sizeof math) == MB_OK)
+    if (run_case(ctx, &k_cases[i], "onednn_bf16x3", math, sizeof math) == MB_OK)
       assert_string_equal(math, "bf16"); /* the bf16 kernel, not f32's */
+    /* The default oneDNN kernel: dequantized to f32, an f32 matmul. */
+    if (run_case(ctx, &k_cases[i], "onednn", math, sizeof math) == MB_OK)
+      assert_string_equal(math, "f32");
     assert_int_equal(run_case(ctx, &k_cases[i], "c", math, sizeof math), MB_OK);
   }
 }
