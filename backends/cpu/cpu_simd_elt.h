@@ -9,7 +9,10 @@
  * its portable path. The results stay within the op's tolerance
  * (lib/ops/activation.c): relu, relu6, leakyrelu, hardswish and add are
  * computed with the portable path's operations in its order (so the same
- * bits); exp, erf and the reciprocal are approximations to a few ulp. */
+ * bits); exp and the reciprocal are approximations to a few ulp, gelu_erf's
+ * erfc is Abramowitz & Stegun 7.1.26, whose error is absolute (1.5e-7): far
+ * from the few ulp of libm's erfcf for x < -2, inside the op's tolerance
+ * (its term relative to |x|). */
 #ifndef MB_CPU_SIMD_ELT_H
 #define MB_CPU_SIMD_ELT_H
 

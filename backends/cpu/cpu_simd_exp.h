@@ -3,8 +3,8 @@
  * (cpu_simd_elt.c) and attention's online softmax (cpu_attention_onednn.c).
  *
  * The scalar mb__cpu_expf (cpu_eltwise_math.h) is written for gcc's
- * vectoriser: no FMA (the library is C11, no contraction), 2^n built from
- * bits in two halves and the edges as selects, ~38 operations per vector.
+ * vectoriser: no FMA intrinsics (whatever the compiler contracts), 2^n built
+ * from bits in two halves and the edges as selects, ~38 operations per vector.
  * Here the same Cephes reduction and degree-7 polynomial run on FMAs and
  * VSCALEFPS applies 2^n with one rounding (gradual underflow, overflow to
  * inf), ~14 operations: measured within 2 ulp of exp over every binade
