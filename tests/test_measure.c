@@ -358,14 +358,20 @@ static void test_calibration(void **state) {
   assert_true(c.timer_resolution_ns > 0 && c.timer_resolution_ns < 1e4);
   assert_true(c.timer_overhead_ns > 0 && c.timer_overhead_ns < 1e5);
   assert_true(c.timer_resolution_ns <= c.timer_overhead_ns + 1);
-  /* The flush check ran here (the CPU backend knows its LLC) and a
-   * flushed re-read of LLC/4 bytes is measurably slower than a hot one. */
+  /* The flush check ran here (the CPU backend knows its LLC) and says
+   * what it found. Whether a flushed re-read of LLC/4 bytes is measurably
+   * slower than a hot one is the machine's answer, not ours: on a VM that
+   * reports its host's LLC (315 MB on the 2-core Intel VM) the "hot" bytes
+   * need not be cached at all, and flush_pass came out 0 there now and
+   * then, under ASan most. The verdict must agree with the figures and
+   * the note. */
   assert_true(c.flush_checked);
   assert_true(c.flush_hot_ns > 0 && c.flush_cold_ns > 0);
   assert_true(c.flush_bytes > 0);
   assert_contains(c.flush_note, "copy f32");
-  assert_true(c.flush_pass);
-  assert_true(c.flush_ratio > 1.0);
+  assert_contains(c.flush_note,
+                  c.flush_pass ? "flushed p25 > hot" : "flushed p25 <= hot");
+  if (c.flush_pass) assert_true(c.flush_ratio > 1.0);
   /* Measured once: the same figures again. */
   mb_calibration_t again = MB_CALIBRATION_INIT;
   assert_int_equal(mb_device_calibration(dev, &again), MB_OK);

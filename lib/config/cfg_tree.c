@@ -34,15 +34,31 @@ void mb__cfg_free(mb_cfg_node_t *n) {
   free(n);
 }
 
+/* The arrays grow geometrically: their capacity is count rounded up to a
+ * power of two (appending is the only way they grow), so they are
+ * reallocated when count is one. Growing by one element made reading n
+ * children O(n^2) wherever realloc cannot extend in place: a 100,000-key
+ * file took minutes under ASan (test_cfg_tree, and robustness_smoke's
+ * many_keys.yml in CI). */
+static size_t capacity_after(size_t count) {
+  return (count & (count - 1)) == 0 ? (count ? 2 * count : 1) : 0;
+}
+
 mb_status_t mb__cfg_append(mb_cfg_node_t *parent, const char *key,
                            mb_cfg_node_t *child) {
-  mb_cfg_node_t **items =
-      realloc(parent->items, (parent->count + 1) * sizeof *items);
-  if (items) parent->items = items;
+  const size_t cap = capacity_after(parent->count); /* 0: room left */
+  mb_cfg_node_t **items = parent->items;
+  if (cap) {
+    items = realloc(parent->items, cap * sizeof *items);
+    if (items) parent->items = items;
+  }
   char **keys = NULL, *k = NULL;
   if (items && parent->kind == MB_CFG_MAP) {
-    keys = realloc(parent->keys, (parent->count + 1) * sizeof *keys);
-    if (keys) parent->keys = keys;
+    keys = parent->keys;
+    if (cap) {
+      keys = realloc(parent->keys, cap * sizeof *keys);
+      if (keys) parent->keys = keys;
+    }
     k = keys ? strdup(key ? key : "") : NULL;
   }
   if (!items || (parent->kind == MB_CFG_MAP && !k)) {
