@@ -314,6 +314,7 @@ MB_CPU_CLONES static void softmax_block(const attention_dnnl_t *k,
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "cpu_simd.h"
 #include "cpu_simd_exp.h"
 #define MB_ATT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
 
@@ -398,10 +399,7 @@ MB_ATT_AVX512 static void accumulate_avx512(const attention_dnnl_t *k,
 
 /* Whether this CPU runs the AVX-512 steps. */
 static int have_avx512(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq");
+  return mb__cpu_has_avx512();
 }
 #else
 static int have_avx512(void) {

@@ -18,6 +18,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "cpu_simd.h"
+
 #define MB_QV_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c")))
 
@@ -271,12 +273,7 @@ static const mb_cpu_qvec_t k_vec[] = {
 };
 
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") ||
-      !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("f16c"))
-    return NULL;
+  if (!mb__cpu_has_avx512() || !__builtin_cpu_supports("f16c")) return NULL;
   for (size_t i = 0; i < sizeof k_vec / sizeof k_vec[0]; ++i)
     if (k_vec[i].xdt == xdt && k_vec[i].qdt == qdt) return &k_vec[i];
   return NULL;

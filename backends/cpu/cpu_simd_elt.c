@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_simd.h"
 #include "cpu_simd_exp.h"
 
 #define MB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
@@ -288,12 +289,7 @@ static const mb_cpu_simd_un_fn k_act[MB_ACT_COUNT][3] = {
 /* 0 for f32 -> f32, 1 for bf16 -> bf16 (2 with vcvtneps2bf16: bf16_hw < 0
  * where the CPU has it), -1 for other dtypes or without AVX-512. */
 static int simd_index(mb_dtype_t in, mb_dtype_t out, int bf16_hw) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") ||
-      !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl") ||
-      !__builtin_cpu_supports("avx512dq") || in != out)
-    return -1;
+  if (!mb__cpu_has_avx512() || in != out) return -1;
   if (bf16_hw < 0) bf16_hw = __builtin_cpu_supports("avx512bf16");
   return in == MB_DTYPE_F32 ? 0 : in == MB_DTYPE_BF16 ? 1 + !!bf16_hw : -1;
 }

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "cpu_simd.h"
 #include "cpu_simd_exp.h"
 
 #define MB_SIMD_TARGET \
@@ -234,12 +235,7 @@ MB_SIMD_TARGET static void softmax_bf16(const mb_cpu_norm_args_t *a, void *y,
 }
 
 static int have_avx512(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512bf16");
+  return mb__cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
 }
 
 mb_cpu_simd_rows_fn mb__cpu_simd_norm(mb_dtype_t dtype) {

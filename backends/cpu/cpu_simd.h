@@ -1,0 +1,18 @@
+/* CPU backend — the one run-time test of the AVX-512 kernels (cpu_simd_*.c,
+ * cpu_quant_x86.c, cpu_attention_onednn.c): AVX-512 F, BW, VL and DQ, what
+ * every one of them needs (Skylake-X and later); each asks for what it
+ * needs beyond (BF16, F16C) itself. Only for x86-64 builds. */
+#ifndef MB_CPU_SIMD_H
+#define MB_CPU_SIMD_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+static inline int mb__cpu_has_avx512(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq");
+}
+#endif
+
+#endif
