@@ -63,6 +63,8 @@ def own_stderr(text):
 # (-DMB_WITH_ONEDNN=OFF, the portable and the lent-GPU builds, have none).
 HAS_ONEDNN = "cpu: onednn" in mbench("list", "ops", "gemm").stdout
 CPU_IMPLS = ("onednn", "c") if HAS_ONEDNN else ("c",)
+# gemm has one more: bf16 x int4 weight-only on three bf16 oneDNN matmuls.
+GEMM_IMPLS = CPU_IMPLS + (("onednn_bf16x3",) if HAS_ONEDNN else ())
 
 
 class Run(unittest.TestCase):
@@ -366,7 +368,7 @@ class BadInput(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
         # (The first line: a sanitizer build adds its report below.)
         listed = p.stderr.split("available:")[1].splitlines()[0].split()
-        self.assertEqual(sorted(listed), sorted(CPU_IMPLS), p.stderr)
+        self.assertEqual(sorted(listed), sorted(GEMM_IMPLS), p.stderr)
         p = mbench("--backend", "tpu")
         self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
         self.assertIn('unknown backend "tpu"', p.stderr)
