@@ -40,10 +40,11 @@ static const struct {
      "(mb_backend_*.so) before the installed ones"},
     {"MB_BACKEND_VERBOSE", "1: say every directory and module tried, and why"},
     {"MB_CACHE_DIR",
-     "where the measured roofs (CPU peak, copy bandwidth) are cached "
-     "(default $XDG_CACHE_HOME/microbench, ~/.cache/microbench)"},
+     "where the measured roofs (CPU peak, copy bandwidth, flush check) are "
+     "cached (default $XDG_CACHE_HOME/microbench, ~/.cache/microbench)"},
     {"MB_REMEASURE_PEAK",
-     "1: measure the roofs (CPU peak, copy bandwidth) again and cache them"},
+     "1: measure the roofs (CPU peak, copy bandwidth, flush check) again "
+     "and cache them"},
     {"MB_CUBLASLT_LIBRARY", "the CUDA backend's cuBLASLt library file"},
     {"MB_CUSPARSELT_LIBRARY", "the CUDA backend's cuSPARSELt library file"},
     {"MB_HIPBLASLT_LIBRARY", "the HIP backend's hipBLASLt library file"},

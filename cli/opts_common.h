@@ -53,9 +53,9 @@
   {"strict", 0, OPT_FLAG, O(strict), NULL,                                  \
    "a wrong result is a failure and is not timed"},                         \
   {"remeasure-peak", 0, OPT_FLAG, O(remeasure_peak), NULL,                  \
-   "measure the roofs (CPU peak FLOP/s, copy bandwidth) again and refresh " \
-   "their caches (else measured once per machine; the result records the " \
-   "cache and its age)"}
+   "measure the roofs (CPU peak FLOP/s, copy bandwidth, flush check) " \
+   "again and refresh their caches (else once per machine; the result " \
+   "records the cache and its age)"}
 
 /* What both commands take for isolation. */
 #define ISOLATE_OPTS                                                        \

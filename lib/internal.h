@@ -40,7 +40,7 @@ struct mb_device {
    * is, cal_flush_done once the flush check ran (or was found impossible). */
   mb_calibration_t cal;
   int cal_flush_done;
-  char cal_note[256];
+  char cal_note[1024];      /* the flush check, and its cache file */
   int cal_copy_done;        /* the bandwidth measurement ran (or could not) */
   char cal_copy_note[1024]; /* the measurement, and its cache file */
   /* The backend's environment facts, read once. */
@@ -112,13 +112,17 @@ mb_status_t mb__device_timer(mb_device_t *dev);
  * The runner asks before a benchmark allocates its operands, so the copy's
  * buffers never count toward that benchmark's peak memory. */
 double mb__device_bandwidth(mb_device_t *dev);
-/* bandwidth_cache.c: 1 when this machine's cache file holds the device's
- * copy bandwidth (dev->cal.copy_gbps and copy_bytes set, note the cached
- * measurement's description and age); 0 to measure it. */
+/* calibration_cache.c: 1 when this machine's cache file holds the
+ * device's copy bandwidth (dev->cal.copy_gbps and copy_bytes set, note the
+ * cached measurement's description and age); 0 to measure it. */
 int mb__bandwidth_cache_load(mb_device_t *dev, char *note, size_t cap);
 /* Saves the freshly measured dev->cal.copy_gbps and copy_bytes with note,
  * then appends to note where they were saved or why not (never fails). */
 void mb__bandwidth_cache_store(mb_device_t *dev, char *note, size_t cap);
+/* The same for a flush check that passed (dev->cal.flush_*): load sets
+ * them and the note; store saves only a check that ran and passed. */
+int mb__flush_cache_load(mb_device_t *dev, char *note, size_t cap);
+void mb__flush_cache_store(mb_device_t *dev, char *note, size_t cap);
 
 /* context.c */
 void mb__log(const mb_context_t *ctx, mb_log_level_t level, const char *fmt,

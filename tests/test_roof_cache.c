@@ -1,10 +1,10 @@
 /* The roofs measured once per machine and cached, through the public API:
- * the CPU peaks (backends/cpu/cpu_peak_cache.c) and each device's copy
- * bandwidth (lib/measure/bandwidth_cache.c). Each context is started with
- * MB_CACHE_DIR naming a fresh directory of this test's, so the user's
- * cache is never read or written. A value planted in a file that shows up
- * as the device's figure proves the file is read; damaged files, another
- * key and MB_REMEASURE_PEAK must all measure again and rewrite it. */
+ * the CPU peaks (backends/cpu/cpu_peak_cache.c), each device's copy
+ * bandwidth and its passed flush check (lib/measure/calibration_cache.c). Each
+ * context is started with MB_CACHE_DIR naming a fresh directory of this test's,
+ * so the user's cache is never read or written. A value planted in a file that
+ * shows up as the device's figure proves the file is read; damaged files,
+ * another key and MB_REMEASURE_PEAK must all measure again and rewrite it. */
 #include <errno.h>
 #include <ftw.h>
 #include <math.h>
@@ -21,6 +21,7 @@ static char g_root[512];    /* mkdtemp'd; the cache directory lies below */
 static char g_dir[600];     /* MB_CACHE_DIR: made by the module (mkdir -p) */
 static char g_file[700];    /* the peaks' */
 static char g_bw_file[700]; /* cpu 0's copy bandwidth */
+static char g_fl_file[700]; /* cpu 0's flush check */
 
 static int remove_one(const char *path, const struct stat *sb, int flag,
                       struct FTW *ftw) {
@@ -36,6 +37,7 @@ static int setup(void **state) {
   snprintf(g_dir, sizeof g_dir, "%s/not/yet", g_root);
   snprintf(g_file, sizeof g_file, "%s/cpu-peak-v2", g_dir);
   snprintf(g_bw_file, sizeof g_bw_file, "%s/copy-bandwidth-v1-cpu-0", g_dir);
+  snprintf(g_fl_file, sizeof g_fl_file, "%s/flush-check-v1-cpu-0", g_dir);
   unsetenv("MB_REMEASURE_PEAK");
   return setenv("MB_CACHE_DIR", g_dir, 1);
 }
@@ -342,6 +344,96 @@ static void test_bw_failure_and_unwritable(void **state) {
   assert_contains(note, "measured now; not cached: /proc/mb-no-such-dir");
 }
 
+/* ---- the flush check ----------------------------------------------------- */
+
+/* A time no measurement gives (ps): seen as the hot median, it came from
+ * the file. */
+#define PLANTED_PS 123456789000ull
+
+/* cpu 0's calibration in a fresh context; the flush note copied. */
+static mb_calibration_t flush_calibrate(char *note, size_t cap) {
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, "cpu", 0, &dev), MB_OK);
+  mb_calibration_t cal = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(dev, &cal), MB_OK);
+  snprintf(note, cap, "%s", cal.flush_note);
+  cal.flush_note = note;
+  cal.copy_note = NULL; /* the context's, gone */
+  mb_context_destroy(ctx);
+  printf("  flush %s\n", note);
+  return cal;
+}
+
+/* Checked now (passed: only a pass is saved), the file written. A check
+ * this machine fails (a loaded VM's fluke) skips the test: nothing to read
+ * back. */
+static int flush_measured(const mb_calibration_t *c) {
+  assert_true(c->flush_checked);
+  assert_contains(c->flush_note, "31 samples each: flushed p25");
+  assert_null(strstr(c->flush_note, " ago in "));
+  if (!c->flush_pass) {
+    assert_contains(c->flush_note, "p25 <= hot median");
+    assert_null(strstr(c->flush_note, "cached in"));
+    assert_int_equal(access(g_fl_file, F_OK), -1); /* a failure: not saved */
+    return 0;
+  }
+  assert_contains(c->flush_note, "measured now, cached in ");
+  assert_contains(c->flush_note, g_fl_file);
+  return 1;
+}
+
+/* The first context checks and saves, the next reads: a planted hot
+ * median shows up as the device's. Garbage, a cut file, another key and a
+ * saved failure are misses, checked again; MB_REMEASURE_PEAK checks again. */
+static void test_flush_cached(void **state) {
+  (void)state;
+  char note[2048], line[64], whole[8192];
+  remove(g_fl_file);
+  mb_calibration_t c = flush_calibrate(note, sizeof note);
+  if (!flush_measured(&c)) skip();
+  const char *text = read_file(g_fl_file);
+  assert_contains(text, "\nbackend=cpu\nindex=0\n");
+  assert_contains(text, "\npass=1\nhot_ps=");
+  assert_contains(text, "\nhow=copy f32 ");
+
+  mb_calibration_t again = flush_calibrate(note, sizeof note);
+  assert_true(again.flush_checked && again.flush_pass);
+  assert_true(fabs(again.flush_hot_ns - c.flush_hot_ns) <= 1e-3);
+  assert_true(fabs(again.flush_cold_ns - c.flush_cold_ns) <= 1e-3);
+  assert_true(again.flush_bytes == c.flush_bytes);
+  assert_contains(note, "flushed p25 > hot median (cached ");
+  assert_contains(note, " ago in ");
+
+  snprintf(line, sizeof line, "hot_ps=%llu", PLANTED_PS);
+  replace_in(g_fl_file, "hot_ps", line);
+  snprintf(whole, sizeof whole, "%s", read_file(g_fl_file));
+  again = flush_calibrate(note, sizeof note);
+  assert_true(again.flush_hot_ns == PLANTED_PS / 1e3);
+  assert_true(again.flush_ratio == again.flush_cold_ns / again.flush_hot_ns);
+
+  const char *edits[][2] = {{"pass", "pass=0"},
+                            {"name", "name=Another CPU"},
+                            {"hot_ps", "hot_ps=x"},
+                            {"library", "library=0.0.1"}};
+  for (size_t i = 0; i < 6; ++i) {
+    write_file(g_fl_file, whole);
+    if (i < 4)
+      replace_in(g_fl_file, edits[i][0], edits[i][1]);
+    else if (i == 4)
+      write_file(g_fl_file, "garbage\n");
+    else
+      assert_int_equal(setenv("MB_REMEASURE_PEAK", "1", 1), 0);
+    c = flush_calibrate(note, sizeof note);
+    unsetenv("MB_REMEASURE_PEAK");
+    assert_true(c.flush_hot_ns != PLANTED_PS / 1e3);
+    if (c.flush_pass)
+      assert_contains(note, i == 5 ? "measured again for MB_REMEASURE_PEAK, "
+                                     "cached in"
+                                   : "measured now, cached in");
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_writes_second_reads),
@@ -354,6 +446,7 @@ int main(void) {
       cmocka_unit_test(test_bw_misses),
       cmocka_unit_test(test_bw_remeasure),
       cmocka_unit_test(test_bw_failure_and_unwritable),
+      cmocka_unit_test(test_flush_cached),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,7 @@
  * directory so that one process measures what the machine's next ones
  * reuse. Two callers share this one copy: the CPU module (its peak FLOP/s,
  * backends/cpu/cpu_peak_cache.c) and the core (each device's copy
- * bandwidth, lib/measure/bandwidth_cache.c); each compiles it in, since a
+ * bandwidth, lib/measure/calibration_cache.c); each compiles it in, since a
  * module links nothing of the core.
  *
  * A file is: a header line naming what it holds, the key lines (what the

@@ -74,6 +74,10 @@ static void flush_check(mb_device_t *dev) {
                dev->info.name);
     return;
   }
+  if (mb__flush_cache_load(dev, dev->cal_note, sizeof dev->cal_note)) {
+    dev->cal.flush_note = dev->cal_note;
+    return;
+  }
   int64_t rows = (int64_t)(llc / 8 / (1024 * sizeof(float)));
   if (rows < 1) rows = 1;
   mb_result_t *hot = NULL, *cold = NULL;
@@ -100,6 +104,7 @@ static void flush_check(mb_device_t *dev) {
              (long long)rows, c->flush_bytes / 1e6, llc / 1e6,
              MB__FLUSH_CHECK_SAMPLES, c->flush_pass ? ">" : "<=");
     flush_note(dev, "%s", text);
+    mb__flush_cache_store(dev, dev->cal_note, sizeof dev->cal_note);
   }
   mb_result_destroy(hot);
   mb_result_destroy(cold);
