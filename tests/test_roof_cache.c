@@ -5,8 +5,13 @@
  * so the user's cache is never read or written. A value planted in a file that
  * shows up as the device's figure proves the file is read; damaged files,
  * another key and MB_REMEASURE_PEAK must all measure again and rewrite it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity */
+#endif
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <sched.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,11 +22,13 @@
  * the file. */
 #define PLANTED 123456789ull
 
-static char g_root[512];    /* mkdtemp'd; the cache directory lies below */
-static char g_dir[600];     /* MB_CACHE_DIR: made by the module (mkdir -p) */
-static char g_file[700];    /* the peaks' */
-static char g_bw_file[700]; /* cpu 0's copy bandwidth */
-static char g_fl_file[700]; /* cpu 0's flush check */
+static char g_root[512]; /* mkdtemp'd; the cache directory lies below */
+static char g_dir[600];  /* MB_CACHE_DIR: made by the module (mkdir -p) */
+/* The files, "<stem>-<hash of the key>": found in g_dir (locate) once a
+ * context has written them. */
+static char g_file[900];    /* the peaks' */
+static char g_bw_file[900]; /* cpu 0's copy bandwidth */
+static char g_fl_file[900]; /* cpu 0's flush check */
 
 static int remove_one(const char *path, const struct stat *sb, int flag,
                       struct FTW *ftw) {
@@ -35,9 +42,6 @@ static int setup(void **state) {
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(g_root)) return -1;
   snprintf(g_dir, sizeof g_dir, "%s/not/yet", g_root);
-  snprintf(g_file, sizeof g_file, "%s/cpu-peak-v2", g_dir);
-  snprintf(g_bw_file, sizeof g_bw_file, "%s/copy-bandwidth-v1-cpu-0", g_dir);
-  snprintf(g_fl_file, sizeof g_fl_file, "%s/flush-check-v1-cpu-0", g_dir);
   unsetenv("MB_REMEASURE_PEAK");
   return setenv("MB_CACHE_DIR", g_dir, 1);
 }
@@ -46,6 +50,37 @@ static int teardown(void **state) {
   (void)state;
   unsetenv("MB_CACHE_DIR");
   return nftw(g_root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* How many files of g_dir are "<stem>-" and 8 hex digits; the last one's
+ * path in dst (left as it was when there is none). */
+static int locate(char *dst, size_t cap, const char *stem) {
+  DIR *d = opendir(g_dir);
+  if (!d) return 0;
+  int found = 0;
+  const size_t n = strlen(stem);
+  for (struct dirent *e; (e = readdir(d));) {
+    if (strncmp(e->d_name, stem, n) || e->d_name[n] != '-' ||
+        strlen(e->d_name + n + 1) != 8 ||
+        strspn(e->d_name + n + 1, "0123456789abcdef") != 8)
+      continue;
+    snprintf(dst, cap, "%s/%s", g_dir, e->d_name);
+    found++;
+  }
+  closedir(d);
+  return found;
+}
+
+/* test_keys_coexist: two configurations' files, found by name there. */
+static int g_two_keys;
+
+/* The three files of this machine's one configuration. */
+static void locate_all(void) {
+  if (g_two_keys) return;
+  assert_true(locate(g_file, sizeof g_file, "cpu-peak-v2") <= 1);
+  assert_true(locate(g_bw_file, sizeof g_bw_file, "copy-bandwidth-v1-cpu-0") <=
+              1);
+  assert_true(locate(g_fl_file, sizeof g_fl_file, "flush-check-v1-cpu-0") <= 1);
 }
 
 /* A context's cpu device: its peak_source (copied) and f32 peak. */
@@ -58,6 +93,7 @@ static double start(char *source, size_t cap) {
   snprintf(source, cap, "%s", info.peak_source);
   const double f32 = mb_device_peak_flops(dev, MB_DTYPE_F32);
   mb_context_destroy(ctx);
+  locate_all();
   printf("  peak f32 %.4g: %s\n", f32, source);
   return f32;
 }
@@ -230,6 +266,7 @@ static double calibrate_in(const char *dir, const char *backend, char *note,
   assert_int_equal(mb_device_calibration(dev, &cal), MB_OK);
   snprintf(note, cap, "%s", cal.copy_note);
   mb_context_destroy(ctx);
+  locate_all();
   printf("  copy %.4g GB/s: %s\n", cal.copy_gbps, note);
   return cal.copy_gbps;
 }
@@ -330,12 +367,11 @@ static void test_bw_remeasure(void **state) {
  * measurement, nothing more. */
 static void test_bw_failure_and_unwritable(void **state) {
   (void)state;
-  char note[2048], lazy[8192], file[800];
+  char note[2048], lazy[8192], file[900];
   snprintf(lazy, sizeof lazy, "%s/lazy", test_env_dir("MB_TEST_FIXTURE_DIR"));
   assert_true(calibrate_in(lazy, "lazy", note, sizeof note) == 0.0);
   assert_contains(note, "not measured");
-  snprintf(file, sizeof file, "%s/copy-bandwidth-v1-lazy-0", g_dir);
-  assert_int_equal(access(file, F_OK), -1);
+  assert_int_equal(locate(file, sizeof file, "copy-bandwidth-v1-lazy-0"), 0);
 
   assert_int_equal(setenv("MB_CACHE_DIR", "/proc/mb-no-such-dir", 1), 0);
   const double gbps = calibrate(note, sizeof note);
@@ -361,6 +397,7 @@ static mb_calibration_t flush_calibrate(char *note, size_t cap) {
   cal.flush_note = note;
   cal.copy_note = NULL; /* the context's, gone */
   mb_context_destroy(ctx);
+  locate_all();
   printf("  flush %s\n", note);
   return cal;
 }
@@ -389,7 +426,8 @@ static int flush_measured(const mb_calibration_t *c) {
 static void test_flush_cached(void **state) {
   (void)state;
   char note[2048], line[64], whole[8192];
-  remove(g_fl_file);
+  locate_all();
+  remove(g_fl_file); /* the earlier tests' calibrations wrote it */
   mb_calibration_t c = flush_calibrate(note, sizeof note);
   if (!flush_measured(&c)) skip();
   const char *text = read_file(g_fl_file);
@@ -434,6 +472,61 @@ static void test_flush_cached(void **state) {
   }
 }
 
+/* ---- one file per key ---------------------------------------------------- */
+
+/* A process bound to one core (an mpirun rank, a taskset) runs one thread,
+ * another key: its figures go to files of their own, and the whole
+ * machine's stay where they were, read back by the next whole-machine
+ * context (one file per backend used to be rewritten in turn). */
+static void test_keys_coexist(void **state) {
+  (void)state;
+  cpu_set_t all, one;
+  assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) skip(); /* one core: one key */
+  char note[2048], source[1024], whole_bw[900], whole_peak[900];
+  calibrate(note, sizeof note);
+  start(source, sizeof source);
+  snprintf(whole_bw, sizeof whole_bw, "%s", g_bw_file);
+  snprintf(whole_peak, sizeof whole_peak, "%s", g_file);
+
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  g_two_keys = 1;
+  char bw1[2048], src1[1024];
+  calibrate_in(test_env_dir("MB_TEST_MODULE_DIR"), "cpu", bw1, sizeof bw1);
+  start(src1, sizeof src1);
+  assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+  char files[3][900];
+  assert_int_equal(locate(files[0], sizeof files[0], "cpu-peak-v2"), 2);
+  assert_int_equal(locate(files[1], sizeof files[1], "copy-bandwidth-v1-cpu-0"),
+                   2);
+  assert_int_equal(locate(files[2], sizeof files[2], "flush-check-v1-cpu-0"),
+                   2);
+  assert_null(strstr(bw1, whole_bw));
+  assert_null(strstr(src1, whole_peak));
+
+  /* The whole machine's figures were not touched: read back, not measured. */
+  snprintf(g_bw_file, sizeof g_bw_file, "%s", whole_bw);
+  snprintf(g_file, sizeof g_file, "%s", whole_peak);
+  char again[2048];
+  mb_context_t *ctx = test_context(test_env_dir("MB_TEST_MODULE_DIR"));
+  mb_device_t *dev = NULL;
+  assert_int_equal(mb_device_find(ctx, "cpu", 0, &dev), MB_OK);
+  mb_calibration_t cal = MB_CALIBRATION_INIT;
+  assert_int_equal(mb_device_calibration(dev, &cal), MB_OK);
+  snprintf(again, sizeof again, "%s", cal.copy_note);
+  mb_device_info_t info = MB_DEVICE_INFO_INIT;
+  assert_int_equal(mb_device_info(dev, &info), MB_OK);
+  assert_contains(info.peak_source, " ago in ");
+  assert_contains(info.peak_source, whole_peak);
+  mb_context_destroy(ctx);
+  assert_contains(again, " ago in ");
+  assert_contains(again, whole_bw);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_writes_second_reads),
@@ -447,6 +540,7 @@ int main(void) {
       cmocka_unit_test(test_bw_remeasure),
       cmocka_unit_test(test_bw_failure_and_unwritable),
       cmocka_unit_test(test_flush_cached),
+      cmocka_unit_test(test_keys_coexist), /* last: two keys' files */
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

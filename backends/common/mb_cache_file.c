@@ -32,6 +32,20 @@ int mb__cache_file_path(const char *name, char *path, size_t cap) {
   return ok;
 }
 
+int mb__cache_file_keyed_path(const char *stem, const char *key, char *path,
+                              size_t cap) {
+  unsigned long h = 2166136261ul; /* FNV-1a, 32 bits */
+  for (const unsigned char *c = (const unsigned char *)key; *c; ++c)
+    h = ((h ^ *c) * 16777619ul) & 0xFFFFFFFFul;
+  char name[160];
+  const int n = snprintf(name, sizeof name, "%s-%08lx", stem, h);
+  if (n <= 0 || (size_t)n >= sizeof name) {
+    if (cap) path[0] = '\0';
+    return 0;
+  }
+  return mb__cache_file_path(name, path, cap);
+}
+
 int mb__cache_file_remeasure(void) {
   const char *again = getenv("MB_REMEASURE_PEAK");
   return nonempty(again) && strcmp(again, "0") != 0;

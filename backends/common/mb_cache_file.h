@@ -28,6 +28,15 @@ enum { MB_CACHE_FILE_MAX = 8192, MB_CACHE_FILE_PATH = 512 };
  * none (no MB_CACHE_DIR, XDG_CACHE_HOME or HOME) or the path is too long. */
 int mb__cache_file_path(const char *name, char *path, size_t cap);
 
+/* The path of cache file "<stem>-<8 hex digits>", the digits a hash
+ * (FNV-1a) of `key`: one file per key, so configurations of one machine
+ * that differ in what the figures depend on (a process in a one-core
+ * taskset or an mpirun rank beside whole-machine runs: "1 thread" and "2
+ * threads") keep their own figures instead of overwriting one file in
+ * turn, each measuring again. 0 as mb__cache_file_path. */
+int mb__cache_file_keyed_path(const char *stem, const char *key, char *path,
+                              size_t cap);
+
 /* 1 when MB_REMEASURE_PEAK asks for the roofs to be measured again. */
 int mb__cache_file_remeasure(void);
 

@@ -52,7 +52,6 @@ void mb__cpu_peak_cache_init(mb_cpu_state_t *st, const char *loops,
                              mb_cpu_peak_cache_t *c) {
   memset(c, 0, sizeof *c);
   c->remeasure = mb__cache_file_remeasure();
-  mb__cache_file_path(CACHE_FILE, c->path, sizeof c->path);
   char model[sizeof st->name], microcode[64];
   snprintf(model, sizeof model, "%s", st->name);
   mb__cache_file_one_line(model);
@@ -62,6 +61,7 @@ void mb__cpu_peak_cache_init(mb_cpu_state_t *st, const char *loops,
            "library=%d.%d.%d\n",
            model, microcode, st->cores, st->threads, loops, MB_VERSION_MAJOR,
            MB_VERSION_MINOR, MB_VERSION_PATCH);
+  mb__cache_file_keyed_path(CACHE_FILE, c->key, c->path, sizeof c->path);
 }
 
 /* ---- reading ------------------------------------------------------------- */

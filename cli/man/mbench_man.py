@@ -171,10 +171,14 @@ def main():
         (f"{a.module_dir}/mb_backend_*.so",
          "the backend modules (cpu, cuda, hip), loaded at start-up; "
          "MB_BACKEND_PATH is searched first"),
-        ("$XDG_CACHE_HOME/microbench/cpu-peak-v2",
-         "the CPU backend's cached peak (MB_CACHE_DIR, MB_REMEASURE_PEAK)"),
-        ("$XDG_CACHE_HOME/microbench/copy-bandwidth-v1-BACKEND-INDEX",
+        ("$XDG_CACHE_HOME/microbench/cpu-peak-v2-KEYHASH",
+         "the CPU backend's cached peak (MB_CACHE_DIR, MB_REMEASURE_PEAK); "
+         "one file per key (cores, threads, ...), KEYHASH its hash"),
+        ("$XDG_CACHE_HOME/microbench/copy-bandwidth-v1-BACKEND-INDEX-KEYHASH",
          "a device's cached copy bandwidth, the %roof bandwidth "
+         "(MB_CACHE_DIR, MB_REMEASURE_PEAK)"),
+        ("$XDG_CACHE_HOME/microbench/flush-check-v1-BACKEND-INDEX-KEYHASH",
+         "a device's passed cache-flush check "
          "(MB_CACHE_DIR, MB_REMEASURE_PEAK)")]))
     page.append(".SH EXAMPLES\n")
     for what, cmds in EXAMPLES:

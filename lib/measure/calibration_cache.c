@@ -11,16 +11,17 @@
  * process saves them in small cache files (mb_cache_file.h) and later ones
  * read them back, with their age in the calibration notes.
  *
- * One file per figure, backend and device index, keyed by what the
- * figures depend on: the device's name, compute units, caches and memory,
- * the backend's version string (its runtime and libraries, whose memcpy
- * may be the roof; the CPU module's names the threads it runs on) and the
- * library version (the copy kernels and the flush may change with it).
- * Only a measured bandwidth is saved, and only a flush check that passed: a
- * failed one (a flush that does not evict, or a fluke of a loaded machine)
- * is checked again by the next process, so a cold result's warning is
- * never an old verdict. A failed measurement is tried again too.
- * MB_REMEASURE_PEAK=1 measures again, as for the peaks. */
+ * One file per figure, backend, device index and key (its hash in the
+ * name, so a one-thread rank's figures and the whole machine's coexist),
+ * the key what the figures depend on: the device's name, compute units, caches
+ * and memory, the backend's version string (its runtime and libraries, whose
+ * memcpy may be the roof; the CPU module's names the threads it runs on) and
+ * the library version (the copy kernels and the flush may change with it). Only
+ * a measured bandwidth is saved, and only a flush check that passed: a failed
+ * one (a flush that does not evict, or a fluke of a loaded machine) is checked
+ * again by the next process, so a cold result's warning is never an old
+ * verdict. A failed measurement is tried again too. MB_REMEASURE_PEAK=1
+ * measures again, as for the peaks. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,22 +45,6 @@ static const figure_t k_flush = {
     "# microbench: a device's passed cache-flush check, run once and reused "
     "(delete the file or set MB_REMEASURE_PEAK=1 to check again)\n"};
 
-/* The file of this device: "<stem>-<backend>-<index>", the backend's name
- * reduced to characters safe in a file name. */
-static int cache_path(const figure_t *f, const mb_device_t *dev, char *path,
-                      size_t cap) {
-  char name[128];
-  int n = snprintf(name, sizeof name, "%s-%s-%u", f->stem, dev->backend->name,
-                   dev->index);
-  if (n <= 0 || (size_t)n >= sizeof name) return 0;
-  for (char *c = name; *c; ++c)
-    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                "0123456789-_.",
-                *c))
-      *c = '_';
-  return mb__cache_file_path(name, path, cap);
-}
-
 static void make_key(const mb_device_t *dev, char *key, size_t cap) {
   const mb_device_info_t *i = &dev->info;
   const mb__backend_t *b = dev->backend;
@@ -80,15 +65,33 @@ static void make_key(const mb_device_t *dev, char *key, size_t cap) {
            MB_VERSION_MINOR, MB_VERSION_PATCH);
 }
 
+/* This device's key (KEY_CAP) and file, "<stem>-<backend>-<index>-<key
+ * hash>" (mb__cache_file_keyed_path), the backend's name reduced to
+ * characters safe in a file name. */
+enum { KEY_CAP = 1024 };
+static int cache_path(const figure_t *f, const mb_device_t *dev, char *key,
+                      char *path, size_t cap) {
+  char name[128];
+  make_key(dev, key, KEY_CAP);
+  int n = snprintf(name, sizeof name, "%s-%s-%u", f->stem, dev->backend->name,
+                   dev->index);
+  if (n <= 0 || (size_t)n >= sizeof name) return 0;
+  for (char *c = name; *c; ++c)
+    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                "0123456789-_.",
+                *c))
+      *c = '_';
+  return mb__cache_file_keyed_path(name, key, path, cap);
+}
+
 /* The saved fields of figure f for dev, read into text (NULL: measure,
  * the reason logged); path is the file's. */
 static char *load(const figure_t *f, const mb_device_t *dev, char *path,
                   char *text) {
-  char key[1024];
+  char key[KEY_CAP];
   if (mb__cache_file_remeasure() ||
-      !cache_path(f, dev, path, MB_CACHE_FILE_PATH))
+      !cache_path(f, dev, key, path, MB_CACHE_FILE_PATH))
     return NULL;
-  make_key(dev, key, sizeof key);
   const char *why = NULL;
   char *p =
       mb__cache_file_read(path, f->header, key, text, MB_CACHE_FILE_MAX, &why);
@@ -120,17 +123,16 @@ static int loaded(const figure_t *f, const mb_device_t *dev, const char *path,
  * and appends to note where it went or why not (never fails). */
 static void store(const figure_t *f, const mb_device_t *dev, const char *body,
                   char *note, size_t cap) {
-  char path[MB_CACHE_FILE_PATH], key[1024], whole[1024], how[512];
+  char path[MB_CACHE_FILE_PATH], key[KEY_CAP], whole[1024], how[512];
   const char *again = mb__cache_file_remeasure()
                           ? "measured again for MB_REMEASURE_PEAK"
                           : "measured now";
   const size_t len = strlen(note);
-  if (!cache_path(f, dev, path, sizeof path)) {
+  if (!cache_path(f, dev, key, path, sizeof path)) {
     snprintf(note + len, cap - len,
              " (%s; not cached: no cache directory, set MB_CACHE_DIR)", again);
     return;
   }
-  make_key(dev, key, sizeof key);
   snprintf(how, sizeof how, "%s", note);
   mb__cache_file_one_line(how);
   snprintf(whole, sizeof whole, "%show=%s\n", body, how);
