@@ -56,9 +56,9 @@ static const struct {
     {"MB_ROCTX_LIBRARY", "the HIP backend's roctx library file (ranges)"},
     {"MB_CPU_FSROOT",
      "tests: read /sys and /proc under this directory (fake CPUs)"},
-    {"MB_ATTN_NO_AVX512",
-     "tests: the CPU's oneDNN attention takes its portable softmax loops "
-     "on an AVX-512 CPU too"},
+    {"MB_CPU_NO_AVX512",
+     "tests: the CPU backend runs as on a CPU without AVX-512 (its portable "
+     "loops and that CPU's default kernels)"},
 };
 #define NUM_ENVIRONMENT (sizeof k_environment / sizeof k_environment[0])
 

@@ -28,7 +28,7 @@
  * part of the diagonal blocks is work not credited.
  *
  * The softmax and the accumulation run on AVX-512 where the CPU has it
- * (chosen at prepare time), else portable loops; MB_ATTN_NO_AVX512 set in
+ * (chosen at prepare time), else portable loops; MB_CPU_NO_AVX512 set in
  * the environment keeps the portable ones, to test them on such a CPU. */
 #include "cpu_attention.h"
 #include "cpu_onednn.h"
@@ -237,7 +237,7 @@ mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
   k->scale = (float)(1.0 / sqrt((double)p->shape[4]));
   /* Causal: smaller key blocks waste less of the diagonal (masked work). */
   k->kt = k->causal ? 128 : 256;
-  k->avx512 = have_avx512() && getenv("MB_ATTN_NO_AVX512") == NULL;
+  k->avx512 = have_avx512();
   dnnl_memory_desc_t scratch[NPRIM];
   for (int i = 0; i < NPRIM && status == MB_OK; ++i)
     status = build(st, k, i, &scratch[i]);

@@ -257,9 +257,29 @@ static mb_status_t plain_gemm_supports(void *bstate, uint32_t dev,
         run, release, 0u, NULL, NULL                                         \
   }
 
-/* The first entry matching a request is its default: oneDNN first. Each
- * family of kernels lists its entries in its own .def file. */
+/* A C kernel listed twice around oneDNN's entry for the same op and
+ * dtype (every operand in one dtype, f32 compute): first where its AVX-512
+ * loops run (faster than oneDNN 2.6's), last where they do not
+ * (cpu_vec_first.c); exactly one of the two accepts on a given CPU. */
+#define MB__CPU_C_VEC(op, a, prefix, sup)                                \
+  {                                                                      \
+    sizeof(mb_backend_kernel_t), op, "c", MB_DTYPE_##a, MB_DTYPE_##a,    \
+        MB_DTYPE_##a, MB_DTYPE_F32, mb__cpu_vec_##sup, prefix##_prepare, \
+        prefix##_run, prefix##_release, 0u, NULL, NULL                   \
+  }
+#define MB__CPU_C_NOVEC(op, a, prefix, sup)                                \
+  {                                                                        \
+    sizeof(mb_backend_kernel_t), op, "c", MB_DTYPE_##a, MB_DTYPE_##a,      \
+        MB_DTYPE_##a, MB_DTYPE_F32, mb__cpu_novec_##sup, prefix##_prepare, \
+        prefix##_run, prefix##_release, 0u, NULL, NULL                     \
+  }
+
+/* The first entry matching a request is its default: oneDNN first, but
+ * where the C kernel's AVX-512 loops run (MB__CPU_C_VEC). Each family of
+ * kernels lists its entries in its own .def file. */
 static const mb_backend_kernel_t cpu_kernels[] = {
+    MB__CPU_C_VEC("add", F32, mb__cpu_add_c, add),
+    MB__CPU_C_VEC("add", BF16, mb__cpu_add_c, add),
 #ifdef MB_HAVE_ONEDNN
     MB__CPU_PLAIN_GEMM("onednn", F32, F32, F32, mb__cpu_gemm_onednn,
                        mb__cpu_onednn_run, mb__cpu_onednn_release),
@@ -276,8 +296,8 @@ static const mb_backend_kernel_t cpu_kernels[] = {
                        mb__cpu_gemm_c_run, mb__cpu_gemm_c_release),
     MB__CPU_PLAIN_GEMM("c", BF16, BF16, F32, mb__cpu_gemm_c, mb__cpu_gemm_c_run,
                        mb__cpu_gemm_c_release),
-    MB__CPU_KERNEL("add", "c", F32, F32, F32, F32, mb__cpu_add_c),
-    MB__CPU_KERNEL("add", "c", BF16, BF16, BF16, F32, mb__cpu_add_c),
+    MB__CPU_C_NOVEC("add", F32, mb__cpu_add_c, add),
+    MB__CPU_C_NOVEC("add", BF16, mb__cpu_add_c, add),
     /* f32, bf16, f16: the ops resolve no other dtype. */
     MB__CPU_KERNEL("gemm_sparse24", "c", NONE, NONE, NONE, F32,
                    mb__cpu_gemm_sparse24_c),

@@ -75,6 +75,19 @@ static inline void mb__cpu_run_rows(mb_cpu_rows_fn rows, const void *k,
   mb_status_t prefix##_run(void *kstate, const mb_kernel_call_t *call);    \
   void prefix##_release(void *kstate)
 
+/* The supports hooks of the C kernels listed around oneDNN's
+ * (cpu_vec_first.c): vec accepts where their AVX-512 loops run, novec where
+ * they do not. */
+#define MB__CPU_VEC_DECLARE(op)                                            \
+  mb_status_t mb__cpu_vec_##op(void *bstate, uint32_t dev,                 \
+                               const mb_op_params_t *p, const char **why); \
+  mb_status_t mb__cpu_novec_##op(void *bstate, uint32_t dev,               \
+                                 const mb_op_params_t *p, const char **why)
+MB__CPU_VEC_DECLARE(add);
+MB__CPU_VEC_DECLARE(activation);
+MB__CPU_VEC_DECLARE(layernorm);
+MB__CPU_VEC_DECLARE(softmax);
+
 /* Portable C (cpu_act_c.c, cpu_norm_c.c, cpu_norm_bwd_c.c, cpu_softmax_c.c,
  * cpu_attention_c.c, cpu_copy_c.c, cpu_add_lowp_c.c). */
 MB__CPU_ELT_DECLARE(mb__cpu_activation_c);

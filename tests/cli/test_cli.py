@@ -126,6 +126,34 @@ class Run(unittest.TestCase):
         self.assertEqual(r["derived"]["flop"], 2 * 256 * 128 * 64)
         self.assertGreater(r["derived"]["tflops"], 0)
 
+    def test_default_kernel_is_the_faster(self):
+        """Where the C kernels' AVX-512 loops run they are the default for
+        add, activation, layernorm and f32 softmax (faster than oneDNN
+        2.6's); on a CPU without them (MB_CPU_NO_AVX512 plays one) oneDNN's
+        kernel is, and --impl c runs the portable loops, checked."""
+        flags = set()
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+        avx512 = {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags
+        cases = (["--op", "add"], ["--op", "activation", "--act", "silu"],
+                 ["--op", "layernorm"], ["--op", "softmax"])
+        for off in ("", "1"):
+            env = {"MB_CPU_NO_AVX512": off}
+            vec = avx512 and not off
+            for args in cases:
+                for impl in ([], ["--impl", "c"]):
+                    p = mbench("run", *args, "--shape", "64x96", "--dtype",
+                               "f32", "--cache", "hot", *QUICK, *impl,
+                               "--format", "json", env=env)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    (r,) = json.loads(p.stdout)["results"]
+                    want = "c" if impl or vec or not HAS_ONEDNN else "onednn"
+                    self.assertEqual(r["impl"], want, (args, off, impl))
+                    self.assertTrue(r["correctness"]["pass"], (args, off))
+
     def test_fixed_samples_and_impls(self):
         for impl in CPU_IMPLS:
             for dtype, out in (("f32", "f32"), ("bf16", "bf16"), ("bf16", "f32")):
@@ -555,8 +583,12 @@ class Listing(unittest.TestCase):
             p = mbench(*args)
             self.assertEqual(p.returncode, 0, (args, p.stderr))
             self.assertTrue(p.stdout.strip(), args)
-        self.assertIn("kernels: cpu: %s (f32" % ", ".join(CPU_IMPLS),
-                      mbench("list", "ops").stdout)
+        # In table order: the C kernels where their AVX-512 loops run come
+        # before oneDNN's (add, activation, layernorm, softmax).
+        orders = {", ".join(CPU_IMPLS), ", ".join(reversed(CPU_IMPLS))}
+        listed = mbench("list", "ops").stdout
+        self.assertTrue(any("kernels: cpu: %s (f32" % o in listed
+                            for o in orders), listed)
 
     def test_list_dtypes(self):
         """Every element type with its kind; e8m0 is a scale only."""

@@ -1,0 +1,52 @@
+/* CPU backend — which of a C kernel's two table entries accepts: the one
+ * before oneDNN's kernel where the C kernel's AVX-512 loops run, the one
+ * after it where only its portable loops would (cpu_backend.c,
+ * MB__CPU_C_VEC / MB__CPU_C_NOVEC).
+ *
+ * On the 2-core AMX VM of docs/results/cpu.md the AVX-512 loops ran add
+ * 1.4-1.5x, the activations 1.1-2.1x (all but bf16 gelu_tanh, 0.85x),
+ * layernorm 1.04-1.3x and f32 softmax 1.3x as fast as oneDNN 2.6 at
+ * 8192x8192 (hot, same run); the portable loops are slower than oneDNN's
+ * (the issue-26 table: portable rows at half oneDNN's layernorm). So each
+ * op's default is the faster kernel of the CPU it runs on, and exactly one
+ * "c" entry accepts on any CPU: `--impl c` and the listings see one. */
+#include "cpu_eltwise.h"
+#include "cpu_internal.h"
+#include "cpu_simd_elt.h"
+#include "cpu_simd_norm.h"
+
+static int vec_add(const mb_op_params_t *p) {
+  return mb__cpu_simd_add(p->dtype, p->dtype) != NULL;
+}
+static int vec_activation(const mb_op_params_t *p) {
+  return (unsigned)p->activation < MB_ACT_COUNT &&
+         mb__cpu_simd_activation(p->activation, p->dtype, p->dtype) != NULL;
+}
+static int vec_layernorm(const mb_op_params_t *p) {
+  return mb__cpu_simd_norm(p->dtype) != NULL;
+}
+static int vec_softmax(const mb_op_params_t *p) {
+  return mb__cpu_simd_softmax(p->dtype) != NULL;
+}
+
+#define MB__CPU_VEC_PAIR(op)                                                  \
+  mb_status_t mb__cpu_vec_##op(void *bstate, uint32_t dev,                    \
+                               const mb_op_params_t *p, const char **why) {   \
+    (void)bstate, (void)dev;                                                  \
+    if (vec_##op(p)) return MB_OK;                                            \
+    *why =                                                                    \
+        "no AVX-512 loops for these dtypes here (the entry after "            \
+        "oneDNN's runs the portable ones)";                                   \
+    return MB_ERR_UNSUPPORTED;                                                \
+  }                                                                           \
+  mb_status_t mb__cpu_novec_##op(void *bstate, uint32_t dev,                  \
+                                 const mb_op_params_t *p, const char **why) { \
+    (void)bstate, (void)dev;                                                  \
+    if (!vec_##op(p)) return MB_OK;                                           \
+    *why = "the AVX-512 loops run here (the entry before oneDNN's)";          \
+    return MB_ERR_UNSUPPORTED;                                                \
+  }
+MB__CPU_VEC_PAIR(add)
+MB__CPU_VEC_PAIR(activation)
+MB__CPU_VEC_PAIR(layernorm)
+MB__CPU_VEC_PAIR(softmax)
