@@ -151,6 +151,20 @@ int cli_apply_timing(const char *cmd, const cli_opts_t *o,
  * it: nonzero. */
 int cli_trace_open(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
                    const char *plan_trace, int rank);
+/* Before the results files are opened: the trace's path checked and
+ * opened as the trace will be, without truncating an existing file (nor
+ * writing it), so a run refused for its outputs loses no earlier trace;
+ * cli_trace_open truncates it once they are open. cli_trace_unprobe
+ * removes a file the probe made that is still empty (no trace was opened
+ * on it). 0, or -1 when the
+ * trace cannot be written (reported); nothing for an isolated child. */
+typedef struct cli_trace_probe {
+  char path[4096];
+  int created;
+} cli_trace_probe_t;
+int cli_trace_probe(const char *cmd, const cli_opts_t *o,
+                    const char *plan_trace, int rank, cli_trace_probe_t *p);
+void cli_trace_unprobe(cli_trace_probe_t *p);
 /* Ends the trace; a failed write is reported and makes *rc EXIT_USAGE. */
 void cli_trace_close(const char *cmd, mb_context_t *ctx, int *rc);
 /* --child-index into *index; 1 when set, 0 when not, -1 on a bad value. */

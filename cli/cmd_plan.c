@@ -44,9 +44,13 @@ static int make_parent_dirs(const char *path) {
 }
 
 /* --trace, else the file's (enable_profiler, trace_dir), whose directory
- * is made as the file's CSV directories are. */
+ * is made as the file's CSV directories are. With a probe (before the
+ * results files are opened): checked and probed, not yet truncated
+ * (cli_trace_probe); without, opened (after them; an isolated child: at
+ * once, appending). */
 static int plan_trace(const cli_opts_t *o, mb_context_t *ctx,
-                      const mb_plan_t *plan, int rank) {
+                      const mb_plan_t *plan, int rank,
+                      cli_trace_probe_t *probe) {
   const char *from_file = mb_plan_trace(plan);
   if (!o->trace && *from_file && !o->child_index &&
       make_parent_dirs(from_file) != 0)
@@ -54,7 +58,8 @@ static int plan_trace(const cli_opts_t *o, mb_context_t *ctx,
                      "the config's trace: %s: cannot make its "
                      "directory: %s",
                      from_file, strerror(errno));
-  return cli_trace_open("run", ctx, o, from_file, rank);
+  return probe ? cli_trace_probe("run", o, from_file, rank, probe)
+               : cli_trace_open("run", ctx, o, from_file, rank);
 }
 
 /* The report for `path`, opened on first use. NULL on error (reported). */
@@ -354,11 +359,14 @@ static int run_outputs(const cli_opts_t *o, int argc, char **argv,
       ranks_mode(o, &exclusive) == 0 &&
       (!writer || (check_csvs(plan, o) == 0 &&
                    cli_open_sinks("run", ctx, o, argc, argv, &sinks) == 0));
-  if (job->comm && job_agree(job, opened, "open its outputs") != 0) {
+  /* The trace is truncated only now that the results files are open. */
+  const int traced =
+      opened && plan_trace(o, ctx, plan, job->info.rank, NULL) == 0;
+  if ((job->comm && job_agree(job, traced, "open its outputs") != 0) ||
+      !traced) {
     if (opened && writer) cli_close_sinks("run", &sinks);
     return EXIT_USAGE;
   }
-  if (!opened) return EXIT_USAGE;
   if (job->comm) {
     char stream[4096];
     cli_shard_file(stream, sizeof stream, o->output ? o->output : "",
@@ -422,12 +430,14 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
    * entry's backend and impl (the backends are loaded for that, and to
    * predict the entries they cannot run). */
   cli_apply_remeasure(o);
+  cli_trace_probe_t probe = {.created = 0};
   int ready = order && plan_order(o, plan, order) == 0 &&
               cli_context("run", o->verbose, &ctx) == 0 &&
               (mb_context_set_comm(ctx, job.world), 1) &&
               (mb_plan_check(ctx, plan) == MB_OK ||
                cli_error("run", "%s", mb_error_last()) == 0) &&
-              (o->dry_run || plan_trace(o, ctx, plan, job.info.rank) == 0);
+              (o->dry_run || plan_trace(o, ctx, plan, job.info.rank,
+                                        o->child_index ? NULL : &probe) == 0);
   if (!order) cli_error("run", "out of memory");
   size_t child;
   int is_child =
@@ -450,6 +460,7 @@ int cli_run_config(const cli_opts_t *o, int argc, char **argv) {
   }
   free(order);
   cli_trace_close("run", ctx, &rc);
+  cli_trace_unprobe(&probe); /* a file it made that no run wrote */
   mb_context_destroy(ctx);
   mb_plan_destroy(plan);
   job_end(&job);

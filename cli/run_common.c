@@ -4,10 +4,14 @@
  * this one and not into each other's helpers. Also what compare and merge
  * say about a results file they read (cli_results_note). */
 #include <stddef.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -159,6 +163,57 @@ static void rank_path(char *buf, size_t cap, const char *path, int rank) {
   snprintf(buf, cap, "%.*s.rank%d%s", (int)(dot - path), path, rank, dot);
 }
 
+/* The trace's path (rank files: rank_path) checked: neither the config
+ * being read nor the results file (the trace would destroy the one and be
+ * destroyed by the other), and a file we may write. 1 and path set; 0
+ * when there is no trace; -1 when it is bad (reported). */
+static int trace_path(const char *cmd, const cli_opts_t *o,
+                      const char *plan_trace, int rank, char *path,
+                      size_t cap) {
+  const char *given = o->trace ? o->trace : plan_trace;
+  if (!given || !*given) return 0;
+  if (rank > 0)
+    rank_path(path, cap, given, rank);
+  else
+    snprintf(path, cap, "%s", given);
+  const char *others[2];
+  size_t n = 0;
+  if (o->config) others[n++] = o->config;
+  if (o->output && strcmp(o->output, "-") != 0) others[n++] = o->output;
+  if (mb_report_check_output(path, others, n) == MB_OK) return 1;
+  cli_error(cmd, "%s: %s", o->trace ? "--trace" : "the config's trace",
+            mb_error_last());
+  return -1;
+}
+
+int cli_trace_probe(const char *cmd, const cli_opts_t *o,
+                    const char *plan_trace, int rank, cli_trace_probe_t *p) {
+  p->created = 0;
+  if (o->child_index) return 0;
+  const int has = trace_path(cmd, o, plan_trace, rank, p->path, sizeof p->path);
+  if (has <= 0) return has;
+  /* Opened as the trace will be, but neither truncated nor written: an
+   * existing file keeps its contents until the run really starts. */
+  int fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd >= 0)
+    p->created = 1;
+  else if (errno == EEXIST)
+    fd = open(p->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0)
+    return cli_error(cmd, "%s: %s: cannot write the trace: %s",
+                     o->trace ? "--trace" : "the config's trace", p->path,
+                     strerror(errno));
+  close(fd);
+  return 0;
+}
+
+void cli_trace_unprobe(cli_trace_probe_t *p) {
+  struct stat st;
+  /* Still empty: the trace was never opened (it writes at once). */
+  if (p->created && stat(p->path, &st) == 0 && st.st_size == 0) unlink(p->path);
+  p->created = 0;
+}
+
 int cli_trace_open(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
                    const char *plan_trace, int rank) {
   const char *inherited = getenv(CLI_TRACE_ENV);
@@ -168,23 +223,12 @@ int cli_trace_open(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
                ? 0
                : cli_error(cmd, "--trace: %s", mb_error_last());
   }
-  const char *given = o->trace ? o->trace : plan_trace;
-  const char *opt = o->trace ? "--trace" : "the config's trace";
-  if (!given || !*given) return 0;
   char path[4096];
-  if (rank > 0)
-    rank_path(path, sizeof path, given, rank);
-  else
-    snprintf(path, sizeof path, "%s", given);
-  /* Neither the config being read nor the results file: the trace
-   * would destroy the one and be destroyed by the other. */
-  const char *others[2];
-  size_t n = 0;
-  if (o->config) others[n++] = o->config;
-  if (o->output && strcmp(o->output, "-") != 0) others[n++] = o->output;
-  if (mb_report_check_output(path, others, n) != MB_OK ||
-      mb_context_trace_open(ctx, path, 0) != MB_OK)
-    return cli_error(cmd, "%s: %s", opt, mb_error_last());
+  const int has = trace_path(cmd, o, plan_trace, rank, path, sizeof path);
+  if (has <= 0) return has;
+  if (mb_context_trace_open(ctx, path, 0) != MB_OK)
+    return cli_error(cmd, "%s: %s", o->trace ? "--trace" : "the config's trace",
+                     mb_error_last());
   if (o->isolate) setenv(CLI_TRACE_ENV, path, 1);
   return 0;
 }

@@ -109,12 +109,18 @@ int cli_run_list(const char *cmd, const cli_opts_t *o, int argc, char **argv,
   cli_interrupt_install(ctx);
   int rc = EXIT_USAGE;
   sinks_t sinks;
-  if (cli_trace_open(cmd, ctx, o, NULL, 0) != 0) {
+  cli_trace_probe_t probe;
+  if (is_child) {
+    if (cli_trace_open(cmd, ctx, o, NULL, 0) == 0)
+      rc = cli_child_report(cmd, ctx, &specs[child]);
+  } else if (cli_trace_probe(cmd, o, NULL, 0, &probe) != 0) {
     /* before anything runs or any results file is opened */
-  } else if (is_child) {
-    rc = cli_child_report(cmd, ctx, &specs[child]);
-  } else if (check_specs(cmd, ctx, specs, n) == 0 &&
-             cli_open_sinks(cmd, ctx, o, argc, argv, &sinks) == 0) {
+  } else if (check_specs(cmd, ctx, specs, n) != 0 ||
+             cli_open_sinks(cmd, ctx, o, argc, argv, &sinks) != 0) {
+    cli_trace_unprobe(&probe); /* an existing trace was not touched */
+  } else if (cli_trace_open(cmd, ctx, o, NULL, 0) != 0) {
+    cli_close_sinks(cmd, &sinks); /* nothing measured: nothing replaced */
+  } else {
     /* The devices head a table; a JSON or CSV document on stdout must
      * stay one. Opening the sinks printed nothing yet. */
     const int table = o->output || !o->format || !strcmp(o->format, "table");

@@ -110,6 +110,38 @@ class Trace(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("--trace", p.stderr)
 
+    def test_refused_outputs_keep_the_trace(self):
+        """A run refused for its results file (exit 2) neither truncates an
+        existing trace nor leaves a new, empty one: the trace is opened
+        for writing only once the results files are open. Both the
+        command-line and the config path."""
+        bad_out = os.path.join(self.tmp.name, "a_dir")  # -o: refused
+        os.mkdir(bad_out)
+        cfg = os.path.join(self.tmp.name, "c.yml")
+        with open(cfg, "w") as f:
+            f.write("benchmarks:\n  - op: add\n    shapes: [[64, 64]]\n")
+        for how in (["--op", "add", "--shape", "64x64", *QUICK],
+                    ["--config", cfg, "--samples", "3", "--warmup", "0"]):
+            with open(self.trace, "w") as f:
+                f.write("[\"an earlier trace\"]\n")
+            p = mbench("run", *how, "--backend", "cpu", "-o", bad_out,
+                       "--trace", self.trace)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(bad_out, p.stderr)
+            with open(self.trace) as f:
+                self.assertEqual(f.read(), "[\"an earlier trace\"]\n", how)
+            os.unlink(self.trace)
+            p = mbench("run", *how, "--backend", "cpu", "-o", bad_out,
+                       "--trace", self.trace)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertFalse(os.path.exists(self.trace), how)
+            # and a run that goes ahead still writes it
+            p = mbench("run", *how, "--backend", "cpu", "-o", self.out,
+                       "--trace", self.trace)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.check_run(slices(self.trace), results(self.out))
+            os.unlink(self.trace)
+
 
 if __name__ == "__main__":
     unittest.main()
