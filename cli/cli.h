@@ -156,8 +156,8 @@ int cli_trace_open(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
  * writing it), so a run refused for its outputs loses no earlier trace;
  * cli_trace_open truncates it once they are open. cli_trace_unprobe
  * removes a file the probe made that is still empty (no trace was opened
- * on it). 0, or -1 when the
- * trace cannot be written (reported); nothing for an isolated child. */
+ * on it). 0, or nonzero when the trace cannot be written (reported);
+ * nothing for an isolated child. */
 typedef struct cli_trace_probe {
   char path[4096];
   int created;

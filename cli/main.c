@@ -57,8 +57,8 @@ static const struct {
     {"MB_CPU_FSROOT",
      "tests: read /sys and /proc under this directory (fake CPUs)"},
     {"MB_CPU_NO_AVX512",
-     "tests: the CPU backend runs as on a CPU without AVX-512 (its portable "
-     "loops and that CPU's default kernels)"},
+     "tests: the CPU backend leaves out its hand-written AVX-512 loops (the "
+     "portable ones run, and such a CPU's default kernels)"},
 };
 #define NUM_ENVIRONMENT (sizeof k_environment / sizeof k_environment[0])
 

@@ -120,6 +120,7 @@ int cli_run_list(const char *cmd, const cli_opts_t *o, int argc, char **argv,
     cli_trace_unprobe(&probe); /* an existing trace was not touched */
   } else if (cli_trace_open(cmd, ctx, o, NULL, 0) != 0) {
     cli_close_sinks(cmd, &sinks); /* nothing measured: nothing replaced */
+    cli_trace_unprobe(&probe);
   } else {
     /* The devices head a table; a JSON or CSV document on stdout must
      * stay one. Opening the sinks printed nothing yet. */

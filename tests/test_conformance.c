@@ -660,11 +660,14 @@ static int run_case(const conf_case_t *c, double alpha, double beta,
   return bad ? -1 : ran;
 }
 
-/* Another entry of k's key (op, implementation, dtypes) ran and passed. */
+/* Another entry of k's key (op, implementation, dtypes), the same kernel
+ * behind another supports hook, ran and passed. */
 static int twin_ran(const mb_backend_kernel_t *k, const conf_tally_t *tallies) {
   for (size_t i = 0; i < g_vt->num_kernels; i++) {
     const mb_backend_kernel_t *o = &g_vt->kernels[i];
-    if (o != k && tallies[i].ran && !strcmp(o->op, k->op) &&
+    /* the same kernel (prepare) behind another supports hook */
+    if (o != k && tallies[i].ran && o->prepare == k->prepare &&
+        o->supports != k->supports && !strcmp(o->op, k->op) &&
         !strcmp(o->name, k->name) && o->dtype == k->dtype &&
         o->dtype_b == k->dtype_b && o->dtype_out == k->dtype_out &&
         o->dtype_acc == k->dtype_acc)

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MB_CPU_NO_AVX512 set (not "0"): the backend runs as on a CPU without
- * AVX-512 — its portable loops, and the kernel defaults of such a CPU
- * (cpu_vec_first.c) — so they are checked on one that has it (ctest
- * cpu_no_avx512). oneDNN's own ISA is oneDNN's (ONEDNN_MAX_CPU_ISA). */
+/* MB_CPU_NO_AVX512 set (not "0"): the hand-written AVX-512 loops are left
+ * out, as on a CPU without AVX-512 — the portable loops run, and such a
+ * CPU's kernel defaults (cpu_vec_first.c) — so they are checked on one that
+ * has it (ctest cpu_no_avx512). The compiler's clones of the portable loops
+ * (MB_CPU_CLONES), oneDNN (ONEDNN_MAX_CPU_ISA) and the peak loops still
+ * use what the CPU has. */
 static inline int mb__cpu_has_avx512(void) {
   const char *off = getenv("MB_CPU_NO_AVX512");
   if (off && *off && strcmp(off, "0") != 0) return 0;

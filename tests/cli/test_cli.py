@@ -138,12 +138,15 @@ class Run(unittest.TestCase):
                     flags = set(line.split(":", 1)[1].split())
                     break
         avx512 = {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags
-        cases = (["--op", "add"], ["--op", "activation", "--act", "silu"],
-                 ["--op", "layernorm"], ["--op", "softmax"])
+        # The norm and softmax rows need AVX512-BF16 too (cpu_simd_norm.c).
+        bf16 = avx512 and "avx512_bf16" in flags
+        cases = ((["--op", "add"], avx512),
+                 (["--op", "activation", "--act", "silu"], avx512),
+                 (["--op", "layernorm"], bf16), (["--op", "softmax"], bf16))
         for off in ("", "1"):
             env = {"MB_CPU_NO_AVX512": off}
-            vec = avx512 and not off
-            for args in cases:
+            for args, has in cases:
+                vec = has and not off
                 for impl in ([], ["--impl", "c"]):
                     p = mbench("run", *args, "--shape", "64x96", "--dtype",
                                "f32", "--cache", "hot", *QUICK, *impl,
