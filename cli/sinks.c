@@ -1,6 +1,7 @@
 /* Where results go: the chosen format to a file or stdout, plus the table
  * on stdout whenever stdout is not already taken. Shared by run, suite and
  * run --config. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,25 @@ unsigned cli_terminal_width(void) {
   return 100;
 }
 
+/* -o's directory exists and takes new files: mbench makes none for -o (a
+ * config's CSV directories it does make), and the file itself is opened
+ * only at the first result, so a missing one would be found after the
+ * first benchmark ran. */
+static int check_out_dir(const char *cmd, const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return 0; /* the current directory */
+  char dir[4096];
+  const int len = slash == path ? 1 : (int)(slash - path);
+  snprintf(dir, sizeof dir, "%.*s", len, path);
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return cli_error(cmd, "-o %s: no directory %s (make it first)", path, dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return cli_error(cmd, "-o %s: cannot create files in %s: %s", path, dir,
+                     strerror(errno));
+  return 0;
+}
+
 /* Where results go: the chosen format to FILE or stdout, plus the table on
  * stdout whenever stdout is not already taken. The table on stdout fits
  * the terminal; one written to a file streams every chosen column. */
@@ -173,6 +193,9 @@ int cli_open_sinks(const char *cmd, mb_context_t *ctx, const cli_opts_t *o,
   ro.argv = (const char *const *)argv;
   ro.columns = o->columns;
   if (!o->output) ro.width = cli_terminal_width();
+  if (o->output && strcmp(o->output, "-") != 0 &&
+      check_out_dir(cmd, o->output) != 0)
+    return -1;
   if (cli_out_open(cmd, ctx, &ro, o->config, &s->file) != 0) return -1;
   if (o->output) {
     mb_report_options_t co = MB_REPORT_OPTIONS_INIT;

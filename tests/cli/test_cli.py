@@ -549,9 +549,14 @@ class BadInput(unittest.TestCase):
             self.assertNotIn("every result is kept", p.stderr)
 
     def test_unwritable_output(self):
-        self.expect_usage_error(["run", "--op", "add", "--shape", "8x8",
-                                 *QUICK, "-o", "/nonexistent/x.csv"],
-                                "/nonexistent/x.csv")
+        # A missing directory is found before anything runs (the file
+        # itself opens at the first result): no table, one message.
+        p = mbench("run", "--op", "add", "--shape", "8x8", *QUICK, "-o",
+                   "/nonexistent/x.csv")
+        self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+        self.assertEqual(own_stderr(p.stderr),
+                         "mbench run: -o /nonexistent/x.csv: no directory "
+                         "/nonexistent (make it first)\n")
         # Only regular files: a rename over /dev/full replaced the device
         # with a file. A read-only file is kept; nothing runs first.
         run = ["run", "--op", "add", "--shape", "8x8", *QUICK, "-o"]
