@@ -1,8 +1,9 @@
 /* The CPU backend's AVX-512 quantization loops (backends/cpu/cpu_quant_x86.c,
  * compiled into this test with the portable loops of cpu_quant_rows.c)
  * against the portable loops, byte for byte: q = cvt(x / s) from bf16, f16
- * and f32 to e4m3, e5m2 and i8 (one scale, or one per element), and the
- * absmax (NaN skipped or kept).
+ * and f32 to e4m3, e5m2, i8 and i4 (one scale, or one per element; i4
+ * pieces that start or end in the middle of a byte, whose other nibble
+ * must survive), and the absmax (NaN skipped or kept).
  *
  * The inputs are what a random tensor rarely holds: every fp8 and i8
  * rounding boundary of the quotient (exact ties, and the f32 patterns a few
@@ -26,7 +27,7 @@
 
 static const mb_dtype_t k_xdt[] = {MB_DTYPE_BF16, MB_DTYPE_F16, MB_DTYPE_F32};
 static const mb_dtype_t k_qdt[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
-                                   MB_DTYPE_I8};
+                                   MB_DTYPE_I8, MB_DTYPE_I4};
 
 static uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
@@ -37,10 +38,11 @@ static uint64_t splitmix64(uint64_t *s) {
 
 /* The f32 values at which the code of qdt changes, with v the code's value:
  * midpoints of neighbouring codes (exact in f32: a few more bits than the
- * format), and for i8 the half-integers. Appends to out, returns the count. */
+ * format), and for i8 and i4 the half-integers. Appends to out, returns the
+ * count. */
 static size_t boundaries(mb_dtype_t qdt, float *out) {
   size_t n = 0;
-  if (qdt == MB_DTYPE_I8) {
+  if (qdt == MB_DTYPE_I8 || qdt == MB_DTYPE_I4) {
     for (int k = -130; k <= 130; ++k) out[n++] = (float)k + 0.5f;
     return n;
   }
@@ -111,7 +113,7 @@ static void test_quant_bytes(void **state) {
   assert_true(x && buf && sv && qv && qp);
   size_t checked = 0;
   for (size_t xi = 0; xi < 3; ++xi)
-    for (size_t qi = 0; qi < 3; ++qi)
+    for (size_t qi = 0; qi < sizeof k_qdt / sizeof k_qdt[0]; ++qi)
       for (size_t si = 0; si < sizeof scales / sizeof scales[0]; ++si) {
         const mb_cpu_qvec_t *v = mb__cpu_qvec(k_xdt[xi], k_qdt[qi]);
         const mb_cpu_qrow_t *xo = mb__cpu_qrow(k_xdt[xi]),

@@ -30,8 +30,9 @@ typedef struct sgemm_c {
   unsigned threads;
   int int8;         /* i8 x i8: integer block sums */
   float *a32, *b32; /* widened A and B; NULL when they are f32 already */
-  float *bt32;      /* trans_b: B widened as stored (N x K), then turned */
-  float *work;      /* per thread: work_each floats, see tile() */
+  const mb_cpu_dqvec_t *va, *vb; /* their vector loops, or NULL */
+  float *bt32; /* trans_b: B widened as stored (N x K), then turned */
+  float *work; /* per thread: work_each floats, see tile() */
   size_t work_each;
   float *grids; /* e8m0 or e4m3 scales decoded (mb__cpu_sgemm_grids) */
 } sgemm_c_t;
@@ -139,18 +140,18 @@ mb_status_t mb__cpu_sgemm_c_run(void *kstate, const mb_kernel_call_t *call) {
   const mb_cpu_sgemm_plan_t *pl = &g->pl;
   const float *a = call->in[0], *b = call->in[1];
   if (g->a32) {
-    mb__cpu_dequant(g->threads, a, pl->ta, NULL, 1, 1, g->a32, MB_DTYPE_F32,
-                    pl->m, pl->k);
+    mb__cpu_dequant(g->threads, g->va, 0, a, pl->ta, NULL, 1, 1, g->a32,
+                    MB_DTYPE_F32, pl->m, pl->k);
     a = g->a32;
   }
   if (g->bt32) { /* B stored N x K: widened, then turned to K x N */
-    mb__cpu_dequant(g->threads, b, pl->tb, NULL, 1, 1, g->bt32, MB_DTYPE_F32,
-                    pl->n, pl->k);
+    mb__cpu_dequant(g->threads, g->vb, 0, b, pl->tb, NULL, 1, 1, g->bt32,
+                    MB_DTYPE_F32, pl->n, pl->k);
     turn(g->threads, g->bt32, g->b32, pl->n, pl->k);
     b = g->b32;
   } else if (g->b32) {
-    mb__cpu_dequant(g->threads, b, pl->tb, NULL, 1, 1, g->b32, MB_DTYPE_F32,
-                    pl->k, pl->n);
+    mb__cpu_dequant(g->threads, g->vb, 0, b, pl->tb, NULL, 1, 1, g->b32,
+                    MB_DTYPE_F32, pl->k, pl->n);
     b = g->b32;
   }
   const float *ga, *gb;
@@ -212,6 +213,8 @@ mb_status_t mb__cpu_sgemm_c_prepare(void *bstate, const mb_kernel_call_t *call,
   mb__cpu_sgemm_plan(p, &g->pl);
   g->threads = st->threads;
   g->int8 = int8;
+  g->va = mb__cpu_dqvec(p->dtype, MB_DTYPE_F32);
+  g->vb = mb__cpu_dqvec(p->dtype_b, MB_DTYPE_F32);
   /* f32 slice and accumulator, column scales, i32 block sum. */
   g->work_each = 2 * TM * TN + TN + TM * TN;
   const size_t mk = (size_t)(g->pl.m * g->pl.k),

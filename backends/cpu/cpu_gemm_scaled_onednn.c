@@ -57,9 +57,10 @@ typedef struct sgemm_dnnl {
   mb_cpu_state_t *st;
   mb_cpu_sgemm_plan_t pl;
   variant_t v;
-  void *a, *b, *acc; /* converted A and B, the matmul's output */
-  float *rs, *cs;    /* epilogue scales per row and column */
-  mb_op_params_t ip; /* the inner, plain GEMM */
+  const mb_cpu_dqvec_t *va, *vb; /* converting A, B: vector loops or NULL */
+  void *a, *b, *acc;             /* converted A and B, the matmul's output */
+  float *rs, *cs;                /* epilogue scales per row and column */
+  mb_op_params_t ip;             /* the inner, plain GEMM */
   void *ins[2], *outs[1];
   mb_kernel_call_t icall;
   void *inner;
@@ -89,13 +90,13 @@ mb_status_t mb__cpu_sgemm_onednn_run(void *kstate,
   g->ins[0] = call->in[0];
   g->ins[1] = call->in[1];
   if (g->v.ca) {
-    mb__cpu_dequant(threads, call->in[0], pl->ta,
+    mb__cpu_dequant(threads, g->va, 0, call->in[0], pl->ta,
                     g->v.scale_in && pl->a_scaled ? ga : NULL, pl->bma, pl->bka,
                     g->a, g->v.ca, pl->m, pl->k);
     g->ins[0] = g->a;
   }
   if (g->v.cb) {
-    mb__cpu_dequant(threads, call->in[1], pl->tb,
+    mb__cpu_dequant(threads, g->vb, 0, call->in[1], pl->tb,
                     g->v.scale_in && pl->b_scaled ? gb : NULL, pl->bkb, pl->bnb,
                     g->b, g->v.cb, pl->k, pl->n);
     g->ins[1] = g->b;
@@ -173,6 +174,8 @@ mb_status_t mb__cpu_sgemm_onednn_prepare(void *bstate,
   g->st = st;
   mb__cpu_sgemm_plan(call->params, &g->pl);
   g->v = choose(&g->pl);
+  g->va = g->v.ca ? mb__cpu_dqvec(g->pl.ta, g->v.ca) : NULL;
+  g->vb = g->v.cb ? mb__cpu_dqvec(g->pl.tb, g->v.cb) : NULL;
   if (!mb__cpu_qrow(g->pl.tout) || !mb__cpu_qrow(g->pl.tout)->store) {
     MB_CPU_ERROR(st, "cpu/onednn: scaled gemm -> %s is not implemented",
                  st->host.dtype_name(g->pl.tout));

@@ -18,6 +18,7 @@
  * one byte: with an odd row length they own row pairs (a pair starts on a
  * byte), and a transposed Q is split by whole row bands of even height. */
 #include "cpu_quant.h"
+#include "cpu_simd_elt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -466,6 +467,8 @@ typedef struct dequant {
   int64_t rows, cols, bm, bn;
   float *grid32; /* e8m0 or e4m3 scales, decoded inside the run; NULL: f32 */
   float nv_s;    /* NVFP4: the per-tensor scale; else 0 */
+  const mb_cpu_dqvec_t *vec; /* the vector loops, or NULL */
+  int stream;                /* their stores past the caches */
 } dequant_t;
 
 mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
@@ -484,9 +487,22 @@ mb_status_t mb__cpu_dequantize_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: dequantize: out of memory");
     return MB_ERR_NO_MEMORY;
   }
-  *d = (dequant_t){st->threads,         p->dtype,    p->dtype_out,
-                   p->shape[0],         p->shape[1], p->scale_a.block[0],
-                   p->scale_a.block[1], NULL,        0.0f};
+  *d = (dequant_t){st->threads,
+                   p->dtype,
+                   p->dtype_out,
+                   p->shape[0],
+                   p->shape[1],
+                   p->scale_a.block[0],
+                   p->scale_a.block[1],
+                   NULL,
+                   0.0f,
+                   mb__cpu_dqvec(p->dtype, p->dtype_out),
+                   0};
+  /* The copy kernel's rule: stream once in and out outgrow the cache. */
+  d->stream = mb__cpu_stream_stores(
+      st->cache_bytes[2],
+      st->host.dtype_bytes(p->dtype, (size_t)(d->rows * d->cols)) +
+          st->host.dtype_bytes(p->dtype_out, (size_t)(d->rows * d->cols)));
   if (p->dtype_scale == MB_DTYPE_F8E4M3) d->nv_s = (float)p->scale;
   if ((p->dtype_scale == MB_DTYPE_E8M0 || d->nv_s > 0.0f) &&
       !(d->grid32 = malloc((size_t)(d->rows / d->bm * (d->cols / d->bn)) *
@@ -511,8 +527,8 @@ mb_status_t mb__cpu_dequantize_c_run(void *kstate,
     mb__cpu_e8m0_load(d->grid32, call->in[1], n);
     grid = d->grid32;
   }
-  mb__cpu_dequant(d->threads, call->in[0], d->in, grid, d->bm, d->bn,
-                  call->out[0], d->out, d->rows, d->cols);
+  mb__cpu_dequant(d->threads, d->vec, d->stream, call->in[0], d->in, grid,
+                  d->bm, d->bn, call->out[0], d->out, d->rows, d->cols);
   return MB_OK;
 }
 

@@ -56,6 +56,13 @@ static inline int mb__cpu_is_nibble(mb_dtype_t t) {
   return t == MB_DTYPE_I4 || t == MB_DTYPE_F4E2M1;
 }
 
+/* Element i of a 4-bit array (low nibble first) set to v: only its nibble
+ * changes, the other may be a neighbour's. */
+static inline void mb__cpu_set_nibble(uint8_t *p, size_t i, uint8_t v) {
+  const unsigned shift = 4u * (unsigned)(i & 1u);
+  p[i / 2] = (uint8_t)((p[i / 2] & ~(0xFu << shift)) | ((unsigned)v << shift));
+}
+
 /* ---- row operations (cpu_quant_rows.c) -------------------------------------
  * Every loop over elements lives here, one function per dtype, so gcc
  * vectorises each (and clones it for AVX2/AVX-512). Element offsets count
@@ -158,9 +165,31 @@ void mb__cpu_quant_fini(mb_cpu_quant_t *q);
  * bf16, f16 to f32, and fp8 to bf16). src: any float or quantized dtype but
  * i32; dst: f32, bf16 or f16. */
 int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out);
-void mb__cpu_dequant(unsigned threads, const void *src, mb_dtype_t in,
-                     const float *grid, int64_t bm, int64_t bn, void *dst,
-                     mb_dtype_t out, int64_t rows, int64_t cols);
+
+/* AVX-512 dequantize loops (cpu_dequant_x86.c), bit for bit the portable
+ * load, scaling and store: y[e0 + j] = cvt(fl32(q[e0 + j] * s)) with one
+ * scale (deq1) or one per element, s[j] (deqv), j < n; element offsets, so
+ * a 4-bit span may start in the middle of a byte. nt: non-temporal stores
+ * where aligned, which a thread ends with fence() before others read Y. */
+typedef struct mb_cpu_dqvec {
+  mb_dtype_t in, out;
+  void (*deq1)(void *y, const void *q, size_t e0, float s, size_t n, int nt);
+  void (*deqv)(void *y, const void *q, size_t e0, const float *s, size_t n,
+               int nt);
+  void (*fence)(void);
+} mb_cpu_dqvec_t;
+
+/* The loops for in -> out when this CPU runs them, else NULL; chosen when
+ * a kernel is prepared (it reads MB_CPU_NO_AVX512), never per run.
+ * Quantized inputs (fp8, i8, i4, e2m1) to f32, bf16 or f16. */
+const mb_cpu_dqvec_t *mb__cpu_dqvec(mb_dtype_t in, mb_dtype_t out);
+
+/* vec: mb__cpu_dqvec(in, out), or NULL for the portable loops; stream:
+ * the vector loops store past the caches (mb__cpu_stream_stores). */
+void mb__cpu_dequant(unsigned threads, const mb_cpu_dqvec_t *vec, int stream,
+                     const void *src, mb_dtype_t in, const float *grid,
+                     int64_t bm, int64_t bn, void *dst, mb_dtype_t out,
+                     int64_t rows, int64_t cols);
 
 /* Rows [r0, r1) of D = round(fl32(fl32(acc * rs[i]) * cs[j]) + beta * D)
  * where acc is f32 or i32 (acc_i32), rs per row (NULL: alpha), cs per

@@ -92,12 +92,6 @@ MB__QUANT_BYTES(quant_e4m3, mb__cvt_f32_to_e4m3)
 MB__QUANT_BYTES(quant_e5m2, mb__cvt_f32_to_e5m2)
 MB__QUANT_BYTES(quant_i8, mb__cvt_f32_to_i8)
 
-/* Only this element's nibble changes: the other may be a neighbour's. */
-static void set_nibble(uint8_t *p, size_t i, uint8_t v) {
-  const unsigned shift = 4u * (unsigned)(i & 1u);
-  p[i / 2] = (uint8_t)((p[i / 2] & ~(0xFu << shift)) | ((unsigned)v << shift));
-}
-
 /* 4-bit formats pack pairs; S(j) is the scale of element j of the span,
  * CVT the conversion to a nibble. */
 #define MB__QUANT_NIB(name, SCALE_T, S, CVT)                                \
@@ -106,7 +100,7 @@ static void set_nibble(uint8_t *p, size_t i, uint8_t v) {
     uint8_t *p = dst;                                                       \
     size_t j = 0;                                                           \
     if ((e0 & 1u) && n) {                                                   \
-      set_nibble(p, e0, CVT(x[0] / S(0)));                                  \
+      mb__cpu_set_nibble(p, e0, CVT(x[0] / S(0)));                          \
       j = 1;                                                                \
     }                                                                       \
     uint8_t *restrict b = p + (e0 + j) / 2;                                 \
@@ -116,7 +110,7 @@ static void set_nibble(uint8_t *p, size_t i, uint8_t v) {
       b[k] = (uint8_t)(CVT(x[a] / S(a)) | (CVT(x[a + 1] / S(a + 1)) << 4)); \
     }                                                                       \
     j += 2 * pairs;                                                         \
-    if (j < n) set_nibble(p, e0 + j, CVT(x[j] / S(j)));                     \
+    if (j < n) mb__cpu_set_nibble(p, e0 + j, CVT(x[j] / S(j)));             \
   }
 #define MB__S_ONE(j) s
 #define MB__S_VEC(j) s[j]
@@ -223,24 +217,57 @@ int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out) {
   return mb__cpu_qrow(in) && o && o->store;
 }
 
+/* One task's span with the vector loops: one call per scale block (or
+ * per span when the scale is per element, or there is none: s = 1, a
+ * product that changes nothing, NaN included, the decoded NaNs being
+ * quiet). */
+static void dequant_span(const mb_cpu_dqvec_t *vec, int nt, void *dst,
+                         const void *src, size_t e0, const float *srow,
+                         int64_t c0, int64_t w, int64_t bn) {
+  if (!srow) {
+    vec->deq1(dst, src, e0, 1.0f, (size_t)w, nt);
+    return;
+  }
+  if (bn == 1) {
+    vec->deqv(dst, src, e0, srow + c0, (size_t)w, nt);
+    return;
+  }
+  for (int64_t c = c0; c < c0 + w;) {
+    const int64_t bj = c / bn,
+                  end = (bj + 1) * bn < c0 + w ? (bj + 1) * bn : c0 + w;
+    vec->deq1(dst, src, e0 + (size_t)(c - c0), srow[bj], (size_t)(end - c), nt);
+    c = end;
+  }
+}
+
 /* Tasks are (row, chunk) pairs, so a short, wide matrix still spreads over
  * every thread; no output byte is shared (outputs are 2 or 4 bytes). */
-void mb__cpu_dequant(unsigned threads, const void *src, mb_dtype_t in,
-                     const float *grid, int64_t bm, int64_t bn, void *dst,
-                     mb_dtype_t out, int64_t rows, int64_t cols) {
+void mb__cpu_dequant(unsigned threads, const mb_cpu_dqvec_t *vec, int stream,
+                     const void *src, mb_dtype_t in, const float *grid,
+                     int64_t bm, int64_t bn, void *dst, mb_dtype_t out,
+                     int64_t rows, int64_t cols) {
   const mb_cpu_qrow_t *io = mb__cpu_qrow(in), *oo = mb__cpu_qrow(out);
   const int64_t chunks = (cols + CHUNK - 1) / CHUNK;
   const int64_t gc = grid ? cols / bn : 0;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t t = 0; t < rows * chunks; ++t) {
-    float buf[CHUNK];
-    const int64_t i = t / chunks, c0 = t % chunks * CHUNK;
-    const int64_t w = cols - c0 < CHUNK ? cols - c0 : CHUNK;
-    const size_t e0 = (size_t)(i * cols + c0);
-    float *y = out == MB_DTYPE_F32 ? (float *)dst + e0 : buf;
-    io->load(y, src, e0, (size_t)w);
-    if (grid) scale_span(y, grid + i / bm * gc, c0, w, bn);
-    if (y == buf) oo->store(dst, e0, buf, (size_t)w);
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < rows * chunks; ++t) {
+      float buf[CHUNK];
+      const int64_t i = t / chunks, c0 = t % chunks * CHUNK;
+      const int64_t w = cols - c0 < CHUNK ? cols - c0 : CHUNK;
+      const size_t e0 = (size_t)(i * cols + c0);
+      const float *srow = grid ? grid + i / bm * gc : NULL;
+      if (vec) {
+        dequant_span(vec, stream, dst, src, e0, srow, c0, w, bn);
+        continue;
+      }
+      float *y = out == MB_DTYPE_F32 ? (float *)dst + e0 : buf;
+      io->load(y, src, e0, (size_t)w);
+      if (srow) scale_span(y, srow, c0, w, bn);
+      if (y == buf) oo->store(dst, e0, buf, (size_t)w);
+    }
+    if (vec && stream) vec->fence(); /* before the barrier that ends this */
   }
 }
 

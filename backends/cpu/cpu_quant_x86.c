@@ -92,6 +92,24 @@ MB_QV_TARGET static inline __m512i enc_i8(__m512 v) {
       ok, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
+/* mb__cvt_f32_to_i4: as enc_i8, clamped to [-8, 7]; the code in the low
+ * nibble of each lane. */
+MB_QV_TARGET static inline __m512i enc_i4(__m512 v) {
+  const __mmask16 ok = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+  const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-8.0f)),
+                                 _mm512_set1_ps(7.0f));
+  return _mm512_and_si512(
+      _mm512_maskz_cvt_roundps_epi32(
+          ok, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+      _mm512_set1_epi32(0xF));
+}
+
+/* 16 codes as 8 bytes, each pair's first in the low nibble: a 64-bit lane
+ * holds a pair, the second code shifted down beside the first. */
+MB_QV_TARGET static inline __m128i pack_nib(__m512i c) {
+  return _mm512_cvtepi64_epi8(_mm512_or_si512(c, _mm512_srli_epi64(c, 28)));
+}
+
 /* ---- the loops ----------------------------------------------------------- */
 
 /* q[qe..qe+n) = enc(ld(x, xe..) / s). */
@@ -150,6 +168,61 @@ MB__QV_QUANTV(qv_f16_i8, ld_f16, enc_i8)
 MB__QV_QUANTV(qv_f32_e4m3, ld_f32, enc_e4m3)
 MB__QV_QUANTV(qv_f32_e5m2, ld_f32, enc_e5m2)
 MB__QV_QUANTV(qv_f32_i8, ld_f32, enc_i8)
+
+/* i4: q[qe..qe+n) = cvt(x / S), two codes a byte. A leading odd element
+ * and a trailing even one share their byte with a neighbour and are set
+ * alone (mb__cpu_set_nibble); 32 elements (16 bytes) at a time between.
+ * S(j, m) is the scale vector of elements j..j+15 (masked-off lanes 1),
+ * S_(j) element j's. */
+#define MB__QV_S1(j, m) vs
+#define MB__QV_SV(j, m) _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, s + (j))
+#define MB__QV_S1_(j) s
+#define MB__QV_SV_(j) s[j]
+#define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD)                         \
+  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
+                                STYPE s, size_t n) {                           \
+    SETUP;                                                                     \
+    uint8_t *p = q;                                                            \
+    size_t j = 0;                                                              \
+    if ((qe & 1u) && n) {                                                      \
+      const float v = _mm512_cvtss_f32(LD(x, xe, 1));                          \
+      mb__cpu_set_nibble(p, qe, mb__cvt_f32_to_i4(v / S_(0)));                 \
+      j = 1;                                                                   \
+    }                                                                          \
+    for (; j + 32 <= n; j += 32) {                                             \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, 0xFFFF), S(j, 0xFFFF));     \
+      const __m512 b =                                                         \
+          _mm512_div_ps(LD(x, xe + j + 16, 0xFFFF), S(j + 16, 0xFFFF));        \
+      _mm_storeu_si128(                                                        \
+          (__m128i *)(p + (qe + j) / 2),                                       \
+          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));       \
+    }                                                                          \
+    if (n - j >= 2) { /* whole bytes of the tail */                            \
+      const size_t r = (n - j) & ~(size_t)1;                                   \
+      const __mmask16 m0 =                                                     \
+          r >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (unsigned)r) - 1u); \
+      const __mmask16 m1 =                                                     \
+          r > 16 ? (__mmask16)((1u << (unsigned)(r - 16)) - 1u) : 0;           \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, m0), S(j, m0));             \
+      const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, m1), S(j + 16, m1));   \
+      _mm_mask_storeu_epi8(                                                    \
+          p + (qe + j) / 2, (__mmask16)((1u << (unsigned)(r / 2)) - 1u),       \
+          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));       \
+      j += r;                                                                  \
+    }                                                                          \
+    if (j < n) {                                                               \
+      const float v = _mm512_cvtss_f32(LD(x, xe + j, 1));                      \
+      mb__cpu_set_nibble(p, qe + j, mb__cvt_f32_to_i4(v / S_(j)));             \
+    }                                                                          \
+  }
+#define MB__QV_I4(xt, LD)                                                      \
+  MB__QV_QUANT_I4(q_##xt##_i4, float, const __m512 vs = _mm512_set1_ps(s),     \
+                  MB__QV_S1, MB__QV_S1_, LD)                                   \
+  MB__QV_QUANT_I4(qv_##xt##_i4, const float *, (void)0, MB__QV_SV, MB__QV_SV_, \
+                  LD)
+MB__QV_I4(bf16, ld_bf16)
+MB__QV_I4(f16, ld_f16)
+MB__QV_I4(f32, ld_f32)
 
 /* max |x| pattern; 16-bit formats compare their own patterns (bf16's are
  * f32's upper halves; f16's order as the values do too), then widen. */
@@ -270,6 +343,9 @@ static const mb_cpu_qvec_t k_vec[] = {
     {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, q_f32_e5m2, qv_f32_e5m2,
      tile_f32},
     {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, q_f32_i8, qv_f32_i8, tile_f32},
+    {MB_DTYPE_BF16, MB_DTYPE_I4, amax_bf16, q_bf16_i4, qv_bf16_i4, tile_bf16},
+    {MB_DTYPE_F16, MB_DTYPE_I4, amax_f16, q_f16_i4, qv_f16_i4, tile_f16},
+    {MB_DTYPE_F32, MB_DTYPE_I4, amax_f32, q_f32_i4, qv_f32_i4, tile_f32},
 };
 
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {

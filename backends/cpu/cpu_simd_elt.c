@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpu_simd.h"
+#include "cpu_simd_bf16.h"
 #include "cpu_simd_exp.h"
 
 #define MB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
@@ -47,16 +48,9 @@ MB_AVX512_INLINE void st_f32(void *p, size_t i, __m512 v, __mmask16 m, int full,
     _mm512_storeu_ps(d, v);
 }
 
-/* mb__cvt_f32_to_bf16_sw on 16 lanes: add 0x7fff plus the kept lsb and
- * truncate; NaN truncated and made quiet instead. */
+/* mb__cvt_f32_to_bf16_sw on 16 lanes (cpu_simd_bf16.h). */
 MB_AVX512_INLINE __m256i bf16_sw(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
-  const __m512i bias = _mm512_add_epi32(
-      _mm512_and_si512(hi, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x7fff));
-  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
-  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-  r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-  return _mm512_cvtepi32_epi16(r);
+  return _mm512_cvtepi32_epi16(mb__cpu_bf16_lanes(v));
 }
 
 MB_AVX512_INLINE void st_h16(void *p, size_t i, __m256i h, __mmask16 m,

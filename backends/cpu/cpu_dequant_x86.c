@@ -1,0 +1,274 @@
+/* CPU backend — AVX-512 loops of dequantization, chosen at plan time
+ * (mb__cpu_dqvec) when the CPU has AVX512F/BW/VL/DQ; the portable loads,
+ * scaling and stores of cpu_quant_rows.c remain the reference path and the
+ * fallback.
+ *
+ * One pass from the quantized bytes to the output: decode 16 elements to
+ * f32 exactly, multiply by the scale (vmulps, the f32 product of the
+ * semantics), round to the output dtype — the portable path does the same
+ * three steps through an f32 buffer, one loop each. Each decoder is the
+ * scalar converter of mb_cvt.h lane by lane, NaN patterns included:
+ *  - e4m3: a normal value's bits slide into place and are rebiased with one
+ *    add, a subnormal is its significand times 2^-9, 0x7F is the quiet NaN;
+ *  - e5m2: the upper byte of an f16 (vcvtph2ps), whose NaNs are made the
+ *    scalar converter's 0x7FC00000 (the instruction keeps the payload);
+ *  - i8: a sign-extending widening;
+ *  - i4 and e2m1: each nibble indexes a 16-entry table (vpermps).
+ * Stores: bf16 rounds to nearest-even with an integer add
+ * (cpu_simd_bf16.h), f16 is vcvtps2ph under RNE with NaN made 0x7E00 as
+ * the scalar store. */
+#include "cpu_quant.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#include "cpu_simd.h"
+#include "cpu_simd_bf16.h"
+
+#define MB_DQ_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c")))
+
+static inline __mmask16 lanes(size_t n) {
+  return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (unsigned)n) - 1u);
+}
+
+/* ---- decoders: 16 bytes (as 32-bit lanes) -> f32 ------------------------- */
+
+MB_DQ_TARGET static inline __m512 dec_e4m3(__m512i b) {
+  const __m512i mag = _mm512_and_si512(b, _mm512_set1_epi32(0x7F));
+  const __m512i sign =
+      _mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x80)), 24);
+  __m512i r = _mm512_add_epi32(_mm512_slli_epi32(mag, 20),
+                               _mm512_set1_epi32(120 << 23));
+  const __m512 sub =
+      _mm512_mul_ps(_mm512_cvtepi32_ps(mag), _mm512_set1_ps(0x1p-9f));
+  r = _mm512_mask_mov_epi32(r,
+                            _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(8)),
+                            _mm512_castps_si512(sub));
+  r = _mm512_mask_mov_epi32(
+      r, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7F)),
+      _mm512_set1_epi32(0x7FC00000));
+  return _mm512_castsi512_ps(_mm512_or_si512(r, sign));
+}
+
+MB_DQ_TARGET static inline __m512 dec_e5m2(__m512i b) {
+  const __m512 f =
+      _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_slli_epi32(b, 8)));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+      _mm512_and_si512(b, _mm512_set1_epi32(0x7F)), _mm512_set1_epi32(0x7C));
+  const __m512i sign =
+      _mm512_slli_epi32(_mm512_and_si512(b, _mm512_set1_epi32(0x80)), 24);
+  return _mm512_mask_mov_ps(f, nan,
+                            _mm512_castsi512_ps(_mm512_or_si512(
+                                sign, _mm512_set1_epi32(0x7FC00000))));
+}
+
+MB_DQ_TARGET static inline __m512 dec_i8(__m512i b) {
+  /* b holds zero-extended bytes: shift the sign into place and back */
+  return _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(b, 24), 24));
+}
+
+/* 16 bytes of n from element e (bytes are whole elements). */
+MB_DQ_TARGET static inline __m512i ld_bytes(const void *q, size_t e,
+                                            __mmask16 m) {
+  return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, (const uint8_t *)q + e));
+}
+
+/* The value of each nibble 0..15 (mb__cvt_i4_at, mb__cvt_e2m1_to_f32). */
+static const float k_i4[16] = {0,  1,  2,  3,  4,  5,  6,  7,
+                               -8, -7, -6, -5, -4, -3, -2, -1};
+static const float k_e2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,
+                                 4.0f,  6.0f,  -0.0f, -0.5f, -1.0f, -1.5f,
+                                 -2.0f, -3.0f, -4.0f, -6.0f};
+
+/* ---- stores ---------------------------------------------------------------
+ * st_*: 16 lanes under a mask; st2_*: 32 whole lanes, one 64-byte store of
+ * each line (a masked down-converting store, vpmovdw to memory, measured
+ * the slowest instruction of the loop), non-temporal where asked and the
+ * address allows. */
+
+MB_DQ_TARGET static inline void st_f32(void *y, size_t e, __m512 v,
+                                       __mmask16 m) {
+  _mm512_mask_storeu_ps((float *)y + e, m, v);
+}
+
+MB_DQ_TARGET static inline void st64(void *p, __m512i v, int nt) {
+  if (nt && !((uintptr_t)p & 63))
+    _mm512_stream_si512(p, v);
+  else
+    _mm512_storeu_si512(p, v);
+}
+
+MB_DQ_TARGET static inline void st2_f32(void *y, size_t e, __m512 a, __m512 b,
+                                        int nt) {
+  st64((float *)y + e, _mm512_castps_si512(a), nt);
+  st64((float *)y + e + 16, _mm512_castps_si512(b), nt);
+}
+
+/* mb__cvt_f32_to_bf16_sw in each 32-bit lane (the result in its low half). */
+MB_DQ_TARGET static inline __m512i bf16_lanes(__m512 v) {
+  return mb__cpu_bf16_lanes(v);
+}
+
+/* mb__cvt_f32_to_f16_sw in each 32-bit lane: vcvtps2ph under RNE, a NaN
+ * made 0x7E00 with its sign (the instruction keeps payload bits). */
+MB_DQ_TARGET static inline __m512i f16_lanes(__m512 v) {
+  const __m512i h = _mm512_cvtepu16_epi32(
+      _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  const __m512i qnan = _mm512_or_si512(
+      _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(v), 16),
+                       _mm512_set1_epi32(0x8000)),
+      _mm512_set1_epi32(0x7E00));
+  return _mm512_mask_mov_epi32(h, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), qnan);
+}
+
+/* The low halves of a's and then b's 32-bit lanes, as 32 halves. */
+MB_DQ_TARGET static inline __m512i pack_halves(__m512i a, __m512i b) {
+  const __m512i even = _mm512_set_epi16(
+      62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28,
+      26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  return _mm512_permutex2var_epi16(a, even, b);
+}
+
+#define MB__DQ_ST_HALF(out)                                                   \
+  MB_DQ_TARGET static inline void st_##out(void *y, size_t e, __m512 v,       \
+                                           __mmask16 m) {                     \
+    _mm256_mask_storeu_epi16((uint16_t *)y + e, m,                            \
+                             _mm512_cvtepi32_epi16(out##_lanes(v)));          \
+  }                                                                           \
+  MB_DQ_TARGET static inline void st2_##out(void *y, size_t e, __m512 a,      \
+                                            __m512 b, int nt) {               \
+    st64((uint16_t *)y + e, pack_halves(out##_lanes(a), out##_lanes(b)), nt); \
+  }
+MB__DQ_ST_HALF(bf16)
+MB__DQ_ST_HALF(f16)
+
+/* ---- byte formats: y[e0..e0+n) = st(dec(q[e0..]) * s) -------------------- */
+
+/* S(j, m): the scale vector of elements j..j+15 under mask m. */
+#define MB__DQ_S1(j, m) vs
+#define MB__DQ_SV(j, m) _mm512_maskz_loadu_ps(m, s + (j))
+#define MB__DQ_BYTES(name, STYPE, SETUP, S, DEC, OUT)                          \
+  MB_DQ_TARGET static void name(void *y, const void *q, size_t e0, STYPE s,    \
+                                size_t n, int nt) {                            \
+    SETUP;                                                                     \
+    const uint8_t *p = (const uint8_t *)q + e0;                                \
+    size_t j = 0;                                                              \
+    for (; j + 32 <= n; j += 32) {                                             \
+      const __m256i b = _mm256_loadu_si256((const __m256i *)(p + j));          \
+      const __m512 a0 = _mm512_mul_ps(                                         \
+          DEC(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(b))), S(j, 0xFFFF)); \
+      const __m512 a1 = _mm512_mul_ps(                                         \
+          DEC(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(b, 1))),           \
+          S(j + 16, 0xFFFF));                                                  \
+      st2_##OUT(y, e0 + j, a0, a1, nt);                                        \
+    }                                                                          \
+    for (; j < n; j += 16) {                                                   \
+      const __mmask16 m = lanes(n - j);                                        \
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p + j));  \
+      st_##OUT(y, e0 + j, _mm512_mul_ps(DEC(b), S(j, m)), m);                  \
+    }                                                                          \
+  }
+#define MB__DQ_BYTES2(in, DEC, out)                                         \
+  MB__DQ_BYTES(d1_##in##_##out, float, const __m512 vs = _mm512_set1_ps(s), \
+               MB__DQ_S1, DEC, out)                                         \
+  MB__DQ_BYTES(dv_##in##_##out, const float *, (void)0, MB__DQ_SV, DEC, out)
+#define MB__DQ_BYTES3(in, DEC) \
+  MB__DQ_BYTES2(in, DEC, f32)  \
+  MB__DQ_BYTES2(in, DEC, bf16) \
+  MB__DQ_BYTES2(in, DEC, f16)
+MB__DQ_BYTES3(e4m3, dec_e4m3)
+MB__DQ_BYTES3(e5m2, dec_e5m2)
+MB__DQ_BYTES3(i8, dec_i8)
+
+/* ---- nibble formats -------------------------------------------------------
+ * A leading odd element is the high nibble of its byte; then 32 elements
+ * (16 bytes) at a time: low nibbles are the even elements, high the odd,
+ * interleaved by one two-source permute each half; a trailing odd count
+ * reads the low nibble of its last byte. */
+MB_DQ_TARGET static inline void nib32(const uint8_t *p, size_t bytes, __m512 t,
+                                      __m512 *lo, __m512 *hi) {
+  const __m512i b = _mm512_cvtepu8_epi32(
+      _mm_maskz_loadu_epi8((__mmask16)((1u << (unsigned)bytes) - 1u), p));
+  const __m512 l =
+      _mm512_permutexvar_ps(_mm512_and_si512(b, _mm512_set1_epi32(0xF)), t);
+  const __m512 h = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), t);
+  *lo = _mm512_permutex2var_ps(
+      l,
+      _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+      h);
+  *hi =
+      _mm512_permutex2var_ps(l,
+                             _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                               28, 13, 29, 14, 30, 15, 31),
+                             h);
+}
+
+#define MB__DQ_NIB(name, STYPE, SETUP, S, TABLE, OUT)                         \
+  MB_DQ_TARGET static void name(void *y, const void *q, size_t e0, STYPE s,   \
+                                size_t n, int nt) {                           \
+    SETUP;                                                                    \
+    const __m512 t = _mm512_loadu_ps(TABLE);                                  \
+    const uint8_t *p = q;                                                     \
+    size_t j = 0;                                                             \
+    if ((e0 & 1u) && n) {                                                     \
+      const __m512 v = _mm512_set1_ps(TABLE[p[e0 / 2] >> 4]);                 \
+      st_##OUT(y, e0, _mm512_mul_ps(v, S(0, 1)), 1);                          \
+      j = 1;                                                                  \
+    }                                                                         \
+    for (; j < n; j += 32) {                                                  \
+      const size_t r = n - j < 32 ? n - j : 32;                               \
+      __m512 lo, hi;                                                          \
+      nib32(p + (e0 + j) / 2, (r + 1) / 2, t, &lo, &hi);                      \
+      if (r == 32) {                                                          \
+        st2_##OUT(y, e0 + j, _mm512_mul_ps(lo, S(j, 0xFFFF)),                 \
+                  _mm512_mul_ps(hi, S(j + 16, 0xFFFF)), nt);                  \
+        continue;                                                             \
+      }                                                                       \
+      const __mmask16 m0 = lanes(r), m1 = lanes(r > 16 ? r - 16 : 0);         \
+      st_##OUT(y, e0 + j, _mm512_mul_ps(lo, S(j, m0)), m0);                   \
+      if (m1) st_##OUT(y, e0 + j + 16, _mm512_mul_ps(hi, S(j + 16, m1)), m1); \
+    }                                                                         \
+  }
+#define MB__DQ_NIB2(in, TABLE, out)                                       \
+  MB__DQ_NIB(d1_##in##_##out, float, const __m512 vs = _mm512_set1_ps(s), \
+             MB__DQ_S1, TABLE, out)                                       \
+  MB__DQ_NIB(dv_##in##_##out, const float *, (void)0, MB__DQ_SV, TABLE, out)
+#define MB__DQ_NIB3(in, TABLE) \
+  MB__DQ_NIB2(in, TABLE, f32)  \
+  MB__DQ_NIB2(in, TABLE, bf16) \
+  MB__DQ_NIB2(in, TABLE, f16)
+MB__DQ_NIB3(i4, k_i4)
+MB__DQ_NIB3(e2m1, k_e2m1)
+
+MB_DQ_TARGET static void fence(void) {
+  _mm_sfence();
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+#define MB__DQ_ROW(IN, in, OUT, out) \
+  { MB_DTYPE_##IN, MB_DTYPE_##OUT, d1_##in##_##out, dv_##in##_##out, fence }
+#define MB__DQ_ROWS(IN, in)                                     \
+  MB__DQ_ROW(IN, in, F32, f32), MB__DQ_ROW(IN, in, BF16, bf16), \
+      MB__DQ_ROW(IN, in, F16, f16)
+static const mb_cpu_dqvec_t k_dq[] = {
+    MB__DQ_ROWS(F8E4M3, e4m3), MB__DQ_ROWS(F8E5M2, e5m2), MB__DQ_ROWS(I8, i8),
+    MB__DQ_ROWS(I4, i4),       MB__DQ_ROWS(F4E2M1, e2m1),
+};
+
+const mb_cpu_dqvec_t *mb__cpu_dqvec(mb_dtype_t in, mb_dtype_t out) {
+  if (!mb__cpu_has_avx512() || !__builtin_cpu_supports("f16c")) return NULL;
+  for (size_t i = 0; i < sizeof k_dq / sizeof k_dq[0]; ++i)
+    if (k_dq[i].in == in && k_dq[i].out == out) return &k_dq[i];
+  return NULL;
+}
+
+#else
+
+const mb_cpu_dqvec_t *mb__cpu_dqvec(mb_dtype_t in, mb_dtype_t out) {
+  (void)in, (void)out;
+  return NULL;
+}
+
+#endif

@@ -1,0 +1,180 @@
+/* The CPU backend's AVX-512 dequantize loops (backends/cpu/cpu_dequant_x86.c,
+ * compiled into this test with the portable loops of cpu_quant_rows.c)
+ * against the portable load, scaling and store, bit for bit: y =
+ * cvt(fl32(q * s)) from e4m3, e5m2, i8, i4 and e2m1 to f32, bf16 and f16.
+ *
+ * The codes are every byte pattern (NaN, infinity, subnormal and both
+ * zeros of each format), in a shuffled order so every lane sees each; the
+ * scales are the ordinary ones and those that push products into f32's
+ * subnormals, past bf16's and f16's range, or make them NaN (0 times
+ * infinity, a NaN scale); one scale per span and one per element; spans
+ * of each length 0..70 at even and odd element offsets (a 4-bit span that
+ * starts in the middle of a byte, every masked head and tail), with and
+ * without non-temporal stores, and nothing outside a span written. Then
+ * the whole-matrix pass (mb__cpu_dequant) with and without the vector
+ * loops, over block, row, column and no scales. On a CPU without AVX-512
+ * the tests skip. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_quant.h"
+#include "mb_cvt.h"
+#include "test_util.h"
+
+static const mb_dtype_t k_in[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2, MB_DTYPE_I8,
+                                  MB_DTYPE_I4, MB_DTYPE_F4E2M1};
+static const mb_dtype_t k_out[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
+
+enum { CAP = 4096, OFF = 37, GUARD = 64 };
+
+static uint64_t splitmix64(uint64_t *s) {
+  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* CAP elements' bytes: each of the 256 patterns as often as the next. */
+static void make_codes(uint8_t *q, uint64_t seed) {
+  for (size_t i = 0; i < CAP; ++i) q[i] = (uint8_t)i;
+  for (size_t i = 0; i < CAP; ++i) {
+    const size_t j = (size_t)(splitmix64(&seed) % CAP);
+    const uint8_t t = q[i];
+    q[i] = q[j], q[j] = t;
+  }
+}
+
+static const float k_scales[] = {
+    1.0f,     0.5f,     3.0f,      0.0137f, -2.5f,     1e-30f,        0x1p-140f,
+    1e30f,    3.0e38f,  0x1p-126f, 0.0f,    INFINITY,  NAN,           -NAN,
+    65504.0f, 0x1p-24f, 448.0f,    -0.0f,   0x1p-149f, 7.0f / 1024.0f};
+enum { NSCALES = sizeof k_scales / sizeof k_scales[0] };
+
+/* What the portable path writes: load, then x *= s (or s[j]), then store. */
+static void want_span(mb_dtype_t in, mb_dtype_t out, void *y, const void *q,
+                      size_t e0, float s1, const float *sv, size_t n) {
+  float *buf = malloc((n + 1) * sizeof *buf);
+  mb__cpu_qrow(in)->load(buf, q, e0, n);
+  if (sv)
+    mb__cpu_scalev(buf, sv, n);
+  else
+    mb__cpu_scale1(buf, s1, n);
+  mb__cpu_qrow(out)->store(y, e0, buf, n);
+  free(buf);
+}
+
+/* Bytes of y and want from element 0 to e0 + n + GUARD, compared. */
+static void same(const void *y, const void *want, size_t bytes,
+                 const char *what, mb_dtype_t in, mb_dtype_t out, size_t e0,
+                 size_t n, int nt) {
+  if (memcmp(y, want, bytes) == 0) return;
+  const uint8_t *a = y, *b = want;
+  size_t k = 0;
+  while (a[k] == b[k]) ++k;
+  fail_msg("%s %s -> %s, e0 %zu, n %zu, nt %d: byte %zu is %02x, want %02x",
+           what, mb_dtype_name(in), mb_dtype_name(out), e0, n, nt, k, a[k],
+           b[k]);
+}
+
+static size_t out_bytes(mb_dtype_t out, size_t n) {
+  return out == MB_DTYPE_F32 ? 4 * n : 2 * n;
+}
+
+/* One (in, out): every scale, one per span and one per element, spans of
+ * 0..70 elements at offsets 0 and OFF, nt 0 and 1, and the whole. */
+static void check_pair(mb_dtype_t in, mb_dtype_t out, const uint8_t *q,
+                       const float *sv) {
+  const mb_cpu_dqvec_t *v = mb__cpu_dqvec(in, out);
+  assert_non_null(v);
+  const size_t cap = out_bytes(out, CAP + OFF + GUARD);
+  uint8_t *y = malloc(cap), *w = malloc(cap);
+  for (int per = 0; per < 2; ++per)
+    for (size_t si = 0; si < (per ? 1u : (size_t)NSCALES); ++si)
+      for (int nt = 0; nt < 2; ++nt)
+        for (size_t n = 0; n <= 71; ++n)
+          for (size_t e0 = 0; e0 <= OFF; e0 += OFF) {
+            const size_t len = n == 71 ? CAP - e0 : n;
+            memset(y, 0xA5, cap);
+            memset(w, 0xA5, cap);
+            want_span(in, out, w, q, e0, k_scales[si], per ? sv + e0 : NULL,
+                      len);
+            if (per)
+              v->deqv(y, q, e0, sv + e0, len, nt);
+            else
+              v->deq1(y, q, e0, k_scales[si], len, nt);
+            if (nt) v->fence();
+            same(y, w, out_bytes(out, e0 + len + GUARD), per ? "deqv" : "deq1",
+                 in, out, e0, len, nt);
+          }
+  free(y);
+  free(w);
+}
+
+static void test_spans(void **state) {
+  (void)state;
+  if (!mb__cpu_dqvec(MB_DTYPE_I8, MB_DTYPE_F32)) skip();
+  uint8_t *q = malloc(CAP);
+  float *sv = malloc((CAP + OFF) * sizeof *sv);
+  make_codes(q, 7);
+  uint64_t seed = 3;
+  for (size_t j = 0; j < CAP + OFF; ++j) { /* the specials, and any pattern */
+    const uint64_t r = splitmix64(&seed);
+    sv[j] = r & 1 ? k_scales[(r >> 1) % NSCALES]
+                  : mb__cvt_float((uint32_t)(r >> 32));
+  }
+  for (size_t i = 0; i < sizeof k_in / sizeof k_in[0]; ++i)
+    for (size_t o = 0; o < sizeof k_out / sizeof k_out[0]; ++o)
+      check_pair(k_in[i], k_out[o], q, sv);
+  free(q);
+  free(sv);
+}
+
+/* The whole matrix, rows x cols (odd cols: rows that start mid-byte), by
+ * the vector loops (streamed and not) and by the portable ones. */
+static void test_matrix(void **state) {
+  (void)state;
+  if (!mb__cpu_dqvec(MB_DTYPE_I8, MB_DTYPE_F32)) skip();
+  enum { ROWS = 12, COLS = 2 * 1024 + 96 + 3 }; /* two chunks and a part */
+  static const int64_t blocks[][2] = {{1, 1}, {4, 1}, {1, COLS}, {3, 1}};
+  uint8_t *q = malloc(ROWS * COLS);
+  float *grid = malloc(ROWS * COLS * sizeof *grid);
+  uint8_t *y = malloc(ROWS * COLS * 4), *w = malloc(ROWS * COLS * 4);
+  uint64_t seed = 5;
+  for (size_t i = 0; i < ROWS * COLS; ++i) {
+    q[i] = (uint8_t)splitmix64(&seed);
+    grid[i] = k_scales[splitmix64(&seed) % NSCALES];
+  }
+  for (size_t i = 0; i < sizeof k_in / sizeof k_in[0]; ++i)
+    for (size_t o = 0; o < sizeof k_out / sizeof k_out[0]; ++o)
+      for (size_t b = 0; b <= sizeof blocks / sizeof blocks[0]; ++b)
+        for (int nt = 0; nt < 2; ++nt) {
+          const int none = b == sizeof blocks / sizeof blocks[0];
+          const int64_t bm = none ? 1 : blocks[b][0],
+                        bn = none ? 1 : blocks[b][1];
+          const int64_t rows = ROWS, cols = COLS;
+          const size_t bytes = out_bytes(k_out[o], (size_t)(rows * cols));
+          memset(y, 0xA5, bytes);
+          memset(w, 0xA5, bytes);
+          mb__cpu_dequant(2, mb__cpu_dqvec(k_in[i], k_out[o]), nt, q, k_in[i],
+                          none ? NULL : grid, bm, bn, y, k_out[o], rows, cols);
+          mb__cpu_dequant(2, NULL, 0, q, k_in[i], none ? NULL : grid, bm, bn, w,
+                          k_out[o], rows, cols);
+          same(y, w, bytes, "matrix", k_in[i], k_out[o], (size_t)bm, (size_t)bn,
+               nt);
+        }
+  free(q);
+  free(grid);
+  free(y);
+  free(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_spans),
+      cmocka_unit_test(test_matrix),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
