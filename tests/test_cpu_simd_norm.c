@@ -149,10 +149,11 @@ static void test_norms(void **state) {
   if (!have_avx512()) skip();
   for (size_t d = 0; d < 2; ++d)
     for (size_t ni = 0; ni < sizeof k_ns / sizeof k_ns[0]; ++ni)
-      for (int variant = 0; variant < 4; ++variant) {
+      for (int variant = 0; variant < 8; ++variant) {
         const mb_dtype_t dt = k_dtypes[d];
         const int64_t n = k_ns[ni];
-        const int rms = variant & 1, affine = variant >> 1;
+        const int rms = variant & 1, affine = variant >> 1 & 1,
+                  stream = variant >> 2; /* non-temporal stores */
         const mb_cpu_simd_rows_fn fn = mb__cpu_simd_norm(dt);
         assert_non_null(fn);
         void *x = make_x(dt, n, 0x9e3779b97f4a7c15u + (uint64_t)n);
@@ -168,7 +169,8 @@ static void test_norms(void **state) {
           w[j] = load(wq, dt, (size_t)j);
           b[j] = load(bq, dt, (size_t)j);
         }
-        const mb_cpu_norm_args_t a = {(size_t)n, rms, affine, 1e-5f, w, b};
+        const mb_cpu_norm_args_t a = {(size_t)n, rms, affine, 1e-5f,
+                                      w,         b,   stream};
         /* Rows split at an odd place, as two threads would take them. */
         fn(&a, y, x, 0, 7, buf);
         fn(&a, y, x, 7, ROWS, buf);
@@ -200,17 +202,18 @@ static void test_norms(void **state) {
 static void test_softmax(void **state) {
   (void)state;
   if (!have_avx512()) skip();
-  for (size_t d = 0; d < 2; ++d)
+  for (size_t d = 0; d < 4; ++d)
     for (size_t ni = 0; ni < sizeof k_ns / sizeof k_ns[0]; ++ni) {
-      const mb_dtype_t dt = k_dtypes[d];
+      const mb_dtype_t dt = k_dtypes[d % 2];
       const int64_t n = k_ns[ni];
+      const int stream = (int)(d / 2); /* non-temporal stores */
       const mb_cpu_simd_rows_fn fn = mb__cpu_simd_softmax(dt);
       assert_non_null(fn);
       void *x = make_x(dt, n, 0x2545f4914f6cdd1du + (uint64_t)n);
       void *y = calloc((size_t)(ROWS * n), 4);
       float *row = malloc((size_t)n * 4), *out = malloc((size_t)n * 4);
       float *buf = malloc((size_t)n * 4);
-      const mb_cpu_norm_args_t a = {.n = (size_t)n};
+      const mb_cpu_norm_args_t a = {.n = (size_t)n, .stream = stream};
       fn(&a, y, x, 0, 5, buf);
       fn(&a, y, x, 5, ROWS, buf);
       mb_op_params_t p = MB_OP_PARAMS_INIT;

@@ -10,6 +10,7 @@
  * (same bits, bf16 converted in registers), chosen at prepare time. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
+#include "cpu_simd_elt.h"
 #include "cpu_simd_norm.h"
 
 #include <math.h>
@@ -114,7 +115,12 @@ static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
     k->w = malloc(n * sizeof *k->w);
     k->b = malloc(n * sizeof *k->b);
     k->rowbuf = malloc((size_t)st->threads * n * sizeof *k->rowbuf);
-    k->args = (mb_cpu_norm_args_t){n, rms, k->affine, k->eps, k->w, k->b};
+    /* The copy kernel's rule: stream once X and Y outgrow the cache. */
+    const int stream = mb__cpu_stream_stores(
+        st->cache_bytes[2],
+        2 * st->host.dtype_bytes(p->dtype, (size_t)k->m * n));
+    k->args =
+        (mb_cpu_norm_args_t){n, rms, k->affine, k->eps, k->w, k->b, stream};
     k->simd = mb__cpu_simd_norm(p->dtype);
   }
   if (!k || !k->w || !k->b || !k->rowbuf) {

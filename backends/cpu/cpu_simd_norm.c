@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "cpu_simd.h"
+#include "cpu_simd_bf16.h"
 #include "cpu_simd_exp.h"
 
 #define MB_SIMD_TARGET \
@@ -28,32 +29,30 @@ MB_SIMD_INLINE __m512 load16(const void *row, int bf16, size_t j, __mmask16 m) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* The bits of mb__cvt_f32_to_bf16: rounded to nearest even, NaN quieted
- * ((u >> 16) | 0x40). */
-MB_SIMD_INLINE __m256i bf16_sw(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
-  const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-  __m512i r = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));
-  r = _mm512_srli_epi32(_mm512_add_epi32(r, lsb), 16);
-  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-  r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-  return _mm512_cvtepi32_epi16(r);
-}
-
-/* v into the 16 elements from j under m. bf16: VCVTNEPS2BF16 rounds to
- * nearest even and quiets NaN as mb__cvt_f32_to_bf16 does, but reads
- * subnormal inputs as zero: a vector holding one takes the integer path
- * (rare; 4 operations a vector fewer otherwise). */
+/* v into the 16 elements from j under m; non-temporal (nt) where all 16
+ * are and the address is aligned (which a row of whole lines always is
+ * but for its edges). bf16: VCVTNEPS2BF16 rounds to nearest even and
+ * quiets NaN as mb__cvt_f32_to_bf16 does, but reads subnormal inputs as
+ * zero: a vector holding one takes the integer path (cpu_simd_bf16.h;
+ * rare, and 4 operations a vector fewer otherwise). */
 MB_SIMD_INLINE void store16(void *row, int bf16, size_t j, __m512 v,
-                            __mmask16 m) {
+                            __mmask16 m, int nt) {
   if (!bf16) {
-    _mm512_mask_storeu_ps((float *)row + j, m, v);
+    float *d = (float *)row + j;
+    if (nt && m == 0xffff && !((uintptr_t)d & 63))
+      _mm512_stream_ps(d, v);
+    else
+      _mm512_mask_storeu_ps(d, m, v);
     return;
   }
   __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
   if (__builtin_expect(_mm512_mask_fpclass_ps_mask(m, v, 0x20) != 0, 0))
-    h = bf16_sw(v);
-  _mm256_mask_storeu_epi16((uint16_t *)row + j, m, h);
+    h = _mm512_cvtepi32_epi16(mb__cpu_bf16_lanes(v));
+  uint16_t *d = (uint16_t *)row + j;
+  if (nt && m == 0xffff && !((uintptr_t)d & 31))
+    _mm256_stream_si256((__m256i *)d, h);
+  else
+    _mm256_mask_storeu_epi16(d, m, h);
 }
 
 MB_SIMD_INLINE __mmask16 tail_mask(size_t left) {
@@ -136,7 +135,8 @@ enum out_mode { O_NORM, O_RMS_W, O_LN_WB, O_SCALE };
 
 MB_SIMD_INLINE void out_pass(enum out_mode mode, const float *src, void *out,
                              int bf16, size_t n, float mean, float scale,
-                             const float *w, const float *b, const char *next) {
+                             const float *w, const float *b, const char *next,
+                             int nt) {
   const __m512 mv = _mm512_set1_ps(mean), sv = _mm512_set1_ps(scale);
   const size_t es = bf16 ? 2 : 4;
   for (size_t j = 0; j < n; j += 16) {
@@ -152,7 +152,7 @@ MB_SIMD_INLINE void out_pass(enum out_mode mode, const float *src, void *out,
       o = _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(v, mv), sv),
                                       _mm512_maskz_loadu_ps(m, w + j)),
                         _mm512_maskz_loadu_ps(m, b + j));
-    store16(out, bf16, j, o, m);
+    store16(out, bf16, j, o, m, nt);
   }
 }
 
@@ -181,12 +181,13 @@ MB_SIMD_INLINE void norm_rows(const mb_cpu_norm_args_t *a, void *y,
     }
     const float rstd = 1.0f / sqrtf(sum_lanes(lane) / (float)n + eps);
     if (!affine)
-      out_pass(O_NORM, src, out, bf16, n, mean, rstd, w, b, next);
+      out_pass(O_NORM, src, out, bf16, n, mean, rstd, w, b, next, a->stream);
     else if (rms)
-      out_pass(O_RMS_W, src, out, bf16, n, mean, rstd, w, b, next);
+      out_pass(O_RMS_W, src, out, bf16, n, mean, rstd, w, b, next, a->stream);
     else
-      out_pass(O_LN_WB, src, out, bf16, n, mean, rstd, w, b, next);
+      out_pass(O_LN_WB, src, out, bf16, n, mean, rstd, w, b, next, a->stream);
   }
+  if (a->stream) _mm_sfence(); /* before another thread reads Y */
 }
 
 MB_SIMD_INLINE void softmax_rows(const mb_cpu_norm_args_t *a, void *y,
@@ -200,8 +201,9 @@ MB_SIMD_INLINE void softmax_rows(const mb_cpu_norm_args_t *a, void *y,
     const char *next = r + 1 < r1 ? row + n * es : NULL;
     void *out = (char *)y + off * es;
     /* exp(x - max) goes to buf for bf16 (rounded once, at the end), to Y
-     * itself for f32. */
-    float *e = bf16 ? buf : (float *)out;
+     * itself for f32 but when Y is streamed (a line stored, read back and
+     * streamed over measured 1.4x slower than the plain stores). */
+    float *e = bf16 || a->stream ? buf : (float *)out;
     reduce(P_MAX, row, bf16, n, bf16 ? buf : NULL, _mm512_setzero_ps(), NULL,
            -INFINITY, lane);
     float m = lane[0];
@@ -209,8 +211,9 @@ MB_SIMD_INLINE void softmax_rows(const mb_cpu_norm_args_t *a, void *y,
     const float *src = bf16 ? buf : (const float *)row;
     reduce(P_EXP, src, 0, n, NULL, _mm512_set1_ps(m), e, 0.0f, lane);
     out_pass(O_SCALE, e, out, bf16, n, 0.0f, 1.0f / sum_lanes(lane), NULL, NULL,
-             next);
+             next, a->stream);
   }
+  if (a->stream) _mm_sfence(); /* before another thread reads Y */
 }
 
 MB_SIMD_TARGET static void norm_f32(const mb_cpu_norm_args_t *a, void *y,

@@ -29,6 +29,7 @@ typedef struct mb_cpu_norm_args {
   int rms, affine;
   float eps;
   const float *w, *b; /* f32 W and Bias (affine only; b: layernorm only) */
+  int stream; /* Y written with non-temporal stores (mb__cpu_stream_stores) */
 } mb_cpu_norm_args_t;
 
 /* Rows [r0, r1) of Y = f(X), X and Y M x N in one dtype; buf: N floats of

@@ -7,6 +7,7 @@
  * vector exp), chosen at prepare time. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
+#include "cpu_simd_elt.h"
 #include "cpu_simd_norm.h"
 
 #include <math.h>
@@ -76,13 +77,18 @@ mb_status_t mb__cpu_softmax_c_prepare(void *bstate,
     MB_CPU_ERROR(st, "cpu/c: softmax: out of memory");
     return MB_ERR_NO_MEMORY;
   }
-  *k = (softmax_c_t){p->shape[0],
-                     p->shape[1],
-                     st->threads,
-                     p->dtype,
-                     buf,
-                     {.n = (size_t)p->shape[1]},
-                     mb__cpu_simd_softmax(p->dtype)};
+  *k = (softmax_c_t){
+      p->shape[0],
+      p->shape[1],
+      st->threads,
+      p->dtype,
+      buf,
+      {.n = (size_t)p->shape[1],
+       .stream = mb__cpu_stream_stores(
+           st->cache_bytes[2],
+           2 * st->host.dtype_bytes(p->dtype,
+                                    (size_t)(p->shape[0] * p->shape[1])))},
+      mb__cpu_simd_softmax(p->dtype)};
   *kstate = k;
   return MB_OK;
 }
