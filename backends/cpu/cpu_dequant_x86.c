@@ -143,16 +143,16 @@ MB_DQ_TARGET static inline __m512i pack_halves(__m512i a, __m512i b) {
 MB__DQ_ST_HALF(bf16)
 MB__DQ_ST_HALF(f16)
 
-/* ---- byte formats: y[e0..e0+n) = st(dec(q[e0..]) * s) -------------------- */
+/* ---- byte formats: y[ye..ye+n) = st(dec(q[qe..qe+n)) * s) ---------------- */
 
 /* S(j, m): the scale vector of elements j..j+15 under mask m. */
 #define MB__DQ_S1(j, m) vs
 #define MB__DQ_SV(j, m) _mm512_maskz_loadu_ps(m, s + (j))
 #define MB__DQ_BYTES(name, STYPE, SETUP, S, DEC, OUT)                          \
-  MB_DQ_TARGET static void name(void *y, const void *q, size_t e0, STYPE s,    \
-                                size_t n, int nt) {                            \
+  MB_DQ_TARGET static void name(void *y, size_t ye, const void *q, size_t qe,  \
+                                STYPE s, size_t n, int nt) {                   \
     SETUP;                                                                     \
-    const uint8_t *p = (const uint8_t *)q + e0;                                \
+    const uint8_t *p = (const uint8_t *)q + qe;                                \
     size_t j = 0;                                                              \
     for (; j + 32 <= n; j += 32) {                                             \
       const __m256i b = _mm256_loadu_si256((const __m256i *)(p + j));          \
@@ -161,12 +161,12 @@ MB__DQ_ST_HALF(f16)
       const __m512 a1 = _mm512_mul_ps(                                         \
           DEC(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(b, 1))),           \
           S(j + 16, 0xFFFF));                                                  \
-      st2_##OUT(y, e0 + j, a0, a1, nt);                                        \
+      st2_##OUT(y, ye + j, a0, a1, nt);                                        \
     }                                                                          \
     for (; j < n; j += 16) {                                                   \
       const __mmask16 m = lanes(n - j);                                        \
       const __m512i b = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p + j));  \
-      st_##OUT(y, e0 + j, _mm512_mul_ps(DEC(b), S(j, m)), m);                  \
+      st_##OUT(y, ye + j, _mm512_mul_ps(DEC(b), S(j, m)), m);                  \
     }                                                                          \
   }
 #define MB__DQ_BYTES2(in, DEC, out)                                         \
@@ -205,29 +205,29 @@ MB_DQ_TARGET static inline void nib32(const uint8_t *p, size_t bytes, __m512 t,
 }
 
 #define MB__DQ_NIB(name, STYPE, SETUP, S, TABLE, OUT)                         \
-  MB_DQ_TARGET static void name(void *y, const void *q, size_t e0, STYPE s,   \
-                                size_t n, int nt) {                           \
+  MB_DQ_TARGET static void name(void *y, size_t ye, const void *q, size_t qe, \
+                                STYPE s, size_t n, int nt) {                  \
     SETUP;                                                                    \
     const __m512 t = _mm512_loadu_ps(TABLE);                                  \
     const uint8_t *p = q;                                                     \
     size_t j = 0;                                                             \
-    if ((e0 & 1u) && n) {                                                     \
-      const __m512 v = _mm512_set1_ps(TABLE[p[e0 / 2] >> 4]);                 \
-      st_##OUT(y, e0, _mm512_mul_ps(v, S(0, 1)), 1);                          \
+    if ((qe & 1u) && n) {                                                     \
+      const __m512 v = _mm512_set1_ps(TABLE[p[qe / 2] >> 4]);                 \
+      st_##OUT(y, ye, _mm512_mul_ps(v, S(0, 1)), 1);                          \
       j = 1;                                                                  \
     }                                                                         \
     for (; j < n; j += 32) {                                                  \
       const size_t r = n - j < 32 ? n - j : 32;                               \
       __m512 lo, hi;                                                          \
-      nib32(p + (e0 + j) / 2, (r + 1) / 2, t, &lo, &hi);                      \
+      nib32(p + (qe + j) / 2, (r + 1) / 2, t, &lo, &hi);                      \
       if (r == 32) {                                                          \
-        st2_##OUT(y, e0 + j, _mm512_mul_ps(lo, S(j, 0xFFFF)),                 \
+        st2_##OUT(y, ye + j, _mm512_mul_ps(lo, S(j, 0xFFFF)),                 \
                   _mm512_mul_ps(hi, S(j + 16, 0xFFFF)), nt);                  \
         continue;                                                             \
       }                                                                       \
       const __mmask16 m0 = lanes(r), m1 = lanes(r > 16 ? r - 16 : 0);         \
-      st_##OUT(y, e0 + j, _mm512_mul_ps(lo, S(j, m0)), m0);                   \
-      if (m1) st_##OUT(y, e0 + j + 16, _mm512_mul_ps(hi, S(j + 16, m1)), m1); \
+      st_##OUT(y, ye + j, _mm512_mul_ps(lo, S(j, m0)), m0);                   \
+      if (m1) st_##OUT(y, ye + j + 16, _mm512_mul_ps(hi, S(j + 16, m1)), m1); \
     }                                                                         \
   }
 #define MB__DQ_NIB2(in, TABLE, out)                                       \

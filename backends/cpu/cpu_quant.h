@@ -167,15 +167,16 @@ void mb__cpu_quant_fini(mb_cpu_quant_t *q);
 int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out);
 
 /* AVX-512 dequantize loops (cpu_dequant_x86.c), bit for bit the portable
- * load, scaling and store: y[e0 + j] = cvt(fl32(q[e0 + j] * s)) with one
+ * load, scaling and store: y[ye + j] = cvt(fl32(q[qe + j] * s)) with one
  * scale (deq1) or one per element, s[j] (deqv), j < n; element offsets, so
  * a 4-bit span may start in the middle of a byte. nt: non-temporal stores
  * where aligned, which a thread ends with fence() before others read Y. */
 typedef struct mb_cpu_dqvec {
   mb_dtype_t in, out;
-  void (*deq1)(void *y, const void *q, size_t e0, float s, size_t n, int nt);
-  void (*deqv)(void *y, const void *q, size_t e0, const float *s, size_t n,
+  void (*deq1)(void *y, size_t ye, const void *q, size_t qe, float s, size_t n,
                int nt);
+  void (*deqv)(void *y, size_t ye, const void *q, size_t qe, const float *s,
+               size_t n, int nt);
   void (*fence)(void);
 } mb_cpu_dqvec_t;
 

@@ -225,17 +225,18 @@ static void dequant_span(const mb_cpu_dqvec_t *vec, int nt, void *dst,
                          const void *src, size_t e0, const float *srow,
                          int64_t c0, int64_t w, int64_t bn) {
   if (!srow) {
-    vec->deq1(dst, src, e0, 1.0f, (size_t)w, nt);
+    vec->deq1(dst, e0, src, e0, 1.0f, (size_t)w, nt);
     return;
   }
   if (bn == 1) {
-    vec->deqv(dst, src, e0, srow + c0, (size_t)w, nt);
+    vec->deqv(dst, e0, src, e0, srow + c0, (size_t)w, nt);
     return;
   }
   for (int64_t c = c0; c < c0 + w;) {
     const int64_t bj = c / bn,
                   end = (bj + 1) * bn < c0 + w ? (bj + 1) * bn : c0 + w;
-    vec->deq1(dst, src, e0 + (size_t)(c - c0), srow[bj], (size_t)(end - c), nt);
+    const size_t e = e0 + (size_t)(c - c0);
+    vec->deq1(dst, e, src, e, srow[bj], (size_t)(end - c), nt);
     c = end;
   }
 }
