@@ -204,27 +204,31 @@ static int has_cpu_impl(const char *op, const char *impl) {
   return 0;
 }
 
-/* The CPU's int4 weight-only GEMM dequantizes B and widens A to f32, then
- * multiplies in f32: its %peak is against the f32 peak, not bf16's (the
- * bf16 kernel, onednn_bf16x3, is held to bf16's). An emulated fp8 GEMM has
- * no peak at all, and so no roof. */
+/* The CPU's int4 weight-only GEMM on its f32 path (--impl onednn, and the
+ * C kernel) dequantizes B and widens A to f32, then multiplies in f32: its
+ * %peak is against the f32 peak; the default, onednn_bf16, multiplies in
+ * bf16 and is held to bf16's. An emulated fp8 GEMM has no peak at all, and
+ * so no roof. */
 static void test_peak_of_the_math_that_ran(void **state) {
   (void)state;
   mb_op_params_t p = shape3(64, 256, 64);
   p.dtype = MB_DTYPE_BF16;
   p.dtype_b = MB_DTYPE_I4;
   p.scale_b.mode = MB_SCALE_GROUP;
-  p.scale_b.block[1] = 32;
+  p.scale_b.block[1] =
+      64; /* the bf16 kernel takes groups of 64 rows and more */
   mb_bench_spec_t s = quick_spec("gemm", &p);
   int ran = 0;
-  for (int i = 0; i < 2; i++) {
-    s.impl = i ? "c" : "onednn";
+  static const char *const impls[] = {"c", "onednn", "onednn_bf16"};
+  for (int i = 0; i < 3; i++) {
+    s.impl = impls[i];
     if (!has_cpu_impl("gemm", s.impl)) continue; /* a build without oneDNN */
     outcome_t o = run_ok(&s);
     ran++;
     assert_int_equal(o.info.status, MB_RESULT_OK);
-    assert_true(o.derived.peak_flops ==
-                mb_device_peak_flops(cpu0(), MB_DTYPE_F32));
+    assert_true(
+        o.derived.peak_flops ==
+        mb_device_peak_flops(cpu0(), i == 2 ? MB_DTYPE_BF16 : MB_DTYPE_F32));
   }
   assert_true(ran >= 1); /* the C kernel is in every build */
   mb_op_params_t f = shape3(64, 64, 64);

@@ -1,124 +1,157 @@
-/* CPU backend — int4 weight-only GEMM, bf16 A x i4 B with scales, on
- * oneDNN's bf16 matmul (AMX / AVX512-BF16) instead of an f32 one.
+/* CPU backend — int4 weight-only GEMM, bf16 A x i4 B with scales that vary
+ * along K in groups (torchao's int4wo), on oneDNN's bf16 matmul (AMX where
+ * the CPU has it) instead of an f32 matmul of the dequantized weight.
  *
- * Why three bf16 GEMMs and not one: the op's reference multiplies a q s
- * exactly (double) and allows f32 accumulation error only (gemm_tolerance:
- * 2 sqrt(K) + 8 units of f32 on sum |a b|). Rounding the dequantized
- * weight w = q s to bf16 errs by up to 2^-8 of each product (measured:
- * 499 times the allowance at 7x96x65, tests/test_cpu_gemm_wo.c), and two
- * bf16 terms still leave up to 2^-16 per product, over the allowance's
- * (2 sqrt(K) + 8) 2^-24 below K ~ 15000 when the errors share a sign.
- * So B is split exactly: w = fl32(q s) (one f32 rounding, as the existing
- * dequantize-then-f32 path did), hi = bf16(w), mid = bf16(w - hi),
- * lo = w - hi - mid, each step taking the next 8 significant bits, so
- * hi + mid + lo == w with no rounding left (24 = 3 x 8 bits). A bf16 A
- * is exact, each product a x part is exact in the f32 accumulator, and
+ * The codes q are integers in [-8, 7], exact in bf16, and A is bf16: each
+ * K group g of B's scale grid (bk rows) is one bf16 GEMM of exact operands,
  *
- *   acc = A.lo;  acc += A.mid;  acc += A.hi   (oneDNN sum post-op)
+ *   P_g = A_g Q_g  (f32 accumulation),   D = alpha sum_g P_g diag(s_g) + beta D
  *
- * errs by f32 accumulation only; a final pass applies alpha, beta and the
- * one rounding to D's dtype (skipped for an f32 D with alpha 1, beta 0:
- * the matmuls write D). It costs three bf16 GEMMs' work, so at best a third
- * of the bf16 peak; still several times an f32 matmul where bf16 runs on
- * AMX. The split runs inside the timed run, row-parallel, one pass over B.
- * A in f32 or f16 is not exact in bf16: those keep the f32 path
- * (cpu_gemm_scaled_onednn.c). */
+ * s_g being the group's column scales. The error is an f32 GEMM's: f32
+ * accumulation inside each P_g, one f32 rounding per group and column (the
+ * product by s_g, where the f32 path rounds each q s), the f32 sum over the
+ * groups; the op's tolerance (2 sqrt(K) + 8 f32 units on sum |a b|) is
+ * made for that. Rounding w = q s to bf16 instead, one bf16 GEMM, fails it
+ * (499 times the allowance at 7x96x65, tests/test_cpu_gemm_wo.c).
+ *
+ * D is cut into MT x NT tiles, one thread each, the oneDNN calls running
+ * sequentially inside our parallel region (each thread its own primitives
+ * and stream); a tile's P_g lands in the thread's buffer (L2-sized) and is
+ * scaled into D's tile (or an f32 accumulator) before the next group. The
+ * operands are dense panels because oneDNN 2.6 takes its AMX kernel only
+ * for dense operands without per-column runtime scales (strided or scaled
+ * ones ran gemm:jit, 1.5-2x slower, on the Intel AMX VM): A by group,
+ * [g][M][bk], copied, and Q decoded to bf16 panels, [g][column tile][bk][nt],
+ * both inside the timed run. A in f32 or f16 is not exact in bf16, and
+ * groups under MIN_GROUP rows make GEMMs too thin to pay: those keep the
+ * f32 path (cpu_gemm_scaled_onednn.c). Measured at 2048x4096x1024 on the
+ * Intel AMX VM, two rounds, this kernel / the f32 path: group 128 35-38 /
+ * 63-79 ms, group 64 46-51 / 70-73 ms, group 32 89-100 / 64 ms. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu_gemm_scaled.h"
 #include "cpu_onednn.h"
 #include "cpu_quant.h"
-#include "mb_cvt.h"
 
 #ifdef MB_HAVE_ONEDNN
 
-enum { PARTS = 3 };
+/* Tiles: P (MT x NT f32, 512 KiB) and D's tile stay in a core's L2 with
+ * the panels of A (64 KiB at bk 128) and Q (128 KiB); measured at
+ * 4096^3, group 128: 256 x 512 ran 430-470 GFLOP/s where 128 x 256 ran
+ * 345 and 512 x 512 320-440 (a standalone loop of the same calls). */
+enum { MT = 256, NT = 512, MIN_GROUP = 64 };
+
+/* The tile sizes that occur: whole, and the edge of M / N (0: none). */
+typedef struct edges {
+  int64_t m[2], n[2];
+} edges_t;
+
+typedef struct wo_thread {
+  void *prim[2][2]; /* [edge of M][edge of N] tile GEMMs, NULL: no such */
+  dnnl_stream_t stream;
+  void *ins[2];
+  void *outs[1];
+  mb_op_params_t ip[2][2];
+  mb_kernel_call_t call;
+  float *part; /* MT x NT */
+} wo_thread_t;
 
 typedef struct wo_dnnl {
   mb_cpu_state_t *st;
   mb_cpu_sgemm_plan_t pl;
-  uint16_t *parts;   /* PARTS K x N bf16 matrices: lo, mid, hi */
-  float *acc;        /* M x N f32; NULL when D is f32 and taken as is */
-  float *rowbuf;     /* per thread: N scales and N decoded nibbles */
-  float *grids;      /* decoded e8m0 / e4m3 scales (mb__cpu_sgemm_grids) */
-  void *first, *sum; /* acc = A.part and acc += A.part */
-  mb_op_params_t ip0, ip1;
-  void *ins[2], *outs[1];
-  mb_kernel_call_t c0, c1;
+  int64_t bk, groups, tm, tn;
+  edges_t e;
+  uint16_t *a;  /* A by group: [g][M][bk] bf16 */
+  uint16_t *q;  /* B's codes as bf16: [g][tile][bk][tile width] */
+  float *s;     /* [g][N] column scales */
+  float *acc;   /* M x N f32; NULL when D is f32 and taken as is */
+  float *grids; /* decoded e8m0 / e4m3 scales (mb__cpu_sgemm_grids) */
+  const mb_cpu_dqvec_t *dq; /* i4 -> bf16 vector loops, or NULL */
+  wo_thread_t *th;
+  unsigned threads;
+  uint32_t device;
 } wo_dnnl_t;
 
-/* i4 element e of a row-major packed matrix: low nibble first. */
-static float nib(const uint8_t *p, size_t e) {
-  const uint32_t v = (e & 1u) ? (uint32_t)(p[e / 2] >> 4) : p[e / 2] & 0xFu;
-  return (float)((int32_t)(v ^ 8u) - 8);
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
 }
 
-MB_CPU_CLONES static void decode_row(float *restrict q,
-                                     const uint8_t *restrict p, size_t e0,
-                                     size_t n) {
-  size_t j = 0;
-  if ((e0 & 1u) && n) q[j++] = nib(p, e0);
-  const uint8_t *restrict b = p + (e0 + j) / 2;
-  const size_t pairs = (n - j) / 2;
-  for (size_t t = 0; t < pairs; ++t) {
-    q[j + 2 * t] = (float)((int32_t)((b[t] & 0xFu) ^ 8u) - 8);
-    q[j + 2 * t + 1] = (float)((int32_t)((uint32_t)(b[t] >> 4) ^ 8u) - 8);
+/* ---- the panels, inside the run ------------------------------------------ */
+
+/* n codes of B from element qe as bf16 integers at y[ye..]: the vector
+ * loops where they run (scale 1: exact), else the portable load and store. */
+static void decode(const wo_dnnl_t *g, uint16_t *y, size_t ye, const uint8_t *b,
+                   size_t qe, size_t n, float *buf) {
+  if (g->dq) {
+    g->dq->deq1(y, ye, b, qe, 1.0f, n, 0);
+    return;
   }
-  j += 2 * pairs;
-  if (j < n) q[j] = nib(p, e0 + j);
+  mb__cpu_qrow(MB_DTYPE_I4)->load(buf, b, qe, n);
+  mb__cpu_qrow(MB_DTYPE_BF16)->store(y, ye, buf, n);
 }
 
-/* w = fl32(q s) = hi + mid + lo exactly (see the top of the file). */
-MB_CPU_CLONES static void split_row(const float *restrict q,
-                                    const float *restrict s,
-                                    uint16_t *restrict lo,
-                                    uint16_t *restrict mid,
-                                    uint16_t *restrict hi, size_t n) {
-  for (size_t j = 0; j < n; ++j) {
-    const float w = q[j] * s[j];
-    const uint16_t h = mb__cvt_f32_to_bf16_sw(w);
-    const float r = w - mb__cvt_bf16_to_f32(h);
-    const uint16_t m = mb__cvt_f32_to_bf16_sw(r);
-    hi[j] = h;
-    mid[j] = m;
-    lo[j] = mb__cvt_f32_to_bf16_sw(r - mb__cvt_bf16_to_f32(m));
-  }
-}
-
-static void split_b(const wo_dnnl_t *g, const uint8_t *b, const float *gb) {
+/* Q's panels, A's groups and the column scales. */
+static void panels(const wo_dnnl_t *g, const uint16_t *a, const uint8_t *b,
+                   const float *gb) {
   const mb_cpu_sgemm_plan_t *pl = &g->pl;
-  const size_t n = (size_t)pl->n, kn = (size_t)(pl->k * pl->n);
-#pragma omp parallel num_threads(g->st->threads)
+  const int64_t m = pl->m, k = pl->k, n = pl->n, bk = g->bk;
+#pragma omp parallel num_threads(g->threads)
   {
-    float *s = g->rowbuf + 2 * n * mb__cpu_thread_id(), *q = s + n;
-    int64_t have = -1; /* the scale row s holds */
-#pragma omp for schedule(static)
-    for (int64_t k = 0; k < pl->k; ++k) {
-      const int64_t kg = k / pl->bkb;
-      if (kg != have) {
-        for (size_t j = 0; j < n; ++j)
-          s[j] = gb[kg * pl->gcb + (int64_t)j / pl->bnb];
-        have = kg;
+    float *buf = g->th[mb__cpu_thread_id()].part; /* NT floats suffice */
+#pragma omp for schedule(static) nowait
+    for (int64_t r = 0; r < k; ++r) {
+      uint16_t *grp = g->q + r / bk * bk * n; /* the group's panels */
+      for (int64_t c0 = 0; c0 < n; c0 += NT) {
+        const int64_t w = min64(NT, n - c0);
+        decode(g, grp + c0 * bk, (size_t)(r % bk * w), b, (size_t)(r * n + c0),
+               (size_t)w, buf);
       }
-      const size_t e0 = (size_t)k * n;
-      decode_row(q, b, e0, n);
-      split_row(q, s, g->parts + e0, g->parts + kn + e0, g->parts + 2 * kn + e0,
-                n);
     }
+#pragma omp for schedule(static) nowait
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t grp = 0; grp < g->groups; ++grp)
+        memcpy(g->a + (grp * m + i) * bk, a + i * k + grp * bk,
+               (size_t)bk * sizeof *a);
+#pragma omp for schedule(static)
+    for (int64_t grp = 0; grp < g->groups; ++grp)
+      for (int64_t j = 0; j < n; ++j)
+        g->s[grp * n + j] =
+            pl->b_scaled ? gb[grp * pl->gcb + j / pl->bnb] : 1.0f;
   }
 }
 
-void mb__cpu_wo_onednn_release(void *kstate) {
-  wo_dnnl_t *g = kstate;
-  if (!g) return;
-  mb__cpu_onednn_release(g->first);
-  mb__cpu_onednn_release(g->sum);
-  free(g->parts);
-  free(g->acc);
-  free(g->rowbuf);
-  free(g->grids);
-  free(g);
+/* c[i][j] (=|+=) p[i][j] s[j], rows x cols; c's rows ldc apart. */
+MB_CPU_CLONES static void scale_into(float *restrict c, int64_t ldc,
+                                     const float *restrict p,
+                                     const float *restrict s, int64_t rows,
+                                     int64_t cols, int first) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float *restrict ci = c + i * ldc;
+    const float *restrict pi = p + i * cols;
+    if (first)
+      for (int64_t j = 0; j < cols; ++j) ci[j] = pi[j] * s[j];
+    else
+      for (int64_t j = 0; j < cols; ++j) ci[j] += pi[j] * s[j];
+  }
+}
+
+/* Tile t of D (f32, ldc n): every group's GEMM, each scaled in. */
+static mb_status_t tile(const wo_dnnl_t *g, wo_thread_t *th, int64_t t,
+                        float *d) {
+  const int64_t m = g->pl.m, n = g->pl.n, bk = g->bk;
+  const int64_t i0 = t / g->tn * MT, j0 = t % g->tn * NT;
+  const int64_t rows = min64(MT, m - i0), cols = min64(NT, n - j0);
+  void *prim = th->prim[rows != MT][cols != NT];
+  for (int64_t grp = 0; grp < g->groups; ++grp) {
+    th->ins[0] = g->a + (grp * m + i0) * bk;
+    th->ins[1] = g->q + grp * bk * n + j0 * bk;
+    const mb_status_t s = mb__cpu_onednn_run_on(prim, &th->call, th->stream);
+    if (s != MB_OK) return s;
+    scale_into(d + i0 * n + j0, n, th->part, g->s + grp * n + j0, rows, cols,
+               grp == 0);
+  }
+  return MB_OK;
 }
 
 mb_status_t mb__cpu_wo_onednn_run(void *kstate, const mb_kernel_call_t *call) {
@@ -126,46 +159,108 @@ mb_status_t mb__cpu_wo_onednn_run(void *kstate, const mb_kernel_call_t *call) {
   const mb_cpu_sgemm_plan_t *pl = &g->pl;
   const float *ga, *gb;
   mb__cpu_sgemm_grids(pl, call, g->grids, &ga, &gb);
-  split_b(g, call->in[1], gb);
-  const size_t kn = (size_t)(pl->k * pl->n);
-  g->ins[0] = call->in[0];
-  g->outs[0] = g->acc ? (void *)g->acc : call->out[0];
-  mb_status_t s = MB_OK;
-  for (int part = 0; part < PARTS && s == MB_OK; ++part) {
-    g->ins[1] = g->parts + (size_t)part * kn;
-    s = mb__cpu_onednn_run(part ? g->sum : g->first, part ? &g->c1 : &g->c0);
+  panels(g, call->in[0], call->in[1], gb);
+  float *d = g->acc ? g->acc : call->out[0];
+  mb_status_t status = MB_OK;
+#pragma omp parallel num_threads(g->threads)
+  {
+    wo_thread_t *th = &g->th[mb__cpu_thread_id()];
+    mb_status_t mine = MB_OK;
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < g->tm * g->tn; ++t)
+      if (mine == MB_OK) mine = tile(g, th, t, d);
+    if (mine != MB_OK) {
+#pragma omp critical(mb_cpu_wo)
+      status = mine;
+    }
   }
-  if (s != MB_OK || !g->acc) return s;
-  mb__cpu_scale_out(g->st->threads, g->acc, 0, pl->alpha, NULL, NULL, pl->beta,
+  if (status != MB_OK || !g->acc) return status;
+  mb__cpu_scale_out(g->threads, g->acc, 0, pl->alpha, NULL, NULL, pl->beta,
                     call->out[0], pl->tout, pl->m, pl->n);
   return MB_OK;
 }
 
-/* bf16 x bf16 -> f32 over our buffers; beta 1 makes it accumulate. */
-static mb_status_t prepare_inner(mb_cpu_state_t *st, wo_dnnl_t *g,
-                                 const mb_kernel_call_t *call, int accumulate) {
-  const mb_op_params_t *p = call->params;
+void mb__cpu_wo_onednn_release(void *kstate) {
+  wo_dnnl_t *g = kstate;
+  if (!g) return;
+  for (unsigned t = 0; g->th && t < g->threads; ++t) {
+    wo_thread_t *th = &g->th[t];
+    for (int em = 0; em < 2; ++em)
+      for (int en = 0; en < 2; ++en) mb__cpu_onednn_release(th->prim[em][en]);
+    if (th->stream) dnnl_stream_destroy(th->stream);
+    free(th->part);
+  }
+  free(g->th);
+  free(g->a);
+  free(g->q);
+  free(g->s);
+  free(g->acc);
+  free(g->grids);
+  free(g);
+}
+
+/* ---- prepare ------------------------------------------------------------- */
+
+/* Thread th's GEMM for rows x cols tiles: bf16 (rows x bk) x (bk x cols)
+ * into its part buffer, f32. */
+static mb_status_t prepare_tile(mb_cpu_state_t *st, const wo_dnnl_t *g,
+                                wo_thread_t *th, int em, int en) {
+  const int64_t rows = g->e.m[em], cols = g->e.n[en];
+  if (!rows || !cols) return MB_OK;
   mb_op_params_t ip = MB_OP_PARAMS_INIT;
   ip.ndim = 3;
-  ip.shape[0] = p->shape[0], ip.shape[1] = p->shape[1];
-  ip.shape[2] = p->shape[2];
-  ip.dtype = MB_DTYPE_BF16;
-  ip.dtype_b = MB_DTYPE_BF16;
-  ip.dtype_out = MB_DTYPE_F32;
-  ip.dtype_acc = MB_DTYPE_F32;
-  ip.alpha = 1.0;
-  ip.beta = accumulate ? 1.0 : 0.0;
-  mb_op_params_t *dst = accumulate ? &g->ip1 : &g->ip0;
-  mb_kernel_call_t *c = accumulate ? &g->c1 : &g->c0;
-  *dst = ip;
-  g->ins[0] = call->in[0];
-  g->ins[1] = g->parts;
-  g->outs[0] = g->acc ? (void *)g->acc : call->out[0];
-  /* B is rewritten inside every run: varying. */
-  const uint32_t varying = (MB_CALL_VARYING_IN(call) & 1u) | 2u;
-  *c = (mb_kernel_call_t){sizeof *c, dst, g->ins,       2,
-                          g->outs,   1,   call->device, varying};
-  return mb__cpu_gemm_onednn_prepare(st, c, accumulate ? &g->sum : &g->first);
+  ip.shape[0] = rows, ip.shape[1] = g->bk, ip.shape[2] = cols;
+  ip.dtype = ip.dtype_b = MB_DTYPE_BF16;
+  ip.dtype_out = ip.dtype_acc = MB_DTYPE_F32;
+  ip.alpha = 1.0, ip.beta = 0.0;
+  th->ip[em][en] = ip;
+  th->ins[0] = g->a, th->ins[1] = g->q, th->outs[0] = th->part;
+  /* The panels are rewritten inside every run: varying. */
+  th->call = (mb_kernel_call_t){
+      sizeof th->call, &th->ip[em][en], th->ins, 2, th->outs, 1, g->device, 3u};
+  return mb__cpu_gemm_onednn_prepare(st, &th->call, &th->prim[em][en]);
+}
+
+static mb_status_t prepare_threads(mb_cpu_state_t *st, wo_dnnl_t *g) {
+  g->th = calloc(g->threads, sizeof *g->th);
+  if (!g->th) return MB_ERR_NO_MEMORY;
+  for (unsigned t = 0; t < g->threads; ++t) {
+    wo_thread_t *th = &g->th[t];
+    th->part = malloc((size_t)MT * NT * sizeof *th->part);
+    if (!th->part) return MB_ERR_NO_MEMORY;
+    if (dnnl_stream_create(&th->stream, st->engine,
+                           dnnl_stream_default_flags) != dnnl_success) {
+      MB_CPU_ERROR(st, "cpu/onednn: gemm bf16 x i4: stream creation failed");
+      return MB_ERR_BACKEND;
+    }
+    for (int em = 0; em < 2; ++em)
+      for (int en = 0; en < 2; ++en) {
+        const mb_status_t s = prepare_tile(st, g, th, em, en);
+        if (s != MB_OK) return s;
+      }
+  }
+  return MB_OK;
+}
+
+static mb_status_t alloc_panels(mb_cpu_state_t *st, wo_dnnl_t *g) {
+  const mb_cpu_sgemm_plan_t *pl = &g->pl;
+  const size_t mk = (size_t)(pl->m * pl->k), kn = (size_t)(pl->k * pl->n);
+  void *p = NULL;
+  mb_status_t s = mb__cpu_alloc(st, mk * sizeof(uint16_t), &p);
+  g->a = p;
+  if (s == MB_OK) s = mb__cpu_alloc(st, kn * sizeof(uint16_t), &p);
+  if (s == MB_OK) g->q = p;
+  if (s == MB_OK)
+    s = mb__cpu_alloc(st, (size_t)(g->groups * pl->n) * sizeof(float), &p);
+  if (s == MB_OK) g->s = p;
+  const int direct =
+      pl->tout == MB_DTYPE_F32 && pl->alpha == 1.0f && pl->beta == 0.0f;
+  if (s == MB_OK && !direct) {
+    s = mb__cpu_alloc(st, (size_t)(pl->m * pl->n) * sizeof(float), &p);
+    if (s == MB_OK) g->acc = p;
+  }
+  if (s == MB_OK) s = mb__cpu_sgemm_grids_alloc(st, pl, &g->grids);
+  return s;
 }
 
 mb_status_t mb__cpu_wo_onednn_prepare(void *bstate,
@@ -180,26 +275,22 @@ mb_status_t mb__cpu_wo_onednn_prepare(void *bstate,
     return MB_ERR_NO_MEMORY;
   }
   g->st = st;
+  g->threads = st->threads;
+  g->device = call->device;
   mb__cpu_sgemm_plan(call->params, &g->pl);
   const mb_cpu_sgemm_plan_t *pl = &g->pl;
-  const size_t kn = (size_t)(pl->k * pl->n), mn = (size_t)(pl->m * pl->n);
-  const int direct =
-      pl->tout == MB_DTYPE_F32 && pl->alpha == 1.0f && pl->beta == 0.0f;
-  void *p = NULL;
-  s = mb__cpu_alloc(st, PARTS * kn * sizeof(uint16_t), &p);
-  g->parts = p;
-  if (s == MB_OK && !direct) {
-    s = mb__cpu_alloc(st, mn * sizeof(float), &p);
-    g->acc = p;
-  }
-  if (s == MB_OK) {
-    s = mb__cpu_alloc(st, 2 * (size_t)pl->n * st->threads * sizeof(float), &p);
-    g->rowbuf = p;
-  }
-  if (s == MB_OK) s = mb__cpu_sgemm_grids_alloc(st, pl, &g->grids);
-  if (s == MB_OK) s = prepare_inner(st, g, call, 0);
-  if (s == MB_OK) s = prepare_inner(st, g, call, 1);
+  g->bk = pl->b_scaled ? pl->bkb : pl->k;
+  g->groups = pl->k / g->bk;
+  g->tm = (pl->m + MT - 1) / MT;
+  g->tn = (pl->n + NT - 1) / NT;
+  g->e = (edges_t){{pl->m >= MT ? MT : 0, pl->m % MT},
+                   {pl->n >= NT ? NT : 0, pl->n % NT}};
+  g->dq = mb__cpu_dqvec(MB_DTYPE_I4, MB_DTYPE_BF16);
+  s = alloc_panels(st, g);
+  if (s == MB_OK) s = prepare_threads(st, g);
   if (s != MB_OK) {
+    if (s == MB_ERR_NO_MEMORY)
+      MB_CPU_ERROR(st, "cpu/onednn: gemm bf16 x i4: out of memory");
     mb__cpu_wo_onednn_release(g);
     return s;
   }
@@ -214,13 +305,20 @@ uint32_t mb__cpu_wo_onednn_notes(void *kstate, mb_kernel_note_t *out,
   return 1;
 }
 
-/* bf16 A only (exact in bf16); an f32 D or bf16/f16 one, no fast_accum. */
+/* bf16 A, unscaled (weight-only); i4 B as stored (K x N), its scale blocks
+ * at least MIN_GROUP rows; D f32, bf16 or f16, no fast_accum. */
 mb_status_t mb__cpu_wo_supports(void *bstate, uint32_t dev,
                                 const mb_op_params_t *p, const char **why) {
   const mb_status_t s = mb__cpu_sgemm_supports_float(bstate, dev, p, why);
   if (s != MB_OK) return s;
   if (p->dtype != MB_DTYPE_BF16 || p->dtype_b != MB_DTYPE_I4) {
     *why = "bf16 x i4 only (f32/f16 A is not exact in bf16: f32 path)";
+    return MB_ERR_UNSUPPORTED;
+  }
+  mb_cpu_sgemm_plan_t pl;
+  mb__cpu_sgemm_plan(p, &pl);
+  if (pl.a_scaled || pl.trans_b || (pl.b_scaled && pl.bkb < MIN_GROUP)) {
+    *why = "weight-only with K groups of 64 or more rows, B as stored";
     return MB_ERR_UNSUPPORTED;
   }
   return MB_OK;

@@ -247,6 +247,11 @@ mb_status_t mb__cpu_add_onednn_prepare(void *bstate,
                                        const mb_kernel_call_t *call,
                                        void **kstate);
 mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call);
+/* The same on `stream`: a kernel that runs primitives from several threads
+ * at once gives each thread its own stream (and its own primitives, each
+ * with its own scratchpad). */
+mb_status_t mb__cpu_onednn_run_on(void *kstate, const mb_kernel_call_t *call,
+                                  dnnl_stream_t stream);
 void mb__cpu_onednn_release(void *kstate);
 #endif
 

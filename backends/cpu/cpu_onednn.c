@@ -220,12 +220,12 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
   return MB_OK;
 }
 
-/* Executes on the backend's stream and waits: the timed part of a kernel. */
+/* Executes on `stream` and waits: the timed part of a kernel. */
 static mb_status_t execute(mb_cpu_state_t *st, const char *what,
-                           dnnl_primitive_t prim, int nargs,
-                           const dnnl_exec_arg_t *args) {
-  dnnl_status_t s = dnnl_primitive_execute(prim, st->stream, nargs, args);
-  if (s == dnnl_success) s = dnnl_stream_wait(st->stream);
+                           dnnl_primitive_t prim, dnnl_stream_t stream,
+                           int nargs, const dnnl_exec_arg_t *args) {
+  dnnl_status_t s = dnnl_primitive_execute(prim, stream, nargs, args);
+  if (s == dnnl_success) s = dnnl_stream_wait(stream);
   if (s != dnnl_success) {
     MB_CPU_ERROR(st, "cpu/onednn: %s: execution failed: %s", what,
                  dnnl_status2str(s));
@@ -235,6 +235,12 @@ static mb_status_t execute(mb_cpu_state_t *st, const char *what,
 }
 
 mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
+  const onednn_kernel_t *k = kstate;
+  return mb__cpu_onednn_run_on(kstate, call, k->st->stream);
+}
+
+mb_status_t mb__cpu_onednn_run_on(void *kstate, const mb_kernel_call_t *call,
+                                  dnnl_stream_t stream) {
   onednn_kernel_t *k = kstate;
   mb_cpu_state_t *st = k->st;
   /* Re-pointing a memory object at another buffer is cheap on CPU, so a
@@ -250,5 +256,5 @@ mb_status_t mb__cpu_onednn_run(void *kstate, const mb_kernel_call_t *call) {
     }
     k->bound[i] = p;
   }
-  return execute(st, k->what, k->prim, k->nargs, k->args);
+  return execute(st, k->what, k->prim, stream, k->nargs, k->args);
 }

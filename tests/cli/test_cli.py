@@ -64,7 +64,7 @@ def own_stderr(text):
 HAS_ONEDNN = "cpu: onednn" in mbench("list", "ops", "gemm").stdout
 CPU_IMPLS = ("onednn", "c") if HAS_ONEDNN else ("c",)
 # gemm has one more: bf16 x int4 weight-only on three bf16 oneDNN matmuls.
-GEMM_IMPLS = CPU_IMPLS + (("onednn_bf16x3",) if HAS_ONEDNN else ())
+GEMM_IMPLS = CPU_IMPLS + (("onednn_bf16",) if HAS_ONEDNN else ())
 
 
 class Run(unittest.TestCase):
