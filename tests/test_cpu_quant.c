@@ -332,6 +332,14 @@ static void test_quantize_bitexact(void **state) {
     const qcase_t wide = {1, 5000, MB_DTYPE_BF16, k_qdt[qi], "row", 0, 0.0, 0};
     const qcase_t tall = {
         3001, 3, MB_DTYPE_F16, k_qdt[qi], "col", MB_PARAM_TRANSPOSE, 0.0, 0};
+    /* Rows longer than the vector loops' 512-element pieces, groups that
+     * straddle a piece, and per-column scales on odd rows (mid-byte i4). */
+    const qcase_t pieces = {16,         1152, MB_DTYPE_BF16, k_qdt[qi],
+                            "group:96", 0,    0.0,           0};
+    const qcase_t percol = {9,     1153, MB_DTYPE_F32, k_qdt[qi],
+                            "col", 0,    0.0,          SPECIALS};
+    check_quantize(fx, &pieces);
+    check_quantize(fx, &percol);
     check_quantize(fx, &zero);
     check_quantize(fx, &sat);
     check_quantize(fx, &wide);
