@@ -3,7 +3,8 @@
  * against the portable loops, byte for byte: q = cvt(x / s) from bf16, f16
  * and f32 to e4m3, e5m2, i8 and i4 (one scale, or one per element; i4
  * pieces that start or end in the middle of a byte, whose other nibble
- * must survive), and the absmax (NaN skipped or kept).
+ * must survive), and the absmax (NaN skipped or kept), whole and per
+ * element.
  *
  * The inputs are what a random tensor rarely holds: every fp8 and i8
  * rounding boundary of the quotient (exact ties, and the f32 patterns a few
@@ -192,6 +193,16 @@ static void test_amax(void **state) {
                 "%s amax of %zu at %zu (special %zu, keep_nan %d): "
                 "%08x, portable %08x",
                 mb_dtype_name(k_xdt[xi]), len, e0, k, keep, got, want);
+          if (!v->amaxv) continue; /* f16: the portable loop */
+          /* per element, into running maxima (of another row) */
+          uint32_t mv[300], mp[300];
+          for (size_t i = 0; i < len; ++i)
+            mv[i] = mp[i] = (uint32_t)splitmix64(&seed) & 0x7F800000u;
+          v->amaxv(mv, x, e0, len, keep);
+          mb__cpu_amax_bits_v(mp, buf, len, keep);
+          if (memcmp(mv, mp, len * sizeof mv[0]) != 0)
+            fail_msg("%s amaxv of %zu at %zu (special %zu, keep_nan %d)",
+                     mb_dtype_name(k_xdt[xi]), len, e0, k, keep);
         }
   free(x), free(buf), free(f);
 }

@@ -98,6 +98,10 @@ static int use_vec(const mb_cpu_qvec_t *v, int64_t bn) {
 static void amax_row(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
                      const void *x, int64_t i, int64_t cols, int64_t bn,
                      uint32_t *loc, int keep_nan) {
+  if (vx && vx->amaxv && bn == 1) { /* a scale per column */
+    vx->amaxv(loc, x, (size_t)(i * cols), (size_t)cols, keep_nan);
+    return;
+  }
   if (use_vec(vx, bn)) {
     for (int64_t bj = 0; bj < cols / bn; ++bj) {
       const uint32_t m =

@@ -105,6 +105,10 @@ typedef struct mb_cpu_qvec {
   /* The largest |x| pattern of n elements from element e0, as
    * mb__cpu_amax_bits (NaN skipped unless keep_nan). */
   uint32_t (*amax)(const void *x, size_t e0, size_t n, int keep_nan);
+  /* m[j] = max(m[j], |x[e0 + j]| pattern), j < n, as mb__cpu_amax_bits_v
+   * (a scale per column); NULL: the portable loop (f16, whose NaN patterns
+   * the portable widening rewrites). */
+  void (*amaxv)(uint32_t *m, const void *x, size_t e0, size_t n, int keep_nan);
   /* q[qe + j] = cvt(x[xe + j] / s), j < n. */
   void (*quant1)(void *q, size_t qe, const void *x, size_t xe, float s,
                  size_t n);

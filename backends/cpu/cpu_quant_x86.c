@@ -288,6 +288,29 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
   return (uint32_t)_mm512_reduce_max_epu32(m0);
 }
 
+/* m[j] = max(m[j], |x[e0 + j]|) as patterns, NaN lanes zeroed unless
+ * kept; LD widens exactly (bf16: the pattern shifted, NaN payloads kept, as
+ * the portable load keeps them). */
+#define MB__QV_AMAXV(name, LD)                                                 \
+  MB_QV_TARGET static void name(uint32_t *m, const void *x, size_t e0,         \
+                                size_t n, int keep_nan) {                      \
+    const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF);                          \
+    const __m512i inf = _mm512_set1_epi32(0x7F800000);                         \
+    for (size_t j = 0; j < n; j += 16) {                                       \
+      const __mmask16 k = n - j >= 16                                          \
+                              ? (__mmask16)0xFFFF                              \
+                              : (__mmask16)((1u << (unsigned)(n - j)) - 1u);   \
+      __m512i v = _mm512_and_si512(_mm512_castps_si512(LD(x, e0 + j, k)), ab); \
+      if (!keep_nan)                                                           \
+        v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),          \
+                                  _mm512_setzero_si512());                     \
+      _mm512_mask_storeu_epi32(                                                \
+          m + j, k, _mm512_max_epu32(v, _mm512_maskz_loadu_epi32(k, m + j)));  \
+    }                                                                          \
+  }
+MB__QV_AMAXV(amaxv_bf16, ld_bf16)
+MB__QV_AMAXV(amaxv_f32, ld_f32)
+
 /* 16 x 16 f32 in registers: r[i][j] -> r[j][i] (unpack pairs, then
  * 64-bit pairs, then 128-bit lanes twice). */
 MB_QV_TARGET static inline void tr16(__m512 r[16]) {
@@ -328,24 +351,28 @@ MB__QV_TILE(tile_f16, ld_f16)
 MB__QV_TILE(tile_f32, ld_f32)
 
 static const mb_cpu_qvec_t k_vec[] = {
-    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, q_bf16_e4m3, qv_bf16_e4m3,
+    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, amaxv_bf16, q_bf16_e4m3,
+     qv_bf16_e4m3, tile_bf16},
+    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, amaxv_bf16, q_bf16_e5m2,
+     qv_bf16_e5m2, tile_bf16},
+    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, amaxv_bf16, q_bf16_i8, qv_bf16_i8,
      tile_bf16},
-    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, q_bf16_e5m2, qv_bf16_e5m2,
+    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, NULL, q_f16_e4m3, qv_f16_e4m3,
+     tile_f16},
+    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, NULL, q_f16_e5m2, qv_f16_e5m2,
+     tile_f16},
+    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, NULL, q_f16_i8, qv_f16_i8, tile_f16},
+    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, amaxv_f32, q_f32_e4m3,
+     qv_f32_e4m3, tile_f32},
+    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, amaxv_f32, q_f32_e5m2,
+     qv_f32_e5m2, tile_f32},
+    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, amaxv_f32, q_f32_i8, qv_f32_i8,
+     tile_f32},
+    {MB_DTYPE_BF16, MB_DTYPE_I4, amax_bf16, amaxv_bf16, q_bf16_i4, qv_bf16_i4,
      tile_bf16},
-    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, q_bf16_i8, qv_bf16_i8, tile_bf16},
-    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, q_f16_e4m3, qv_f16_e4m3,
-     tile_f16},
-    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, q_f16_e5m2, qv_f16_e5m2,
-     tile_f16},
-    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, q_f16_i8, qv_f16_i8, tile_f16},
-    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, q_f32_e4m3, qv_f32_e4m3,
+    {MB_DTYPE_F16, MB_DTYPE_I4, amax_f16, NULL, q_f16_i4, qv_f16_i4, tile_f16},
+    {MB_DTYPE_F32, MB_DTYPE_I4, amax_f32, amaxv_f32, q_f32_i4, qv_f32_i4,
      tile_f32},
-    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, q_f32_e5m2, qv_f32_e5m2,
-     tile_f32},
-    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, q_f32_i8, qv_f32_i8, tile_f32},
-    {MB_DTYPE_BF16, MB_DTYPE_I4, amax_bf16, q_bf16_i4, qv_bf16_i4, tile_bf16},
-    {MB_DTYPE_F16, MB_DTYPE_I4, amax_f16, q_f16_i4, qv_f16_i4, tile_f16},
-    {MB_DTYPE_F32, MB_DTYPE_I4, amax_f32, q_f32_i4, qv_f32_i4, tile_f32},
 };
 
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
