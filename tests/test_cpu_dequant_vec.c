@@ -11,7 +11,8 @@
  * of each length 0..70 at even and odd element offsets (a 4-bit span that
  * starts in the middle of a byte, every masked head and tail; Y's offset
  * apart from Q's), with and
- * without non-temporal stores, and nothing outside a span written. Then
+ * without non-temporal stores, and nothing outside a span written (a NaN
+ * code times a NaN scale may be either NaN: any is accepted). Then
  * the whole-matrix pass (mb__cpu_dequant) with and without the vector
  * loops, over block, row, column and no scales. On a CPU without AVX-512
  * the tests skip. */
@@ -54,18 +55,37 @@ static const float k_scales[] = {
     65504.0f, 0x1p-24f, 448.0f,    -0.0f,   0x1p-149f, 7.0f / 1024.0f};
 enum { NSCALES = sizeof k_scales / sizeof k_scales[0] };
 
-/* What the portable path writes: load, then x *= s (or s[j]), then store. */
-static void want_span(mb_dtype_t in, mb_dtype_t out, void *y, size_t ye,
-                      const void *q, size_t e0, float s1, const float *sv,
-                      size_t n) {
-  float *buf = malloc((n + 1) * sizeof *buf);
+static size_t out_bytes(mb_dtype_t out, size_t n) {
+  return out == MB_DTYPE_F32 ? 4 * n : 2 * n;
+}
+
+/* A NaN code times a NaN scale is either NaN (IEEE 754 leaves which one to
+ * the implementation, and the compiler may swap a product's operands): for
+ * that element alone any NaN is right, so the vector loop's is taken. */
+static void nan_times_nan(void *want, const void *got, mb_dtype_t out,
+                          size_t ye, float code, float scale) {
+  if (!isnan(code) || !isnan(scale)) return;
+  const size_t b = out_bytes(out, 1);
+  memcpy((char *)want + ye * b, (const char *)got + ye * b, b);
+}
+
+/* What the portable path writes: load, then x *= s (or s[j]), then store
+ * (got: the vector loop's output, for nan_times_nan). */
+static void want_span(mb_dtype_t in, mb_dtype_t out, void *y, const void *got,
+                      size_t ye, const void *q, size_t e0, float s1,
+                      const float *sv, size_t n) {
+  float *buf = malloc((n + 1) * sizeof *buf), *code = malloc((n + 1) * 4);
   mb__cpu_qrow(in)->load(buf, q, e0, n);
+  memcpy(code, buf, n * sizeof *buf);
   if (sv)
     mb__cpu_scalev(buf, sv, n);
   else
     mb__cpu_scale1(buf, s1, n);
   mb__cpu_qrow(out)->store(y, ye, buf, n);
+  for (size_t j = 0; j < n; ++j)
+    nan_times_nan(y, got, out, ye + j, code[j], sv ? sv[j] : s1);
   free(buf);
+  free(code);
 }
 
 /* Bytes of y and want from element 0 to e0 + n + GUARD, compared. */
@@ -79,10 +99,6 @@ static void same(const void *y, const void *want, size_t bytes,
   fail_msg("%s %s -> %s, e0 %zu, n %zu, nt %d: byte %zu is %02x, want %02x",
            what, mb_dtype_name(in), mb_dtype_name(out), e0, n, nt, k, a[k],
            b[k]);
-}
-
-static size_t out_bytes(mb_dtype_t out, size_t n) {
-  return out == MB_DTYPE_F32 ? 4 * n : 2 * n;
 }
 
 /* One (in, out): every scale, one per span and one per element, spans of
@@ -102,13 +118,13 @@ static void check_pair(mb_dtype_t in, mb_dtype_t out, const uint8_t *q,
             const size_t ye = e0 ? 5 : 0; /* Y's offset apart from Q's */
             memset(y, 0xA5, cap);
             memset(w, 0xA5, cap);
-            want_span(in, out, w, ye, q, e0, k_scales[si], per ? sv + e0 : NULL,
-                      len);
             if (per)
               v->deqv(y, ye, q, e0, sv + e0, len, nt);
             else
               v->deq1(y, ye, q, e0, k_scales[si], len, nt);
             if (nt) v->fence();
+            want_span(in, out, w, y, ye, q, e0, k_scales[si],
+                      per ? sv + e0 : NULL, len);
             same(y, w, out_bytes(out, ye + len + GUARD), per ? "deqv" : "deq1",
                  in, out, e0, len, nt);
           }
@@ -165,6 +181,13 @@ static void test_matrix(void **state) {
                           none ? NULL : grid, bm, bn, y, k_out[o], rows, cols);
           mb__cpu_dequant(2, NULL, 0, q, k_in[i], none ? NULL : grid, bm, bn, w,
                           k_out[o], rows, cols);
+          for (int64_t e = 0; e < rows * cols; ++e) {
+            float code;
+            mb__cpu_qrow(k_in[i])->load(&code, q, (size_t)e, 1);
+            const float sc =
+                none ? 1.0f : grid[e / cols / bm * (cols / bn) + e % cols / bn];
+            nan_times_nan(w, y, k_out[o], (size_t)e, code, sc);
+          }
           same(y, w, bytes, "matrix", k_in[i], k_out[o], (size_t)bm, (size_t)bn,
                nt);
         }
