@@ -68,12 +68,6 @@ MB_DQ_TARGET static inline __m512 dec_i8(__m512i b) {
   return _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(b, 24), 24));
 }
 
-/* 16 bytes of n from element e (bytes are whole elements). */
-MB_DQ_TARGET static inline __m512i ld_bytes(const void *q, size_t e,
-                                            __mmask16 m) {
-  return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, (const uint8_t *)q + e));
-}
-
 /* The value of each nibble 0..15 (mb__cvt_i4_at, mb__cvt_e2m1_to_f32). */
 static const float k_i4[16] = {0,  1,  2,  3,  4,  5,  6,  7,
                                -8, -7, -6, -5, -4, -3, -2, -1};
@@ -82,10 +76,11 @@ static const float k_e2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,
                                  -2.0f, -3.0f, -4.0f, -6.0f};
 
 /* ---- stores ---------------------------------------------------------------
- * st_*: 16 lanes under a mask; st2_*: 32 whole lanes, one 64-byte store of
- * each line (a masked down-converting store, vpmovdw to memory, measured
- * the slowest instruction of the loop), non-temporal where asked and the
- * address allows. */
+ * st_*: 16 lanes under a mask; st2_*: 32 whole lanes, one 64-byte store
+ * (a masked down-converting store, vpmovdw to memory, measured the slowest
+ * instruction of the loop), non-temporal where asked and that store's
+ * address is 64-byte aligned (a span that starts off a line streams
+ * nothing). */
 
 MB_DQ_TARGET static inline void st_f32(void *y, size_t e, __m512 v,
                                        __mmask16 m) {

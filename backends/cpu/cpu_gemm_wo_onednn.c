@@ -305,8 +305,20 @@ uint32_t mb__cpu_wo_onednn_notes(void *kstate, mb_kernel_note_t *out,
   return 1;
 }
 
+/* A CPU with bf16 dot products (AVX512-BF16; every AMX CPU has them): the
+ * only kind this kernel was measured on; elsewhere oneDNN's bf16 matmul is
+ * emulated or absent, and the f32 path stays the default. */
+static int bf16_cpu(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return 0;
+#endif
+}
+
 /* bf16 A, unscaled (weight-only); i4 B as stored (K x N), its scale blocks
- * at least MIN_GROUP rows; D f32, bf16 or f16, no fast_accum. */
+ * at least MIN_GROUP rows; D f32, bf16 or f16, no fast_accum; bf16_cpu. */
 mb_status_t mb__cpu_wo_supports(void *bstate, uint32_t dev,
                                 const mb_op_params_t *p, const char **why) {
   const mb_status_t s = mb__cpu_sgemm_supports_float(bstate, dev, p, why);
@@ -319,6 +331,10 @@ mb_status_t mb__cpu_wo_supports(void *bstate, uint32_t dev,
   mb__cpu_sgemm_plan(p, &pl);
   if (pl.a_scaled || pl.trans_b || (pl.b_scaled && pl.bkb < MIN_GROUP)) {
     *why = "weight-only with K groups of 64 or more rows, B as stored";
+    return MB_ERR_UNSUPPORTED;
+  }
+  if (!bf16_cpu()) {
+    *why = "needs a CPU with AVX512-BF16 (the f32 path runs elsewhere)";
     return MB_ERR_UNSUPPORTED;
   }
   return MB_OK;

@@ -129,9 +129,10 @@ static void amax_row(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
 }
 
 /* The vector loops take a row in pieces of PIECE elements, and after each
- * ask for the same piece of the next row (`next`, NULL: none): the first
- * pass over that row (its absmax, in the fused mode) then reads the cache
- * while this one computes, instead of waiting on memory after it. */
+ * ask for the same piece of the next row (`next`, NULL: none): the next
+ * pass over that row (its absmax in the fused mode with one-row blocks;
+ * else its quantization) then reads the cache while this one computes,
+ * instead of waiting on memory after it. */
 enum { PIECE = 512 };
 
 static void prefetch(const char *p, size_t bytes) {

@@ -99,7 +99,8 @@ void mb__cpu_scalev(float *x, const float *s, size_t n);
 
 /* ---- AVX-512 loops (cpu_quant_x86.c) ---------------------------------------
  * Read X's dtype directly (bf16, f16, f32) and write whole bytes (e4m3,
- * e5m2, i8), bit for bit what the row operations above give. */
+ * e5m2, i8) or nibble pairs (i4), bit for bit what the row operations
+ * above give. */
 typedef struct mb_cpu_qvec {
   mb_dtype_t xdt, qdt;
   /* The largest |x| pattern of n elements from element e0, as

@@ -63,7 +63,8 @@ def own_stderr(text):
 # (-DMB_WITH_ONEDNN=OFF, the portable and the lent-GPU builds, have none).
 HAS_ONEDNN = "cpu: onednn" in mbench("list", "ops", "gemm").stdout
 CPU_IMPLS = ("onednn", "c") if HAS_ONEDNN else ("c",)
-# gemm has one more: bf16 x int4 weight-only on three bf16 oneDNN matmuls.
+# gemm has one more: bf16 x int4 weight-only on bf16 oneDNN matmuls, one
+# per K group.
 GEMM_IMPLS = CPU_IMPLS + (("onednn_bf16",) if HAS_ONEDNN else ())
 
 
