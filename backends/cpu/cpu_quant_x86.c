@@ -5,7 +5,7 @@
  * They read bf16, f16 or f32 directly (no f32 staging buffer), and write
  * e4m3, e5m2 or i8 bytes, or i4 nibble pairs. Every step is the scalar
  * converter's, lane by lane: the quotient is the f32 division x / s (vdivps,
- * round-to-nearest- even as the scalar '/'), the fp8 encoding is
+ * round-to-nearest-even as the scalar '/'), the fp8 encoding is
  * mb__cvt_f32_to_f8's integer rounding and magic-number subnormal addition, i8
  * rounds with vcvtps2dq under explicit RNE after clamping to [-128, 127] in f32
  * (clamping to integer bounds commutes with rounding), a NaN giving 0. The

@@ -31,7 +31,7 @@ MB_SIMD_INLINE __m512 load16(const void *row, int bf16, size_t j, __mmask16 m) {
 
 /* v into the 16 elements from j under m; non-temporal (nt) where all 16
  * are and the address is aligned (a row that starts off a 64-byte line,
- * 32 for bf16, streams nothing: its rows are stored as before). bf16:
+ * 32 for bf16, is stored without streaming). bf16:
  * VCVTNEPS2BF16 rounds to nearest even and quiets NaN as mb__cvt_f32_to_bf16
  * does, but reads subnormal inputs as zero: a vector holding one takes the
  * integer path (cpu_simd_bf16.h; rare, and 4 operations a vector fewer
