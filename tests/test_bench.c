@@ -223,11 +223,7 @@ static void test_peak_of_the_math_that_ran(void **state) {
   for (int i = 0; i < 3; i++) {
     s.impl = impls[i];
     if (!has_cpu_impl("gemm", s.impl)) continue; /* a build without oneDNN */
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (i == 2 && !__builtin_cpu_supports("avx512bf16")) continue;
-#else
-    if (i == 2) continue; /* the bf16 kernel wants AVX512-BF16 */
-#endif
+    if (i == 2 && !TEST_CPU_HAS("avx512bf16")) continue; /* its CPUs only */
     outcome_t o = run_ok(&s);
     ran++;
     assert_int_equal(o.info.status, MB_RESULT_OK);

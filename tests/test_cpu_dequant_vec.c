@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "cpu_quant.h"
-#include "cpu_simd.h"
 #include "mb_cvt.h"
 #include "test_util.h"
 
@@ -32,17 +31,6 @@ static const mb_dtype_t k_in[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2, MB_DTYPE_I8,
 static const mb_dtype_t k_out[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
 
 enum { CAP = 4096, OFF = 37, GUARD = 64 };
-
-/* Whether this CPU runs the vector loops (AVX-512 F/BW/VL/DQ and F16C, and
- * MB_CPU_NO_AVX512 unset): then the lookup must give them, so a table or
- * check that lost them fails instead of skipping. */
-static int vec_cpu(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return mb__cpu_has_avx512() && __builtin_cpu_supports("f16c");
-#else
-  return 0;
-#endif
-}
 
 static uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
@@ -154,7 +142,7 @@ static void check_pair(mb_dtype_t in, mb_dtype_t out, const uint8_t *q,
 
 static void test_spans(void **state) {
   (void)state;
-  if (!vec_cpu()) skip();
+  if (!mb__cpu_quant_vec_cpu()) skip(); /* the CPU's answer */
   assert_non_null(mb__cpu_dqvec(MB_DTYPE_I8, MB_DTYPE_F32));
   uint8_t *q = malloc(CAP);
   float *sv = malloc((CAP + OFF) * sizeof *sv);
@@ -176,7 +164,7 @@ static void test_spans(void **state) {
  * the vector loops (streamed and not) and by the portable ones. */
 static void test_matrix(void **state) {
   (void)state;
-  if (!vec_cpu()) skip();
+  if (!mb__cpu_quant_vec_cpu()) skip(); /* the CPU's answer */
   assert_non_null(mb__cpu_dqvec(MB_DTYPE_I8, MB_DTYPE_F32));
   enum { ROWS = 12, COLS = 2 * 1024 + 96 + 3 }; /* two chunks and a part */
   static const int64_t blocks[][2] = {{1, 1}, {4, 1}, {1, COLS}, {3, 1}};

@@ -31,17 +31,8 @@ typedef struct wcase {
 
 /* The bf16 kernel takes groups of 64 rows and more (and a tensor scale),
  * on a CPU with AVX512-BF16 (the module's own rule). */
-static int bf16_cpu(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16");
-#else
-  return 0;
-#endif
-}
-
 static int bf16_default(const wcase_t *c) {
-  return bf16_cpu() && strcmp(c->group, "group:32") != 0;
+  return TEST_CPU_HAS("avx512bf16") && strcmp(c->group, "group:32") != 0;
 }
 
 static const wcase_t k_cases[] = {

@@ -23,24 +23,12 @@
 #include <string.h>
 
 #include "cpu_quant.h"
-#include "cpu_simd.h"
 #include "mb_cvt.h"
 #include "test_util.h"
 
 static const mb_dtype_t k_xdt[] = {MB_DTYPE_BF16, MB_DTYPE_F16, MB_DTYPE_F32};
 static const mb_dtype_t k_qdt[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
                                    MB_DTYPE_I8, MB_DTYPE_I4};
-
-/* Whether this CPU runs the vector loops (AVX-512 F/BW/VL/DQ and F16C, and
- * MB_CPU_NO_AVX512 unset): then the lookup must give them, so a table or
- * check that lost them fails instead of skipping. */
-static int vec_cpu(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return mb__cpu_has_avx512() && __builtin_cpu_supports("f16c");
-#else
-  return 0;
-#endif
-}
 
 static uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
@@ -116,7 +104,7 @@ enum { CAP = 8192, OFF = 37 };
  * offsets: the vector loop's bytes against the portable loop's. */
 static void test_quant_bytes(void **state) {
   (void)state;
-  if (!vec_cpu()) skip();
+  if (!mb__cpu_quant_vec_cpu()) skip(); /* the CPU's answer */
   assert_non_null(mb__cpu_qvec(MB_DTYPE_BF16, MB_DTYPE_F8E4M3));
   static const float scales[] = {1.0f,   0.5f,        0x1p-20f,
                                  3.0f,   0.00390625f, 0.0137f,
@@ -179,7 +167,7 @@ static void test_quant_bytes(void **state) {
  * subnormals placed in every lane position and tail. */
 static void test_amax(void **state) {
   (void)state;
-  if (!vec_cpu()) skip();
+  if (!mb__cpu_quant_vec_cpu()) skip(); /* the CPU's answer */
   assert_non_null(mb__cpu_qvec(MB_DTYPE_BF16, MB_DTYPE_F8E4M3));
   void *x = malloc(CAP * 4);
   float *buf = malloc(CAP * sizeof *buf), *f = malloc(CAP * sizeof *f);
@@ -224,7 +212,7 @@ static void test_amax(void **state) {
 /* The transposed 16 x 16 tiles, at odd offsets and strides. */
 static void test_tile(void **state) {
   (void)state;
-  if (!vec_cpu()) skip();
+  if (!mb__cpu_quant_vec_cpu()) skip(); /* the CPU's answer */
   assert_non_null(mb__cpu_qvec(MB_DTYPE_BF16, MB_DTYPE_F8E4M3));
   enum { XLD = 43, LD = 21 };
   float f[16 * XLD + 8], t[16 * LD], want[16 * XLD + 8];

@@ -25,12 +25,7 @@
 #include "test_util.h"
 
 static int have_bf16(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16");
-#else
-  return 0;
-#endif
+  return TEST_CPU_HAS("avx512bf16");
 }
 
 static int have_avx512(void) {

@@ -104,6 +104,15 @@ static inline int test_impl_passes(mb_context_t *ctx, const char *op,
   return pass;
 }
 
+/* Whether this x86 CPU has `feature` (a __builtin_cpu_supports name), for
+ * tests that expect a kernel only where it runs; 0 elsewhere. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TEST_CPU_HAS(feature) \
+  (__builtin_cpu_init(), __builtin_cpu_supports(feature))
+#else
+#define TEST_CPU_HAS(feature) 0
+#endif
+
 static inline void assert_contains(const char *hay, const char *needle) {
   if (!strstr(hay, needle))
     fail_msg("\"%s\" does not contain \"%s\"", hay, needle);

@@ -22,7 +22,6 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#include "cpu_simd.h"
 #include "cpu_simd_bf16.h"
 
 #define MB_DQ_TARGET \
@@ -253,7 +252,7 @@ static const mb_cpu_dqvec_t k_dq[] = {
 };
 
 const mb_cpu_dqvec_t *mb__cpu_dqvec(mb_dtype_t in, mb_dtype_t out) {
-  if (!mb__cpu_has_avx512() || !__builtin_cpu_supports("f16c")) return NULL;
+  if (!mb__cpu_quant_vec_cpu()) return NULL;
   for (size_t i = 0; i < sizeof k_dq / sizeof k_dq[0]; ++i)
     if (k_dq[i].in == in && k_dq[i].out == out) return &k_dq[i];
   return NULL;

@@ -121,6 +121,9 @@ typedef struct mb_cpu_qvec {
   void (*tile16)(float *t, size_t ld, const void *x, size_t xe, size_t xld);
 } mb_cpu_qvec_t;
 
+/* Whether this CPU runs the vector loops of quantization and dequantization
+ * (AVX-512 F/BW/VL/DQ and F16C, MB_CPU_NO_AVX512 unset). */
+int mb__cpu_quant_vec_cpu(void);
 /* The loops for xdt -> qdt when this CPU runs them, else NULL. */
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt);
 

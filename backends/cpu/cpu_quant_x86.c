@@ -375,14 +375,22 @@ static const mb_cpu_qvec_t k_vec[] = {
      tile_f32},
 };
 
+int mb__cpu_quant_vec_cpu(void) {
+  return mb__cpu_has_avx512() && __builtin_cpu_supports("f16c");
+}
+
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
-  if (!mb__cpu_has_avx512() || !__builtin_cpu_supports("f16c")) return NULL;
+  if (!mb__cpu_quant_vec_cpu()) return NULL;
   for (size_t i = 0; i < sizeof k_vec / sizeof k_vec[0]; ++i)
     if (k_vec[i].xdt == xdt && k_vec[i].qdt == qdt) return &k_vec[i];
   return NULL;
 }
 
 #else
+
+int mb__cpu_quant_vec_cpu(void) {
+  return 0;
+}
 
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
   (void)xdt, (void)qdt;
