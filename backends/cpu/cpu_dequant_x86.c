@@ -22,14 +22,12 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "cpu_simd.h"
+
 #include "cpu_simd_bf16.h"
 
 #define MB_DQ_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c")))
-
-static inline __mmask16 lanes(size_t n) {
-  return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (unsigned)n) - 1u);
-}
 
 /* ---- decoders: 16 bytes (as 32-bit lanes) -> f32 ------------------------- */
 
@@ -158,22 +156,24 @@ MB__DQ_ST_HALF(f16)
       st2_##OUT(y, ye + j, a0, a1, nt);                                        \
     }                                                                          \
     for (; j < n; j += 16) {                                                   \
-      const __mmask16 m = lanes(n - j);                                        \
+      const __mmask16 m = mb__cpu_mask16(n - j);                               \
       const __m512i b = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p + j));  \
       st_##OUT(y, ye + j, _mm512_mul_ps(DEC(b), S(j, m)), m);                  \
     }                                                                          \
   }
-#define MB__DQ_BYTES2(in, DEC, out)                                         \
-  MB__DQ_BYTES(d1_##in##_##out, float, const __m512 vs = _mm512_set1_ps(s), \
-               MB__DQ_S1, DEC, out)                                         \
-  MB__DQ_BYTES(dv_##in##_##out, const float *, (void)0, MB__DQ_SV, DEC, out)
-#define MB__DQ_BYTES3(in, DEC) \
-  MB__DQ_BYTES2(in, DEC, f32)  \
-  MB__DQ_BYTES2(in, DEC, bf16) \
-  MB__DQ_BYTES2(in, DEC, f16)
-MB__DQ_BYTES3(e4m3, dec_e4m3)
-MB__DQ_BYTES3(e5m2, dec_e5m2)
-MB__DQ_BYTES3(i8, dec_i8)
+/* Each body (BYTES, NIB) for one input: one scale and one per element
+ * (d1_, dv_), to each output. */
+#define MB__DQ_PAIR(BODY, in, ARG, out)                                        \
+  BODY(d1_##in##_##out, float, const __m512 vs = _mm512_set1_ps(s), MB__DQ_S1, \
+       ARG, out)                                                               \
+  BODY(dv_##in##_##out, const float *, (void)0, MB__DQ_SV, ARG, out)
+#define MB__DQ_ALL(BODY, in, ARG)  \
+  MB__DQ_PAIR(BODY, in, ARG, f32)  \
+  MB__DQ_PAIR(BODY, in, ARG, bf16) \
+  MB__DQ_PAIR(BODY, in, ARG, f16)
+MB__DQ_ALL(MB__DQ_BYTES, e4m3, dec_e4m3)
+MB__DQ_ALL(MB__DQ_BYTES, e5m2, dec_e5m2)
+MB__DQ_ALL(MB__DQ_BYTES, i8, dec_i8)
 
 /* ---- nibble formats -------------------------------------------------------
  * A leading odd element is the high nibble of its byte; then 32 elements
@@ -182,8 +182,8 @@ MB__DQ_BYTES3(i8, dec_i8)
  * reads the low nibble of its last byte. */
 MB_DQ_TARGET static inline void nib32(const uint8_t *p, size_t bytes, __m512 t,
                                       __m512 *lo, __m512 *hi) {
-  const __m512i b = _mm512_cvtepu8_epi32(
-      _mm_maskz_loadu_epi8((__mmask16)((1u << (unsigned)bytes) - 1u), p));
+  const __m512i b =
+      _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mb__cpu_mask16(bytes), p));
   const __m512 l =
       _mm512_permutexvar_ps(_mm512_and_si512(b, _mm512_set1_epi32(0xF)), t);
   const __m512 h = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), t);
@@ -219,21 +219,14 @@ MB_DQ_TARGET static inline void nib32(const uint8_t *p, size_t bytes, __m512 t,
                   _mm512_mul_ps(hi, S(j + 16, 0xFFFF)), nt);                  \
         continue;                                                             \
       }                                                                       \
-      const __mmask16 m0 = lanes(r), m1 = lanes(r > 16 ? r - 16 : 0);         \
+      const __mmask16 m0 = mb__cpu_mask16(r),                                 \
+                      m1 = mb__cpu_mask16(r > 16 ? r - 16 : 0);               \
       st_##OUT(y, ye + j, _mm512_mul_ps(lo, S(j, m0)), m0);                   \
       if (m1) st_##OUT(y, ye + j + 16, _mm512_mul_ps(hi, S(j + 16, m1)), m1); \
     }                                                                         \
   }
-#define MB__DQ_NIB2(in, TABLE, out)                                       \
-  MB__DQ_NIB(d1_##in##_##out, float, const __m512 vs = _mm512_set1_ps(s), \
-             MB__DQ_S1, TABLE, out)                                       \
-  MB__DQ_NIB(dv_##in##_##out, const float *, (void)0, MB__DQ_SV, TABLE, out)
-#define MB__DQ_NIB3(in, TABLE) \
-  MB__DQ_NIB2(in, TABLE, f32)  \
-  MB__DQ_NIB2(in, TABLE, bf16) \
-  MB__DQ_NIB2(in, TABLE, f16)
-MB__DQ_NIB3(i4, k_i4)
-MB__DQ_NIB3(e2m1, k_e2m1)
+MB__DQ_ALL(MB__DQ_NIB, i4, k_i4)
+MB__DQ_ALL(MB__DQ_NIB, e2m1, k_e2m1)
 
 MB_DQ_TARGET static void fence(void) {
   _mm_sfence();

@@ -213,6 +213,12 @@ mb_status_t mb__cpu_operand_alloc(mb_cpu_state_t *st, size_t bytes, void **ptr);
 void mb__cpu_operand_free(mb_cpu_state_t *st, void *ptr);
 void mb__cpu_memory_fini(mb_cpu_state_t *st);
 
+/* ---- cpu_simd_elt.c: one rule for every kernel that streams ------------- */
+/* Whether a kernel that touches `bytes` in all (inputs and outputs) should
+ * stream its output past a last-level cache of `llc_bytes` (0: unknown):
+ * copy, the element-wise kernels, the norms, softmax and dequantize. */
+int mb__cpu_stream_stores(unsigned long long llc_bytes, size_t bytes);
+
 /* ---- cpu_flush.c --------------------------------------------------------- */
 mb_status_t mb__cpu_flush(mb_cpu_state_t *st, mb_flush_t how);
 void mb__cpu_flush_fini(mb_cpu_state_t *st);

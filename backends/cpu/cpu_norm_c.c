@@ -10,7 +10,6 @@
  * (same bits, bf16 converted in registers), chosen at prepare time. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
-#include "cpu_simd_elt.h"
 #include "cpu_simd_norm.h"
 
 #include <math.h>

@@ -18,7 +18,6 @@
  * one byte: with an odd row length they own row pairs (a pair starts on a
  * byte), and a transposed Q is split by whole row bands of even height. */
 #include "cpu_quant.h"
-#include "cpu_simd_elt.h"
 
 #include <stdlib.h>
 #include <string.h>

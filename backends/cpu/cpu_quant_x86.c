@@ -178,42 +178,40 @@ MB__QV_QUANTV(qv_f32_i8, ld_f32, enc_i8)
 #define MB__QV_SV(j, m) _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, s + (j))
 #define MB__QV_S1_(j) s
 #define MB__QV_SV_(j) s[j]
-#define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD)                         \
-  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
-                                STYPE s, size_t n) {                           \
-    SETUP;                                                                     \
-    uint8_t *p = q;                                                            \
-    size_t j = 0;                                                              \
-    if ((qe & 1u) && n) {                                                      \
-      const float v = _mm512_cvtss_f32(LD(x, xe, 1));                          \
-      mb__cpu_set_nibble(p, qe, mb__cvt_f32_to_i4(v / S_(0)));                 \
-      j = 1;                                                                   \
-    }                                                                          \
-    for (; j + 32 <= n; j += 32) {                                             \
-      const __m512 a = _mm512_div_ps(LD(x, xe + j, 0xFFFF), S(j, 0xFFFF));     \
-      const __m512 b =                                                         \
-          _mm512_div_ps(LD(x, xe + j + 16, 0xFFFF), S(j + 16, 0xFFFF));        \
-      _mm_storeu_si128(                                                        \
-          (__m128i *)(p + (qe + j) / 2),                                       \
-          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));       \
-    }                                                                          \
-    if (n - j >= 2) { /* whole bytes of the tail */                            \
-      const size_t r = (n - j) & ~(size_t)1;                                   \
-      const __mmask16 m0 =                                                     \
-          r >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (unsigned)r) - 1u); \
-      const __mmask16 m1 =                                                     \
-          r > 16 ? (__mmask16)((1u << (unsigned)(r - 16)) - 1u) : 0;           \
-      const __m512 a = _mm512_div_ps(LD(x, xe + j, m0), S(j, m0));             \
-      const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, m1), S(j + 16, m1));   \
-      _mm_mask_storeu_epi8(                                                    \
-          p + (qe + j) / 2, (__mmask16)((1u << (unsigned)(r / 2)) - 1u),       \
-          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));       \
-      j += r;                                                                  \
-    }                                                                          \
-    if (j < n) {                                                               \
-      const float v = _mm512_cvtss_f32(LD(x, xe + j, 1));                      \
-      mb__cpu_set_nibble(p, qe + j, mb__cvt_f32_to_i4(v / S_(j)));             \
-    }                                                                          \
+#define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD)                        \
+  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe, \
+                                STYPE s, size_t n) {                          \
+    SETUP;                                                                    \
+    uint8_t *p = q;                                                           \
+    size_t j = 0;                                                             \
+    if ((qe & 1u) && n) {                                                     \
+      const float v = _mm512_cvtss_f32(LD(x, xe, 1));                         \
+      mb__cpu_set_nibble(p, qe, mb__cvt_f32_to_i4(v / S_(0)));                \
+      j = 1;                                                                  \
+    }                                                                         \
+    for (; j + 32 <= n; j += 32) {                                            \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, 0xFFFF), S(j, 0xFFFF));    \
+      const __m512 b =                                                        \
+          _mm512_div_ps(LD(x, xe + j + 16, 0xFFFF), S(j + 16, 0xFFFF));       \
+      _mm_storeu_si128(                                                       \
+          (__m128i *)(p + (qe + j) / 2),                                      \
+          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));      \
+    }                                                                         \
+    if (n - j >= 2) { /* whole bytes of the tail */                           \
+      const size_t r = (n - j) & ~(size_t)1;                                  \
+      const __mmask16 m0 = mb__cpu_mask16(r);                                 \
+      const __mmask16 m1 = mb__cpu_mask16(r > 16 ? r - 16 : 0);               \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, m0), S(j, m0));            \
+      const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, m1), S(j + 16, m1));  \
+      _mm_mask_storeu_epi8(                                                   \
+          p + (qe + j) / 2, mb__cpu_mask16(r / 2),                            \
+          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));      \
+      j += r;                                                                 \
+    }                                                                         \
+    if (j < n) {                                                              \
+      const float v = _mm512_cvtss_f32(LD(x, xe + j, 1));                     \
+      mb__cpu_set_nibble(p, qe + j, mb__cvt_f32_to_i4(v / S_(j)));            \
+    }                                                                         \
   }
 #define MB__QV_I4(xt, LD)                                                      \
   MB__QV_QUANT_I4(q_##xt##_i4, float, const __m512 vs = _mm512_set1_ps(s),     \
@@ -276,9 +274,7 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
   const __m512i inf = _mm512_set1_epi32(0x7F800000);
   __m512i m0 = _mm512_setzero_si512();
   for (size_t j = 0; j < n; j += 16) {
-    const __mmask16 m = n - j >= 16
-                            ? (__mmask16)0xFFFF
-                            : (__mmask16)((1u << (unsigned)(n - j)) - 1u);
+    const __mmask16 m = mb__cpu_mask16(n - j);
     __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, p + j), ab);
     if (!keep_nan)
       v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),

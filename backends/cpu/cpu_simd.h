@@ -24,6 +24,11 @@ static inline int mb__cpu_has_avx512(void) {
          __builtin_cpu_supports("avx512vl") &&
          __builtin_cpu_supports("avx512dq");
 }
+
+/* Lanes [0, min(n, 16)) of a 16-lane mask: a loop's masked tail. */
+static inline unsigned short mb__cpu_mask16(size_t n) {
+  return n >= 16 ? 0xFFFFu : (unsigned short)((1u << (unsigned)n) - 1u);
+}
 #endif
 
 #endif

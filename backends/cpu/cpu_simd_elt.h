@@ -50,8 +50,4 @@ mb_cpu_simd_bin_fn mb__cpu_simd_add_isa(mb_dtype_t in, mb_dtype_t out,
 typedef void (*mb_cpu_simd_copy_fn)(void *dst, const void *src, size_t bytes);
 mb_cpu_simd_copy_fn mb__cpu_simd_stream_copy(void);
 
-/* Whether a kernel that touches `bytes` in all (inputs and outputs) should
- * stream its output past a last-level cache of `llc_bytes` (0: unknown). */
-int mb__cpu_stream_stores(unsigned long long llc_bytes, size_t bytes);
-
 #endif

@@ -7,7 +7,6 @@
  * vector exp), chosen at prepare time. */
 #include "cpu_eltwise.h"
 #include "cpu_eltwise_math.h"
-#include "cpu_simd_elt.h"
 #include "cpu_simd_norm.h"
 
 #include <math.h>
