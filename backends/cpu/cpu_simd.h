@@ -25,6 +25,21 @@ static inline int mb__cpu_has_avx512(void) {
          __builtin_cpu_supports("avx512dq");
 }
 
+/* How far ahead of a streaming loop's reads to ask for its input. On this
+ * VM's cores (2-core Xeon, KVM) a bf16 relu loop (load, compute,
+ * non-temporal store) over 8192^2 ran at 58 % of a 4-line unrolled copy
+ * without it: the hardware prefetcher does not run far enough ahead of a
+ * loop that computes between its loads. Asking 1 KiB ahead gave 70 %,
+ * 2 KiB 81 %, 4 KiB 88 %, 8 KiB 84 % (medians of 5, a stand-alone loop). */
+enum { MB_CPU_PREFETCH_AHEAD = 4096 };
+
+/* Asks for the line MB_CPU_PREFETCH_AHEAD bytes past byte `at` of `p`, for
+ * reading. A prefetch past the end of a buffer is harmless (it never
+ * faults). */
+static inline void mb__cpu_prefetch_ahead(const void *p, size_t at) {
+  __builtin_prefetch((const char *)p + at + MB_CPU_PREFETCH_AHEAD, 0, 3);
+}
+
 /* Lanes [0, min(n, 16)) of a 16-lane mask: a loop's masked tail. */
 static inline unsigned short mb__cpu_mask16(size_t n) {
   return n >= 16 ? 0xFFFFu : (unsigned short)((1u << (unsigned)n) - 1u);

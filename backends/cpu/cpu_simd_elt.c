@@ -3,7 +3,8 @@
  * even, NaN kept quiet with its sign: mb_cvt.h's rule) in registers, the
  * tail under a mask. Outputs larger than the last-level cache are written
  * with non-temporal stores where the caller asks (`stream`): they skip the
- * read-for-ownership of every destination line. */
+ * read-for-ownership of every destination line. Each input is prefetched
+ * MB_CPU_PREFETCH_AHEAD bytes ahead (cpu_simd.h). */
 #include "cpu_simd_elt.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -35,6 +36,15 @@ MB_AVX512_INLINE __m512 ld_bf16(const void *p, size_t i, __mmask16 m,
   const __m256i h = full ? _mm256_loadu_si256((const __m256i *)s)
                          : _mm256_maskz_loadu_epi16(m, s);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* The prefetch ahead of 16 elements at i (cpu_simd.h): one per 64-byte
+ * line, so a bf16 loop asks on every other step. */
+MB_AVX512_INLINE void pf_f32(const void *p, size_t i) {
+  mb__cpu_prefetch_ahead(p, i * sizeof(float));
+}
+MB_AVX512_INLINE void pf_bf16(const void *p, size_t i) {
+  if (!(i & 16)) mb__cpu_prefetch_ahead(p, i * sizeof(uint16_t));
 }
 
 MB_AVX512_INLINE void st_f32(void *p, size_t i, __m512 v, __mmask16 m, int full,
@@ -218,8 +228,10 @@ MB_AVX512_INLINE __m512 v_add(__m512 x, __m512 y) {
       if (h) st_##OUT(y, i, F(ld_##IN(x, i, first(h), 0), a), first(h), 0, 0); \
       i += h;                                                                  \
     }                                                                          \
-    for (; i + 16 <= hi; i += 16)                                              \
+    for (; i + 16 <= hi; i += 16) {                                            \
+      pf_##IN(x, i);                                                           \
       st_##OUT(y, i, F(ld_##IN(x, i, 0xffff, 1), a), 0xffff, 1, stream);       \
+    }                                                                          \
     if (i < hi) {                                                              \
       const __mmask16 m = first(hi - i);                                       \
       st_##OUT(y, i, F(ld_##IN(x, i, m, 0), a), m, 0, 0);                      \
@@ -239,9 +251,12 @@ MB_AVX512_INLINE __m512 v_add(__m512 x, __m512 y) {
         st_##OUT(z, i, F(ld_##IN(x, i, m, 0), ld_##IN(y, i, m, 0)), m, 0, 0); \
       i += h;                                                                 \
     }                                                                         \
-    for (; i + 16 <= hi; i += 16)                                             \
+    for (; i + 16 <= hi; i += 16) {                                           \
+      pf_##IN(x, i);                                                          \
+      pf_##IN(y, i);                                                          \
       st_##OUT(z, i, F(ld_##IN(x, i, 0xffff, 1), ld_##IN(y, i, 0xffff, 1)),   \
                0xffff, 1, stream);                                            \
+    }                                                                         \
     if (i < hi) {                                                             \
       const __mmask16 m = first(hi - i);                                      \
       st_##OUT(z, i, F(ld_##IN(x, i, m, 0), ld_##IN(y, i, m, 0)), m, 0, 0);   \
