@@ -6,12 +6,13 @@
  *
  * On the 2-core AMX VM of docs/results/cpu.md the AVX-512 loops ran add
  * 1.4-1.5x, the activations 1.1-2.1x, layernorm 1.04-1.3x and f32 softmax
- * 1.3x as fast as oneDNN 2.6 at 8192x8192 (hot, same run), all but bf16
- * gelu_tanh (0.85x: oneDNN stays its default); the portable loops are
- * slower than oneDNN's (the issue-26 table: portable rows at half
- * oneDNN's layernorm). Exactly one of the two entries accepts on any CPU,
- * so `--impl c` and mbench's listings see one "c" (mb_kernel_info lists
- * the table's rows, both). */
+ * 1.3x as fast as oneDNN 2.6 at 8192x8192 (hot, same run); bf16 gelu_tanh,
+ * 0.85x then, ran 1.4x once its loop prefetched (19-21 against 28-29 ms,
+ * interleaved, 2026-11-27), so every one of them goes first; the
+ * portable loops are slower than oneDNN's (the issue-26 table: portable
+ * rows at half oneDNN's layernorm). Exactly one of the two entries accepts on
+ * any CPU, so `--impl c` and mbench's listings see one "c" (mb_kernel_info
+ * lists the table's rows, both). */
 #include "cpu_eltwise.h"
 #include "cpu_internal.h"
 #include "cpu_simd_elt.h"
@@ -22,7 +23,6 @@ static int vec_add(const mb_op_params_t *p) {
 }
 static int vec_activation(const mb_op_params_t *p) {
   return (unsigned)p->activation < MB_ACT_COUNT &&
-         !(p->activation == MB_ACT_GELU_TANH && p->dtype == MB_DTYPE_BF16) &&
          mb__cpu_simd_activation(p->activation, p->dtype, p->dtype) != NULL;
 }
 static int vec_layernorm(const mb_op_params_t *p) {
