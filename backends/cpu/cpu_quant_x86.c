@@ -10,7 +10,9 @@
  * rounds with vcvtps2dq under explicit RNE after clamping to [-128, 127] in f32
  * (clamping to integer bounds commutes with rounding), a NaN giving 0. The
  * absmax is the maximum of |x|'s bit patterns, which order as the values do,
- * NaN lanes zeroed unless kept (the MX rule). */
+ * NaN lanes zeroed unless kept (the MX rule); its passes, which read X from
+ * memory with little to compute, prefetch it MB_CPU_PREFETCH_AHEAD bytes
+ * ahead (cpu_simd.h). */
 #include "cpu_quant.h"
 
 #include "mb_cvt.h"
@@ -240,6 +242,8 @@ MB_QV_TARGET static uint16_t amax16(const void *x, size_t e0, size_t n,
   __m512i m0 = _mm512_setzero_si512(), m1 = m0;
   size_t j = 0;
   for (; j + 64 <= n; j += 64) {
+    mb__cpu_prefetch_ahead(x, (e0 + j) * 2);
+    mb__cpu_prefetch_ahead(x, (e0 + j) * 2 + 64);
     m0 = _mm512_max_epu16(m0, abs16(x, e0 + j, ~0u, inf, keep_nan));
     m1 = _mm512_max_epu16(m1, abs16(x, e0 + j + 32, ~0u, inf, keep_nan));
   }
@@ -275,6 +279,7 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
   __m512i m0 = _mm512_setzero_si512();
   for (size_t j = 0; j < n; j += 16) {
     const __mmask16 m = mb__cpu_mask16(n - j);
+    mb__cpu_prefetch_ahead(p, j * 4);
     __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, p + j), ab);
     if (!keep_nan)
       v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),
@@ -287,12 +292,13 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
 /* m[j] = max(m[j], |x[e0 + j]|) as patterns, NaN lanes zeroed unless
  * kept; LD widens exactly (bf16: the pattern shifted, NaN payloads kept, as
  * the portable load keeps them). */
-#define MB__QV_AMAXV(name, LD)                                                 \
+#define MB__QV_AMAXV(name, LD, ES)                                             \
   MB_QV_TARGET static void name(uint32_t *m, const void *x, size_t e0,         \
                                 size_t n, int keep_nan) {                      \
     const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF);                          \
     const __m512i inf = _mm512_set1_epi32(0x7F800000);                         \
     for (size_t j = 0; j < n; j += 16) {                                       \
+      if (ES == 4 || !(j & 16)) mb__cpu_prefetch_ahead(x, (e0 + j) * ES);      \
       const __mmask16 k = n - j >= 16                                          \
                               ? (__mmask16)0xFFFF                              \
                               : (__mmask16)((1u << (unsigned)(n - j)) - 1u);   \
@@ -304,8 +310,8 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
           m + j, k, _mm512_max_epu32(v, _mm512_maskz_loadu_epi32(k, m + j)));  \
     }                                                                          \
   }
-MB__QV_AMAXV(amaxv_bf16, ld_bf16)
-MB__QV_AMAXV(amaxv_f32, ld_f32)
+MB__QV_AMAXV(amaxv_bf16, ld_bf16, 2)
+MB__QV_AMAXV(amaxv_f32, ld_f32, 4)
 
 /* 16 x 16 f32 in registers: r[i][j] -> r[j][i] (unpack pairs, then
  * 64-bit pairs, then 128-bit lanes twice). */
