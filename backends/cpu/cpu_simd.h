@@ -6,6 +6,7 @@
 #define MB_CPU_SIMD_H
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,10 +35,13 @@ static inline int mb__cpu_has_avx512(void) {
 enum { MB_CPU_PREFETCH_AHEAD = 4096 };
 
 /* Asks for the line MB_CPU_PREFETCH_AHEAD bytes past byte `at` of `p`, for
- * reading. A prefetch past the end of a buffer is harmless (it never
- * faults). */
+ * reading. Near the end of a buffer that address is past it: a prefetch
+ * never faults, and the address is made as an integer, so no pointer
+ * points outside its object. */
 static inline void mb__cpu_prefetch_ahead(const void *p, size_t at) {
-  __builtin_prefetch((const char *)p + at + MB_CPU_PREFETCH_AHEAD, 0, 3);
+  __builtin_prefetch(
+      (const void *)((uintptr_t)p + at + (uintptr_t)MB_CPU_PREFETCH_AHEAD), 0,
+      3);
 }
 
 /* Lanes [0, min(n, 16)) of a 16-lane mask: a loop's masked tail. */
