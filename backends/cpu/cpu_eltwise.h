@@ -64,7 +64,8 @@ static inline void mb__cpu_run_rows(mb_cpu_rows_fn rows, const void *k,
 #pragma omp parallel num_threads(threads) if (m * n >= MB_CPU_ROWS_PARALLEL_MIN)
   {
     const unsigned nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
-    rows(k, y, x, m * t / nt, m * (t + 1) / nt, rowbuf + (size_t)t * (size_t)n);
+    rows(k, y, x, m * t / nt, m * (t + 1) / nt,
+         rowbuf ? rowbuf + (size_t)t * (size_t)n : NULL);
   }
 }
 

@@ -21,9 +21,10 @@ typedef struct norm_c {
   mb_dtype_t dtype;
   int rms, affine;
   float eps;
-  float *w, *b;            /* f32 copies of W and Bias (n each) */
-  float *rowbuf;           /* threads x n: a row in f32 when the input is not */
-  mb_cpu_norm_args_t args; /* n, rms, affine, eps, w, b for simd */
+  float *w, *b;  /* f32 copies of W and Bias (n each) */
+  float *rowbuf; /* threads x n: a row in f32 when the input is not (the
+                    portable rows only; NULL beside simd) */
+  mb_cpu_norm_args_t args;  /* n, rms, affine, eps, w, b for simd */
   mb_cpu_simd_rows_fn simd; /* NULL: the portable rows */
 } norm_c_t;
 
@@ -113,16 +114,19 @@ static mb_status_t prepare(mb_cpu_state_t *st, const mb_kernel_call_t *call,
     k->eps = (float)p->eps;
     k->w = malloc(n * sizeof *k->w);
     k->b = malloc(n * sizeof *k->b);
-    k->rowbuf = malloc((size_t)st->threads * n * sizeof *k->rowbuf);
+    k->simd = mb__cpu_simd_norm(p->dtype);
+    /* The portable rows stage a non-f32 row in f32; the AVX-512 ones
+     * re-read X's row and take no buffer. */
+    if (!k->simd)
+      k->rowbuf = malloc((size_t)st->threads * n * sizeof *k->rowbuf);
     /* The copy kernel's rule: stream once X and Y outgrow the cache. */
     const int stream = mb__cpu_stream_stores(
         st->cache_bytes[2],
         2 * st->host.dtype_bytes(p->dtype, (size_t)k->m * n));
     k->args =
         (mb_cpu_norm_args_t){n, rms, k->affine, k->eps, k->w, k->b, stream};
-    k->simd = mb__cpu_simd_norm(p->dtype);
   }
-  if (!k || !k->w || !k->b || !k->rowbuf) {
+  if (!k || !k->w || !k->b || (!k->simd && !k->rowbuf)) {
     if (k) mb__cpu_layernorm_c_release(k);
     MB_CPU_ERROR(st, "cpu/c: %s: out of memory", what);
     return MB_ERR_NO_MEMORY;

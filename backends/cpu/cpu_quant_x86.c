@@ -279,7 +279,7 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
   __m512i m0 = _mm512_setzero_si512();
   for (size_t j = 0; j < n; j += 16) {
     const __mmask16 m = mb__cpu_mask16(n - j);
-    mb__cpu_prefetch_ahead(p, j * 4);
+    mb__cpu_prefetch_step16(p, j * 4, 4);
     __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, p + j), ab);
     if (!keep_nan)
       v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),
@@ -298,7 +298,7 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
     const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF);                          \
     const __m512i inf = _mm512_set1_epi32(0x7F800000);                         \
     for (size_t j = 0; j < n; j += 16) {                                       \
-      if (ES == 4 || !(j & 16)) mb__cpu_prefetch_ahead(x, (e0 + j) * ES);      \
+      mb__cpu_prefetch_step16(x, (e0 + j) * ES, ES);                           \
       const __mmask16 k = n - j >= 16                                          \
                               ? (__mmask16)0xFFFF                              \
                               : (__mmask16)((1u << (unsigned)(n - j)) - 1u);   \

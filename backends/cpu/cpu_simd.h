@@ -44,6 +44,15 @@ static inline void mb__cpu_prefetch_ahead(const void *p, size_t at) {
       3);
 }
 
+/* The prefetch ahead of a loop that steps 16 lanes of es-byte elements,
+ * `at` the step's byte offset: one per 64-byte line, so every step for
+ * f32 and every other one for 16-bit elements (a 32-byte step flips bit 5
+ * of `at` each time, whatever the start). */
+static inline void mb__cpu_prefetch_step16(const void *p, size_t at,
+                                           size_t es) {
+  if (es >= 4 || !(at & 32)) mb__cpu_prefetch_ahead(p, at);
+}
+
 /* Lanes [0, min(n, 16)) of a 16-lane mask: a loop's masked tail. */
 static inline unsigned short mb__cpu_mask16(size_t n) {
   return n >= 16 ? 0xFFFFu : (unsigned short)((1u << (unsigned)n) - 1u);

@@ -38,13 +38,12 @@ MB_AVX512_INLINE __m512 ld_bf16(const void *p, size_t i, __mmask16 m,
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* The prefetch ahead of 16 elements at i (cpu_simd.h): one per 64-byte
- * line, so a bf16 loop asks on every other step. */
+/* The prefetch ahead of the 16 elements at i (cpu_simd.h). */
 MB_AVX512_INLINE void pf_f32(const void *p, size_t i) {
-  mb__cpu_prefetch_ahead(p, i * sizeof(float));
+  mb__cpu_prefetch_step16(p, i * sizeof(float), sizeof(float));
 }
 MB_AVX512_INLINE void pf_bf16(const void *p, size_t i) {
-  if (!(i & 16)) mb__cpu_prefetch_ahead(p, i * sizeof(uint16_t));
+  mb__cpu_prefetch_step16(p, i * sizeof(uint16_t), sizeof(uint16_t));
 }
 
 MB_AVX512_INLINE void st_f32(void *p, size_t i, __m512 v, __mmask16 m, int full,

@@ -232,7 +232,7 @@ MB_SIMD_INLINE void softmax_rows(const mb_cpu_norm_args_t *a, void *y,
 MB_SIMD_TARGET static void norm_f32(const mb_cpu_norm_args_t *a, void *y,
                                     const void *x, int64_t r0, int64_t r1,
                                     float *buf) {
-  (void)buf; /* the norms re-read X's row */
+  (void)buf; /* NULL: the norms re-read X's row */
   norm_rows(a, y, x, r0, r1, 0);
 }
 MB_SIMD_TARGET static void norm_bf16(const mb_cpu_norm_args_t *a, void *y,

@@ -33,7 +33,8 @@ typedef struct mb_cpu_norm_args {
 } mb_cpu_norm_args_t;
 
 /* Rows [r0, r1) of Y = f(X), X and Y M x N in one dtype; buf: N floats of
- * the calling thread's own (softmax's; the norms leave it alone). */
+ * the calling thread's own for softmax, NULL for the norms (which re-read
+ * X's row). */
 typedef void (*mb_cpu_simd_rows_fn)(const mb_cpu_norm_args_t *a, void *y,
                                     const void *x, int64_t r0, int64_t r1,
                                     float *buf);
