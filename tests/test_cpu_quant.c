@@ -338,6 +338,12 @@ static void test_quantize_bitexact(void **state) {
                             "group:96", 0,    0.0,           0};
     const qcase_t percol = {9,     1153, MB_DTYPE_F32, k_qdt[qi],
                             "col", 0,    0.0,          SPECIALS};
+    /* A transposed Q of 96 rows of 80: whole 32 x 64 tiles, then 16
+     * columns; its rows start off a cache line (the streamed stores' plain
+     * head and tail). */
+    const qcase_t offline = {
+        80, 96, MB_DTYPE_BF16, k_qdt[qi], "row", MB_PARAM_TRANSPOSE, 0.0, 0};
+    check_quantize(fx, &offline);
     check_quantize(fx, &pieces);
     check_quantize(fx, &percol);
     check_quantize(fx, &zero);

@@ -10,21 +10,21 @@
  * each folding its partial block maxima into a shared grid with an atomic
  * max (max is exact and order-free, so the result is the reference's bit
  * for bit), and pass 2 runs after a barrier. A transposed Q is written in
- * tiles: 32 rows of Q (one cache line of X's row) by 128 columns are
- * gathered through a small buffer, so both X and Q are walked in lines.
+ * tiles of 32 rows (a cache line of a bf16 row of X) by 64 columns, each
+ * thread walking X's rows along their length (quant_transposed).
  *
  * i4 and e2m1 pack two elements per byte, so two threads must never write
- * halves of
- * one byte: with an odd row length they own row pairs (a pair starts on a
- * byte), and a transposed Q is split by whole row bands of even height. */
+ * halves of one byte: with an odd row length they own row pairs (a pair
+ * starts on a byte), and a transposed Q is split by whole bands of 32 rows. */
 #include "cpu_quant.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_simd_elt.h"
 #include "mb_cvt.h"
 
-enum { CHUNK = 1024, BAND = 32, TILE = 128 };
+enum { CHUNK = 1024, QT = 32, PANEL = 64 };
 
 static int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
@@ -173,41 +173,83 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
   }
 }
 
-/* Rows [r0, r0 + BAND) of a transposed Q: X's columns, read a line of X's
- * row at a time and turned through tile[][] (16 KiB, in L1). */
-static void quant_band(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+/* Rows [r0, r0 + QT) by columns [c0, c0 + w) of a transposed Q, turned
+ * through tile[][] in L1. Each piece of X's row (QT elements: a whole
+ * cache line or two) is read once: X's rows lie a power of two apart, so
+ * the 16 lines of a 16 x 16 block share an L1 set, and a line read half
+ * at a time was evicted before its second half was wanted. A vector tile
+ * copies its 16 pieces to lines[][] first (consecutive, so in different
+ * sets) and turns them from there. */
+static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                        const mb_cpu_qrow_t *qo, const void *x, void *out,
-                       const scale_view_t *v, int64_t r0) {
-  float tile[BAND][TILE], line[BAND];
-  const int64_t h = min64(BAND, q->rows - r0);
-  for (int64_t c0 = 0; c0 < q->cols; c0 += TILE) {
-    const int64_t w = min64(TILE, q->cols - c0);
-    if (q->vx && h == BAND && w % 16 == 0) { /* 16 x 16 in registers */
-      for (int64_t r = 0; r < BAND; r += 16)
-        for (int64_t c = 0; c < w; c += 16)
-          q->vx->tile16(&tile[r][c], TILE, x,
-                        (size_t)((c0 + c) * q->rows + r0 + r), (size_t)q->rows);
-    } else {
-      for (int64_t c = 0; c < w; ++c) { /* X row c0 + c has rows cols of Q */
-        xo->load(line, x, (size_t)((c0 + c) * q->rows + r0), (size_t)h);
-        for (int64_t r = 0; r < h; ++r) tile[r][c] = line[r];
-      }
+                       const scale_view_t *v, int64_t r0, int64_t c0,
+                       int64_t w) {
+  float tile[QT][PANEL], line[QT];
+  const int64_t h = min64(QT, q->rows - r0);
+  if (q->vx && h == QT && w % 16 == 0) {              /* 16 x 16 in registers */
+    const size_t es = q->xdt == MB_DTYPE_F32 ? 4 : 2; /* f32, bf16, f16 */
+    unsigned char lines[16][QT * 4];
+    for (int64_t c = 0; c < w; c += 16) {
+      const unsigned char *xr =
+          (const unsigned char *)x + (size_t)((c0 + c) * q->rows + r0) * es;
+      for (int64_t j = 0; j < 16; ++j, xr += (size_t)q->rows * es)
+        if (es == 2) /* constant sizes: moves, not a call or rep movs */
+          memcpy(lines[j], xr, QT * 2);
+        else
+          memcpy(lines[j], xr, QT * 4);
+      for (int64_t r = 0; r < QT; r += 16)
+        q->vx->tile16(&tile[r][c], PANEL, lines, (size_t)r,
+                      sizeof lines[0] / es);
     }
-    for (int64_t r = 0; r < h; ++r) {
-      const size_t e0 = (size_t)((r0 + r) * q->cols + c0);
-      const float *sr = srow(v, r0 + r);
-      if (!use_vec(q->vt, v->bn)) {
-        quant_span(qo, out, e0, tile[r], sr, c0, w, v->bn);
-        continue;
-      }
+  } else {
+    for (int64_t c = 0; c < w; ++c) { /* X row c0 + c has rows cols of Q */
+      xo->load(line, x, (size_t)((c0 + c) * q->rows + r0), (size_t)h);
+      for (int64_t r = 0; r < h; ++r) tile[r][c] = line[r];
+    }
+  }
+  /* With q->lines, each row's codes go to qbuf and then to Q in whole
+   * lines with non-temporal stores: a row of Q takes PANEL bytes from each
+   * tile, rows a whole row of Q apart, and plain stores read every such
+   * line from memory first (write-allocate); in the stand-alone loop that
+   * was half the time of the whole. */
+  unsigned char qbuf[QT][PANEL];
+  for (int64_t r = 0; r < h; ++r) {
+    const size_t eq = (size_t)((r0 + r) * q->cols + c0);
+    void *dst = q->lines ? (void *)qbuf[r] : out;
+    const size_t e0 = q->lines ? 0 : eq;
+    const float *sr = srow(v, r0 + r);
+    if (!use_vec(q->vt, v->bn)) {
+      quant_span(qo, dst, e0, tile[r], sr, c0, w, v->bn);
+    } else {
       for (int64_t c = c0; c < c0 + w;) {
         const int64_t bj = c / v->bn, end = min64((bj + 1) * v->bn, c0 + w);
-        q->vt->quant1(out, e0 + (size_t)(c - c0), tile[r], (size_t)(c - c0),
+        q->vt->quant1(dst, e0 + (size_t)(c - c0), tile[r], (size_t)(c - c0),
                       sr[bj], (size_t)(end - c));
         c = end;
       }
     }
+    if (q->lines) q->lines((unsigned char *)out + eq, qbuf[r], (size_t)w);
   }
+}
+
+/* A transposed Q, inside a parallel region: each thread owns a contiguous
+ * run of QT-row bands of Q (X's columns; QT is even, so no byte of i4
+ * pairs is shared) and walks X in panels of PANEL rows, each row read
+ * along its length: PANEL sequential streams the hardware prefetcher
+ * follows (128 were too many on the Xeon VM). Walking down X's columns
+ * instead (a line from every row, 16 KiB apart at 8192 bf16 columns) left
+ * every line to a demand miss: in a stand-alone loop over 8192^2 bf16 the
+ * reads and turns alone took 3x as long. */
+static void quant_transposed(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
+                             const mb_cpu_qrow_t *qo, const void *x, void *out,
+                             const scale_view_t *v) {
+  const int64_t nb = (q->rows + QT - 1) / QT;
+  const int64_t nt = mb__cpu_team_size(), t = mb__cpu_thread_id();
+  const int64_t b0 = nb * t / nt, b1 = nb * (t + 1) / nt;
+  for (int64_t c0 = 0; c0 < q->cols; c0 += PANEL)
+    for (int64_t b = b0; b < b1; ++b)
+      quant_tile(q, xo, qo, x, out, v, b * QT, c0, min64(PANEL, q->cols - c0));
+  if (q->lines) mb__cpu_simd_sfence(); /* before another thread reads Q */
 }
 
 /* Pass 2 (and the whole of static quantization), inside a parallel region. */
@@ -215,9 +257,7 @@ static void quant_all(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                       const mb_cpu_qrow_t *qo, const void *x, void *out,
                       const scale_view_t *v) {
   if (q->transpose) {
-#pragma omp for schedule(static)
-    for (int64_t r0 = 0; r0 < q->rows; r0 += BAND)
-      quant_band(q, xo, qo, x, out, v, r0);
+    quant_transposed(q, xo, qo, x, out, v);
     return;
   }
   const int64_t unit = mb__cpu_is_nibble(q->qdt) && (q->cols & 1) ? 2 : 1;
@@ -392,6 +432,9 @@ mb_status_t mb__cpu_quant_init(mb_cpu_state_t *st, mb_cpu_quant_t *q,
       .vx = mb__cpu_qvec(xdt, qdt),
       .vt = mb__cpu_qvec(MB_DTYPE_F32, qdt),
   };
+  /* One byte a code (not nibble pairs): a row's codes are whole bytes. */
+  if (transpose && !mb__cpu_is_nibble(qdt))
+    q->lines = mb__cpu_simd_stream_lines();
   if (q->static_scale > 0.0f) return MB_OK;
   q->fused = !transpose && q->gr >= 2 * (int64_t)st->threads;
   /* Block maxima per thread: Q's block columns (fused), or X's (two-pass);

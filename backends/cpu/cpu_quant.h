@@ -134,6 +134,9 @@ typedef struct mb_cpu_quant {
   int64_t bm, bn;     /* block of Q (resolved scaling) */
   int64_t gr, gc;     /* scale grid */
   int transpose;
+  /* A transposed Q of byte codes with AVX-512: its rows' pieces are written
+   * with non-temporal stores (mb__cpu_simd_stream_lines); else NULL. */
+  void (*lines)(void *dst, const void *src, size_t bytes);
   float static_scale; /* > 0: static, else dynamic absmax */
   int mx_emax;        /* e8m0 scales: emax_elem (MX rule); 0: f32 scales */
   float *grid32;      /* e8m0 scales: the grid in f32 before it is stored;

@@ -324,8 +324,9 @@ mb_cpu_simd_bin_fn mb__cpu_simd_add_isa(mb_dtype_t in, mb_dtype_t out,
   return k < 0 ? NULL : fns[k];
 }
 
-/* 4 lines per step, loads unaligned, stores aligned and non-temporal. */
-static MB_AVX512 void stream_copy(void *dst, const void *src, size_t bytes) {
+/* 4 lines per step, loads unaligned, stores aligned and non-temporal; no
+ * fence (stream_copy's, or the caller's mb__cpu_simd_sfence). */
+static MB_AVX512 void stream_lines(void *dst, const void *src, size_t bytes) {
   char *d = dst;
   const char *s = src;
   const size_t mis = (uintptr_t)d % 64;
@@ -345,12 +346,24 @@ static MB_AVX512 void stream_copy(void *dst, const void *src, size_t bytes) {
   }
   for (; i + 64 <= bytes; i += 64)
     _mm512_stream_si512((void *)(d + i), _mm512_loadu_si512(s + i));
-  _mm_sfence();
   memcpy(d + i, s + i, bytes - i);
+}
+
+static MB_AVX512 void stream_copy(void *dst, const void *src, size_t bytes) {
+  stream_lines(dst, src, bytes);
+  _mm_sfence();
 }
 
 mb_cpu_simd_copy_fn mb__cpu_simd_stream_copy(void) {
   return simd_index(MB_DTYPE_F32, MB_DTYPE_F32, 0) < 0 ? NULL : stream_copy;
+}
+
+mb_cpu_simd_copy_fn mb__cpu_simd_stream_lines(void) {
+  return simd_index(MB_DTYPE_F32, MB_DTYPE_F32, 0) < 0 ? NULL : stream_lines;
+}
+
+void mb__cpu_simd_sfence(void) {
+  _mm_sfence();
 }
 
 #else /* not x86-64: the portable kernels only */
@@ -358,6 +371,12 @@ mb_cpu_simd_copy_fn mb__cpu_simd_stream_copy(void) {
 mb_cpu_simd_copy_fn mb__cpu_simd_stream_copy(void) {
   return NULL;
 }
+
+mb_cpu_simd_copy_fn mb__cpu_simd_stream_lines(void) {
+  return NULL;
+}
+
+void mb__cpu_simd_sfence(void) {}
 mb_cpu_simd_un_fn mb__cpu_simd_activation_isa(mb_activation_t act,
                                               mb_dtype_t in, mb_dtype_t out,
                                               int bf16_hw) {
