@@ -174,12 +174,9 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
 }
 
 /* Rows [r0, r0 + QT) by columns [c0, c0 + w) of a transposed Q, turned
- * through tile[][] in L1. Each piece of X's row (QT elements: a whole
- * cache line or two) is read once: X's rows lie a power of two apart, so
- * the 16 lines of a 16 x 16 block share an L1 set, and a line read half
- * at a time was evicted before its second half was wanted. A vector tile
- * copies its 16 pieces to lines[][] first (consecutive, so in different
- * sets) and turns them from there. */
+ * through tile[][] in L1. Each piece of X's row (QT elements, a line or
+ * two) is read once, into lines[][]: rows a power of two apart share an
+ * L1 set, and a line read half at a time was gone before its second half. */
 static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                        const mb_cpu_qrow_t *qo, const void *x, void *out,
                        const scale_view_t *v, int64_t r0, int64_t c0,
@@ -207,11 +204,9 @@ static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       for (int64_t r = 0; r < h; ++r) tile[r][c] = line[r];
     }
   }
-  /* With q->lines, each row's codes go to qbuf and then to Q in whole
-   * lines with non-temporal stores: a row of Q takes PANEL bytes from each
-   * tile, rows a whole row of Q apart, and plain stores read every such
-   * line from memory first (write-allocate); in the stand-alone loop that
-   * was half the time of the whole. */
+  /* With q->lines, codes go to qbuf, then to Q in whole lines with
+   * non-temporal stores: plain stores of PANEL bytes a row read each line
+   * from memory first (in a stand-alone loop, half the time of the whole). */
   unsigned char qbuf[QT][PANEL];
   for (int64_t r = 0; r < h; ++r) {
     const size_t eq = (size_t)((r0 + r) * q->cols + c0);

@@ -377,6 +377,7 @@ mb_cpu_simd_copy_fn mb__cpu_simd_stream_lines(void) {
 }
 
 void mb__cpu_simd_sfence(void) {}
+
 mb_cpu_simd_un_fn mb__cpu_simd_activation_isa(mb_activation_t act,
                                               mb_dtype_t in, mb_dtype_t out,
                                               int bf16_hw) {
