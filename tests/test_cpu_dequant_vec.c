@@ -32,18 +32,11 @@ static const mb_dtype_t k_out[] = {MB_DTYPE_F32, MB_DTYPE_BF16, MB_DTYPE_F16};
 
 enum { CAP = 4096, OFF = 37, GUARD = 64 };
 
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 /* CAP elements' bytes: each of the 256 patterns as often as the next. */
 static void make_codes(uint8_t *q, uint64_t seed) {
   for (size_t i = 0; i < CAP; ++i) q[i] = (uint8_t)i;
   for (size_t i = 0; i < CAP; ++i) {
-    const size_t j = (size_t)(splitmix64(&seed) % CAP);
+    const size_t j = (size_t)(test_splitmix64(&seed) % CAP);
     const uint8_t t = q[i];
     q[i] = q[j], q[j] = t;
   }
@@ -149,7 +142,7 @@ static void test_spans(void **state) {
   make_codes(q, 7);
   uint64_t seed = 3;
   for (size_t j = 0; j < CAP + OFF; ++j) { /* the specials, and any pattern */
-    const uint64_t r = splitmix64(&seed);
+    const uint64_t r = test_splitmix64(&seed);
     sv[j] = r & 1 ? k_scales[(r >> 1) % NSCALES]
                   : mb__cvt_float((uint32_t)(r >> 32));
   }
@@ -173,8 +166,8 @@ static void test_matrix(void **state) {
   uint8_t *y = malloc(ROWS * COLS * 4), *w = malloc(ROWS * COLS * 4);
   uint64_t seed = 5;
   for (size_t i = 0; i < ROWS * COLS; ++i) {
-    q[i] = (uint8_t)splitmix64(&seed);
-    grid[i] = k_scales[splitmix64(&seed) % NSCALES];
+    q[i] = (uint8_t)test_splitmix64(&seed);
+    grid[i] = k_scales[test_splitmix64(&seed) % NSCALES];
   }
   for (size_t i = 0; i < sizeof k_in / sizeof k_in[0]; ++i)
     for (size_t o = 0; o < sizeof k_out / sizeof k_out[0]; ++o)

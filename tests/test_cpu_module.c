@@ -23,6 +23,7 @@
 
 #include "microbench.h"
 #include "microbench/sys/backend.h"
+#include "test_util.h"
 
 /* ---- the host table ------------------------------------------------------ */
 
@@ -117,16 +118,9 @@ static int group_teardown(void **state) {
 
 /* ---- data ---------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 /* Uniform in [-1, 1). */
 static float uniform(uint64_t *s) {
-  return (float)((double)(splitmix64(s) >> 11) * 0x1p-52 - 1.0);
+  return (float)((double)(test_splitmix64(s) >> 11) * 0x1p-52 - 1.0);
 }
 
 /* A device buffer of `count` elements of `dtype` and the exact values it

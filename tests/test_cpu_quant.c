@@ -85,17 +85,10 @@ static int teardown(void **state) {
   return 0;
 }
 
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 /* Roughly normal (sum of uniforms), with a spread of magnitudes. */
 static float gauss(uint64_t *s) {
   double u = 0;
-  for (int i = 0; i < 4; i++) u += (double)(splitmix64(s) >> 11) * 0x1p-53;
+  for (int i = 0; i < 4; i++) u += (double)(test_splitmix64(s) >> 11) * 0x1p-53;
   return (float)((u - 2.0) * 1.7);
 }
 
@@ -119,7 +112,8 @@ static void test_converters(void **state) {
   for (uint32_t hi = 0; hi < (1u << 20); ++hi)
     for (size_t l = 0; l <= 6; ++l) {
       const uint32_t u =
-          hi << 12 | (l < 6 ? lows[l] : (uint32_t)splitmix64(&rng) & 0xFFFu);
+          hi << 12 |
+          (l < 6 ? lows[l] : (uint32_t)test_splitmix64(&rng) & 0xFFFu);
       const float x = mb__cvt_float(u);
       const uint8_t got[4] = {mb__cvt_f32_to_e4m3(x), mb__cvt_f32_to_e5m2(x),
                               (uint8_t)mb__cvt_f32_to_i8(x),
@@ -433,20 +427,20 @@ static void check_dequantize(fixture_t *fx, mb_dtype_t qdt, mb_dtype_t out,
   float *g = dev_alloc(fx, (size_t)(gr * gc) * 4, 0);
   uint8_t *want = calloc(1, obytes);
   uint64_t rng = (uint64_t)m * 131 + qdt;
-  for (size_t i = 0; i < qbytes; ++i) q[i] = (uint8_t)splitmix64(&rng);
+  for (size_t i = 0; i < qbytes; ++i) q[i] = (uint8_t)test_splitmix64(&rng);
   for (int64_t i = 0; i < gr * gc; ++i) g[i] = fabsf(gauss(&rng)) + 1e-3f;
   uint8_t *e8 = NULL;
   if (sdt == MB_DTYPE_E8M0) { /* every byte but NaN: 2^-127 .. 2^127 */
     e8 = dev_alloc(fx, (size_t)(gr * gc), 0);
     for (int64_t i = 0; i < gr * gc; ++i) {
-      e8[i] = (uint8_t)(splitmix64(&rng) % 255);
+      e8[i] = (uint8_t)(test_splitmix64(&rng) % 255);
       g[i] = (float)mb__load(e8, MB_DTYPE_E8M0, (size_t)i);
     }
   }
   if (sdt == MB_DTYPE_F8E4M3) { /* NVFP4: every positive e4m3, times S */
     e8 = dev_alloc(fx, (size_t)(gr * gc), 0);
     for (int64_t i = 0; i < gr * gc; ++i) {
-      e8[i] = (uint8_t)(splitmix64(&rng) % 127);
+      e8[i] = (uint8_t)(test_splitmix64(&rng) % 127);
       g[i] = (float)mb__load(e8, MB_DTYPE_F8E4M3, (size_t)i) * (float)p.scale;
     }
   }

@@ -30,13 +30,6 @@ static const mb_dtype_t k_xdt[] = {MB_DTYPE_BF16, MB_DTYPE_F16, MB_DTYPE_F32};
 static const mb_dtype_t k_qdt[] = {MB_DTYPE_F8E4M3, MB_DTYPE_F8E5M2,
                                    MB_DTYPE_I8, MB_DTYPE_I4};
 
-static uint64_t splitmix64(uint64_t *s) {
-  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
 /* The f32 values at which the code of qdt changes, with v the code's value:
  * midpoints of neighbouring codes (exact in f32: a few more bits than the
  * format), and for i8 and i4 the half-integers. Appends to out, returns the
@@ -83,13 +76,13 @@ static size_t make_x(mb_dtype_t xdt, mb_dtype_t qdt, float s, void *x,
   for (size_t i = 0; i < sizeof sp / sizeof sp[0] && n < cap; ++i)
     f[n++] = sp[i];
   while (n < cap) { /* random sign, exponent and significand */
-    const uint64_t r = splitmix64(&seed);
+    const uint64_t r = test_splitmix64(&seed);
     f[n++] = mb__cvt_float((uint32_t)r & 0xFFFFFFFFu);
     if (n < cap)
       f[n++] = ldexpf((float)(r >> 40) * 0x1p-24f, (int)(r >> 32 & 63) - 40);
   }
   for (size_t i = 0; i < n; ++i) { /* shuffle, so every lane sees each */
-    const size_t j = (size_t)(splitmix64(&seed) % n);
+    const size_t j = (size_t)(test_splitmix64(&seed) % n);
     const float t = f[i];
     f[i] = f[j], f[j] = t;
   }
@@ -181,10 +174,11 @@ static void test_amax(void **state) {
         for (int keep = 0; keep < 2; ++keep) {
           const size_t e0 = len % 13;
           for (size_t i = 0; i < e0 + len; ++i)
-            f[i] = ldexpf((float)(splitmix64(&seed) >> 40) * 0x1p-24f - 0.5f,
-                          (int)(i % 9) - 4);
+            f[i] =
+                ldexpf((float)(test_splitmix64(&seed) >> 40) * 0x1p-24f - 0.5f,
+                       (int)(i % 9) - 4);
           if (k < sizeof big / sizeof big[0])
-            f[e0 + (size_t)(splitmix64(&seed) % len)] = big[k];
+            f[e0 + (size_t)(test_splitmix64(&seed) % len)] = big[k];
           mb_convert(x, k_xdt[xi], f, MB_DTYPE_F32, e0 + len, 0);
           const mb_cpu_qvec_t *v = mb__cpu_qvec(k_xdt[xi], MB_DTYPE_I8);
           mb__cpu_qrow(k_xdt[xi])->load(buf, x, e0, len);
@@ -199,7 +193,7 @@ static void test_amax(void **state) {
           /* per element, into running maxima (of another row) */
           uint32_t mv[300], mp[300];
           for (size_t i = 0; i < len; ++i)
-            mv[i] = mp[i] = (uint32_t)splitmix64(&seed) & 0x7F800000u;
+            mv[i] = mp[i] = (uint32_t)test_splitmix64(&seed) & 0x7F800000u;
           v->amaxv(mv, x, e0, len, keep);
           mb__cpu_amax_bits_v(mp, buf, len, keep);
           if (memcmp(mv, mp, len * sizeof mv[0]) != 0)
@@ -219,7 +213,7 @@ static void test_tile(void **state) {
   void *x = malloc(sizeof f);
   uint64_t seed = 11;
   for (size_t i = 0; i < sizeof f / sizeof f[0]; ++i)
-    f[i] = mb__cvt_float((uint32_t)splitmix64(&seed));
+    f[i] = mb__cvt_float((uint32_t)test_splitmix64(&seed));
   for (size_t xi = 0; xi < 3; ++xi) {
     const size_t n = sizeof f / sizeof f[0];
     mb_convert(x, k_xdt[xi], f, MB_DTYPE_F32, n, 0);

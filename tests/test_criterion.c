@@ -14,11 +14,8 @@ typedef struct stream {
   double a, b; /* the generator's parameters */
 } stream_t;
 
-static uint64_t rng_next(stream_t *s) { /* splitmix64 */
-  uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+static uint64_t rng_next(stream_t *s) {
+  return test_splitmix64(&s->rng);
 }
 
 static double rng_uniform(stream_t *s) { /* (0, 1] */

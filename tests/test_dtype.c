@@ -17,13 +17,7 @@
 #include "dtype_internal.h"
 #include "rng.h"
 #include "microbench/dtype.h"
-
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
+#include "test_util.h"
 
 static uint32_t bits_of(float x) {
   uint32_t u;
@@ -40,7 +34,7 @@ static float float_of(uint32_t u) {
 /* Random f32: half uniform bit patterns (mostly huge or tiny values), half
  * with exponents in [lo, hi] where the narrow formats actually live. */
 static float random_f32(uint64_t *rng, int lo, int hi) {
-  uint64_t r = splitmix64(rng);
+  uint64_t r = test_splitmix64(rng);
   if (r & 1) return float_of((uint32_t)(r >> 32));
   int e = lo + (int)((r >> 1) % (uint64_t)(hi - lo + 1));
   float m = 1.0f + (float)((r >> 32) & 0x7FFFFF) * 0x1p-23f;
@@ -569,7 +563,7 @@ static void test_no_double_rounding(void **state) {
   /* mb__round to f32 is (float)v; saturation clamps. */
   uint64_t rng = 5;
   for (int k = 0; k < 200000; k++) {
-    uint64_t r = splitmix64(&rng);
+    uint64_t r = test_splitmix64(&rng);
     double v;
     memcpy(&v, &r, sizeof v);
     if (isnan(v)) continue;

@@ -11,6 +11,7 @@
 
 #include "measure/criterion.h"
 #include "measure/stats.h"
+#include "test_util.h"
 
 #define EPS 1e-12
 
@@ -179,10 +180,7 @@ typedef struct rng {
 } rng_t;
 
 static uint64_t rng_next(rng_t *r) {
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return test_splitmix64(&r->s);
 }
 
 static double rng_uniform(rng_t *r) { /* (0, 1] */

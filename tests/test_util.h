@@ -14,6 +14,15 @@
 
 #include <microbench.h>
 
+/* splitmix64: the tests' one pseudo-random stream, the same on every
+ * platform and libc (state in *s). */
+static inline uint64_t test_splitmix64(uint64_t *s) {
+  uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
 /* A directory the build put fixtures or modules in (from ctest's env). */
 static inline const char *test_env_dir(const char *var) {
   const char *v = getenv(var);
