@@ -241,6 +241,21 @@ static void print_peak(mb_device_t *dev, mb_dtype_t dt) {
   if (pf > 0) printf(" %s %.1f GFLOP/s", mb_dtype_name(dt), pf / 1e9);
 }
 
+/* The cache levels the backend knows (0 is unknown: a GPU's L2 is its last
+ * level, and it has no per-unit L2 to give). */
+static void print_caches(const mb_device_info_t *d) {
+  static const char *const k_level[3] = {"L1d", "L2", "last level"};
+  const char *sep = ": ";
+  printf("\n    caches");
+  for (int i = 0; i < 3; i++)
+    if (d->cache_bytes[i]) {
+      printf("%s%s %llu KiB", sep, k_level[i],
+             (unsigned long long)d->cache_bytes[i] >> 10);
+      sep = ", ";
+    }
+  printf("%s\n", *sep == ':' ? ": unknown" : "");
+}
+
 static int list_devices(mb_context_t *ctx, const cli_opts_t *o,
                         const char *name) {
   (void)o, (void)name;
@@ -255,10 +270,7 @@ static int list_devices(mb_context_t *ctx, const cli_opts_t *o,
            d.kind == MB_DEVICE_GPU ? "gpu" : "cpu", d.compute_units,
            (double)d.memory_bytes / (1u << 30));
     if (d.clock_hz > 0) printf(", clock %.2f GHz", d.clock_hz / 1e9);
-    printf("\n    caches: L1d %llu KiB, L2 %llu KiB, last level %llu KiB\n",
-           (unsigned long long)d.cache_bytes[0] >> 10,
-           (unsigned long long)d.cache_bytes[1] >> 10,
-           (unsigned long long)d.cache_bytes[2] >> 10);
+    print_caches(&d);
     printf("    peak:");
     print_peak(dev, MB_DTYPE_F32);
     print_peak(dev, MB_DTYPE_BF16);

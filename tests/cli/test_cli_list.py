@@ -168,5 +168,20 @@ class Names(unittest.TestCase):
                       "models, dtypes", p.stderr)
 
 
+class Devices(unittest.TestCase):
+    @unittest.skipUnless(FIXTURES, "MB_TEST_FIXTURE_DIR not set")
+    def test_caches_only_the_levels_known(self):
+        # A GPU's L2 is its last level: no per-unit L2 to print as 0 KiB.
+        env = {"MB_BACKEND_PATH": os.path.join(FIXTURES, "gpuemu")}
+        p = mbench("list", "devices", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        caches = re.findall(r"(?m)^    caches: (.*)$", p.stdout)
+        self.assertEqual(len(caches), 2, p.stdout)  # gpuemu:0, cpu:0
+        gpu, cpu = caches
+        self.assertRegex(gpu, r"^last level \d+ KiB$")
+        self.assertRegex(cpu, r"^L1d \d+ KiB, L2 \d+ KiB, last level \d+ KiB$")
+        self.assertNotIn(" 0 KiB", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -290,7 +290,7 @@ def timer_lines(dev):
         return ["- the results name no device of this backend"]
     t, fc = dev.get("timer") or {}, dev.get("flush_check") or {}
     out = [f"- device: {dev.get('name')} ({dev.get('compute_units')} compute units, "
-           f"L2 {(dev.get('cache_bytes') or {}).get('l2', 0) / 2**20:.1f} MiB, "
+           f"last-level cache {(dev.get('cache_bytes') or {}).get('llc', 0) / 2**20:.1f} MiB, "
            f"memory bandwidth {(dev.get('mem_bw_bytes_per_s') or 0) / 1e9:.0f} GB/s; "
            f"peaks: {dev.get('peak_source') or 'unknown'})",
            f"- timer: resolution {fmt_ns(t.get('resolution_ns'))}, per-sample "
