@@ -69,6 +69,7 @@ typedef struct fixture {
   const mb_backend_vtable_t *vt;
   mb_host_api_t host;
   void *state;
+  cpu_set_t before; /* this thread's binding before init */
 } fixture_t;
 
 static int group_setup(void **state) {
@@ -97,6 +98,12 @@ static int group_setup(void **state) {
   }
   memcpy(&fx->entry, &sym, sizeof sym);
   fx->host = make_host();
+  if (sched_getaffinity(0, sizeof fx->before, &fx->before) != 0) {
+    fprintf(stderr, "sched_getaffinity failed\n");
+    dlclose(fx->dl);
+    free(fx);
+    return -1;
+  }
   fx->vt = fx->entry(&fx->host);
   if (!fx->vt || fx->vt->init(&fx->host, &fx->state) != MB_OK) {
     fprintf(stderr, "cpu module: %s\n", g_last_error);
@@ -621,6 +628,13 @@ static mb_status_t failing_run(void *kstate, const mb_kernel_call_t *call) {
   return MB_ERR_BACKEND;
 }
 
+/* Records where the timed batch runs this thread (kstate: a cpu_set_t). */
+static mb_status_t binding_run(void *kstate, const mb_kernel_call_t *call) {
+  (void)call;
+  return sched_getaffinity(0, sizeof(cpu_set_t), kstate) == 0 ? MB_OK
+                                                              : MB_ERR_BACKEND;
+}
+
 static const mb_backend_kernel_t *find_kernel(const fixture_t *fx,
                                               const char *op, const char *name,
                                               mb_dtype_t dtype) {
@@ -630,48 +644,6 @@ static const mb_backend_kernel_t *find_kernel(const fixture_t *fx,
       return k;
   }
   return NULL;
-}
-
-static void test_time_batch(void **state) {
-  fixture_t *fx = *state;
-  const mb_backend_kernel_t *k = find_kernel(fx, "add", "c", MB_DTYPE_F32);
-  assert_non_null(k);
-  mb_op_params_t p = params_for(k);
-  p.ndim = 2;
-  p.shape[0] = 256;
-  p.shape[1] = 256;
-  operand_t in[2], z;
-  uint64_t rng = 3;
-  operand_init(fx, &in[0], MB_DTYPE_F32, 256 * 256);
-  operand_init(fx, &in[1], MB_DTYPE_F32, 256 * 256);
-  operand_init(fx, &z, MB_DTYPE_F32, 256 * 256);
-  operand_fill(fx, &in[0], &rng, 0);
-  operand_fill(fx, &in[1], &rng, 0);
-  void *ins[2] = {in[0].dev, in[1].dev}, *outs[1] = {z.dev};
-  const mb_kernel_call_t call = {sizeof call, &p, ins, 2, outs, 1, 0, 0u};
-  void *ks = NULL;
-  assert_int_equal(k->prepare(fx->state, &call, &ks), MB_OK);
-  /* The fastest of a few single runs: on a busy machine any one of them
-   * may be preempted for longer than 50 runs take, which says nothing
-   * about the timer (a preempted batch only makes `many` larger). */
-  double one = INFINITY, many = 0.0;
-  for (int i = 0; i < 5; i++) {
-    double t = 0.0;
-    assert_int_equal(fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &t),
-                     MB_OK);
-    assert_true(t > 0.0);
-    if (t < one) one = t;
-  }
-  assert_int_equal(
-      fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 50, &many), MB_OK);
-  assert_true(many > one);
-  assert_int_equal(
-      fx->vt->time_batch(fx->state, 0, failing_run, ks, &call, 3, &one),
-      MB_ERR_BACKEND);
-  k->release(ks);
-  operand_fini(fx, &in[0]);
-  operand_fini(fx, &in[1]);
-  operand_fini(fx, &z);
 }
 
 static void test_flush_cache(void **state) {
@@ -776,6 +748,67 @@ static int key_ok(const char *k) {
 
 enum { max_cpus = 4096 };
 
+static void test_time_batch(void **state) {
+  fixture_t *fx = *state;
+  const mb_backend_kernel_t *k = find_kernel(fx, "add", "c", MB_DTYPE_F32);
+  assert_non_null(k);
+  mb_op_params_t p = params_for(k);
+  p.ndim = 2;
+  p.shape[0] = 256;
+  p.shape[1] = 256;
+  operand_t in[2], z;
+  uint64_t rng = 3;
+  operand_init(fx, &in[0], MB_DTYPE_F32, 256 * 256);
+  operand_init(fx, &in[1], MB_DTYPE_F32, 256 * 256);
+  operand_init(fx, &z, MB_DTYPE_F32, 256 * 256);
+  operand_fill(fx, &in[0], &rng, 0);
+  operand_fill(fx, &in[1], &rng, 0);
+  void *ins[2] = {in[0].dev, in[1].dev}, *outs[1] = {z.dev};
+  const mb_kernel_call_t call = {sizeof call, &p, ins, 2, outs, 1, 0, 0u};
+  void *ks = NULL;
+  assert_int_equal(k->prepare(fx->state, &call, &ks), MB_OK);
+  /* The fastest of a few single runs: on a busy machine any one of them
+   * may be preempted for longer than 50 runs take, which says nothing
+   * about the timer (a preempted batch only makes `many` larger). */
+  double one = INFINITY, many = 0.0;
+  for (int i = 0; i < 5; i++) {
+    double t = 0.0;
+    assert_int_equal(fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 1, &t),
+                     MB_OK);
+    assert_true(t > 0.0);
+    if (t < one) one = t;
+  }
+  assert_int_equal(
+      fx->vt->time_batch(fx->state, 0, k->run, ks, &call, 50, &many), MB_OK);
+  assert_true(many > one);
+  assert_int_equal(
+      fx->vt->time_batch(fx->state, 0, failing_run, ks, &call, 3, &one),
+      MB_ERR_BACKEND);
+  /* The batch runs on thread 0's core (one PU of it, with OpenMP); before
+   * and after, this thread has its own binding, a failed batch too. */
+  cpu_set_t during, after;
+  assert_int_equal(
+      fx->vt->time_batch(fx->state, 0, binding_run, &during, &call, 1, &one),
+      MB_OK);
+  assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+  assert_true(CPU_EQUAL(&after, &fx->before));
+  uint32_t n;
+  mb_kernel_note_t *f = facts_of(fx, fx->state, &n);
+  static int pu[max_cpus], core[max_cpus];
+  const int team =
+      parse_binding(text_fact(f, n, "binding"), pu, core, max_cpus);
+  free(f);
+  assert_true(team >= 1);
+  if (pu[0] >= 0)
+    assert_true(CPU_COUNT(&during) == 1 && CPU_ISSET(pu[0], &during));
+  else /* a module without OpenMP pins nothing */
+    assert_true(CPU_EQUAL(&during, &fx->before));
+  k->release(ks);
+  operand_fini(fx, &in[0]);
+  operand_fini(fx, &in[1]);
+  operand_fini(fx, &z);
+}
+
 static void test_environment(void **state) {
   fixture_t *fx = *state;
   uint32_t n;
@@ -854,12 +887,12 @@ static void test_environment(void **state) {
       assert_int_not_equal(core[i], core[j]);
     }
   }
-  if (pu[0] >= 0) {
-    cpu_set_t mine;
-    assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
-    assert_int_equal(CPU_COUNT(&mine), 1);
-    assert_true(CPU_ISSET(pu[0], &mine));
-  }
+  /* Between calls this thread has its own binding back (thread 0 is
+   * pinned again inside time_batch: test_time_batch): the threads the
+   * library starts to fill operands and check results inherit it. */
+  cpu_set_t mine;
+  assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
+  assert_true(CPU_EQUAL(&mine, &fx->before));
 
   /* OpenMP placement variables appear exactly when set. */
   static const char *const vars[][2] = {{"omp_places", "OMP_PLACES"},

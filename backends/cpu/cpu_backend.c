@@ -74,6 +74,7 @@ static mb_status_t cpu_init(const mb_host_api_t *host, void **state) {
              "%.1f GFLOP/s (%s)",
              st->name, st->cores, st->threads, 1e-9 * st->peak[MB_DTYPE_F32],
              1e-9 * st->peak[MB_DTYPE_BF16], st->peak_source);
+  mb__cpu_release_master(st);
   *state = st;
   return MB_OK;
 }
@@ -177,8 +178,10 @@ static mb_status_t cpu_sync(void *state, uint32_t dev) {
 static mb_status_t cpu_flush_cache_with(void *state, uint32_t dev,
                                         mb_flush_t how) {
   mb_cpu_state_t *st = state;
-  const mb_status_t status = check_device(st, dev);
-  return status != MB_OK ? status : mb__cpu_flush(st, how);
+  mb_status_t status = check_device(st, dev);
+  if (status == MB_OK) status = mb__cpu_flush(st, how);
+  mb__cpu_release_master(st);
+  return status;
 }
 
 static mb_status_t cpu_flush_cache(void *state, uint32_t dev) {
@@ -192,18 +195,18 @@ static mb_status_t cpu_time_batch(void *state, uint32_t dev,
                                   const mb_kernel_call_t *call, uint32_t batch,
                                   double *elapsed_ns) {
   mb_cpu_state_t *st = state;
-  mb__cpu_pin_threads(st); /* untimed; free when already pinned */
+  mb__cpu_pin_threads(st); /* untimed: this thread back on its core */
   (void)dev;
   struct timespec t0, t1;
+  mb_status_t status = MB_OK;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (uint32_t i = 0; i < batch; ++i) {
-    const mb_status_t status = run(kstate, call);
-    if (status != MB_OK) return status;
-  }
+  for (uint32_t i = 0; i < batch && status == MB_OK; ++i)
+    status = run(kstate, call);
   clock_gettime(CLOCK_MONOTONIC, &t1);
+  mb__cpu_release_master(st); /* untimed */
   *elapsed_ns =
       1e9 * (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec);
-  return MB_OK;
+  return status;
 }
 
 /* ---- the tables ---------------------------------------------------------- */

@@ -66,8 +66,10 @@ typedef struct mb_cpu_state {
   uint64_t cache_bytes[3]; /* L1d per core, L2 per core, last level total */
   double clock_hz;
   hwloc_cpuset_t saved_binding; /* the init thread's binding, restored */
+  pthread_t init_thread;        /* whose binding that is */
   pthread_t pinned_master;      /* whose OpenMP team is pinned */
   int pinned;
+  int master_bound; /* pinned_master is on its core now (not released) */
 
   /* Peaks (cpu_peak.c), FLOP/s per input dtype; 0 = unknown. */
   double peak[MB_DTYPE_COUNT];
@@ -156,9 +158,16 @@ static inline double mb__cpu_now_s(void) {
 /* ---- cpu_topology.c ------------------------------------------------------ */
 mb_status_t mb__cpu_topology_init(mb_cpu_state_t *st);
 void mb__cpu_topology_fini(mb_cpu_state_t *st);
-/* Binds the calling thread's OpenMP team one thread per core. Untimed; a
- * no-op when this thread's team is already pinned. */
+/* Binds the calling thread's OpenMP team one thread per core. Untimed;
+ * when this thread's team is already pinned, only binds this thread again
+ * if mb__cpu_release_master let it go. */
 void mb__cpu_pin_threads(mb_cpu_state_t *st);
+/* Gives the init thread, thread 0 of the pinned team, its own binding back
+ * between our calls (init, time_batch and flush end with it): the library
+ * fills operands and checks results on threads it starts from the calling
+ * thread, which inherit its binding, so all of them shared thread 0's one
+ * core. The other threads of the team stay on their cores. */
+void mb__cpu_release_master(mb_cpu_state_t *st);
 
 /* ---- cpu_env.c ----------------------------------------------------------- */
 /* Reads the facts and opens the clock; after mb__cpu_pin_threads. Never

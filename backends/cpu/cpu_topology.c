@@ -135,6 +135,7 @@ mb_status_t mb__cpu_topology_init(mb_cpu_state_t *st) {
 
   /* Pinning binds the calling thread too (it is thread 0 of its team); keep
    * its binding so fini can give the application its thread back. */
+  st->init_thread = pthread_self();
   st->saved_binding = hwloc_bitmap_alloc();
   if (st->saved_binding && hwloc_get_cpubind(st->topo, st->saved_binding,
                                              HWLOC_CPUBIND_THREAD) != 0) {
@@ -170,24 +171,29 @@ void mb__cpu_topology_fini(mb_cpu_state_t *st) {
  * holds for our regions and for oneDNN's, which all use `threads` threads.
  * Another calling thread has another team: time_batch and flush_cache call
  * this again, which costs nothing when the team is already pinned. */
+#ifdef _OPENMP
+/* Binds the calling thread to one PU of the team's i-th core; 1 if not. */
+static int bind_slot(const mb_cpu_state_t *st, unsigned i) {
+  hwloc_obj_t core = team_slot(st, i);
+  hwloc_cpuset_t set = core ? hwloc_bitmap_dup(core->cpuset) : NULL;
+  if (!set) return 1;
+  hwloc_bitmap_singlify(set);
+  const int failed = hwloc_set_cpubind(st->topo, set, HWLOC_CPUBIND_THREAD);
+  hwloc_bitmap_free(set);
+  return failed != 0;
+}
+#endif
+
 void mb__cpu_pin_threads(mb_cpu_state_t *st) {
 #ifdef _OPENMP
-  if (st->pinned && pthread_equal(st->pinned_master, pthread_self())) return;
+  if (st->pinned && pthread_equal(st->pinned_master, pthread_self())) {
+    if (!st->master_bound && bind_slot(st, 0) == 0) st->master_bound = 1;
+    return;
+  }
   omp_set_num_threads((int)st->threads);
   int failed = 0;
-  hwloc_topology_t topo = st->topo;
 #pragma omp parallel num_threads(st->threads) reduction(+ : failed)
-  {
-    hwloc_obj_t core = team_slot(st, (unsigned)omp_get_thread_num());
-    hwloc_cpuset_t set = core ? hwloc_bitmap_dup(core->cpuset) : NULL;
-    if (set) {
-      hwloc_bitmap_singlify(set);
-      if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD) != 0) ++failed;
-      hwloc_bitmap_free(set);
-    } else {
-      ++failed;
-    }
-  }
+  failed += bind_slot(st, (unsigned)omp_get_thread_num());
   if (failed)
     MB_CPU_LOG(st, MB_LOG_WARN,
                "cpu: could not pin %d of %u OpenMP threads to their cores; "
@@ -195,6 +201,20 @@ void mb__cpu_pin_threads(mb_cpu_state_t *st) {
                failed, st->threads);
   st->pinned_master = pthread_self();
   st->pinned = 1;
+  st->master_bound = 1;
+#else
+  (void)st;
+#endif
+}
+
+void mb__cpu_release_master(mb_cpu_state_t *st) {
+#ifdef _OPENMP
+  if (!st->master_bound || !st->saved_binding ||
+      !pthread_equal(st->pinned_master, pthread_self()) ||
+      !pthread_equal(st->init_thread, pthread_self()))
+    return;
+  if (hwloc_set_cpubind(st->topo, st->saved_binding, HWLOC_CPUBIND_THREAD) == 0)
+    st->master_bound = 0;
 #else
   (void)st;
 #endif
