@@ -164,13 +164,6 @@ void mb__cpu_topology_fini(mb_cpu_state_t *st) {
   st->topo = NULL;
 }
 
-/* One thread per core, on one PU of it (not its SMT sibling), so that timings
- * do not depend on where the scheduler happens to put threads and two threads
- * never share a core's FMA units. libgomp keeps a team's threads for the next
- * parallel region of the same size from the same thread, so this binding
- * holds for our regions and for oneDNN's, which all use `threads` threads.
- * Another calling thread has another team: time_batch and flush_cache call
- * this again, which costs nothing when the team is already pinned. */
 #ifdef _OPENMP
 /* Binds the calling thread to one PU of the team's i-th core; 1 if not. */
 static int bind_slot(const mb_cpu_state_t *st, unsigned i) {
@@ -184,6 +177,14 @@ static int bind_slot(const mb_cpu_state_t *st, unsigned i) {
 }
 #endif
 
+/* One thread per core, on one PU of it (not its SMT sibling), so that timings
+ * do not depend on where the scheduler happens to put threads and two threads
+ * never share a core's FMA units. libgomp keeps a team's threads for the next
+ * parallel region of the same size from the same thread, so this binding
+ * holds for our regions and for oneDNN's, which all use `threads` threads.
+ * Another calling thread has another team: time_batch and flush_cache call
+ * this again; with the team already pinned it binds only this thread, and
+ * only when mb__cpu_release_master let it go (one system call). */
 void mb__cpu_pin_threads(mb_cpu_state_t *st) {
 #ifdef _OPENMP
   if (st->pinned && pthread_equal(st->pinned_master, pthread_self())) {
