@@ -18,6 +18,7 @@
 #include "mb_cvt.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include "cpu_simd.h"
@@ -377,8 +378,15 @@ static const mb_cpu_qvec_t k_vec[] = {
      tile_f32},
 };
 
+/* F16C, CPUID leaf 1 ECX bit 29: clang's __builtin_cpu_supports does not
+ * take "f16c" (an error, not a warning, in clang 14). */
+static int has_f16c(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
 int mb__cpu_quant_vec_cpu(void) {
-  return mb__cpu_has_avx512() && __builtin_cpu_supports("f16c");
+  return mb__cpu_has_avx512() && has_f16c();
 }
 
 const mb_cpu_qvec_t *mb__cpu_qvec(mb_dtype_t xdt, mb_dtype_t qdt) {
