@@ -67,13 +67,14 @@ cmake --build build-portable -j"$jobs"
 # The config readers under libFuzzer (clang, ASan+UBSan), 30 s from the
 # seed corpus (tests/fuzz); a crash leaves its input in
 # build-fuzz/tests/fuzz/artifacts/.
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DMB_FUZZ=ON \
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DMB_FUZZ=ON -DMB_WERROR=ON \
   -DMB_WITH_CUDA=OFF -DMB_WITH_HIP=OFF -DMB_WITH_ONEDNN=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-fuzz -j"$jobs" --target fuzz_config
 (cd build-fuzz && ctest -R fuzz_config_smoke --output-on-failure)
-# The CPU module compiles with clang as well (its CPU-feature tests once
-# used a name only GCC's __builtin_cpu_supports takes: a hard error).
+# The CPU module compiles with clang as well, warnings as errors (its
+# CPU-feature test once used a name only GCC's __builtin_cpu_supports
+# takes: a hard error; and clang warns where GCC does not).
 cmake --build build-fuzz -j"$jobs" --target mb_backend_cpu
 echo "test: all tests passed, most also under ASan+UBSan, the CPU kernels" \
   "without oneDNN, the config readers under the fuzzer, the CPU module" \
