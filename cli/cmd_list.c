@@ -245,15 +245,13 @@ static void print_peak(mb_device_t *dev, mb_dtype_t dt) {
  * level, and it has no per-unit L2 to give). */
 static void print_caches(const mb_device_info_t *d) {
   static const char *const k_level[3] = {"L1d", "L2", "last level"};
-  const char *sep = ": ";
-  printf("\n    caches");
+  int shown = 0;
+  printf("\n    caches:");
   for (int i = 0; i < 3; i++)
-    if (d->cache_bytes[i]) {
-      printf("%s%s %llu KiB", sep, k_level[i],
+    if (d->cache_bytes[i])
+      printf("%s %s %llu KiB", shown++ ? "," : "", k_level[i],
              (unsigned long long)d->cache_bytes[i] >> 10);
-      sep = ", ";
-    }
-  printf("%s\n", *sep == ':' ? ": unknown" : "");
+  printf("%s\n", shown ? "" : " unknown");
 }
 
 static int list_devices(mb_context_t *ctx, const cli_opts_t *o,
