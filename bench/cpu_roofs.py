@@ -21,6 +21,12 @@ command lines on top:
   tile matmuls run on AMX); targets 50 % (attention) and 70 %
   (weight-only).
 
+Each memory-bound op runs a second time in cache (unless --no-in-cache):
+128 rows of the same length, whose operands (at most 4 MiB) stay in the
+caches between runs. That rate is what the op's arithmetic allows on
+these cores with memory out of the way; where it is under 85 % of copy,
+the op is bound by its computation here, not by memory.
+
 Each row also has its correctness check (pass / FAIL, mbench's own). Where
 PyTorch imports (Debian's python3-torch, for /usr/bin/python3), the same
 ops are timed in torch on the CPU in the same run (bench/torch_compare.py
@@ -32,10 +38,12 @@ mirror for say why in the notes.
       [--samples N] [--timeout S] [--out-dir DIR] [--no-torch]
   python3 bench/cpu_roofs.py --tiny ...     small shapes (tests, a smoke run)
   python3 bench/cpu_roofs.py --results R.json [--torch-json T.json]
+      [--in-cache-json C.json]
       render the tables from an earlier run (a document, or the .jsonl
       stream a killed run left), running nothing
 
-The result documents (roofs.json, torch.json) are kept in --out-dir. The
+The result documents (roofs.json, incache.json, torch.json) are kept in
+--out-dir. The
 full plan with --samples 3 took 21.7 min on the 2-core Intel VM at a load
 average of 13 (other builds running; copy then gave 3.7 of its 22.7 GB/s),
 most of it per-entry setup of the 8192x8192 operands; run it on an idle
@@ -70,8 +78,12 @@ TARGET_WO = 70.0         # % of the bf16 peak, weight-only GEMMs
 TINY = {"[[8192, 8192]]": "[[128, 256]]",
         "[[1, 16, 4096, 4096, 128]]": "[[1, 2, 64, 64, 32]]",
         "[[4096, 4096, 4096]]": "[[32, 128, 128]]"}
-MEMORY_HEADER = ["op", "GB/s", "% of copy", "target", "verdict", "check",
-                 "torch GB/s", "ours / torch"]
+# The memory-bound entries' shape (the config's default) and the in-cache
+# one run beside it: 128 rows of the same length (a multiple of the 128 x
+# 128 blocks), operands of at most 4 MiB at 8192 bf16 columns.
+IN_CACHE = {"[[8192, 8192]]": "[[128, 8192]]", "[[128, 256]]": "[[128, 128]]"}
+MEMORY_HEADER = ["op", "GB/s", "% of copy", "GB/s in cache", "in cache, % of copy",
+                 "target", "verdict", "check", "torch GB/s", "ours / torch"]
 COMPUTE_HEADER = ["op", "GFLOP/s", "% bf16 vector peak", "% bf16 peak (AMX)",
                   "target", "verdict", "check", "torch GFLOP/s", "ours / torch"]
 
@@ -194,10 +206,18 @@ def torch_rate(r, entry, what):
     return amount / ns, None  # bytes/ns = GB/s, flop/ns = GFLOP/s
 
 
-def build_rows(results, devices, torch_doc):
-    """(memory rows, compute rows, notes, summary): the tables' cells."""
+def in_cache_rates(cached):
+    """{row label: GB/s} of the in-cache run's results (ok ones)."""
+    return {label(r): num((r.get("derived") or {}).get("gbps"))
+            for r in cached or [] if r.get("status") == "ok"}
+
+
+def build_rows(results, devices, torch_doc, cached=None):
+    """(memory rows, compute rows, notes, summary): the tables' cells;
+    cached: the in-cache run's results (None: not run)."""
     by_id = {e.get("id"): e for e in (torch_doc or {}).get("entries", [])}
     copy = copy_gbps(results)
+    fast = in_cache_rates(cached)
     vector, best = peaks(results, devices)
     mem, comp, notes = [], [], []
     for r in results:
@@ -209,7 +229,8 @@ def build_rows(results, devices, torch_doc):
             share = pct(g, copy)
             tg, why = torch_rate(r, t_entry, "bytes")
             target = None if op == "copy" else TARGET_COPY
-            mem.append([label(r), fmt(g), fmt(share),
+            gc = fast.get(label(r))
+            mem.append([label(r), fmt(g), fmt(share), fmt(gc), fmt(pct(gc, copy)),
                         "-" if target is None else "≥ %g %%" % target,
                         "-" if target is None else verdict(r, share, target),
                         rt.check_of(r), fmt(tg),
@@ -262,10 +283,11 @@ def git_commit():
     return head + (" with uncommitted changes" if dirty else "")
 
 
-def render(doc, torch_doc, meta):
-    """The markdown: the header lines, then the two tables and notes."""
+def render(doc, torch_doc, meta, cached=None):
+    """The markdown: the header lines, then the two tables and notes;
+    cached: the in-cache run's results, or None."""
     results, devices = doc.get("results", []), doc.get("devices", [])
-    mem, comp, notes, s = build_rows(results, devices, torch_doc)
+    mem, comp, notes, s = build_rows(results, devices, torch_doc, cached)
     dev = next((d for d in devices if d.get("kind") == "cpu"), {})
     out = ["## CPU roofs (issue 26)", ""]
     out.append("- machine: %s, %s cores, host %s" % (
@@ -291,8 +313,13 @@ def render(doc, torch_doc, meta):
     else:
         out.append("- torch: not run (%s)" % (t.get("why") or "no torch results"))
     out += ["", "Memory-bound ops, % of the copy bandwidth of this run:", ""]
-    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 2 + ["---"] * 3 + ["---:"] * 2,
+    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 4 + ["---"] * 3 + ["---:"] * 2,
                         mem))
+    out += ["", "GB/s in cache: the same op on 128 rows of the same length, its "
+            "operands left in the caches between runs (%s): what its arithmetic "
+            "allows on these cores. Where that is under %g %% of copy, the op is "
+            "bound by its computation here, not by memory." % (
+                "not run" if cached is None else "same run", TARGET_COPY)]
     out += ["", "Attention and weight-only GEMMs, % of the bf16 peak:", ""]
     out.append(rt.table(COMPUTE_HEADER, ["---"] + ["---:"] * 3 + ["---"] * 3 + ["---:"] * 2,
                         comp))
@@ -331,6 +358,40 @@ def tiny_config(src, dst):
         f.write(text)
 
 
+def memory_entries(text):
+    """The names of a plan's memory-bound entries: those that take the
+    default shape (no `shapes:` line of their own)."""
+    names = []
+    for block in re.split(r"\n  - name: ", text)[1:]:
+        if not re.search(r"^\s+shapes:", block, re.M):
+            names.append(block.split("\n", 1)[0].strip())
+    return names
+
+
+def in_cache_config(src, dst):
+    """Writes src with its memory-bound shape made the in-cache one
+    (IN_CACHE) to dst; returns the --filter regex of those entries."""
+    with open(src, encoding="utf-8") as f:
+        text = f.read()
+    full = [k for k in IN_CACHE if k in text]
+    if len(full) != 1:
+        die("%s: expected one of %s as the memory-bound shape" % (src, ", ".join(IN_CACHE)))
+    names = memory_entries(text)
+    if not names:
+        die("%s: no entry takes the default shape" % src)
+    with open(dst, "w", encoding="utf-8") as f:
+        f.write(text.replace(full[0], IN_CACHE[full[0]]))
+    return "^(%s)/" % "|".join(re.escape(n) for n in names)
+
+
+def read_results(path):
+    """The results of a document (or .jsonl stream), [] when unreadable."""
+    try:
+        return torch_compare.read_docs([path])[0]
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+
+
 def quote(argv):
     return " ".join(shlex.quote(a) for a in argv)
 
@@ -353,7 +414,36 @@ def parse_args(argv):
                     help="torch_compare --max-time (0.3 s per op)")
     ap.add_argument("--results", help="render from this mbench result document; run nothing")
     ap.add_argument("--torch-json", help="with --results: torch_compare's document")
+    ap.add_argument("--in-cache-json", help="with --results: the in-cache run's document")
+    ap.add_argument("--no-in-cache", action="store_true",
+                    help="leave out the in-cache run of the memory-bound ops")
     return ap.parse_args(argv)
+
+
+def run_in_cache(cmd, config, out_dir, meta):
+    """The memory-bound entries again at the in-cache shape: cmd (the main
+    run's) on a rewritten plan, its own output and filter. Their results,
+    [] when it wrote none."""
+    cconf = os.path.join(out_dir, "cpu_roofs_incache.yaml")
+    cpath = os.path.join(out_dir, "incache.json")
+    regex = in_cache_config(config, cconf)
+    ccmd, skip = [], 0
+    for a in cmd:  # the main run's options, its plan, output and filter replaced
+        if skip:
+            skip -= 1
+            continue
+        if a in ("--config", "-o", "--filter"):
+            skip = 1
+            continue
+        ccmd.append(a)
+    ccmd[2:2] = ["--config", cconf, "-o", cpath, "--filter", regex]
+    meta["commands"].append(quote(ccmd))
+    rc = subprocess.run(ccmd, stdout=subprocess.DEVNULL).returncode
+    cached = read_results(cpath if os.path.exists(cpath) else cpath[:-5] + ".jsonl")
+    if rc or not cached:
+        print("cpu_roofs.py: the in-cache run exited %d with %d results" % (rc, len(cached)),
+              file=sys.stderr)
+    return cached
 
 
 def main(argv=None):
@@ -362,12 +452,14 @@ def main(argv=None):
     meta = {"host": socket.gethostname(), "commit": git_commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commands": ["python3 bench/cpu_roofs.py " + quote(argv)]}
-    torch_doc = None
+    torch_doc, cached = None, None
     if args.results:
         path = args.results
         if args.torch_json:
             with open(args.torch_json, encoding="utf-8") as f:
                 torch_doc = json.load(f)
+        if args.in_cache_json:
+            cached = read_results(args.in_cache_json)
     else:
         out_dir = args.out_dir or tempfile.mkdtemp(prefix="cpu_roofs.")
         os.makedirs(out_dir, exist_ok=True)
@@ -395,6 +487,8 @@ def main(argv=None):
         if rc:
             print("cpu_roofs.py: mbench exited %d (the table shows what it has)" % rc,
                   file=sys.stderr)
+        if not args.no_in_cache:
+            cached = run_in_cache(cmd, config, out_dir, meta)
         py = None if args.no_torch else torch_python(args.torch_python)
         if args.no_torch:
             torch_doc = {"torch": {"available": False, "why": "--no-torch"}}
@@ -434,7 +528,7 @@ def main(argv=None):
     host = (run.get("host") or {}).get("hostname")
     if host:
         meta["host"] = host
-    text = render(doc, torch_doc, meta)
+    text = render(doc, torch_doc, meta, cached)
     sys.stdout.write(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:

@@ -1,10 +1,12 @@
 """bench/cpu_roofs.py: the CPU roofs table (issue 26).
 
-A synthetic result document checks the arithmetic (% of copy, % of both
-bf16 peaks, the verdicts, torch's rate and the ratio); with MB_TEST_MBENCH
-set (ctest: bench_cpu_roofs) the script runs the whole plan at --tiny
-shapes without torch, and every row the issue asks for must be in its
-table with the % of copy recomputed from the result document it wrote.
+A synthetic result document checks the arithmetic (% of copy, the
+in-cache rate beside it, % of both bf16 peaks, the verdicts, torch's rate
+and the ratio); the in-cache plan is derived from the real config; with
+MB_TEST_MBENCH set (ctest: bench_cpu_roofs) the script runs the whole plan
+at --tiny shapes without torch, and every row the issue asks for must be in
+its table with the % of copy recomputed from the result documents it
+wrote.
 """
 import json
 import os
@@ -85,18 +87,26 @@ class Arithmetic(unittest.TestCase):
         torch_doc = {"torch": {"available": True, "version": "x", "threads": 2},
                      "entries": [{"id": "q", "status": "ok", "stats": {"median_ns": 2000.0}},
                                  {"id": "s", "status": "n/a", "reason": "no mirror"}]}
-        text = cpu_roofs.render(self.doc(), torch_doc, {"commands": ["x"]})
+        # The in-cache run: the same quantize at 20 GB/s (matched by its
+        # row, not its id), and a failed softmax (no rate).
+        cached = [result("q-small", "quantize", gbps=20.0,
+                         dtypes={"a": "bf16", "out": "f8e4m3"},
+                         params={"scale_a": {"mode": "row"}}),
+                  dict(result("s-small", "softmax", gbps=99.0), status="error")]
+        text = cpu_roofs.render(self.doc(), torch_doc, {"commands": ["x"]}, cached)
         t = tables(text)
         mem = {r[0]: r for r in t[tuple(cpu_roofs.MEMORY_HEADER)]}
         comp = {r[0]: r for r in t[tuple(cpu_roofs.COMPUTE_HEADER)]}
-        self.assertEqual(mem["copy"][1:3], ["40.0", "100.0"])
-        # 30 / 40 = 75 %: under 85 %.
+        self.assertEqual(mem["copy"][1:5], ["40.0", "100.0", "-", "-"])
+        # 30 / 40 = 75 %: under 85 %; in cache 20 GB/s, 50 % of copy.
         q = mem["quantize → f8e4m3, row"]
-        self.assertEqual(q[1:6], ["30.0", "75.0", "≥ 85 %", "FAIL", "pass"])
+        self.assertEqual(q[1:8], ["30.0", "75.0", "20.0", "50.0", "≥ 85 %", "FAIL", "pass"])
         # torch: 30e3 bytes in 2000 ns = 15 GB/s; ours / torch = 2.
-        self.assertEqual(q[6:], ["15.0", "2.00"])
+        self.assertEqual(q[8:], ["15.0", "2.00"])
         s = mem["softmax"]
-        self.assertEqual(s[1:6], ["36.0", "90.0", "≥ 85 %", "pass", "FAIL"])
+        self.assertEqual(s[1:8], ["36.0", "90.0", "-", "-", "≥ 85 %", "pass", "FAIL"])
+        self.assertIn("GB/s in cache: the same op on 128 rows", text)
+        self.assertIn("(same run)", text)
         self.assertIn("softmax: torch n/a: no mirror", text)
         # attention: 100 GFLOP/s of a 200 G vector peak (its own roof), of 1 T.
         a = comp["attention, causal"]
@@ -116,7 +126,28 @@ class Arithmetic(unittest.TestCase):
         t = tables(cpu_roofs.render(doc, None, {}))
         q = {r[0]: r for r in t[tuple(cpu_roofs.MEMORY_HEADER)]}["quantize → f8e4m3, row"]
         self.assertEqual(q[2], "-")
-        self.assertEqual(q[4], "-")
+        self.assertEqual(q[6], "-")
+
+
+class InCachePlan(unittest.TestCase):
+    """The in-cache run's plan, derived from the real config."""
+
+    def test_memory_entries_and_shape(self):
+        with open(cpu_roofs.CONFIG, encoding="utf-8") as f:
+            names = cpu_roofs.memory_entries(f.read())
+        for n in ("copy", "add", "quantize", "quantize_t", "norm", "softmax", "act"):
+            self.assertIn(n, names)
+        for n in ("attention", "gemm_int4wo", "linear_int8wo"):
+            self.assertNotIn(n, names)
+        with tempfile.TemporaryDirectory() as tmp:
+            dst = os.path.join(tmp, "c.yaml")
+            regex = cpu_roofs.in_cache_config(cpu_roofs.CONFIG, dst)
+            with open(dst, encoding="utf-8") as f:
+                text = f.read()
+        self.assertIn("shapes: [[128, 8192]]", text)
+        self.assertNotIn("[[8192, 8192]]", text)
+        self.assertIn("[[1, 16, 4096, 4096, 128]]", text)  # the others as they were
+        self.assertEqual(regex, "^(%s)/" % "|".join(names))
 
 
 class TorchMirrors(unittest.TestCase):
@@ -154,6 +185,8 @@ class TinyRun(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stderr)
             with open(os.path.join(tmp, "roofs.json"), encoding="utf-8") as f:
                 doc = json.load(f)
+            with open(os.path.join(tmp, "incache.json"), encoding="utf-8") as f:
+                cached = json.load(f)["results"]
         text = out.stdout
         for head in ("- machine:", "- date:", "- commit:", "- command: `python3 bench/cpu_roofs.py",
                      "- command: `", "- torch: not run (--no-torch)"):
@@ -178,10 +211,17 @@ class TinyRun(unittest.TestCase):
             g = r["derived"]["gbps"]
             self.assertEqual(row[1], "%.1f" % g, r["name"])
             self.assertEqual(row[2], "%.1f" % (100 * g / copy), r["name"])
-            self.assertEqual(row[5], "pass", r["name"])  # every kernel checks out
+            self.assertEqual(row[7], "pass", r["name"])  # every kernel checks out
             if r["op"] != "copy":
-                self.assertEqual(row[4], "pass" if 100 * g / copy >= 85 else "FAIL")
+                self.assertEqual(row[6], "pass" if 100 * g / copy >= 85 else "FAIL")
             checked += 1
+        # Every memory-bound row ran in cache too, at the in-cache shape.
+        self.assertEqual(len(cached), checked)
+        for c in cached:
+            self.assertEqual(c["correctness"]["pass"], True, c["name"])
+            row = mem[cpu_roofs.label(c)]
+            self.assertEqual(row[3], "%.1f" % c["derived"]["gbps"], c["name"])
+            self.assertEqual(row[4], "%.1f" % (100 * c["derived"]["gbps"] / copy), c["name"])
         self.assertGreaterEqual(checked, len(REQUIRED_MEMORY))
         for name in REQUIRED_COMPUTE:
             self.assertEqual(comp[name][6], "pass", name)
