@@ -23,9 +23,10 @@ command lines on top:
 
 Each memory-bound op runs a second time in cache (unless --no-in-cache):
 128 rows of the same length, whose operands (at most 4 MiB) stay in the
-caches between runs. That rate is what the op's arithmetic allows on
-these cores with memory out of the way; where it is under 85 % of copy,
-the op is bound by its computation here, not by memory.
+caches between runs, memory mostly out of the way. A row under 85 % of
+copy there does not reach the target by better memory access alone: its
+arithmetic on these cores is the bound (for column and transposed scales
+the small shape's own overheads weigh in too).
 
 Each row also has its correctness check (pass / FAIL, mbench's own). Where
 PyTorch imports (Debian's python3-torch, for /usr/bin/python3), the same
@@ -316,10 +317,11 @@ def render(doc, torch_doc, meta, cached=None):
     out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 4 + ["---"] * 3 + ["---:"] * 2,
                         mem))
     out += ["", "GB/s in cache: the same op on 128 rows of the same length, its "
-            "operands left in the caches between runs (%s): what its arithmetic "
-            "allows on these cores. Where that is under %g %% of copy, the op is "
-            "bound by its computation here, not by memory." % (
-                "not run" if cached is None else "same run", TARGET_COPY)]
+            "operands left in the caches between runs (%s), memory mostly out of "
+            "the way. A row under %g %% of copy there does not reach the target by "
+            "better memory access alone: its arithmetic on these cores (for column "
+            "and transposed scales, also the small shape's own overheads) is the "
+            "bound." % ("not run" if cached is None else "same run", TARGET_COPY)]
     out += ["", "Attention and weight-only GEMMs, % of the bf16 peak:", ""]
     out.append(rt.table(COMPUTE_HEADER, ["---"] + ["---:"] * 3 + ["---"] * 3 + ["---:"] * 2,
                         comp))
