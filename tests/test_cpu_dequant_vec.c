@@ -12,7 +12,10 @@
  * starts in the middle of a byte, every masked head and tail; Y's offset
  * apart from Q's), with and
  * without non-temporal stores, and nothing outside a span written (a NaN
- * code times a NaN scale may be either NaN: any is accepted). Then
+ * code times a NaN scale may be either NaN: any is accepted). One scale
+ * runs each span twice: computed, and looked up in a table kept across
+ * spans, scales and formats (built by the first, long span of each scale
+ * for byte codes; a table that outlived its scale or formats fails). Then
  * the whole-matrix pass (mb__cpu_dequant) with and without the vector
  * loops, over block, row, column and no scales. On a CPU without AVX-512
  * the tests skip. */
@@ -101,32 +104,38 @@ static void same(const void *y, const void *want, size_t bytes,
 }
 
 /* One (in, out): every scale, one per span and one per element, spans of
- * 0..70 elements at offsets 0 and OFF, nt 0 and 1, and the whole. */
+ * the whole and then 0..70 elements at offsets 0 and OFF, nt 0 and 1; one
+ * scale computed (tab NULL) and by tab. */
 static void check_pair(mb_dtype_t in, mb_dtype_t out, const uint8_t *q,
-                       const float *sv) {
+                       const float *sv, mb_cpu_dqtab_t *tab) {
   const mb_cpu_dqvec_t *v = mb__cpu_dqvec(in, out);
   assert_non_null(v);
   const size_t cap = out_bytes(out, CAP + OFF + GUARD);
   /* aligned: the spans at offset 0 take the non-temporal stores */
   const size_t cap64 = (cap + 63) / 64 * 64;
   uint8_t *y = aligned_alloc(64, cap64), *w = aligned_alloc(64, cap64);
-  for (int per = 0; per < 2; ++per)
-    for (size_t si = 0; si < (per ? 1u : (size_t)NSCALES); ++si)
+  for (int per = 0; per < 3; ++per) /* 0: computed, 1: per element, 2: tab */
+    for (size_t si = 0; si < (per == 1 ? 1u : (size_t)NSCALES); ++si)
       for (int nt = 0; nt < 2; ++nt)
-        for (size_t n = 0; n <= 71; ++n)
+        for (size_t k = 0; k <= 71; ++k)
           for (size_t e0 = 0; e0 <= OFF; e0 += OFF) {
+            const size_t n = (k + 71) % 72; /* 71 (the whole) first */
             const size_t len = n == 71 ? CAP - e0 : n;
             const size_t ye = e0 ? 5 : 0; /* Y's offset apart from Q's */
             memset(y, 0xA5, cap);
             memset(w, 0xA5, cap);
-            if (per)
+            if (per == 1)
               v->deqv(y, ye, q, e0, sv + e0, len, nt);
             else
-              v->deq1(y, ye, q, e0, k_scales[si], len, nt);
+              v->deq1(y, ye, q, e0, k_scales[si], len, nt,
+                      per == 2 ? tab : NULL);
             if (nt) v->fence();
             want_span(in, out, w, y, ye, q, e0, k_scales[si],
-                      per ? sv + e0 : NULL, len);
-            same(y, w, out_bytes(out, ye + len + GUARD), per ? "deqv" : "deq1",
+                      per == 1 ? sv + e0 : NULL, len);
+            same(y, w, out_bytes(out, ye + len + GUARD),
+                 per == 1   ? "deqv"
+                 : per == 2 ? "deq1 (table)"
+                            : "deq1",
                  in, out, e0, len, nt);
           }
   free(y);
@@ -146,9 +155,11 @@ static void test_spans(void **state) {
     sv[j] = r & 1 ? k_scales[(r >> 1) % NSCALES]
                   : mb__cvt_float((uint32_t)(r >> 32));
   }
+  mb_cpu_dqtab_t tab; /* one for every pair: the formats change under it */
+  tab.key = 0;
   for (size_t i = 0; i < sizeof k_in / sizeof k_in[0]; ++i)
     for (size_t o = 0; o < sizeof k_out / sizeof k_out[0]; ++o)
-      check_pair(k_in[i], k_out[o], q, sv);
+      check_pair(k_in[i], k_out[o], q, sv, &tab);
   free(q);
   free(sv);
 }

@@ -80,11 +80,12 @@ static int64_t min64(int64_t a, int64_t b) {
 /* ---- the panels, inside the run ------------------------------------------ */
 
 /* n codes of B from element qe as bf16 integers at y[ye..]: the vector
- * loops where they run (scale 1: exact), else the portable load and store. */
+ * loops where they run (scale 1: exact; tab, the thread's table of the 16
+ * codes), else the portable load and store. */
 static void decode(const wo_dnnl_t *g, uint16_t *y, size_t ye, const uint8_t *b,
-                   size_t qe, size_t n, float *buf) {
+                   size_t qe, size_t n, float *buf, mb_cpu_dqtab_t *tab) {
   if (g->dq) {
-    g->dq->deq1(y, ye, b, qe, 1.0f, n, 0);
+    g->dq->deq1(y, ye, b, qe, 1.0f, n, 0, tab);
     return;
   }
   mb__cpu_qrow(MB_DTYPE_I4)->load(buf, b, qe, n);
@@ -99,13 +100,15 @@ static void panels(const wo_dnnl_t *g, const uint16_t *a, const uint8_t *b,
 #pragma omp parallel num_threads(g->threads)
   {
     float *buf = g->th[mb__cpu_thread_id()].part; /* NT floats suffice */
+    mb_cpu_dqtab_t tab;
+    tab.key = 0;
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < k; ++r) {
       uint16_t *grp = g->q + r / bk * bk * n; /* the group's panels */
       for (int64_t c0 = 0; c0 < n; c0 += NT) {
         const int64_t w = min64(NT, n - c0);
         decode(g, grp + c0 * bk, (size_t)(r % bk * w), b, (size_t)(r * n + c0),
-               (size_t)w, buf);
+               (size_t)w, buf, &tab);
       }
     }
 #pragma omp for schedule(static) nowait

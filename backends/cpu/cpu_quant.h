@@ -177,15 +177,28 @@ void mb__cpu_quant_fini(mb_cpu_quant_t *q);
  * i32; dst: f32, bf16 or f16. */
 int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out);
 
+/* What one scale makes of every code for a 16-bit output (bf16, f16):
+ * v[c] for the 256 byte codes, or the first 16 for 4-bit ones. The
+ * dequantize loops build it from their own arithmetic when the scale or
+ * the formats change and then look outputs up, bit for bit what they
+ * compute; the caller keeps one per thread between calls (a row's chunks
+ * share its scale). key 0: empty. */
+typedef struct mb_cpu_dqtab {
+  uint16_t v[256];
+  uint32_t key;    /* in << 16 | out of the loops that built it */
+  uint32_t s_bits; /* the scale's bit pattern */
+} mb_cpu_dqtab_t;
+
 /* AVX-512 dequantize loops (cpu_dequant_x86.c), bit for bit the portable
  * load, scaling and store: y[ye + j] = cvt(fl32(q[qe + j] * s)) with one
  * scale (deq1) or one per element, s[j] (deqv), j < n; element offsets, so
  * a 4-bit span may start in the middle of a byte. nt: non-temporal stores
- * where aligned, which a thread ends with fence() before others read Y. */
+ * where aligned, which a thread ends with fence() before others read Y.
+ * tab: deq1's lookup table for 16-bit outputs (NULL: none, compute). */
 typedef struct mb_cpu_dqvec {
   mb_dtype_t in, out;
   void (*deq1)(void *y, size_t ye, const void *q, size_t qe, float s, size_t n,
-               int nt);
+               int nt, mb_cpu_dqtab_t *tab);
   void (*deqv)(void *y, size_t ye, const void *q, size_t qe, const float *s,
                size_t n, int nt);
   void (*fence)(void);

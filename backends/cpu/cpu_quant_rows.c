@@ -220,12 +220,13 @@ int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out) {
 /* One task's span with the vector loops: one call per scale block (or
  * per span when the scale is per element, or there is none: s = 1, a
  * product that changes nothing, NaN included, the decoded NaNs being
- * quiet). */
+ * quiet). tab: the thread's lookup table. */
 static void dequant_span(const mb_cpu_dqvec_t *vec, int nt, void *dst,
                          const void *src, size_t e0, const float *srow,
-                         int64_t c0, int64_t w, int64_t bn) {
+                         int64_t c0, int64_t w, int64_t bn,
+                         mb_cpu_dqtab_t *tab) {
   if (!srow) {
-    vec->deq1(dst, e0, src, e0, 1.0f, (size_t)w, nt);
+    vec->deq1(dst, e0, src, e0, 1.0f, (size_t)w, nt, tab);
     return;
   }
   if (bn == 1) {
@@ -236,7 +237,7 @@ static void dequant_span(const mb_cpu_dqvec_t *vec, int nt, void *dst,
     const int64_t bj = c / bn,
                   end = (bj + 1) * bn < c0 + w ? (bj + 1) * bn : c0 + w;
     const size_t e = e0 + (size_t)(c - c0);
-    vec->deq1(dst, e, src, e, srow[bj], (size_t)(end - c), nt);
+    vec->deq1(dst, e, src, e, srow[bj], (size_t)(end - c), nt, tab);
     c = end;
   }
 }
@@ -252,6 +253,10 @@ void mb__cpu_dequant(unsigned threads, const mb_cpu_dqvec_t *vec, int stream,
   const int64_t gc = grid ? cols / bn : 0;
 #pragma omp parallel num_threads(threads)
   {
+    /* A row's chunks, one thread's in turn (static schedule), share its
+     * scale: the table is built once for them. */
+    mb_cpu_dqtab_t tab;
+    tab.key = 0;
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < rows * chunks; ++t) {
       float buf[CHUNK];
@@ -260,7 +265,7 @@ void mb__cpu_dequant(unsigned threads, const mb_cpu_dqvec_t *vec, int stream,
       const size_t e0 = (size_t)(i * cols + c0);
       const float *srow = grid ? grid + i / bm * gc : NULL;
       if (vec) {
-        dequant_span(vec, stream, dst, src, e0, srow, c0, w, bn);
+        dequant_span(vec, stream, dst, src, e0, srow, c0, w, bn, &tab);
         continue;
       }
       float *y = out == MB_DTYPE_F32 ? (float *)dst + e0 : buf;
