@@ -260,9 +260,11 @@ static inline __mmask32 mask32(size_t n) {
   return n >= 32 ? ~(__mmask32)0 : (__mmask32)((1u << n) - 1u);
 }
 
-/* A byte table is built for a span of at least this many elements, or
- * when it is already there (256 outputs computed: worth it over ~500). */
-enum { TAB_MIN = 512 };
+/* A table is built for a span of at least this many elements, or used
+ * when it is already there: 256 byte codes' outputs pay for themselves
+ * over ~500 elements, 16 nibbles' (one vector) over a step of 32; below,
+ * the blocks of 16 of NVFP4 would rebuild it every call. */
+enum { TAB_MIN = 512, NIB_TAB_MIN = 32 };
 
 /* 32 codes (16-bit lanes, 0..255) looked up in the 256 outputs t[8]: the
  * two-source permute takes an index's low 6 bits (64 entries, a pair of
@@ -333,17 +335,18 @@ MB_DQ_TARGET static inline __m512i nib_idx(const uint8_t *p, size_t bytes) {
       _mm512_slli_epi32(_mm512_and_si512(d, _mm512_set1_epi32(0xF0)), 12));
 }
 
-/* 4-bit codes: 16 outputs, one vector to build, so always looked up. */
+/* 4-bit codes: 16 outputs, one vector to build. */
 #define MB__DQ_NIB_TAB(in, IN, TABLE, out, OUT)                                \
   MB_DQ_TARGET static void d1_##in##_##out(void *y, size_t ye, const void *q,  \
                                            size_t qe, float s, size_t n,       \
                                            int nt, mb_cpu_dqtab_t *tab) {      \
     const uint32_t key = (uint32_t)MB_DTYPE_##IN << 16 | MB_DTYPE_##OUT;       \
-    if (!tab) {                                                                \
+    const int have = tab && tab_holds(tab, key, s);                            \
+    if (!have && (!tab || n < NIB_TAB_MIN)) {                                  \
       c1_##in##_##out(y, ye, q, qe, s, n, nt);                                 \
       return;                                                                  \
     }                                                                          \
-    if (!tab_holds(tab, key, s)) {                                             \
+    if (!have) {                                                               \
       _mm256_storeu_si256((__m256i *)tab->v,                                   \
                           _mm512_cvtepi32_epi16(out##_lanes(_mm512_mul_ps(     \
                               _mm512_loadu_ps(TABLE), _mm512_set1_ps(s)))));   \
