@@ -8,7 +8,8 @@ command lines on top:
   memory-bound ops at 8192x8192 (copy, add, quantize to fp8 e4m3 / i8 / i4
   in every granularity, transposed and static, dequantize, layernorm,
   rmsnorm, softmax, every activation, silu_mul): GB/s and % of the copy
-  bandwidth measured by the copy entry of the same run; target 85 %.
+  bandwidth of the same run (the faster of its two copies, first and
+  last); target 85 %.
 
   compute-bound ops: attention 1x16x4096x4096x128 (causal and not) and the
   weight-only GEMMs at 4096^3 (int4: bf16 x i4 with group-128 scales;
@@ -72,6 +73,7 @@ CONFIG = os.path.join(HERE, "configs", "cpu_roofs.yaml")
 MEMORY_OPS = ("copy", "add", "quantize", "dequantize", "layernorm", "rmsnorm",
               "softmax", "activation", "silu_mul")
 TARGET_COPY = 85.0       # % of the copy bandwidth, memory-bound ops
+COPY_AGAIN = "copy_end"  # the config's second copy, after the other rows
 TARGET_ATTENTION = 50.0  # % of the bf16 peak the op is held to
 TARGET_WO = 70.0         # % of the bf16 peak, weight-only GEMMs
 # --tiny: each full-size shape of the config, as written there, and its
@@ -103,6 +105,8 @@ def num(v):
 def label(r):
     """What a row measures, in words: op, output, granularity, options."""
     op, p = r.get("op", "?"), r.get("params") or {}
+    if op == "copy" and str(r.get("name", "")).startswith(COPY_AGAIN + "/"):
+        return "copy, again after the others"
     dt = r.get("dtypes") or {}
     mode = (p.get("scale_a") or {}).get("mode", "none")
     block = (p.get("scale_a") or {}).get("block") or []
@@ -171,11 +175,15 @@ def peaks(results, devices):
 
 
 def copy_gbps(results):
-    """The copy entry's bandwidth in this run (bf16 first), or None."""
+    """The copy bandwidth every row is a share of: the faster of the run's
+    copies (bf16 ones first), or None. The plan copies first and last: a
+    slow moment during one copy (this VM's speed moves 2-4x within
+    minutes) would otherwise flatter every row."""
     copies = [r for r in results if r.get("op") == "copy" and r.get("status") == "ok"
               and num((r.get("derived") or {}).get("gbps"))]
-    copies.sort(key=lambda r: (r.get("dtypes") or {}).get("a") != "bf16")
-    return copies[0]["derived"]["gbps"] if copies else None
+    if any((r.get("dtypes") or {}).get("a") == "bf16" for r in copies):
+        copies = [r for r in copies if (r.get("dtypes") or {}).get("a") == "bf16"]
+    return max(r["derived"]["gbps"] for r in copies) if copies else None
 
 
 def pct(v, of):
@@ -298,7 +306,8 @@ def render(doc, torch_doc, meta, cached=None):
                          fmt(s["vector_peak"] / 1e9 if s["vector_peak"] else None,
                              "%.0f"), dev.get("peak_source", "peak source unknown")))
     cb = (dev.get("copy_bandwidth") or {}).get("gbps")
-    out.append("- copy in this run: %s GB/s (the roof cache's copy bandwidth: %s GB/s)"
+    out.append("- copy in this run: %s GB/s, the faster of its copies (the roof "
+               "cache's copy bandwidth: %s GB/s)"
                % (fmt(s["copy_gbps"]), fmt(num(cb))))
     out.append("- date: %s" % meta.get("date", "?"))
     out.append("- commit: %s" % meta.get("commit", "?"))
