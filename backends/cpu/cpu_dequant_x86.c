@@ -249,11 +249,16 @@ MB__DQ_ALL(MB__DQ_NIB, e2m1, k_e2m1)
     c1_##in##_f32(y, ye, q, qe, s, n, nt);                                     \
   }
 
-/* Whether tab holds the outputs of (key, s): the same bits, so a NaN scale
- * matches itself and -0 is not 0. */
-static inline int tab_holds(const mb_cpu_dqtab_t *tab, uint32_t key, float s) {
-  return tab->key == key && tab->s_bits == mb__cvt_bits(s);
+/* Whether to look n outputs up in tab for (key, s): it holds them already
+ * (the same scale bits, so a NaN scale matches itself and -0 is not 0), or
+ * n >= min makes building them worth it (*build: they are to be built). */
+static inline int use_tab(const mb_cpu_dqtab_t *tab, uint32_t key, float s,
+                          size_t n, size_t min, int *build) {
+  const int have = tab && tab->key == key && tab->s_bits == mb__cvt_bits(s);
+  *build = !have;
+  return have || (tab && n >= min);
 }
+#define MB__DQ_KEY(IN, OUT) ((uint32_t)MB_DTYPE_##IN << 16 | MB_DTYPE_##OUT)
 
 /* Lanes [0, min(n, 32)). */
 static inline __mmask32 mask32(size_t n) {
@@ -284,13 +289,13 @@ MB_DQ_TARGET static inline __m512i look256(const __m512i t[8], __m512i w) {
   MB_DQ_TARGET static void d1_##in##_##out(void *y, size_t ye, const void *q,  \
                                            size_t qe, float s, size_t n,       \
                                            int nt, mb_cpu_dqtab_t *tab) {      \
-    const uint32_t key = (uint32_t)MB_DTYPE_##IN << 16 | MB_DTYPE_##OUT;       \
-    const int have = tab && tab_holds(tab, key, s);                            \
-    if (!have && (!tab || n < TAB_MIN)) {                                      \
+    const uint32_t key = MB__DQ_KEY(IN, OUT);                                  \
+    int build;                                                                 \
+    if (!use_tab(tab, key, s, n, TAB_MIN, &build)) {                           \
       c1_##in##_##out(y, ye, q, qe, s, n, nt);                                 \
       return;                                                                  \
     }                                                                          \
-    if (!have) { /* every code, 32 a step, as c1 computes them */              \
+    if (build) { /* every code, 32 a step, as c1 computes them */              \
       const __m512 vs = _mm512_set1_ps(s);                                     \
       for (int c = 0; c < 256; c += 32) {                                      \
         const __m512i i0 =                                                     \
@@ -340,13 +345,13 @@ MB_DQ_TARGET static inline __m512i nib_idx(const uint8_t *p, size_t bytes) {
   MB_DQ_TARGET static void d1_##in##_##out(void *y, size_t ye, const void *q,  \
                                            size_t qe, float s, size_t n,       \
                                            int nt, mb_cpu_dqtab_t *tab) {      \
-    const uint32_t key = (uint32_t)MB_DTYPE_##IN << 16 | MB_DTYPE_##OUT;       \
-    const int have = tab && tab_holds(tab, key, s);                            \
-    if (!have && (!tab || n < NIB_TAB_MIN)) {                                  \
+    const uint32_t key = MB__DQ_KEY(IN, OUT);                                  \
+    int build;                                                                 \
+    if (!use_tab(tab, key, s, n, NIB_TAB_MIN, &build)) {                       \
       c1_##in##_##out(y, ye, q, qe, s, n, nt);                                 \
       return;                                                                  \
     }                                                                          \
-    if (!have) {                                                               \
+    if (build) {                                                               \
       _mm256_storeu_si256((__m256i *)tab->v,                                   \
                           _mm512_cvtepi32_epi16(out##_lanes(_mm512_mul_ps(     \
                               _mm512_loadu_ps(TABLE), _mm512_set1_ps(s)))));   \
