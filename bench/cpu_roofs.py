@@ -22,9 +22,10 @@ command lines on top:
   tile matmuls run on AMX); targets 50 % (attention) and 70 %
   (weight-only).
 
-Each memory-bound op runs a second time in cache (unless --no-in-cache):
-128 rows of the same length, whose operands (at most 4 MiB) stay in the
-caches between runs, memory mostly out of the way. A row under 85 % of
+Each memory-bound op runs a second time in cache (unless --no-in-cache;
+every memory-bound entry, whatever --filter kept): 128 rows of the same
+length, whose operands (at most 6 MiB) stay in the caches between runs,
+memory mostly out of the way. A row under 85 % of
 copy there does not reach the target by better memory access alone: its
 arithmetic on these cores is the bound (for column and transposed scales
 the small shape's own overheads weigh in too).
@@ -45,11 +46,11 @@ mirror for say why in the notes.
       stream a killed run left), running nothing
 
 The result documents (roofs.json, incache.json, torch.json) are kept in
---out-dir. The
-full plan with --samples 3 took 21.7 min on the 2-core Intel VM at a load
-average of 13 (other builds running; copy then gave 3.7 of its 22.7 GB/s),
-most of it per-entry setup of the 8192x8192 operands; run it on an idle
-machine. Standard library only; torch runs in a child.
+--out-dir. The full plan with --samples 3 took 21.7 min on the 2-core
+Intel VM at a load average of 13 (other builds running; copy then gave 3.7
+of its 22.7 GB/s), most of it per-entry setup of the 8192x8192 operands;
+with --samples 5 on an idle VM, about 7 min with the in-cache run and
+torch. Run it on an idle machine. Standard library only; torch runs in a child.
 """
 import argparse
 import datetime
@@ -83,7 +84,7 @@ TINY = {"[[8192, 8192]]": "[[128, 256]]",
         "[[4096, 4096, 4096]]": "[[32, 128, 128]]"}
 # The memory-bound entries' shape (the config's default) and the in-cache
 # one run beside it: 128 rows of the same length (a multiple of the 128 x
-# 128 blocks), operands of at most 4 MiB at 8192 bf16 columns.
+# 128 blocks), operands of at most 6 MiB at 8192 bf16 columns.
 IN_CACHE = {"[[8192, 8192]]": "[[128, 8192]]", "[[128, 256]]": "[[128, 128]]"}
 MEMORY_HEADER = ["op", "GB/s", "% of copy", "GB/s in cache", "in cache, % of copy",
                  "target", "verdict", "check", "torch GB/s", "ours / torch"]
@@ -427,7 +428,8 @@ def parse_args(argv):
     ap.add_argument("--torch-json", help="with --results: torch_compare's document")
     ap.add_argument("--in-cache-json", help="with --results: the in-cache run's document")
     ap.add_argument("--no-in-cache", action="store_true",
-                    help="leave out the in-cache run of the memory-bound ops")
+                    help="leave out the in-cache run of the memory-bound ops "
+                    "(it runs every one of them, whatever --filter keeps)")
     return ap.parse_args(argv)
 
 
