@@ -433,23 +433,26 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
-def run_in_cache(cmd, config, out_dir, meta):
-    """The memory-bound entries again at the in-cache shape: cmd (the main
-    run's) on a rewritten plan, its own output and filter. Their results,
-    [] when it wrote none."""
+def mbench_cmd(args, config, out, regex):
+    """The mbench command line of a run of config into out (--filter regex
+    unless None), with the timing options given."""
+    cmd = [find_mbench(args.mbench), "run", "--config", config, "--backend", "cpu",
+           "-o", out, "-q"]
+    if args.samples:
+        cmd += ["--samples", str(args.samples)]
+    if args.timeout:
+        cmd += ["--timeout", str(args.timeout)]
+    if regex:
+        cmd += ["--filter", regex]
+    return cmd
+
+
+def run_in_cache(args, config, out_dir, meta):
+    """The memory-bound entries again at the in-cache shape, on a rewritten
+    plan. Their results, [] when it wrote none."""
     cconf = os.path.join(out_dir, "cpu_roofs_incache.yaml")
     cpath = os.path.join(out_dir, "incache.json")
-    regex = in_cache_config(config, cconf)
-    ccmd, skip = [], 0
-    for a in cmd:  # the main run's options, its plan, output and filter replaced
-        if skip:
-            skip -= 1
-            continue
-        if a in ("--config", "-o", "--filter"):
-            skip = 1
-            continue
-        ccmd.append(a)
-    ccmd[2:2] = ["--config", cconf, "-o", cpath, "--filter", regex]
+    ccmd = mbench_cmd(args, cconf, cpath, in_cache_config(config, cconf))
     meta["commands"].append(quote(ccmd))
     rc = subprocess.run(ccmd, stdout=subprocess.DEVNULL).returncode
     cached = read_results(cpath if os.path.exists(cpath) else cpath[:-5] + ".jsonl")
@@ -481,14 +484,7 @@ def main(argv=None):
             config = os.path.join(out_dir, "cpu_roofs_tiny.yaml")
             tiny_config(args.config, config)
         path = os.path.join(out_dir, "roofs.json")
-        cmd = [find_mbench(args.mbench), "run", "--config", config, "--backend", "cpu",
-               "-o", path, "-q"]
-        if args.samples:
-            cmd += ["--samples", str(args.samples)]
-        if args.timeout:
-            cmd += ["--timeout", str(args.timeout)]
-        if args.filter:
-            cmd += ["--filter", args.filter]
+        cmd = mbench_cmd(args, config, path, args.filter)
         meta["commands"].append(quote(cmd))
         if hasattr(os, "getloadavg"):
             meta["load"] = " ".join("%.1f" % v for v in os.getloadavg())
@@ -501,7 +497,7 @@ def main(argv=None):
             print("cpu_roofs.py: mbench exited %d (the table shows what it has)" % rc,
                   file=sys.stderr)
         if not args.no_in_cache:
-            cached = run_in_cache(cmd, config, out_dir, meta)
+            cached = run_in_cache(args, config, out_dir, meta)
         py = None if args.no_torch else torch_python(args.torch_python)
         if args.no_torch:
             torch_doc = {"torch": {"available": False, "why": "--no-torch"}}

@@ -260,11 +260,6 @@ static inline int use_tab(const mb_cpu_dqtab_t *tab, uint32_t key, float s,
 }
 #define MB__DQ_KEY(IN, OUT) ((uint32_t)MB_DTYPE_##IN << 16 | MB_DTYPE_##OUT)
 
-/* Lanes [0, min(n, 32)). */
-static inline __mmask32 mask32(size_t n) {
-  return n >= 32 ? ~(__mmask32)0 : (__mmask32)((1u << n) - 1u);
-}
-
 /* A table is built for a span of at least this many elements, or used
  * when it is already there: 256 byte codes' outputs pay for themselves
  * over ~500 elements, 16 nibbles' (one vector) over a step of 32; below,
@@ -322,7 +317,7 @@ MB_DQ_TARGET static inline __m512i look256(const __m512i t[8], __m512i w) {
            nt);                                                                \
     }                                                                          \
     if (j < n) {                                                               \
-      const __mmask32 m = mask32(n - j);                                       \
+      const __mmask32 m = mb__cpu_mask32(n - j);                               \
       _mm512_mask_storeu_epi16(                                                \
           o + j, m,                                                            \
           look256(t,                                                           \
@@ -374,7 +369,7 @@ MB_DQ_TARGET static inline __m512i nib_idx(const uint8_t *p, size_t bytes) {
     }                                                                          \
     if (j < n)                                                                 \
       _mm512_mask_storeu_epi16(                                                \
-          o + j, mask32(n - j),                                                \
+          o + j, mb__cpu_mask32(n - j),                                        \
           _mm512_permutexvar_epi16(nib_idx(p + (qe + j) / 2, (n - j + 1) / 2), \
                                    t));                                        \
   }

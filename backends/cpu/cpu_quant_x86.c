@@ -129,9 +129,7 @@ MB_QV_TARGET static inline __m128i pack_nib(__m512i c) {
       _mm_storeu_si128((__m128i *)(o + j + 16), _mm512_cvtepi32_epi8(ENC(b))); \
     }                                                                          \
     for (; j < n; j += 16) {                                                   \
-      const __mmask16 m = n - j >= 16                                          \
-                              ? (__mmask16)0xFFFF                              \
-                              : (__mmask16)((1u << (unsigned)(n - j)) - 1u);   \
+      const __mmask16 m = mb__cpu_mask16(n - j);                               \
       const __m512 a = _mm512_div_ps(LD(x, xe + j, m), vs);                    \
       _mm_mask_storeu_epi8(o + j, m, _mm512_cvtepi32_epi8(ENC(a)));            \
     }                                                                          \
@@ -153,9 +151,7 @@ MB__QV_QUANT(q_f32_i8, ld_f32, enc_i8)
                                 const float *s, size_t n) {                   \
     uint8_t *o = (uint8_t *)q + qe;                                           \
     for (size_t j = 0; j < n; j += 16) {                                      \
-      const __mmask16 m = n - j >= 16                                         \
-                              ? (__mmask16)0xFFFF                             \
-                              : (__mmask16)((1u << (unsigned)(n - j)) - 1u);  \
+      const __mmask16 m = mb__cpu_mask16(n - j);                              \
       /* masked-off lanes divide 0 by 1: no flag, nothing stored */           \
       const __m512 vs = _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, s + j); \
       const __m512 a = _mm512_div_ps(LD(x, xe + j, m), vs);                   \
@@ -249,8 +245,7 @@ MB_QV_TARGET static uint16_t amax16(const void *x, size_t e0, size_t n,
     m1 = _mm512_max_epu16(m1, abs16(x, e0 + j + 32, ~0u, inf, keep_nan));
   }
   for (; j < n; j += 32) {
-    const __mmask32 m =
-        n - j >= 32 ? ~0u : (__mmask32)((1u << (unsigned)(n - j)) - 1u);
+    const __mmask32 m = mb__cpu_mask32(n - j);
     m0 = _mm512_max_epu16(m0, abs16(x, e0 + j, m, inf, keep_nan));
   }
   m0 = _mm512_max_epu16(m0, m1);
@@ -300,9 +295,7 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
     const __m512i inf = _mm512_set1_epi32(0x7F800000);                         \
     for (size_t j = 0; j < n; j += 16) {                                       \
       mb__cpu_prefetch_step16(x, (e0 + j) * ES, ES);                           \
-      const __mmask16 k = n - j >= 16                                          \
-                              ? (__mmask16)0xFFFF                              \
-                              : (__mmask16)((1u << (unsigned)(n - j)) - 1u);   \
+      const __mmask16 k = mb__cpu_mask16(n - j);                               \
       __m512i v = _mm512_and_si512(_mm512_castps_si512(LD(x, e0 + j, k)), ab); \
       if (!keep_nan)                                                           \
         v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),          \

@@ -57,6 +57,11 @@ static inline void mb__cpu_prefetch_step16(const void *p, size_t at,
 static inline unsigned short mb__cpu_mask16(size_t n) {
   return n >= 16 ? 0xFFFFu : (unsigned short)((1u << (unsigned)n) - 1u);
 }
+
+/* Lanes [0, min(n, 32)) of a 32-lane mask (bytes or 16-bit lanes). */
+static inline unsigned mb__cpu_mask32(size_t n) {
+  return n >= 32 ? 0xFFFFFFFFu : (1u << (unsigned)n) - 1u;
+}
 #endif
 
 #endif

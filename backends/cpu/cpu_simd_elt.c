@@ -105,10 +105,6 @@ static inline size_t head_bf16(const void *p, size_t i, size_t hi) {
 }
 #define head_bf16h head_bf16
 
-static inline __mmask16 first(size_t n) {
-  return (__mmask16)((1u << n) - 1u);
-}
-
 /* ---- the maths ---------------------------------------------------------- */
 #define SET1 _mm512_set1_ps
 
@@ -217,25 +213,27 @@ MB_AVX512_INLINE __m512 v_add(__m512 x, __m512 y) {
 
 /* ---- the loops ---------------------------------------------------------- */
 /* y = F(x) over [lo, hi): IN, OUT are f32 or bf16. */
-#define MB__SIMD_UNARY(name, IN, OUT, F, TARGET)                               \
-  static TARGET void name(void *y, const void *x, size_t lo, size_t hi,        \
-                          float alpha, int stream) {                           \
-    const __m512 a = SET1(alpha);                                              \
-    size_t i = lo;                                                             \
-    if (stream && i < hi) {                                                    \
-      const size_t h = head_##OUT(y, i, hi);                                   \
-      if (h) st_##OUT(y, i, F(ld_##IN(x, i, first(h), 0), a), first(h), 0, 0); \
-      i += h;                                                                  \
-    }                                                                          \
-    for (; i + 16 <= hi; i += 16) {                                            \
-      pf_##IN(x, i);                                                           \
-      st_##OUT(y, i, F(ld_##IN(x, i, 0xffff, 1), a), 0xffff, 1, stream);       \
-    }                                                                          \
-    if (i < hi) {                                                              \
-      const __mmask16 m = first(hi - i);                                       \
-      st_##OUT(y, i, F(ld_##IN(x, i, m, 0), a), m, 0, 0);                      \
-    }                                                                          \
-    if (stream) _mm_sfence();                                                  \
+#define MB__SIMD_UNARY(name, IN, OUT, F, TARGET)                         \
+  static TARGET void name(void *y, const void *x, size_t lo, size_t hi,  \
+                          float alpha, int stream) {                     \
+    const __m512 a = SET1(alpha);                                        \
+    size_t i = lo;                                                       \
+    if (stream && i < hi) {                                              \
+      const size_t h = head_##OUT(y, i, hi);                             \
+      if (h)                                                             \
+        st_##OUT(y, i, F(ld_##IN(x, i, mb__cpu_mask16(h), 0), a),        \
+                 mb__cpu_mask16(h), 0, 0);                               \
+      i += h;                                                            \
+    }                                                                    \
+    for (; i + 16 <= hi; i += 16) {                                      \
+      pf_##IN(x, i);                                                     \
+      st_##OUT(y, i, F(ld_##IN(x, i, 0xffff, 1), a), 0xffff, 1, stream); \
+    }                                                                    \
+    if (i < hi) {                                                        \
+      const __mmask16 m = mb__cpu_mask16(hi - i);                        \
+      st_##OUT(y, i, F(ld_##IN(x, i, m, 0), a), m, 0, 0);                \
+    }                                                                    \
+    if (stream) _mm_sfence();                                            \
   }
 
 /* z = F(x, y) over [lo, hi). */
@@ -245,7 +243,7 @@ MB_AVX512_INLINE __m512 v_add(__m512 x, __m512 y) {
     size_t i = lo;                                                            \
     if (stream && i < hi) {                                                   \
       const size_t h = head_##OUT(z, i, hi);                                  \
-      const __mmask16 m = first(h);                                           \
+      const __mmask16 m = mb__cpu_mask16(h);                                  \
       if (h)                                                                  \
         st_##OUT(z, i, F(ld_##IN(x, i, m, 0), ld_##IN(y, i, m, 0)), m, 0, 0); \
       i += h;                                                                 \
@@ -257,7 +255,7 @@ MB_AVX512_INLINE __m512 v_add(__m512 x, __m512 y) {
                0xffff, 1, stream);                                            \
     }                                                                         \
     if (i < hi) {                                                             \
-      const __mmask16 m = first(hi - i);                                      \
+      const __mmask16 m = mb__cpu_mask16(hi - i);                             \
       st_##OUT(z, i, F(ld_##IN(x, i, m, 0), ld_##IN(y, i, m, 0)), m, 0, 0);   \
     }                                                                         \
     if (stream) _mm_sfence();                                                 \
