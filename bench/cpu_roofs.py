@@ -22,6 +22,13 @@ command lines on top:
   tile matmuls run on AMX); targets 50 % (attention) and 70 %
   (weight-only).
 
+With --rounds R (R > 1) the memory-bound entries run R - 1 more times
+after the whole plan, each round with its own two copies. Every row is
+then the median over the rounds of its share of its own round's copy,
+with each round's share beside it: this VM's speed moves 2-4x within
+minutes, and one round's verdict can flip with it (relu read 90.7 % of
+copy in one run and 76.7 % in the next).
+
 Each memory-bound op runs a second time in cache (unless --no-in-cache;
 every memory-bound entry, whatever --filter kept): 128 rows of the same
 length, whose operands (at most 6 MiB) stay in the caches between runs,
@@ -38,15 +45,15 @@ each row gets torch's GB/s (GFLOP/s) and ours / torch; rows torch has no
 mirror for say why in the notes.
 
   python3 bench/cpu_roofs.py --mbench BUILD/bin/mbench [-o table.md]
-      [--samples N] [--timeout S] [--out-dir DIR] [--no-torch]
+      [--samples N] [--timeout S] [--out-dir DIR] [--no-torch] [--rounds R]
   python3 bench/cpu_roofs.py --tiny ...     small shapes (tests, a smoke run)
-  python3 bench/cpu_roofs.py --results R.json [--torch-json T.json]
-      [--in-cache-json C.json]
+  python3 bench/cpu_roofs.py --results R.json [ROUND2.json ...]
+      [--torch-json T.json] [--in-cache-json C.json]
       render the tables from an earlier run (a document, or the .jsonl
       stream a killed run left), running nothing
 
-The result documents (roofs.json, incache.json, torch.json) are kept in
---out-dir. The full plan with --samples 3 took 21.7 min on the 2-core
+The result documents (roofs.json, round2.json ..., incache.json,
+torch.json) are kept in --out-dir. The full plan with --samples 3 took 21.7 min on the 2-core
 Intel VM at a load average of 13 (other builds running; copy then gave 3.7
 of its 22.7 GB/s), most of it per-entry setup of the 8192x8192 operands;
 with --samples 5 on an idle VM, about 7 min with the in-cache run and
@@ -60,6 +67,7 @@ import re
 import shlex
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,7 +94,8 @@ TINY = {"[[8192, 8192]]": "[[128, 256]]",
 # one run beside it: 128 rows of the same length (a multiple of the 128 x
 # 128 blocks), operands of at most 6 MiB at 8192 bf16 columns.
 IN_CACHE = {"[[8192, 8192]]": "[[128, 8192]]", "[[128, 256]]": "[[128, 128]]"}
-MEMORY_HEADER = ["op", "GB/s", "% of copy", "GB/s in cache", "in cache, % of copy",
+MEMORY_HEADER = ["op", "GB/s", "% of copy", "% of copy, each round", "GB/s in cache",
+                 "in cache, % of copy",
                  "target", "verdict", "check", "torch GB/s", "ours / torch"]
 COMPUTE_HEADER = ["op", "GFLOP/s", "% bf16 vector peak", "% bf16 peak (AMX)",
                   "target", "verdict", "check", "torch GFLOP/s", "ours / torch"]
@@ -187,6 +196,12 @@ def copy_gbps(results):
     return max(r["derived"]["gbps"] for r in copies) if copies else None
 
 
+def median(values):
+    """The median of the known values, None when none is."""
+    known = [v for v in values if num(v) is not None]
+    return statistics.median(known) if known else None
+
+
 def pct(v, of):
     v, of = num(v), num(of)
     return 100.0 * v / of if v is not None and of else None
@@ -222,11 +237,32 @@ def in_cache_rates(cached):
             for r in cached or [] if r.get("status") == "ok"}
 
 
-def build_rows(results, devices, torch_doc, cached=None):
+def over_rounds(r, rounds, copies):
+    """Row r's (GB/s, % of copy, [% of copy in each round], check) over
+    the rounds (result lists, the whole plan's first) matched by name:
+    medians over the rounds where it ran, each share of its own round's
+    copy; the check FAIL if any round's failed."""
+    rates, shares, checks = [], [], []
+    for res, copy in zip(rounds, copies):
+        x = next((y for y in res if y.get("name") == r.get("name")), None)
+        if x is None:
+            continue
+        checks.append(rt.check_of(x))
+        g = num((x.get("derived") or {}).get("gbps")) if x.get("status") == "ok" else None
+        rates.append(g)
+        shares.append(pct(g, copy))
+    check = "FAIL" if "FAIL" in checks else rt.check_of(r)
+    return median(rates), median(shares), shares, check
+
+
+def build_rows(results, devices, torch_doc, cached=None, more=()):
     """(memory rows, compute rows, notes, summary): the tables' cells;
-    cached: the in-cache run's results (None: not run)."""
+    cached: the in-cache run's results (None: not run); more: the result
+    lists of the memory-bound entries' further rounds."""
     by_id = {e.get("id"): e for e in (torch_doc or {}).get("entries", [])}
-    copy = copy_gbps(results)
+    rounds = [results] + list(more)
+    copies = [copy_gbps(res) for res in rounds]
+    copy = median(copies)
     fast = in_cache_rates(cached)
     vector, best = peaks(results, devices)
     mem, comp, notes = [], [], []
@@ -235,15 +271,18 @@ def build_rows(results, devices, torch_doc, cached=None):
         ok = r.get("status") == "ok"
         t_entry = by_id.get(r.get("id"))
         if op in MEMORY_OPS:
-            g = num(d.get("gbps")) if ok else None
-            share = pct(g, copy)
+            g, share, each, check = over_rounds(r, rounds, copies)
+            if not ok:
+                g = share = None
             tg, why = torch_rate(r, t_entry, "bytes")
             target = None if op == "copy" else TARGET_COPY
             gc = fast.get(label(r))
-            mem.append([label(r), fmt(g), fmt(share), fmt(gc), fmt(pct(gc, copy)),
+            mem.append([label(r), fmt(g), fmt(share),
+                        ", ".join(fmt(v) for v in each) if len(rounds) > 1 else "-",
+                        fmt(gc), fmt(pct(gc, copy)),
                         "-" if target is None else "≥ %g %%" % target,
                         "-" if target is None else verdict(r, share, target),
-                        rt.check_of(r), fmt(tg),
+                        check, fmt(tg),
                         fmt(g / tg if g and tg else None, "%.2f")])
         elif op == "attention" or op == "gemm" or op == "linear":
             f = num(d.get("tflops")) if ok else None
@@ -275,8 +314,8 @@ def build_rows(results, devices, torch_doc, cached=None):
                                        ": " + r["reason"] if r.get("reason") else ""))
         elif t_entry and why:
             notes.append("%s: torch %s" % (label(r), why))
-    return mem, comp, notes, {"copy_gbps": copy, "vector_peak": vector,
-                              "best_peak": best}
+    return mem, comp, notes, {"copy_gbps": copy, "copies": copies,
+                              "vector_peak": vector, "best_peak": best}
 
 
 # ---- the document ---------------------------------------------------------------
@@ -293,11 +332,12 @@ def git_commit():
     return head + (" with uncommitted changes" if dirty else "")
 
 
-def render(doc, torch_doc, meta, cached=None):
+def render(doc, torch_doc, meta, cached=None, more=()):
     """The markdown: the header lines, then the two tables and notes;
-    cached: the in-cache run's results, or None."""
+    cached: the in-cache run's results, or None; more: the further
+    rounds' results."""
     results, devices = doc.get("results", []), doc.get("devices", [])
-    mem, comp, notes, s = build_rows(results, devices, torch_doc, cached)
+    mem, comp, notes, s = build_rows(results, devices, torch_doc, cached, more)
     dev = next((d for d in devices if d.get("kind") == "cpu"), {})
     out = ["## CPU roofs (issue 26)", ""]
     out.append("- machine: %s, %s cores, host %s" % (
@@ -307,9 +347,16 @@ def render(doc, torch_doc, meta, cached=None):
                          fmt(s["vector_peak"] / 1e9 if s["vector_peak"] else None,
                              "%.0f"), dev.get("peak_source", "peak source unknown")))
     cb = (dev.get("copy_bandwidth") or {}).get("gbps")
-    out.append("- copy in this run: %s GB/s, the faster of its copies (the roof "
-               "cache's copy bandwidth: %s GB/s)"
-               % (fmt(s["copy_gbps"]), fmt(num(cb))))
+    if len(s["copies"]) > 1:
+        out.append("- copy in this run: %s GB/s, the median over %d rounds of each "
+                   "round's faster copy (%s GB/s; the roof cache's copy bandwidth: %s "
+                   "GB/s); a memory-bound row is the median of its shares of its own "
+                   "round's copy" % (fmt(s["copy_gbps"]), len(s["copies"]),
+                                     ", ".join(fmt(c) for c in s["copies"]), fmt(num(cb))))
+    else:
+        out.append("- copy in this run: %s GB/s, the faster of its copies (the roof "
+                   "cache's copy bandwidth: %s GB/s)"
+                   % (fmt(s["copy_gbps"]), fmt(num(cb))))
     out.append("- date: %s" % meta.get("date", "?"))
     out.append("- commit: %s" % meta.get("commit", "?"))
     for c in meta.get("commands", []):
@@ -324,7 +371,7 @@ def render(doc, torch_doc, meta, cached=None):
     else:
         out.append("- torch: not run (%s)" % (t.get("why") or "no torch results"))
     out += ["", "Memory-bound ops, % of the copy bandwidth of this run:", ""]
-    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 4 + ["---"] * 3 + ["---:"] * 2,
+    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 5 + ["---"] * 3 + ["---:"] * 2,
                         mem))
     out += ["", "GB/s in cache: the same op on 128 rows of the same length, its "
             "operands left in the caches between runs (%s), memory mostly out of "
@@ -380,6 +427,15 @@ def memory_entries(text):
     return names
 
 
+def memory_regex(src, text):
+    """The --filter regex of the memory-bound entries of plan text (from
+    file src)."""
+    names = memory_entries(text)
+    if not names:
+        die("%s: no entry takes the default shape" % src)
+    return "^(%s)/" % "|".join(re.escape(n) for n in names)
+
+
 def in_cache_config(src, dst):
     """Writes src with its memory-bound shape made the in-cache one
     (IN_CACHE) to dst; returns the --filter regex of those entries."""
@@ -388,12 +444,10 @@ def in_cache_config(src, dst):
     full = [k for k in IN_CACHE if k in text]
     if len(full) != 1:
         die("%s: expected one of %s as the memory-bound shape" % (src, ", ".join(IN_CACHE)))
-    names = memory_entries(text)
-    if not names:
-        die("%s: no entry takes the default shape" % src)
+    regex = memory_regex(src, text)
     with open(dst, "w", encoding="utf-8") as f:
         f.write(text.replace(full[0], IN_CACHE[full[0]]))
-    return "^(%s)/" % "|".join(re.escape(n) for n in names)
+    return regex
 
 
 def read_results(path):
@@ -424,13 +478,23 @@ def parse_args(argv):
                     "(default: this one if it imports torch, else /usr/bin/python3)")
     ap.add_argument("--torch-max-time", type=float, default=0.3,
                     help="torch_compare --max-time (0.3 s per op)")
-    ap.add_argument("--results", help="render from this mbench result document; run nothing")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the memory-bound entries this many times in all (the "
+                    "whole plan once, then theirs alone; with --filter, the entries "
+                    "it keeps): each row the median of its shares of its own round's "
+                    "copy (1)")
+    ap.add_argument("--results", nargs="+", metavar="R.json",
+                    help="render from these mbench result documents (the whole "
+                    "plan's, then further rounds'); run nothing")
     ap.add_argument("--torch-json", help="with --results: torch_compare's document")
     ap.add_argument("--in-cache-json", help="with --results: the in-cache run's document")
     ap.add_argument("--no-in-cache", action="store_true",
                     help="leave out the in-cache run of the memory-bound ops "
                     "(it runs every one of them, whatever --filter keeps)")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error("--rounds %d: give 1 or more" % args.rounds)
+    return args
 
 
 def mbench_cmd(args, config, out, regex):
@@ -445,6 +509,27 @@ def mbench_cmd(args, config, out, regex):
     if regex:
         cmd += ["--filter", regex]
     return cmd
+
+
+def run_rounds(args, config, out_dir, meta):
+    """Rounds 2..R of the memory-bound entries (those --filter keeps when
+    given): their result lists, in order; a round that wrote none is
+    left out, said on stderr."""
+    with open(config, encoding="utf-8") as f:
+        regex = args.filter or memory_regex(config, f.read())
+    more = []
+    for k in range(2, args.rounds + 1):
+        path = os.path.join(out_dir, "round%d.json" % k)
+        cmd = mbench_cmd(args, config, path, regex)
+        meta["commands"].append(quote(cmd))
+        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+        res = read_results(path if os.path.exists(path) else path[:-5] + ".jsonl")
+        if rc or not res:
+            print("cpu_roofs.py: round %d exited %d with %d results" % (k, rc, len(res)),
+                  file=sys.stderr)
+        if res:
+            more.append(res)
+    return more
 
 
 def run_in_cache(args, config, out_dir, meta):
@@ -468,9 +553,12 @@ def main(argv=None):
     meta = {"host": socket.gethostname(), "commit": git_commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commands": ["python3 bench/cpu_roofs.py " + quote(argv)]}
-    torch_doc, cached = None, None
+    torch_doc, cached, more = None, None, []
     if args.results:
-        path = args.results
+        path = args.results[0]
+        more = [read_results(p) for p in args.results[1:]]
+        if not all(more):
+            die("%s: no results" % args.results[1 + more.index([])])
         if args.torch_json:
             with open(args.torch_json, encoding="utf-8") as f:
                 torch_doc = json.load(f)
@@ -496,6 +584,7 @@ def main(argv=None):
         if rc:
             print("cpu_roofs.py: mbench exited %d (the table shows what it has)" % rc,
                   file=sys.stderr)
+        more = run_rounds(args, config, out_dir, meta)
         if not args.no_in_cache:
             cached = run_in_cache(args, config, out_dir, meta)
         py = None if args.no_torch else torch_python(args.torch_python)
@@ -537,7 +626,7 @@ def main(argv=None):
     host = (run.get("host") or {}).get("hostname")
     if host:
         meta["host"] = host
-    text = render(doc, torch_doc, meta, cached)
+    text = render(doc, torch_doc, meta, cached, more)
     sys.stdout.write(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
