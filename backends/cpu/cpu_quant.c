@@ -77,11 +77,10 @@ static void quant_span(const mb_cpu_qrow_t *qo, void *q, size_t e0,
     qo->quantv(q, e0, x, sr + c0, (size_t)w);
     return;
   }
-  for (int64_t c = c0; c < c0 + w;) {
-    const int64_t bj = c / bn, end = min64((bj + 1) * bn, c0 + w);
-    qo->quant1(q, e0 + (size_t)(c - c0), x + (c - c0), sr[bj],
+  for (int64_t c = c0, end; c < c0 + w; c = end) {
+    end = mb__cpu_block_end(c, bn, c0 + w);
+    qo->quant1(q, e0 + (size_t)(c - c0), x + (c - c0), sr[c / bn],
                (size_t)(end - c));
-    c = end;
   }
 }
 
@@ -117,12 +116,11 @@ static void amax_row(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
       mb__cpu_amax_bits_v(loc + c0, buf, (size_t)w, keep_nan);
       continue;
     }
-    for (int64_t c = c0; c < c0 + w;) {
-      const int64_t bj = c / bn, end = min64((bj + 1) * bn, c0 + w);
+    for (int64_t c = c0, end; c < c0 + w; c = end) {
+      end = mb__cpu_block_end(c, bn, c0 + w);
       const uint32_t m =
           mb__cpu_amax_bits(buf + (c - c0), (size_t)(end - c), keep_nan);
-      loc[bj] = m > loc[bj] ? m : loc[bj];
-      c = end;
+      loc[c / bn] = m > loc[c / bn] ? m : loc[c / bn];
     }
   }
 }
@@ -154,11 +152,10 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       if (v->bn == 1) /* a scale per column */
         q->vx->quantv(out, e, x, e, sr + c, (size_t)w);
       else /* the row straight from X, block by block */
-        for (int64_t b = c; b < c + w;) {
-          const int64_t end = min64((b / v->bn + 1) * v->bn, c + w);
+        for (int64_t b = c, end; b < c + w; b = end) {
+          end = mb__cpu_block_end(b, v->bn, c + w);
           q->vx->quant1(out, e + (size_t)(b - c), x, e + (size_t)(b - c),
                         sr[b / v->bn], (size_t)(end - b));
-          b = end;
         }
       if (next) prefetch(next + (size_t)c * es, (size_t)w * es);
     }
@@ -216,11 +213,10 @@ static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
     if (!use_vec(q->vt, v->bn)) {
       quant_span(qo, dst, e0, tile[r], sr, c0, w, v->bn);
     } else {
-      for (int64_t c = c0; c < c0 + w;) {
-        const int64_t bj = c / v->bn, end = min64((bj + 1) * v->bn, c0 + w);
+      for (int64_t c = c0, end; c < c0 + w; c = end) {
+        end = mb__cpu_block_end(c, v->bn, c0 + w);
         q->vt->quant1(dst, e0 + (size_t)(c - c0), tile[r], (size_t)(c - c0),
-                      sr[bj], (size_t)(end - c));
-        c = end;
+                      sr[c / v->bn], (size_t)(end - c));
       }
     }
     if (q->lines) q->lines((unsigned char *)out + eq, qbuf[r], (size_t)w);

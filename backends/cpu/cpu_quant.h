@@ -63,6 +63,16 @@ static inline void mb__cpu_set_nibble(uint8_t *p, size_t i, uint8_t v) {
   p[i / 2] = (uint8_t)((p[i / 2] & ~(0xFu << shift)) | ((unsigned)v << shift));
 }
 
+/* A span cut at the edges of blocks bn wide (one scale each): the end of
+ * the piece of [c, hi) in c's block, block c / bn. The loops read
+ *   for (int64_t c = lo, end; c < hi; c = end) {
+ *     end = mb__cpu_block_end(c, bn, hi); ... [c, end) ...
+ *   } */
+static inline int64_t mb__cpu_block_end(int64_t c, int64_t bn, int64_t hi) {
+  const int64_t e = (c / bn + 1) * bn;
+  return e < hi ? e : hi;
+}
+
 /* ---- row operations (cpu_quant_rows.c) -------------------------------------
  * Every loop over elements lives here, one function per dtype, so gcc
  * vectorises each (and clones it for AVX2/AVX-512). Element offsets count

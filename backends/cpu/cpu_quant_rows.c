@@ -202,11 +202,9 @@ static void scale_span(float *x, const float *srow, int64_t c0, int64_t w,
     mb__cpu_scalev(x, srow + c0, (size_t)w);
     return;
   }
-  for (int64_t c = c0; c < c0 + w;) {
-    const int64_t bj = c / bn,
-                  end = (bj + 1) * bn < c0 + w ? (bj + 1) * bn : c0 + w;
-    mb__cpu_scale1(x + (c - c0), srow[bj], (size_t)(end - c));
-    c = end;
+  for (int64_t c = c0, end; c < c0 + w; c = end) {
+    end = mb__cpu_block_end(c, bn, c0 + w);
+    mb__cpu_scale1(x + (c - c0), srow[c / bn], (size_t)(end - c));
   }
 }
 
@@ -233,12 +231,10 @@ static void dequant_span(const mb_cpu_dqvec_t *vec, int nt, void *dst,
     vec->deqv(dst, e0, src, e0, srow + c0, (size_t)w, nt);
     return;
   }
-  for (int64_t c = c0; c < c0 + w;) {
-    const int64_t bj = c / bn,
-                  end = (bj + 1) * bn < c0 + w ? (bj + 1) * bn : c0 + w;
+  for (int64_t c = c0, end; c < c0 + w; c = end) {
+    end = mb__cpu_block_end(c, bn, c0 + w);
     const size_t e = e0 + (size_t)(c - c0);
-    vec->deq1(dst, e, src, e, srow[bj], (size_t)(end - c), nt, tab);
-    c = end;
+    vec->deq1(dst, e, src, e, srow[c / bn], (size_t)(end - c), nt, tab);
   }
 }
 
