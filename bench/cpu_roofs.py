@@ -8,8 +8,9 @@ command lines on top:
   memory-bound ops at 8192x8192 (copy, add, quantize to fp8 e4m3 / i8 / i4
   in every granularity, transposed and static, dequantize, layernorm,
   rmsnorm, softmax, every activation, silu_mul): GB/s and % of the copy
-  bandwidth of the same run (the faster of its two copies, first and
-  last); target 85 %.
+  bandwidth of the same moment -- the mean of the copies just before and
+  just after the row in the plan, which copies between its groups of
+  rows; target 85 %.
 
   compute-bound ops: attention 1x16x4096x4096x128 (causal and not) and the
   weight-only GEMMs at 4096^3 (int4: bf16 x i4 with group-128 scales;
@@ -22,12 +23,13 @@ command lines on top:
   tile matmuls run on AMX); targets 50 % (attention) and 70 %
   (weight-only).
 
-With --rounds R (R > 1) the memory-bound entries run R - 1 more times
-after the whole plan, each round with its own two copies. Every row is
-then the median over the rounds of its share of its own round's copy,
-with each round's share beside it: this VM's speed moves 2-4x within
-minutes, and one round's verdict can flip with it (relu read 90.7 % of
-copy in one run and 76.7 % in the next).
+This VM's speed moves 2-4x within minutes, so a row is a share of the
+copies nearest it in time: against the faster of one copy first and one
+last, relu read 76.7-90.7 % of copy in three runs, while relu and copy
+measured alternately read 93 %. With --rounds R (R > 1) the memory-bound
+entries run R - 1 more times after the whole plan, copies included, and
+every row is the median over the rounds of its shares, each round's share
+beside it.
 
 Each memory-bound op runs a second time in cache (unless --no-in-cache;
 every memory-bound entry, whatever --filter kept): 128 rows of the same
@@ -82,7 +84,7 @@ CONFIG = os.path.join(HERE, "configs", "cpu_roofs.yaml")
 MEMORY_OPS = ("copy", "add", "quantize", "dequantize", "layernorm", "rmsnorm",
               "softmax", "activation", "silu_mul")
 TARGET_COPY = 85.0       # % of the copy bandwidth, memory-bound ops
-COPY_AGAIN = "copy_end"  # the config's second copy, after the other rows
+COPY_AGAIN = "copy_end"  # the config's last copy, after the other rows
 TARGET_ATTENTION = 50.0  # % of the bf16 peak the op is held to
 TARGET_WO = 70.0         # % of the bf16 peak, weight-only GEMMs
 # --tiny: each full-size shape of the config, as written there, and its
@@ -115,8 +117,11 @@ def num(v):
 def label(r):
     """What a row measures, in words: op, output, granularity, options."""
     op, p = r.get("op", "?"), r.get("params") or {}
-    if op == "copy" and str(r.get("name", "")).startswith(COPY_AGAIN + "/"):
-        return "copy, again after the others"
+    if op == "copy":
+        entry = str(r.get("name", "")).split("/", 1)[0]
+        return "copy" if entry == "copy" else \
+            "copy, again after the others" if entry == COPY_AGAIN else \
+            "copy (%s)" % entry
     dt = r.get("dtypes") or {}
     mode = (p.get("scale_a") or {}).get("mode", "none")
     block = (p.get("scale_a") or {}).get("block") or []
@@ -184,16 +189,34 @@ def peaks(results, devices):
     return vector, best
 
 
-def copy_gbps(results):
-    """The copy bandwidth every row is a share of: the faster of the run's
-    copies (bf16 ones first), or None. The plan copies first and last: a
-    slow moment during one copy (this VM's speed moves 2-4x within
-    minutes) would otherwise flatter every row."""
-    copies = [r for r in results if r.get("op") == "copy" and r.get("status") == "ok"
+def copies_of(results):
+    """A round's copies, [(index in results, GB/s)] in plan order: the bf16
+    ones where there are any."""
+    copies = [(i, r) for i, r in enumerate(results)
+              if r.get("op") == "copy" and r.get("status") == "ok"
               and num((r.get("derived") or {}).get("gbps"))]
-    if any((r.get("dtypes") or {}).get("a") == "bf16" for r in copies):
-        copies = [r for r in copies if (r.get("dtypes") or {}).get("a") == "bf16"]
-    return max(r["derived"]["gbps"] for r in copies) if copies else None
+    if any((r.get("dtypes") or {}).get("a") == "bf16" for _, r in copies):
+        copies = [(i, r) for i, r in copies if (r.get("dtypes") or {}).get("a") == "bf16"]
+    return [(i, r["derived"]["gbps"]) for i, r in copies]
+
+
+def copy_refs(results):
+    """{result name: the copy GB/s it is a share of} for a round's results
+    (in plan order, as they ran): the mean of the copies just before and
+    just after it (the one there is, at either end of the plan); a copy's
+    own, the median of the round's copies; None without copies. This VM's
+    speed moves 2-4x within minutes: against the faster of one copy first
+    and one last, every row read a share of a moment it did not run in."""
+    copies = copies_of(results)
+    whole = median([g for _, g in copies])
+    refs = {}
+    for i, r in enumerate(results):
+        before = [g for j, g in copies if j < i]
+        after = [g for j, g in copies if j > i]
+        near = before[-1:] + after[:1]
+        refs[r.get("name")] = whole if r.get("op") == "copy" else \
+            sum(near) / len(near) if near else None
+    return refs
 
 
 def median(values):
@@ -237,13 +260,15 @@ def in_cache_rates(cached):
             for r in cached or [] if r.get("status") == "ok"}
 
 
-def over_rounds(r, rounds, copies):
+def over_rounds(r, rounds, refs):
     """Row r's (GB/s, % of copy, [% of copy in each round], check) over
     the rounds (result lists, the whole plan's first) matched by name:
-    medians over the rounds where it ran, each share of its own round's
-    copy; the check FAIL if any round's failed."""
+    medians over the rounds where it ran, each a share of its copy
+    reference in that round (refs: copy_refs of each); the check FAIL if
+    any round's failed."""
     rates, shares, checks = [], [], []
-    for res, copy in zip(rounds, copies):
+    for res, ref in zip(rounds, refs):
+        copy = ref.get(r.get("name"))
         x = next((y for y in res if y.get("name") == r.get("name")), None)
         if x is None:
             continue
@@ -261,7 +286,8 @@ def build_rows(results, devices, torch_doc, cached=None, more=()):
     lists of the memory-bound entries' further rounds."""
     by_id = {e.get("id"): e for e in (torch_doc or {}).get("entries", [])}
     rounds = [results] + list(more)
-    copies = [copy_gbps(res) for res in rounds]
+    refs = [copy_refs(res) for res in rounds]
+    copies = [g for res in rounds for _, g in copies_of(res)]
     copy = median(copies)
     fast = in_cache_rates(cached)
     vector, best = peaks(results, devices)
@@ -271,7 +297,7 @@ def build_rows(results, devices, torch_doc, cached=None, more=()):
         ok = r.get("status") == "ok"
         t_entry = by_id.get(r.get("id"))
         if op in MEMORY_OPS:
-            g, share, each, check = over_rounds(r, rounds, copies)
+            g, share, each, check = over_rounds(r, rounds, refs)
             if not ok:
                 g = share = None
             tg, why = torch_rate(r, t_entry, "bytes")
@@ -314,7 +340,7 @@ def build_rows(results, devices, torch_doc, cached=None, more=()):
                                        ": " + r["reason"] if r.get("reason") else ""))
         elif t_entry and why:
             notes.append("%s: torch %s" % (label(r), why))
-    return mem, comp, notes, {"copy_gbps": copy, "copies": copies,
+    return mem, comp, notes, {"copy_gbps": copy, "copies": copies, "rounds": len(rounds),
                               "vector_peak": vector, "best_peak": best}
 
 
@@ -347,16 +373,13 @@ def render(doc, torch_doc, meta, cached=None, more=()):
                          fmt(s["vector_peak"] / 1e9 if s["vector_peak"] else None,
                              "%.0f"), dev.get("peak_source", "peak source unknown")))
     cb = (dev.get("copy_bandwidth") or {}).get("gbps")
-    if len(s["copies"]) > 1:
-        out.append("- copy in this run: %s GB/s, the median over %d rounds of each "
-                   "round's faster copy (%s GB/s; the roof cache's copy bandwidth: %s "
-                   "GB/s); a memory-bound row is the median of its shares of its own "
-                   "round's copy" % (fmt(s["copy_gbps"]), len(s["copies"]),
-                                     ", ".join(fmt(c) for c in s["copies"]), fmt(num(cb))))
-    else:
-        out.append("- copy in this run: %s GB/s, the faster of its copies (the roof "
-                   "cache's copy bandwidth: %s GB/s)"
-                   % (fmt(s["copy_gbps"]), fmt(num(cb))))
+    c = s["copies"]
+    out.append("- copy in this run: %s GB/s, the median of its %d copies (%s-%s GB/s; "
+               "the roof cache's copy bandwidth: %s GB/s); each memory-bound row is a "
+               "share of the mean of the copies just before and after it%s"
+               % (fmt(s["copy_gbps"]), len(c), fmt(min(c) if c else None),
+                  fmt(max(c) if c else None), fmt(num(cb)),
+                  ", the median over %d rounds" % s["rounds"] if s["rounds"] > 1 else ""))
     out.append("- date: %s" % meta.get("date", "?"))
     out.append("- commit: %s" % meta.get("commit", "?"))
     for c in meta.get("commands", []):
@@ -374,7 +397,8 @@ def render(doc, torch_doc, meta, cached=None, more=()):
     out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 5 + ["---"] * 3 + ["---:"] * 2,
                         mem))
     out += ["", "GB/s in cache: the same op on 128 rows of the same length, its "
-            "operands left in the caches between runs (%s), memory mostly out of "
+            "operands left in the caches between runs (%s), as a share of the "
+            "median copy, memory mostly out of "
             "the way. A row under %g %% of copy there does not reach the target by "
             "better memory access alone: its arithmetic on these cores (for column "
             "and transposed scales, also the small shape's own overheads) is the "
