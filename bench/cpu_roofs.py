@@ -55,11 +55,12 @@ mirror for say why in the notes.
       stream a killed run left), running nothing
 
 The result documents (roofs.json, round2.json ..., incache.json,
-torch.json) are kept in --out-dir. The full plan with --samples 3 took 21.7 min on the 2-core
-Intel VM at a load average of 13 (other builds running; copy then gave 3.7
-of its 22.7 GB/s), most of it per-entry setup of the 8192x8192 operands;
-with --samples 5 on an idle VM, about 7 min with the in-cache run and
-torch. Run it on an idle machine. Standard library only; torch runs in a child.
+torch.json) are kept in --out-dir. The full plan with --samples 3 took
+21.7 min on the 2-core Intel VM at a load average of 13 (other builds
+running; copy then gave 3.7 of its 22.7 GB/s), most of it per-entry setup
+of the 8192x8192 operands; with --samples 5 on an idle VM, about 7 min
+with the in-cache run and torch, 10 min with --rounds 3. Run it on an
+idle machine. Standard library only; torch runs in a child.
 """
 import argparse
 import datetime
@@ -505,8 +506,8 @@ def parse_args(argv):
     ap.add_argument("--rounds", type=int, default=1,
                     help="run the memory-bound entries this many times in all (the "
                     "whole plan once, then theirs alone; with --filter, the entries "
-                    "it keeps): each row the median of its shares of its own round's "
-                    "copy (1)")
+                    "it keeps): each row the median over the rounds of its shares of "
+                    "the copies nearest it (1)")
     ap.add_argument("--results", nargs="+", metavar="R.json",
                     help="render from these mbench result documents (the whole "
                     "plan's, then further rounds'); run nothing")
