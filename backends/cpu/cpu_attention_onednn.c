@@ -147,12 +147,13 @@ static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
   if (attr) dnnl_primitive_attr_destroy(attr);
   if (s == dnnl_success) {
     const char *impl = NULL;
+    *scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
             dnnl_success &&
         impl)
-      MB_CPU_LOG(st, MB_LOG_DEBUG, "cpu/onednn: attention %s uses %s",
-                 k_prim_names[i], impl);
-    *scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+      MB_CPU_LOG(st, MB_LOG_DEBUG,
+                 "cpu/onednn: attention %s uses %s: scratchpad %zu bytes",
+                 k_prim_names[i], impl, dnnl_memory_desc_get_size(scratch));
     s = dnnl_primitive_create(&k->prim[i], pd);
   }
   if (pd) dnnl_primitive_desc_destroy(pd);
@@ -160,6 +161,22 @@ static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
   MB_CPU_ERROR(st, "cpu/onednn: attention: %s matmul: %s", k_prim_names[i],
                dnnl_status2str(s));
   return MB_ERR_UNSUPPORTED;
+}
+
+typedef struct build_args {
+  mb_cpu_state_t *st;
+  attention_dnnl_t *k;
+  dnnl_memory_desc_t *scratch; /* NPRIM */
+} build_args_t;
+
+/* The primitives, each run by one thread at a time on its own (with that
+ * thread's scratchpad): created for one thread (mb__cpu_onednn_one_thread). */
+static mb_status_t build_all(void *arg) {
+  const build_args_t *b = arg;
+  mb_status_t status = MB_OK;
+  for (int i = 0; i < NPRIM && status == MB_OK; ++i)
+    status = build(b->st, b->k, i, &b->scratch[i]);
+  return status;
 }
 
 /* Thread t's buffers, streams and memory objects. */
@@ -239,8 +256,8 @@ mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
   k->kt = k->causal ? 128 : 256;
   k->avx512 = have_avx512();
   dnnl_memory_desc_t scratch[NPRIM];
-  for (int i = 0; i < NPRIM && status == MB_OK; ++i)
-    status = build(st, k, i, &scratch[i]);
+  build_args_t b = {st, k, scratch};
+  status = mb__cpu_onednn_one_thread(build_all, &b);
   if (status == MB_OK) {
     k->t = calloc(k->threads, sizeof *k->t);
     if (!k->t) {

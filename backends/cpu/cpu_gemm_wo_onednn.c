@@ -224,7 +224,11 @@ static mb_status_t prepare_tile(mb_cpu_state_t *st, const wo_dnnl_t *g,
   return mb__cpu_gemm_onednn_prepare(st, &th->call, &th->prim[em][en]);
 }
 
-static mb_status_t prepare_threads(mb_cpu_state_t *st, wo_dnnl_t *g) {
+/* Every thread's stream, buffer and primitives; each primitive runs on its
+ * thread alone, so it is created for one (mb__cpu_onednn_one_thread). */
+static mb_status_t prepare_threads(void *arg) {
+  wo_dnnl_t *g = arg;
+  mb_cpu_state_t *st = g->st;
   g->th = calloc(g->threads, sizeof *g->th);
   if (!g->th) return MB_ERR_NO_MEMORY;
   for (unsigned t = 0; t < g->threads; ++t) {
@@ -290,7 +294,7 @@ mb_status_t mb__cpu_wo_onednn_prepare(void *bstate,
                    {pl->n >= NT ? NT : 0, pl->n % NT}};
   g->dq = mb__cpu_dqvec(MB_DTYPE_I4, MB_DTYPE_BF16);
   s = alloc_panels(st, g);
-  if (s == MB_OK) s = prepare_threads(st, g);
+  if (s == MB_OK) s = mb__cpu_onednn_one_thread(prepare_threads, g);
   if (s != MB_OK) {
     if (s == MB_ERR_NO_MEMORY)
       MB_CPU_ERROR(st, "cpu/onednn: gemm bf16 x i4: out of memory");

@@ -64,5 +64,10 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
                                   const mb_cpu_onednn_operands_t *ops,
                                   const mb_kernel_call_t *call, void **kstate);
 
+/* Calls fn(arg) where oneDNN sees one thread: for creating primitives that
+ * each thread of a parallel region runs on its own, with a scratchpad of
+ * its own (cpu_onednn.c says why). */
+mb_status_t mb__cpu_onednn_one_thread(mb_status_t (*fn)(void *arg), void *arg);
+
 #endif
 #endif
