@@ -21,6 +21,10 @@ typedef struct mb__backend {
   int initialized; /* init attempted */
   int usable;      /* loaded and init succeeded */
   uint32_t first_device, num_devices; /* slice of ctx->devices */
+  /* The rows of vt->kernels that mb_kernel_info lists: each but a twin (a
+   * later row with an earlier one's op, name and dtypes: a kernel listed
+   * twice around another to order the choice, exactly one accepting). */
+  size_t *listed, num_listed;
 } mb__backend_t;
 
 /* An optional vtable hook the module sets. b->vt is the loader's full-size

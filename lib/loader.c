@@ -118,6 +118,31 @@ static mb_status_t copy_tables(const mb_backend_vtable_t *given,
   return MB_OK;
 }
 
+static int same_text(const char *a, const char *b) {
+  return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+static int same_kernel(const mb_backend_kernel_t *a,
+                       const mb_backend_kernel_t *b) {
+  return same_text(a->op, b->op) && same_text(a->name, b->name) &&
+         a->dtype == b->dtype && a->dtype_out == b->dtype_out;
+}
+
+/* b->listed: the rows of its table that are not a twin of an earlier one
+ * (mb__backend_t). MB_ERR_NO_MEMORY when it cannot be made. */
+static mb_status_t list_kernels(mb__backend_t *b) {
+  const mb_backend_vtable_t *vt = b->vt;
+  b->listed =
+      malloc((vt->num_kernels ? vt->num_kernels : 1) * sizeof *b->listed);
+  if (!b->listed) return mb__fail(MB_ERR_NO_MEMORY, "out of memory");
+  for (size_t i = 0; i < vt->num_kernels; i++) {
+    size_t j = 0;
+    while (j < i && !same_kernel(&vt->kernels[j], &vt->kernels[i])) j++;
+    if (j == i) b->listed[b->num_listed++] = i;
+  }
+  return MB_OK;
+}
+
 static const mb__backend_t *find_loaded(const mb_context_t *ctx,
                                         const char *name) {
   for (size_t i = 0; i < ctx->num_backends; i++)
@@ -201,12 +226,16 @@ static void load_module(mb_context_t *ctx, const char *file,
       set_reason(b, "backend \"%s\" already loaded from %s", vt->name,
                  find_loaded(ctx, vt->name)->path);
     } else {
-      free(b->name);
-      b->name = mb__strdup(vt->name);
       b->vt = vt;
-      b->dl = dl;
-      mb__loader_say(ctx, "%s: loaded backend \"%s\"", path, vt->name);
-      return;
+      if (list_kernels(b) == MB_OK) {
+        free(b->name);
+        b->name = mb__strdup(vt->name);
+        b->dl = dl;
+        mb__loader_say(ctx, "%s: loaded backend \"%s\"", path, vt->name);
+        return;
+      }
+      b->vt = NULL;
+      set_reason(b, "%s", mb_error_last());
     }
     free((void *)vt); /* the copy_tables block; NULL when none was made */
   }
@@ -313,6 +342,7 @@ void mb__loader_unload(mb_context_t *ctx) {
     if (b->state && b->vt->fini) b->vt->fini(b->state);
     if (b->dl) dlclose(b->dl);
     free((void *)b->vt); /* copy_tables' block */
+    free(b->listed);
     free(b->name);
     free(b->path);
     free(b->reason);

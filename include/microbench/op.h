@@ -354,8 +354,10 @@ typedef struct mb_kernel_info {
 #define MB_KERNEL_INFO_INIT \
   { sizeof(mb_kernel_info_t), 0, 0, 0, MB_DTYPE_NONE, MB_DTYPE_NONE, 0 }
 
-/* Every kernel known to the context: user kernels then backend kernels.
- * Strings are owned by the context. */
+/* Every kernel known to the context: user kernels then backend kernels,
+ * each once (a backend may list a kernel twice in its table, around
+ * another, to order the choice: exactly one of the two accepts on a given
+ * machine). Strings are owned by the context. */
 MB_API size_t mb_kernel_count(const mb_context_t *ctx);
 MB_API mb_status_t mb_kernel_info(const mb_context_t *ctx, size_t index,
                                   mb_kernel_info_t *out);

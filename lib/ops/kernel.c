@@ -77,7 +77,7 @@ size_t mb_kernel_count(const mb_context_t *ctx) {
   if (!ctx) return 0;
   size_t n = ctx->num_user_kernels;
   for (size_t i = 0; i < ctx->num_backends; i++)
-    if (ctx->backends[i].vt) n += ctx->backends[i].vt->num_kernels;
+    if (ctx->backends[i].vt) n += ctx->backends[i].num_listed;
   return n;
 }
 
@@ -98,18 +98,17 @@ mb_status_t mb_kernel_info(const mb_context_t *ctx, size_t index,
     size_t k = index - ctx->num_user_kernels;
     const mb__backend_t *b = NULL;
     for (size_t i = 0; i < ctx->num_backends; i++) {
-      const mb_backend_vtable_t *vt = ctx->backends[i].vt;
-      if (!vt) continue;
-      if (k < vt->num_kernels) {
+      if (!ctx->backends[i].vt) continue;
+      if (k < ctx->backends[i].num_listed) {
         b = &ctx->backends[i];
         break;
       }
-      k -= vt->num_kernels;
+      k -= ctx->backends[i].num_listed;
     }
     if (!b)
       return mb__fail(MB_ERR_INVALID_ARG,
                       "mb_kernel_info: index %zu out of range", index);
-    const mb_backend_kernel_t *bk = &b->vt->kernels[k];
+    const mb_backend_kernel_t *bk = &b->vt->kernels[b->listed[k]];
     info.op = bk->op;
     info.name = bk->name;
     info.backend = b->name;
