@@ -221,6 +221,7 @@ const mb_op_t mb__op_attention = {
     .ref_cost = attention_ref_cost,
     .ref_prepare = attention_ref_prepare,
     .ref_element = attention_ref_element,
+    .ref_pure = 1,
     .ref_release = attention_ref_release,
     .tolerance = attention_tolerance,
 };

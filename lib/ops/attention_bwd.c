@@ -431,6 +431,7 @@ const mb_op_t mb__op_attention_bwd = {
     .ref_cost = bwd_ref_cost,
     .ref_prepare = bwd_ref_prepare,
     .ref_element = bwd_ref_element,
+    .ref_pure = 1,
     .ref_release = bwd_ref_release,
     .tolerance = bwd_tolerance,
 };
