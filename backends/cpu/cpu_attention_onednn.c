@@ -148,12 +148,13 @@ static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
   if (s == dnnl_success) {
     const char *impl = NULL;
     *scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
-            dnnl_success &&
-        impl)
-      MB_CPU_LOG(st, MB_LOG_DEBUG,
-                 "cpu/onednn: attention %s uses %s: scratchpad %zu bytes",
-                 k_prim_names[i], impl, dnnl_memory_desc_get_size(scratch));
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
+        dnnl_success)
+      impl = NULL;
+    MB_CPU_LOG(st, MB_LOG_DEBUG,
+               "cpu/onednn: attention %s uses %s: scratchpad %zu bytes",
+               k_prim_names[i], impl ? impl : "?",
+               dnnl_memory_desc_get_size(scratch));
     s = dnnl_primitive_create(&k->prim[i], pd);
   }
   if (pd) dnnl_primitive_desc_destroy(pd);

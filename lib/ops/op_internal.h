@@ -91,9 +91,9 @@ struct mb_op {
   void (*ref_element)(const void *state, uint32_t out, size_t idx,
                       double *value, double *scale);
   void (*ref_release)(void *state);
-  /* 1: ref_element only reads its state, so a sampled check computes its
-   * elements on several threads (verify.c); for references that cost
-   * whole rows or columns an element (attention and its backward). */
+  /* 1: ref_element only reads its state, so the check computes the
+   * reference values on several threads (verify.c); for references that
+   * cost whole rows or columns an element (attention and its backward). */
   int ref_pure;
   mb__tolerance_t (*tolerance)(const mb_op_params_t *p, uint32_t out);
 

@@ -1,7 +1,6 @@
 #include "ops/verify.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 #include "dtype_internal.h"
 #include "parallel.h"
@@ -66,8 +65,8 @@ static void check_one(const mb_op_t *op, const void *ref, uint32_t out,
   account(want, scale, got_base, dt, tol, idx, e);
 }
 
-/* Sampled elements are checked this many at a time (their indices on the
- * stack). */
+/* Elements are checked this many at a time (their indices and reference
+ * values on the stack). */
 enum { LIST = 1024 };
 
 /* The reference values of elements idx[lo, hi) of one output. */
@@ -85,33 +84,30 @@ static void ref_part(void *arg, size_t lo, size_t hi) {
     j->op->ref_element(j->ref, j->out, j->idx[k], &j->want[k], &j->scale[k]);
 }
 
-/* Elements idx[0, n) of output `out`, accounted in that order. An op whose
- * reference is pure (ref_pure) has the values computed first, on as many
- * threads as give each at least 2^22 of its work: one by one, the check of
- * attention's backward at 1x4x2048^2x128 took 8 s (on the H100's host, its
- * 32 heads at 4096^2 had not finished setting up and checking in 45 s).
- * Accounted in the same order, the result is the same on any machine. */
+/* Elements idx[0, n) (n <= LIST) of output `out`, accounted in that order.
+ * An op whose reference is pure (ref_pure) has the values computed first,
+ * on as many threads as give each at least 2^22 of its work: one by one,
+ * the check of attention's backward at 1x4x2048^2x128 took 8 s (on the
+ * H100's host, its 32 heads at 4096^2 had not finished setting up and
+ * checking in 45 s). Accounted in the same order, the result is the same
+ * on any machine. */
 static void check_list(const mb_op_t *op, const mb_op_params_t *p,
                        const void *ref, uint32_t out, const void *got_base,
                        mb_dtype_t dt, mb__tolerance_t tol, const size_t *idx,
                        size_t n, err_acc_t *e) {
-  double *want = op->ref_pure ? malloc(2 * n * sizeof *want) : NULL;
-  if (!want) { /* not pure, or no memory: one by one */
+  if (!op->ref_pure) {
     for (size_t k = 0; k < n; k++)
       check_one(op, ref, out, got_base, dt, tol, idx[k], e);
     return;
   }
-  ref_job_t job = {op, ref, out, idx, want, want + n};
+  double want[LIST], scale[LIST];
+  ref_job_t job = {op, ref, out, idx, want, scale};
   const double cost = op->ref_cost(p);
-  const double per = cost > 0 ? (double)(1u << 22) / cost : (double)n;
-  mb__parallel_for(n,
-                   per >= (double)n ? n
-                   : per < 1        ? 1
-                                    : (size_t)per,
-                   1, ref_part, &job);
+  const double per = cost > 0 ? 0x1p22 / cost : (double)n; /* a thread's */
+  const size_t min_part = per >= (double)n ? n : per < 1 ? 1 : (size_t)per;
+  mb__parallel_for(n, min_part, 1, ref_part, &job);
   for (size_t k = 0; k < n; k++)
-    account(want[k], job.scale[k], got_base, dt, tol, idx[k], e);
-  free(want);
+    account(want[k], scale[k], got_base, dt, tol, idx[k], e);
 }
 
 void mb__sampler_init(mb__sampler_t *s, size_t total, uint64_t cols,
@@ -169,8 +165,12 @@ void mb__verify_with(const mb_op_t *op, const mb_op_params_t *p,
     total_all += total;
     if ((double)total * op->ref_cost(p) <= (double)MB__VERIFY_FULL_WORK ||
         total <= MB__VERIFY_SAMPLES) {
-      for (size_t i = 0; i < total; i++)
-        check_one(op, ref, out, outs[out], dt, tol, i, &e);
+      size_t idx[LIST];
+      for (size_t i0 = 0; i0 < total; i0 += LIST) {
+        const size_t n = total - i0 < LIST ? total - i0 : LIST;
+        for (size_t k = 0; k < n; k++) idx[k] = i0 + k;
+        check_list(op, p, ref, out, outs[out], dt, tol, idx, n, &e);
+      }
       checked += total;
     } else {
       mb__sampler_t smp;
