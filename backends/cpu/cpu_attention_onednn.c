@@ -6,13 +6,18 @@
  * online softmax in f32 (running max m and sum l per query; when m grows
  * what was accumulated is rescaled by exp(m_old - m_new)), and O += P V_blk.
  *
- * P stays f32 in effect: the op's tolerance (attention_tolerance) fails a
- * kernel that rounds P to bf16 (~2^-9 of the output's scale), so each
- * p is split exactly-ish into three bf16 terms, p = hi + mid + lo + O(2^-25
- * p), stacked as the rows of one (3 QT) x KT bf16 matrix; one bf16 matmul
- * against V (exact products, f32 sums) gives the three partial outputs,
- * which are added in f32. Three times the P V arithmetic, but on the bf16
- * units (AMX: 16x the f32 FMA rate) rather than an f32 GEMM.
+ * P is not rounded to bf16: the op's tolerance (attention_tolerance) fails
+ * a kernel that does (~2^-9 of the output's scale). Each p is split into
+ * two bf16 terms, hi = bf16(p) and lo = bf16(p - hi) (p - hi is exact in
+ * f32), so p = hi + lo to within 2^-16 |p|: the output is then off by at
+ * most 2^-16 sum_j p_j |v_j| (and, the residuals' signs mixing, far less),
+ * inside the u(f32) (4 sqrt(Skv) + 16) of that scale the op allows (2^-14
+ * at Skv = 4096). The two are stacked as the rows of one (2 QT) x KT bf16
+ * matrix; one bf16 matmul against V (exact products, f32 sums) gives the
+ * two partial outputs, added in f32. Twice the P V arithmetic, on the bf16
+ * units: as fast as an f32 P V where bf16 runs at twice the f32 FMA rate
+ * (AVX512-BF16), 8x faster on AMX. (Three terms, p to 2^-24, cost a third
+ * more time for accuracy the op does not ask.)
  *
  * Every matmul primitive is created once at prepare time, with fixed shapes:
  * K^T and V are read in place (strided memory descriptors; BSHD rows are
@@ -28,8 +33,9 @@
  * part of the diagonal blocks is work not credited.
  *
  * The softmax and the accumulation run on AVX-512 where the CPU has it
- * (chosen at prepare time), else portable loops; MB_CPU_NO_AVX512 set in
- * the environment keeps the portable ones, to test them on such a CPU. */
+ * (chosen at prepare time; bf16 rounded by VCVTNEPS2BF16 where it has
+ * AVX512-BF16, the same answer), else portable loops; MB_CPU_NO_AVX512 set
+ * in the environment keeps the portable ones, to test them on such a CPU. */
 #include "cpu_attention.h"
 #include "cpu_onednn.h"
 
@@ -37,21 +43,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { AQ = 128 }; /* queries per block */
+enum { AQ = 128 /* queries per block */, NT = 2 /* bf16 terms of p */ };
 
 /* The matmuls: S = Q K^T and C = P3 V, each over the input's K/V (strided)
  * or the padded tail copy. */
 enum { QK, QK_TAIL, PV, PV_TAIL, NPRIM };
 
-static int have_avx512(void);
+struct attention_dnnl;
+struct thread_bufs;
+/* One key block's online softmax; o = alpha o + c (cpu_attention_onednn.c). */
+typedef void (*softmax_fn)(const struct attention_dnnl *k,
+                           struct thread_bufs *t, const int64_t *see,
+                           float *alpha);
+typedef void (*accumulate_fn)(const struct attention_dnnl *k,
+                              struct thread_bufs *t, const float *alpha);
 
 typedef struct thread_bufs {
   dnnl_stream_t stream;
   dnnl_memory_t src[NPRIM], wei[NPRIM], dst[NPRIM], scratch[NPRIM];
   uint16_t *q;    /* AQ x d bf16 */
   float *s;       /* AQ x kt scores */
-  uint16_t *p;    /* 3 AQ x kt: hi, mid, lo rows */
-  float *c;       /* 3 AQ x d partial outputs */
+  uint16_t *p;    /* NT AQ x kt: the hi rows, then the lo rows */
+  float *c;       /* NT AQ x d partial outputs */
   float *o;       /* AQ x d unnormalised outputs */
   float *m, *l;   /* AQ running max and sum */
   uint16_t *kpad; /* kt x d: the last key block, zero padded */
@@ -62,13 +75,16 @@ typedef struct attention_dnnl {
   int64_t bh, sq, skv, d, kt;
   int64_t heads, ld, kv_heads, kv_ld;
   int causal, bshd;
-  int avx512; /* the AVX-512 softmax and accumulation (kt % 16 == 0) */
+  softmax_fn softmax;       /* portable or AVX-512 (kt % 16 == 0) */
+  accumulate_fn accumulate; /* the same */
   unsigned threads;
   mb_cpu_state_t *st; /* for the run's error message */
   float scale;
   dnnl_primitive_t prim[NPRIM];
   thread_bufs_t *t;
 } attention_dnnl_t;
+
+static void choose_loops(attention_dnnl_t *k);
 
 static void release_bufs(thread_bufs_t *t) {
   for (int i = 0; i < NPRIM; ++i) {
@@ -117,9 +133,9 @@ static dnnl_status_t prim_mds(const attention_dnnl_t *k, int i,
     if (s == dnnl_success) s = md(&m[1], d, kt, dnnl_bf16, 1, ld); /* K^T */
     if (s == dnnl_success) s = md(&m[2], AQ, kt, dnnl_f32, kt, 1);
   } else {
-    s = md(&m[0], 3 * AQ, kt, dnnl_bf16, kt, 1);
+    s = md(&m[0], NT * AQ, kt, dnnl_bf16, kt, 1);
     if (s == dnnl_success) s = md(&m[1], kt, d, dnnl_bf16, ld, 1);
-    if (s == dnnl_success) s = md(&m[2], 3 * AQ, d, dnnl_f32, d, 1);
+    if (s == dnnl_success) s = md(&m[2], NT * AQ, d, dnnl_f32, d, 1);
   }
   return s;
 }
@@ -187,8 +203,8 @@ static mb_status_t make_bufs(mb_cpu_state_t *st, attention_dnnl_t *k,
   const size_t d = (size_t)k->d, kt = (size_t)k->kt;
   t->q = calloc(AQ * d, sizeof *t->q);
   t->s = malloc(AQ * kt * sizeof *t->s);
-  t->p = malloc(3 * AQ * kt * sizeof *t->p);
-  t->c = malloc(3 * AQ * d * sizeof *t->c);
+  t->p = malloc(NT * AQ * kt * sizeof *t->p);
+  t->c = malloc(NT * AQ * d * sizeof *t->c);
   t->o = malloc(AQ * d * sizeof *t->o);
   t->m = malloc(2 * AQ * sizeof *t->m);
   t->l = t->m ? t->m + AQ : NULL;
@@ -255,7 +271,7 @@ mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
   k->scale = (float)(1.0 / sqrt((double)p->shape[4]));
   /* Causal: smaller key blocks waste less of the diagonal (masked work). */
   k->kt = k->causal ? 128 : 256;
-  k->avx512 = have_avx512();
+  choose_loops(k);
   dnnl_memory_desc_t scratch[NPRIM];
   build_args_t b = {st, k, scratch};
   status = mb__cpu_onednn_one_thread(build_all, &b);
@@ -287,41 +303,37 @@ static int exec(const attention_dnnl_t *k, thread_bufs_t *t, int i) {
   return s == dnnl_success;
 }
 
-/* p = hi + mid + lo, each bf16 (round to nearest even): the remainders are
- * exact in f32, so the split is off by at most 2^-25 |p| or so. */
-static inline void split3(float p, uint16_t *hi, uint16_t *mid, uint16_t *lo) {
+/* p = hi + lo, each bf16 (round to nearest even): p - hi is exact in f32. */
+static inline void split2(float p, uint16_t *hi, uint16_t *lo) {
   const uint16_t h = mb__cvt_f32_to_bf16(p);
-  const float r = p - mb__cvt_bf16_to_f32(h);
-  const uint16_t m = mb__cvt_f32_to_bf16(r);
   *hi = h;
-  *mid = m;
-  *lo = mb__cvt_f32_to_bf16(r - mb__cvt_bf16_to_f32(m));
+  *lo = mb__cvt_f32_to_bf16(p - mb__cvt_bf16_to_f32(h));
 }
 
 /* One block's online softmax for AQ rows: scores in t->s (unscaled), row r
- * sees keys [0, see[r]) of the block; writes P's three bf16 row sets and
- * the rescale factors. */
+ * sees keys [0, see[r]) of the block; writes P's two bf16 row sets (zero
+ * past see[r]) and the rescale factors. The scale is applied to the max
+ * alone in the first pass: it is positive and rounding is monotone, so
+ * fl(scale max_j s_j) = max_j fl(scale s_j). */
 MB_CPU_CLONES static void softmax_block(const attention_dnnl_t *k,
                                         thread_bufs_t *t, const int64_t *see,
                                         float *alpha) {
   const int64_t kt = k->kt;
   for (int r = 0; r < AQ; ++r) {
-    float *restrict s = t->s + r * kt;
-    uint16_t *restrict hi = t->p + r * kt, *restrict mid = hi + AQ * kt,
-                       *restrict lo = mid + AQ * kt;
+    const float *restrict s = t->s + r * kt;
+    uint16_t *restrict hi = t->p + r * kt, *restrict lo = hi + AQ * kt;
     const int64_t n = see[r];
-    float mx = t->m[r];
-    for (int64_t j = 0; j < kt; ++j) {
-      s[j] = mb__cpu_selectf(j < n, s[j] * k->scale, -INFINITY);
-      mx = mb__cpu_maxf(s[j], mx);
-    }
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < n; ++j) mx = mb__cpu_maxf(s[j], mx);
+    mx = mb__cpu_maxf(mx * k->scale, t->m[r]);
     /* A row that has seen no key yet keeps m = -inf: exp(-inf - 0) = 0. */
     const float base = mx == -INFINITY ? 0.0f : mx;
     float sum = 0.0f;
     for (int64_t j = 0; j < kt; ++j) {
-      const float e = mb__cpu_selectf(j < n, mb__cpu_expf(s[j] - base), 0.0f);
+      const float e =
+          mb__cpu_selectf(j < n, mb__cpu_expf(s[j] * k->scale - base), 0.0f);
       sum += e;
-      split3(e, &hi[j], &mid[j], &lo[j]);
+      split2(e, &hi[j], &lo[j]);
     }
     alpha[r] = mb__cpu_expf(t->m[r] - base);
     t->l[r] = t->l[r] * alpha[r] + sum;
@@ -333,68 +345,68 @@ MB_CPU_CLONES static void softmax_block(const attention_dnnl_t *k,
 #include <immintrin.h>
 
 #include "cpu_simd.h"
+#include "cpu_simd_bf16.h"
 #include "cpu_simd_exp.h"
-#define MB_ATT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq")))
-
-/* f32 -> bf16, round to nearest even (finite values), 16 lanes. */
-MB_ATT_AVX512 static inline __m256i bf16x16(__m512 x) {
-  const __m512i b = _mm512_castps_si512(x);
-  const __m512i odd =
-      _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
-  const __m512i r =
-      _mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
-  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
-}
+#define MB_ATT_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define MB_ATT_AVX512BF16 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#define MB_ATT_SW(v) mb__cpu_bf16_sw16(v)
+#define MB_ATT_HW(v) mb__cpu_bf16_hw16(v, 0xffff)
 
 MB_ATT_AVX512 static inline __m512 f32x16(__m256i h) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* softmax_block on 16 lanes (kt is a multiple of 16): the same steps, the
- * row sum in 16 partial sums. */
-MB_ATT_AVX512 static void softmax_block_avx512(const attention_dnnl_t *k,
-                                               thread_bufs_t *t,
-                                               const int64_t *see,
-                                               float *alpha) {
-  const int64_t kt = k->kt;
-  const __m512 scale = _mm512_set1_ps(k->scale),
-               ninf = _mm512_set1_ps(-INFINITY);
-  const __m512i lane =
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  for (int r = 0; r < AQ; ++r) {
-    float *s = t->s + r * kt;
-    uint16_t *hi = t->p + r * kt, *mid = hi + AQ * kt, *lo = mid + AQ * kt;
-    const __m512i n = _mm512_set1_epi32((int)see[r]);
-    __m512 vmx = ninf;
-    for (int64_t j = 0; j < kt; j += 16) {
-      const __mmask16 in = _mm512_cmp_epi32_mask(
-          _mm512_add_epi32(lane, _mm512_set1_epi32((int)j)), n, _MM_CMPINT_LT);
-      const __m512 x = _mm512_mask_blend_ps(
-          in, ninf, _mm512_mul_ps(_mm512_loadu_ps(s + j), scale));
-      _mm512_storeu_ps(s + j, x);
-      vmx = _mm512_max_ps(vmx, x);
-    }
-    const float mx = mb__cpu_maxf(_mm512_reduce_max_ps(vmx), t->m[r]);
-    const float base = mx == -INFINITY ? 0.0f : mx;
-    const __m512 vb = _mm512_set1_ps(base);
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t j = 0; j < kt; j += 16) {
-      const __m512 e =
-          mb__cpu_simd_expf(_mm512_sub_ps(_mm512_loadu_ps(s + j), vb));
-      sum = _mm512_add_ps(sum, e);
-      const __m256i h = bf16x16(e);
-      const __m512 rem = _mm512_sub_ps(e, f32x16(h));
-      const __m256i m = bf16x16(rem);
-      _mm256_storeu_si256((__m256i *)(hi + j), h);
-      _mm256_storeu_si256((__m256i *)(mid + j), m);
-      _mm256_storeu_si256((__m256i *)(lo + j),
-                          bf16x16(_mm512_sub_ps(rem, f32x16(m))));
-    }
-    alpha[r] = mb__cpu_expf(t->m[r] - base);
-    t->l[r] = t->l[r] * alpha[r] + _mm512_reduce_add_ps(sum);
-    t->m[r] = mx;
-  }
+/* The lanes of keys [j, j + 16) below n. */
+static inline __mmask16 visible(int64_t j, int64_t n) {
+  return j < n ? (__mmask16)mb__cpu_mask16((size_t)(n - j)) : 0;
 }
+
+/* softmax_block on 16 lanes (kt is a multiple of 16): the same steps, the
+ * row sum in 16 partial sums, exp's argument s scale - base by one FMA; the
+ * keys a row does not see are skipped in the max and stored as zeros
+ * without an exp (the masked end of a causal block). CVT rounds to bf16. */
+#define MB_ATT_SOFTMAX(name, TARGET, CVT)                                 \
+  TARGET static void name(const attention_dnnl_t *k, thread_bufs_t *t,    \
+                          const int64_t *see, float *alpha) {             \
+    const int64_t kt = k->kt;                                             \
+    const __m512 scale = _mm512_set1_ps(k->scale);                        \
+    for (int r = 0; r < AQ; ++r) {                                        \
+      const float *s = t->s + r * kt;                                     \
+      uint16_t *hi = t->p + r * kt, *lo = hi + AQ * kt;                   \
+      const int64_t n = see[r];                                           \
+      __m512 vmx = _mm512_set1_ps(-INFINITY);                             \
+      for (int64_t j = 0; j < n; j += 16)                                 \
+        vmx = _mm512_mask_max_ps(vmx, visible(j, n), vmx,                 \
+                                 _mm512_loadu_ps(s + j));                 \
+      const float mx =                                                    \
+          mb__cpu_maxf(_mm512_reduce_max_ps(vmx) * k->scale, t->m[r]);    \
+      const float base = mx == -INFINITY ? 0.0f : mx;                     \
+      const __m512 vb = _mm512_set1_ps(base);                             \
+      __m512 sum = _mm512_setzero_ps();                                   \
+      int64_t j = 0;                                                      \
+      for (; j < n; j += 16) {                                            \
+        const __m512 e = _mm512_maskz_mov_ps(                             \
+            visible(j, n), mb__cpu_simd_expf(_mm512_fmsub_ps(             \
+                               _mm512_loadu_ps(s + j), scale, vb)));      \
+        sum = _mm512_add_ps(sum, e);                                      \
+        const __m256i h = CVT(e);                                         \
+        _mm256_storeu_si256((__m256i *)(hi + j), h);                      \
+        _mm256_storeu_si256((__m256i *)(lo + j),                          \
+                            CVT(_mm512_sub_ps(e, f32x16(h))));            \
+      }                                                                   \
+      for (; j < kt; j += 16) {                                           \
+        _mm256_storeu_si256((__m256i *)(hi + j), _mm256_setzero_si256()); \
+        _mm256_storeu_si256((__m256i *)(lo + j), _mm256_setzero_si256()); \
+      }                                                                   \
+      alpha[r] = mb__cpu_expf(t->m[r] - base);                            \
+      t->l[r] = t->l[r] * alpha[r] + _mm512_reduce_add_ps(sum);           \
+      t->m[r] = mx;                                                       \
+    }                                                                     \
+  }
+MB_ATT_SOFTMAX(softmax_block_avx512, MB_ATT_AVX512, MB_ATT_SW)
+MB_ATT_SOFTMAX(softmax_block_avx512bf16, MB_ATT_AVX512BF16, MB_ATT_HW)
 
 MB_ATT_AVX512 static void accumulate_avx512(const attention_dnnl_t *k,
                                             thread_bufs_t *t,
@@ -402,40 +414,42 @@ MB_ATT_AVX512 static void accumulate_avx512(const attention_dnnl_t *k,
   const int64_t d = k->d, d16 = d / 16 * 16;
   for (int r = 0; r < AQ; ++r) {
     float *o = t->o + r * d;
-    const float *c0 = t->c + r * d, *c1 = c0 + AQ * d, *c2 = c1 + AQ * d;
+    const float *c0 = t->c + r * d, *c1 = c0 + AQ * d;
     const __m512 a = _mm512_set1_ps(alpha[r]);
     int64_t e = 0;
     for (; e < d16; e += 16) {
-      const __m512 c = _mm512_add_ps(
-          _mm512_add_ps(_mm512_loadu_ps(c0 + e), _mm512_loadu_ps(c1 + e)),
-          _mm512_loadu_ps(c2 + e));
+      const __m512 c =
+          _mm512_add_ps(_mm512_loadu_ps(c0 + e), _mm512_loadu_ps(c1 + e));
       _mm512_storeu_ps(o + e, _mm512_fmadd_ps(_mm512_loadu_ps(o + e), a, c));
     }
-    for (; e < d; ++e) o[e] = o[e] * alpha[r] + ((c0[e] + c1[e]) + c2[e]);
+    for (; e < d; ++e) o[e] = o[e] * alpha[r] + (c0[e] + c1[e]);
   }
-}
-
-/* Whether this CPU runs the AVX-512 steps. */
-static int have_avx512(void) {
-  return mb__cpu_has_avx512();
-}
-#else
-static int have_avx512(void) {
-  return 0;
 }
 #endif
 
-/* o = alpha o + (c_hi + c_mid) + c_lo, row by row. */
+/* o = alpha o + (c_hi + c_lo), row by row. */
 MB_CPU_CLONES static void accumulate(const attention_dnnl_t *k,
                                      thread_bufs_t *t, const float *alpha) {
   const int64_t d = k->d;
   for (int r = 0; r < AQ; ++r) {
     float *restrict o = t->o + r * d;
-    const float *restrict c0 = t->c + r * d, *restrict c1 = c0 + AQ * d,
-                          *restrict c2 = c1 + AQ * d;
+    const float *restrict c0 = t->c + r * d, *restrict c1 = c0 + AQ * d;
     const float a = alpha[r];
-    for (int64_t e = 0; e < d; ++e) o[e] = o[e] * a + ((c0[e] + c1[e]) + c2[e]);
+    for (int64_t e = 0; e < d; ++e) o[e] = o[e] * a + (c0[e] + c1[e]);
   }
+}
+
+/* The loops this CPU runs (kt is 128 or 256, a multiple of 16). */
+static void choose_loops(attention_dnnl_t *k) {
+  k->softmax = softmax_block;
+  k->accumulate = accumulate;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (mb__cpu_has_avx512() && k->kt % 16 == 0) {
+    k->softmax = __builtin_cpu_supports("avx512bf16") ? softmax_block_avx512bf16
+                                                      : softmax_block_avx512;
+    k->accumulate = accumulate_avx512;
+  }
+#endif
 }
 
 /* Queries [i0, i0 + rows) of (batch, head) bh; 0 when a matmul failed. */
@@ -486,19 +500,9 @@ static int query_block(const attention_dnnl_t *k, thread_bufs_t *t,
       const int64_t vis = k->causal ? i0 + r + off - j0 + 1 : kn;
       see[r] = vis < 0 ? 0 : vis < kn ? vis : kn;
     }
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (k->avx512)
-      softmax_block_avx512(k, t, see, alpha);
-    else
-#endif
-      softmax_block(k, t, see, alpha);
+    k->softmax(k, t, see, alpha);
     if (!exec(k, t, pv)) return 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (k->avx512)
-      accumulate_avx512(k, t, alpha);
-    else
-#endif
-      accumulate(k, t, alpha);
+    k->accumulate(k, t, alpha);
   }
   for (int64_t r = 0; r < rows; ++r) {
     float *o = t->o + r * d;

@@ -57,11 +57,6 @@ MB_AVX512_INLINE void st_f32(void *p, size_t i, __m512 v, __mmask16 m, int full,
     _mm512_storeu_ps(d, v);
 }
 
-/* mb__cvt_f32_to_bf16_sw on 16 lanes (cpu_simd_bf16.h). */
-MB_AVX512_INLINE __m256i bf16_sw(__m512 v) {
-  return _mm512_cvtepi32_epi16(mb__cpu_bf16_lanes(v));
-}
-
 MB_AVX512_INLINE void st_h16(void *p, size_t i, __m256i h, __mmask16 m,
                              int full, int stream) {
   uint16_t *d = (uint16_t *)p + i;
@@ -75,19 +70,13 @@ MB_AVX512_INLINE void st_h16(void *p, size_t i, __m256i h, __mmask16 m,
 
 MB_AVX512_INLINE void st_bf16(void *p, size_t i, __m512 v, __mmask16 m,
                               int full, int stream) {
-  st_h16(p, i, bf16_sw(v), m, full, stream);
+  st_h16(p, i, mb__cpu_bf16_sw16(v), m, full, stream);
 }
 
-/* vcvtneps2bf16 rounds as bf16_sw does, NaN included (checked over every
- * f32 pattern on Sapphire Rapids), but flushes subnormal inputs to zero:
- * those lanes (rare: a branch) take bf16_sw's answer. */
+/* By vcvtneps2bf16, the same answer (cpu_simd_bf16.h). */
 static inline MB_AVX512BF16 __attribute__((always_inline)) void st_bf16h(
     void *p, size_t i, __m512 v, __mmask16 m, int full, int stream) {
-  __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
-  const __mmask16 sub = _mm512_fpclass_ps_mask(v, 0x20);
-  if (__builtin_expect(sub != 0, 0))
-    h = _mm256_mask_mov_epi16(h, sub, bf16_sw(v));
-  st_h16(p, i, h, m, full, stream);
+  st_h16(p, i, mb__cpu_bf16_hw16(v, 0xffff), m, full, stream);
 }
 
 /* Elements before `p + i` reaches a 64-byte line (f32) or 32-byte half line

@@ -35,11 +35,8 @@ MB_SIMD_INLINE __m512 load16(const void *row, int bf16, size_t j, __mmask16 m) {
 
 /* v into the 16 elements from j under m; non-temporal (nt) where all 16
  * are and the address is aligned (a row that starts off a 64-byte line,
- * 32 for bf16, is stored without streaming). bf16:
- * VCVTNEPS2BF16 rounds to nearest even and quiets NaN as mb__cvt_f32_to_bf16
- * does, but reads subnormal inputs as zero: a vector holding one takes the
- * integer path (cpu_simd_bf16.h; rare, and 4 operations a vector fewer
- * otherwise). */
+ * 32 for bf16, is stored without streaming). bf16 by VCVTNEPS2BF16, the
+ * answer mb__cvt_f32_to_bf16 gives (cpu_simd_bf16.h). */
 MB_SIMD_INLINE void store16(void *row, int bf16, size_t j, __m512 v,
                             __mmask16 m, int nt) {
   if (!bf16) {
@@ -50,9 +47,7 @@ MB_SIMD_INLINE void store16(void *row, int bf16, size_t j, __m512 v,
       _mm512_mask_storeu_ps(d, m, v);
     return;
   }
-  __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
-  if (__builtin_expect(_mm512_mask_fpclass_ps_mask(m, v, 0x20) != 0, 0))
-    h = _mm512_cvtepi32_epi16(mb__cpu_bf16_lanes(v));
+  const __m256i h = mb__cpu_bf16_hw16(v, m);
   uint16_t *d = (uint16_t *)row + j;
   if (nt && m == 0xffff && !((uintptr_t)d & 31))
     _mm256_stream_si256((__m256i *)d, h);
