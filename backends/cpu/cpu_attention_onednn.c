@@ -366,44 +366,64 @@ static inline __mmask16 visible(int64_t j, int64_t n) {
 /* softmax_block on 16 lanes (kt is a multiple of 16): the same steps, the
  * row sum in 16 partial sums, exp's argument s scale - base by one FMA; the
  * keys a row does not see are skipped in the max and stored as zeros
- * without an exp (the masked end of a causal block). CVT rounds to bf16. */
-#define MB_ATT_SOFTMAX(name, TARGET, CVT)                                 \
-  TARGET static void name(const attention_dnnl_t *k, thread_bufs_t *t,    \
-                          const int64_t *see, float *alpha) {             \
-    const int64_t kt = k->kt;                                             \
-    const __m512 scale = _mm512_set1_ps(k->scale);                        \
-    for (int r = 0; r < AQ; ++r) {                                        \
-      const float *s = t->s + r * kt;                                     \
-      uint16_t *hi = t->p + r * kt, *lo = hi + AQ * kt;                   \
-      const int64_t n = see[r];                                           \
-      __m512 vmx = _mm512_set1_ps(-INFINITY);                             \
-      for (int64_t j = 0; j < n; j += 16)                                 \
-        vmx = _mm512_mask_max_ps(vmx, visible(j, n), vmx,                 \
-                                 _mm512_loadu_ps(s + j));                 \
-      const float mx =                                                    \
-          mb__cpu_maxf(_mm512_reduce_max_ps(vmx) * k->scale, t->m[r]);    \
-      const float base = mx == -INFINITY ? 0.0f : mx;                     \
-      const __m512 vb = _mm512_set1_ps(base);                             \
-      __m512 sum = _mm512_setzero_ps();                                   \
-      int64_t j = 0;                                                      \
-      for (; j < n; j += 16) {                                            \
-        const __m512 e = _mm512_maskz_mov_ps(                             \
-            visible(j, n), mb__cpu_simd_expf(_mm512_fmsub_ps(             \
-                               _mm512_loadu_ps(s + j), scale, vb)));      \
-        sum = _mm512_add_ps(sum, e);                                      \
-        const __m256i h = CVT(e);                                         \
-        _mm256_storeu_si256((__m256i *)(hi + j), h);                      \
-        _mm256_storeu_si256((__m256i *)(lo + j),                          \
-                            CVT(_mm512_sub_ps(e, f32x16(h))));            \
-      }                                                                   \
-      for (; j < kt; j += 16) {                                           \
-        _mm256_storeu_si256((__m256i *)(hi + j), _mm256_setzero_si256()); \
-        _mm256_storeu_si256((__m256i *)(lo + j), _mm256_setzero_si256()); \
-      }                                                                   \
-      alpha[r] = mb__cpu_expf(t->m[r] - base);                            \
-      t->l[r] = t->l[r] * alpha[r] + _mm512_reduce_add_ps(sum);           \
-      t->m[r] = mx;                                                       \
-    }                                                                     \
+ * without an exp (the masked end of a causal block). What is per row (the
+ * new max, the rescale factor's exp, the running sum) is done for 16 rows
+ * at a time between the passes: one row at a time it cost as much as 20
+ * of the row's vectors (a stand-alone loop on this VM, 128 x 256 block:
+ * 11.9 -> 8.8 ns a vector; 128 x 128: 14.2 -> 9.4). CVT rounds to bf16. */
+#define MB_ATT_SOFTMAX(name, TARGET, CVT)                                    \
+  TARGET static void name(const attention_dnnl_t *k, thread_bufs_t *t,       \
+                          const int64_t *see, float *alpha) {                \
+    const int64_t kt = k->kt;                                                \
+    const __m512 scale = _mm512_set1_ps(k->scale);                           \
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);                           \
+    float mx[AQ], base[AQ], sum[AQ];                                         \
+    for (int r = 0; r < AQ; ++r) {                                           \
+      const float *s = t->s + r * kt;                                        \
+      __m512 vmx = ninf;                                                     \
+      for (int64_t j = 0; j < see[r]; j += 16)                               \
+        vmx = _mm512_mask_max_ps(vmx, visible(j, see[r]), vmx,               \
+                                 _mm512_loadu_ps(s + j));                    \
+      mx[r] = _mm512_reduce_max_ps(vmx);                                     \
+    }                                                                        \
+    /* A row that has seen no key yet keeps m = -inf: exp(-inf - 0) = 0. */  \
+    for (int r = 0; r < AQ; r += 16) {                                       \
+      const __m512 old = _mm512_loadu_ps(t->m + r);                          \
+      const __m512 m =                                                       \
+          _mm512_max_ps(_mm512_mul_ps(_mm512_loadu_ps(mx + r), scale), old); \
+      const __m512 b = _mm512_mask_blend_ps(                                 \
+          _mm512_cmp_ps_mask(m, ninf, _CMP_EQ_OQ), m, _mm512_setzero_ps());  \
+      _mm512_storeu_ps(base + r, b);                                         \
+      _mm512_storeu_ps(alpha + r, mb__cpu_simd_expf(_mm512_sub_ps(old, b))); \
+      _mm512_storeu_ps(t->m + r, m);                                         \
+    }                                                                        \
+    for (int r = 0; r < AQ; ++r) {                                           \
+      const float *s = t->s + r * kt;                                        \
+      uint16_t *hi = t->p + r * kt, *lo = hi + AQ * kt;                      \
+      const int64_t n = see[r];                                              \
+      const __m512 vb = _mm512_set1_ps(base[r]);                             \
+      __m512 vsum = _mm512_setzero_ps();                                     \
+      int64_t j = 0;                                                         \
+      for (; j < n; j += 16) {                                               \
+        const __m512 e = _mm512_maskz_mov_ps(                                \
+            visible(j, n), mb__cpu_simd_expf(_mm512_fmsub_ps(                \
+                               _mm512_loadu_ps(s + j), scale, vb)));         \
+        vsum = _mm512_add_ps(vsum, e);                                       \
+        const __m256i h = CVT(e);                                            \
+        _mm256_storeu_si256((__m256i *)(hi + j), h);                         \
+        _mm256_storeu_si256((__m256i *)(lo + j),                             \
+                            CVT(_mm512_sub_ps(e, f32x16(h))));               \
+      }                                                                      \
+      for (; j < kt; j += 16) {                                              \
+        _mm256_storeu_si256((__m256i *)(hi + j), _mm256_setzero_si256());    \
+        _mm256_storeu_si256((__m256i *)(lo + j), _mm256_setzero_si256());    \
+      }                                                                      \
+      sum[r] = _mm512_reduce_add_ps(vsum);                                   \
+    }                                                                        \
+    for (int r = 0; r < AQ; r += 16)                                         \
+      _mm512_storeu_ps(t->l + r, _mm512_fmadd_ps(_mm512_loadu_ps(t->l + r),  \
+                                                 _mm512_loadu_ps(alpha + r), \
+                                                 _mm512_loadu_ps(sum + r))); \
   }
 MB_ATT_SOFTMAX(softmax_block_avx512, MB_ATT_AVX512, MB_ATT_SW)
 MB_ATT_SOFTMAX(softmax_block_avx512bf16, MB_ATT_AVX512BF16, MB_ATT_HW)
