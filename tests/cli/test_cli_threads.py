@@ -1,5 +1,5 @@
 """The CPU backend's oneDNN primitives that every thread runs on its own
-(the int4 weight-only GEMM's tiles, attention's four matmuls) book one
+(the int4 weight-only GEMM's tiles, attention's two matmuls) book one
 thread's scratchpad, whatever the number of threads: mbench -v -v logs each
 primitive's scratchpad, and a run on one core (the backend runs one thread
 per core it may use) must log the same sizes as a run on two. Created where
