@@ -136,61 +136,24 @@ static dnnl_status_t re_md(const attention_dnnl_t *k, int i,
                                  : md(m, k->kt, k->d, dnnl_bf16, ld, 1);
 }
 
-static const char *const k_mm_names[NMM] = {"Q K^T", "P V"};
+static const char *const k_mm_names[NMM] = {"attention Q K^T", "attention P V"};
 
 /* Creates matmul i (its weights' packed layout into k->packed[i]) and the
  * two reorders that pack them; `scratch` gets the matmul's scratchpad. */
 static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
                          dnnl_memory_desc_t *scratch) {
-  dnnl_memory_desc_t src, wei, dst;
-  dnnl_matmul_desc_t desc;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_primitive_desc_t pd = NULL;
-  const dnnl_dims_t wdims = {i == QK ? k->d : k->kt, i == QK ? k->kt : k->d};
-  dnnl_status_t s = mm_mds(k, i, &src, &dst);
-  if (s == dnnl_success)
-    s = dnnl_memory_desc_init_by_tag(&wei, 2, wdims, dnnl_bf16,
-                                     dnnl_format_tag_any);
-  if (s == dnnl_success)
-    s = dnnl_matmul_desc_init(&desc, &src, &wei, NULL, &dst);
-  if (s == dnnl_success) s = dnnl_primitive_attr_create(&attr);
-  /* Our scratchpad, one per thread: none is allocated inside the run. */
-  if (s == dnnl_success)
-    s = dnnl_primitive_attr_set_scratchpad_mode(attr,
-                                                dnnl_scratchpad_mode_user);
-  if (s == dnnl_success)
-    s = dnnl_primitive_desc_create(&pd, &desc, attr, st->engine, NULL);
-  if (s == dnnl_success) {
-    const char *impl = NULL;
-    *scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    k->packed[i] = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    k->psize[i] = dnnl_memory_desc_get_size(&k->packed[i]);
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
-        dnnl_success)
-      impl = NULL;
-    MB_CPU_LOG(st, MB_LOG_DEBUG,
-               "cpu/onednn: attention %s uses %s: scratchpad %zu bytes, "
-               "packed block %zu bytes",
-               k_mm_names[i], impl ? impl : "?",
-               dnnl_memory_desc_get_size(scratch), k->psize[i]);
-    s = dnnl_primitive_create(&k->mm[i], pd);
-  }
-  if (pd) dnnl_primitive_desc_destroy(pd);
-  for (int r = 2 * i; r < 2 * i + 2 && s == dnnl_success; ++r) {
+  const int64_t rows = i == QK ? AQ : NT * AQ;
+  mb_status_t status = mb__cpu_onednn_packed_matmul(
+      st, k_mm_names[i], rows, i == QK ? k->d : k->kt, i == QK ? k->kt : k->d,
+      &k->mm[i], &k->packed[i], scratch);
+  k->psize[i] = dnnl_memory_desc_get_size(&k->packed[i]);
+  for (int r = 2 * i; r < 2 * i + 2 && status == MB_OK; ++r) {
     dnnl_memory_desc_t from;
-    dnnl_primitive_desc_t rpd = NULL;
-    s = re_md(k, r, &from);
-    if (s == dnnl_success)
-      s = dnnl_reorder_primitive_desc_create(&rpd, &from, st->engine,
-                                             &k->packed[i], st->engine, NULL);
-    if (s == dnnl_success) s = dnnl_primitive_create(&k->re[r], rpd);
-    if (rpd) dnnl_primitive_desc_destroy(rpd);
+    if (re_md(k, r, &from) != dnnl_success) return MB_ERR_BACKEND;
+    status = mb__cpu_onednn_reorder(st, k_mm_names[i], &from, &k->packed[i],
+                                    &k->re[r]);
   }
-  if (attr) dnnl_primitive_attr_destroy(attr);
-  if (s == dnnl_success) return MB_OK;
-  MB_CPU_ERROR(st, "cpu/onednn: attention: %s matmul: %s", k_mm_names[i],
-               dnnl_status2str(s));
-  return MB_ERR_UNSUPPORTED;
+  return status;
 }
 
 typedef struct build_args {
@@ -324,13 +287,6 @@ mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
   return MB_OK;
 }
 
-static int exec(dnnl_primitive_t prim, dnnl_stream_t stream, int n,
-                const dnnl_exec_arg_t *args) {
-  dnnl_status_t s = dnnl_primitive_execute(prim, stream, n, args);
-  if (s == dnnl_success) s = dnnl_stream_wait(stream);
-  return s == dnnl_success;
-}
-
 static int matmul(const attention_dnnl_t *k, thread_bufs_t *t, int i,
                   void *packed) {
   const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, t->src[i]},
@@ -338,7 +294,7 @@ static int matmul(const attention_dnnl_t *k, thread_bufs_t *t, int i,
                                    {DNNL_ARG_DST, t->dst[i]},
                                    {DNNL_ARG_SCRATCHPAD, t->scratch[i]}};
   return dnnl_memory_set_data_handle(t->wei[i], packed) == dnnl_success &&
-         exec(k->mm[i], t->stream, t->scratch[i] ? 4 : 3, args);
+         mb__cpu_onednn_exec(k->mm[i], t->stream, t->scratch[i] ? 4 : 3, args);
 }
 
 /* Key block j of K/V head g (of the group at g0) in the pack: K^T, V. */
@@ -370,7 +326,7 @@ static int pack_block(const attention_dnnl_t *k, thread_bufs_t *t,
                      dnnl_success) ||
         dnnl_memory_set_data_handle(t->rdst[i], packed(k, g, j, i)) !=
             dnnl_success ||
-        !exec(k->re[r], t->stream, 2, args))
+        !mb__cpu_onednn_exec(k->re[r], t->stream, 2, args))
       return 0;
   }
   return 1;

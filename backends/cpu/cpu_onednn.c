@@ -261,6 +261,72 @@ mb_status_t mb__cpu_onednn_run_on(void *kstate, const mb_kernel_call_t *call,
   return execute(st, k->what, k->prim, stream, k->nargs, k->args);
 }
 
+mb_status_t mb__cpu_onednn_packed_matmul(mb_cpu_state_t *st, const char *what,
+                                         int64_t rows, int64_t inner,
+                                         int64_t cols, dnnl_primitive_t *prim,
+                                         dnnl_memory_desc_t *packed,
+                                         dnnl_memory_desc_t *scratch) {
+  const dnnl_dims_t sd = {rows, inner}, wd = {inner, cols}, dd = {rows, cols};
+  dnnl_memory_desc_t src, wei, dst;
+  dnnl_matmul_desc_t desc;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t s =
+      dnnl_memory_desc_init_by_tag(&src, 2, sd, dnnl_bf16, dnnl_ab);
+  if (s == dnnl_success)
+    s = dnnl_memory_desc_init_by_tag(&wei, 2, wd, dnnl_bf16,
+                                     dnnl_format_tag_any);
+  if (s == dnnl_success)
+    s = dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_ab);
+  if (s == dnnl_success)
+    s = dnnl_matmul_desc_init(&desc, &src, &wei, NULL, &dst);
+  if (s == dnnl_success) s = dnnl_primitive_attr_create(&attr);
+  if (s == dnnl_success)
+    s = dnnl_primitive_attr_set_scratchpad_mode(attr,
+                                                dnnl_scratchpad_mode_user);
+  if (s == dnnl_success)
+    s = dnnl_primitive_desc_create(&pd, &desc, attr, st->engine, NULL);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  if (s == dnnl_success) {
+    log_impl(st, what, pd);
+    *scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    *packed = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    MB_CPU_LOG(st, MB_LOG_DEBUG,
+               "cpu/onednn: %s: scratchpad %zu bytes, packed weights %zu bytes",
+               what, dnnl_memory_desc_get_size(scratch),
+               dnnl_memory_desc_get_size(packed));
+    s = dnnl_primitive_create(prim, pd);
+  }
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  if (s == dnnl_success) return MB_OK;
+  MB_CPU_ERROR(st, "cpu/onednn: %s: %lldx%lldx%lld bf16 matmul: %s", what,
+               (long long)rows, (long long)inner, (long long)cols,
+               dnnl_status2str(s));
+  return MB_ERR_UNSUPPORTED;
+}
+
+mb_status_t mb__cpu_onednn_reorder(mb_cpu_state_t *st, const char *what,
+                                   const dnnl_memory_desc_t *from,
+                                   const dnnl_memory_desc_t *to,
+                                   dnnl_primitive_t *prim) {
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, st->engine,
+                                                       to, st->engine, NULL);
+  if (s == dnnl_success) s = dnnl_primitive_create(prim, pd);
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  if (s == dnnl_success) return MB_OK;
+  MB_CPU_ERROR(st, "cpu/onednn: %s: packing reorder: %s", what,
+               dnnl_status2str(s));
+  return MB_ERR_UNSUPPORTED;
+}
+
+int mb__cpu_onednn_exec(dnnl_primitive_t prim, dnnl_stream_t stream, int n,
+                        const dnnl_exec_arg_t *args) {
+  dnnl_status_t s = dnnl_primitive_execute(prim, stream, n, args);
+  if (s == dnnl_success) s = dnnl_stream_wait(stream);
+  return s == dnnl_success;
+}
+
 /* oneDNN books a primitive's scratchpad for the threads it sees when the
  * primitive is created (omp_get_max_threads()). The weight-only GEMM's
  * tiles and attention's matmuls run inside our parallel regions, where

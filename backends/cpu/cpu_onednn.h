@@ -64,6 +64,30 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
                                   const mb_cpu_onednn_operands_t *ops,
                                   const mb_kernel_call_t *call, void **kstate);
 
+/* A bf16 (rows x inner) x (inner x cols) matmul into f32, its source and
+ * destination dense row-major, its weights in the blocked layout oneDNN
+ * picks: *packed describes it (pack weights into it once with a reorder,
+ * mb__cpu_onednn_reorder: a plain one the matmul would copy into its
+ * scratchpad at every call). The scratchpad is the caller's ("user" mode,
+ * *scratch its descriptor, one per thread that runs the primitive). Logged
+ * at debug under `what`. */
+mb_status_t mb__cpu_onednn_packed_matmul(mb_cpu_state_t *st, const char *what,
+                                         int64_t rows, int64_t inner,
+                                         int64_t cols, dnnl_primitive_t *prim,
+                                         dnnl_memory_desc_t *packed,
+                                         dnnl_memory_desc_t *scratch);
+
+/* A reorder from `from` into `to` (no scratchpad of ours). */
+mb_status_t mb__cpu_onednn_reorder(mb_cpu_state_t *st, const char *what,
+                                   const dnnl_memory_desc_t *from,
+                                   const dnnl_memory_desc_t *to,
+                                   dnnl_primitive_t *prim);
+
+/* Executes prim with its n arguments on `stream` and waits: 1 when it ran
+ * (for loops inside parallel regions, which report failure afterwards). */
+int mb__cpu_onednn_exec(dnnl_primitive_t prim, dnnl_stream_t stream, int n,
+                        const dnnl_exec_arg_t *args);
+
 /* Calls fn(arg) where oneDNN sees one thread: for creating primitives that
  * each thread of a parallel region runs on its own, with a scratchpad of
  * its own (cpu_onednn.c says why). */
