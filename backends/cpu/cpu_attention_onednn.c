@@ -45,7 +45,9 @@
 
 enum { AQ = MB_ATT_AQ, NT = MB_ATT_NT };
 /* The packed K and V of at most this many bytes at a time (at least one
- * K/V head's): 32 MiB holds 1 x 16 x 4096 x 128 whole. */
+ * K/V head's, 2 MiB at Skv = 4096, D = 128): a group's blocks stay in the
+ * caches while its query blocks read them, and the two barriers a group
+ * costs did not show (1 and 64 MiB ran alike at 1 x 16 x 4096 x 128). */
 #define MB_ATT_PACK_BYTES ((size_t)1 << 20)
 
 /* The matmuls S = Q K^T and C = P V, on packed weights; the reorders that
@@ -146,7 +148,7 @@ static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
   mb_status_t status = mb__cpu_onednn_packed_matmul(
       st, k_mm_names[i], rows, i == QK ? k->d : k->kt, i == QK ? k->kt : k->d,
       &k->mm[i], &k->packed[i], scratch);
-  k->psize[i] = dnnl_memory_desc_get_size(&k->packed[i]);
+  if (status == MB_OK) k->psize[i] = dnnl_memory_desc_get_size(&k->packed[i]);
   for (int r = 2 * i; r < 2 * i + 2 && status == MB_OK; ++r) {
     dnnl_memory_desc_t from;
     if (re_md(k, r, &from) != dnnl_success) return MB_ERR_BACKEND;

@@ -77,7 +77,8 @@ mb_status_t mb__cpu_onednn_packed_matmul(mb_cpu_state_t *st, const char *what,
                                          dnnl_memory_desc_t *packed,
                                          dnnl_memory_desc_t *scratch);
 
-/* A reorder from `from` into `to` (no scratchpad of ours). */
+/* A reorder from `from` into `to`; MB_ERR_UNSUPPORTED where it would need
+ * a scratchpad (none of the plain-to-blocked ones here does). */
 mb_status_t mb__cpu_onednn_reorder(mb_cpu_state_t *st, const char *what,
                                    const dnnl_memory_desc_t *from,
                                    const dnnl_memory_desc_t *to,
