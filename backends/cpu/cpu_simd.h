@@ -1,5 +1,5 @@
 /* CPU backend — the one run-time test of the AVX-512 kernels (cpu_simd_*.c,
- * cpu_quant_x86.c, cpu_attention_onednn.c): AVX-512 F, BW, VL and DQ, what
+ * cpu_quant_x86.c, cpu_attention_loops.c): AVX-512 F, BW, VL and DQ, what
  * every one of them needs (Skylake-X and later); each asks for what it
  * needs beyond (BF16, F16C) itself. Only for x86-64 builds. */
 #ifndef MB_CPU_SIMD_H

@@ -3,7 +3,7 @@
  * and truncating; a NaN truncated and made quiet, its sign kept): the one
  * copy the element-wise kernels (cpu_simd_elt.c), the norms
  * (cpu_simd_norm.c), the dequantize loops (cpu_dequant_x86.c) and
- * attention's P (cpu_attention_onednn.c) share; and the same answer from
+ * attention's P (cpu_attention_loops.c) share; and the same answer from
  * vcvtneps2bf16 where the CPU has AVX512-BF16. x86-64 builds only. */
 #ifndef MB_CPU_SIMD_BF16_H
 #define MB_CPU_SIMD_BF16_H

@@ -1,6 +1,6 @@
 /* CPU backend — exp on 16 f32 lanes (AVX-512F), the one vector exp of the
  * AVX-512 kernels: softmax (cpu_simd_norm.c), the activations
- * (cpu_simd_elt.c) and attention's online softmax (cpu_attention_onednn.c).
+ * (cpu_simd_elt.c) and attention's online softmax (cpu_attention_loops.c).
  *
  * The scalar mb__cpu_expf (cpu_eltwise_math.h) is written for gcc's
  * vectoriser: no FMA intrinsics (whatever the compiler contracts), 2^n built
