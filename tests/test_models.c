@@ -8,7 +8,7 @@
 #include "models/graph.h"
 #include "results/result.h"
 #include "rng.h"
-#include "test_util.h"
+#include "test_op_util.h"
 
 static mb_context_t *g_cpu, *g_wrong;
 
@@ -266,19 +266,8 @@ static void test_resolve_errors(void **state) {
 /* The op's inputs from the runner's generator (same seeds). */
 static void **make_inputs(const mb_op_t *op, const mb_op_params_t *p) {
   void **host = calloc(op->num_inputs + op->num_outputs, sizeof *host);
-  for (uint32_t role = 0; role < op->num_inputs; role++) {
-    mb_dtype_t dt;
-    uint32_t nd;
-    int64_t shape[MB_MAX_DIMS];
-    op->operand(p, role, &dt, &nd, shape);
-    size_t n = 1;
-    for (uint32_t d = 0; d < nd; d++) n *= (size_t)shape[d];
-    host[role] = calloc(n, 4);
-    mb_fill_t f = MB_FILL_INIT;
-    if (op->fill) op->fill(p, role, &f);
-    f.seed = mb__rng_u64(7, role);
-    assert_int_equal(mb_fill_host(host[role], dt, n, &f), MB_OK);
-  }
+  for (uint32_t role = 0; role < op->num_inputs; role++)
+    host[role] = test_op_operand(op, p, role, mb__rng_u64(7, role), 1);
   return host;
 }
 

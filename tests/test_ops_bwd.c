@@ -6,7 +6,7 @@
  * truncated ones and ones with a term of the gradient dropped fail. */
 #include <math.h>
 
-#include "test_util.h"
+#include "test_op_util.h"
 #include "dtype_internal.h"
 #include "ops/op_internal.h"
 #include "ops/verify.h"
@@ -207,18 +207,8 @@ enum make { ROUND, TRUNCATE, PERTURB };
 static int check_passes(const mb_op_t *op, const mb_op_params_t *p,
                         uint32_t bad_out, enum make how) {
   void *host[5] = {0};
-  for (uint32_t role = 0; role < 5; role++) {
-    mb_dtype_t dt;
-    uint32_t nd;
-    int64_t shape[MB_MAX_DIMS];
-    op->operand(p, role, &dt, &nd, shape);
-    const size_t n = mb__operand_numel(op, p, role);
-    host[role] = calloc(1, mb_dtype_bytes(dt, n));
-    mb_fill_t f = MB_FILL_INIT;
-    if (op->fill) op->fill(p, role, &f);
-    f.seed = 7 + role;
-    if (role < 3) assert_int_equal(mb_fill_host(host[role], dt, n, &f), MB_OK);
-  }
+  for (uint32_t role = 0; role < 5; role++)
+    host[role] = test_op_operand(op, p, role, 7 + role, role < 3);
   void *ref;
   assert_int_equal(op->ref_prepare(p, (const void *const *)host, &ref), MB_OK);
   for (uint32_t out = 0; out < 2; out++) {

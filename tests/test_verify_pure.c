@@ -9,8 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "test_util.h"
-#include "ops/op_internal.h"
+#include "test_op_util.h"
 #include "ops/verify.h"
 
 /* The op's reference state, and the threads its elements were computed on
@@ -56,18 +55,8 @@ static mb_status_t seen_prepare(const mb_op_params_t *p,
 static void **operands(const mb_op_t *op, const mb_op_params_t *p) {
   const uint32_t n = op->num_inputs + op->num_outputs;
   void **host = calloc(n, sizeof *host);
-  for (uint32_t role = 0; role < n; role++) {
-    mb_dtype_t dt;
-    uint32_t nd;
-    int64_t shape[MB_MAX_DIMS];
-    op->operand(p, role, &dt, &nd, shape);
-    const size_t count = mb__operand_numel(op, p, role);
-    host[role] = calloc(1, mb_dtype_bytes(dt, count));
-    mb_fill_t f = MB_FILL_INIT;
-    if (op->fill) op->fill(p, role, &f);
-    f.seed = 11 + role;
-    assert_int_equal(mb_fill_host(host[role], dt, count, &f), MB_OK);
-  }
+  for (uint32_t role = 0; role < n; role++)
+    host[role] = test_op_operand(op, p, role, 11 + role, 1);
   assert_int_equal(op->post_fill(p, host, 5), MB_OK);
   return host;
 }
