@@ -299,7 +299,8 @@ static int matmul(const attention_dnnl_t *k, thread_bufs_t *t, int i,
                                    {DNNL_ARG_DST, t->dst[i]},
                                    {DNNL_ARG_SCRATCHPAD, t->scratch[i]}};
   return dnnl_memory_set_data_handle(t->wei[i], packed) == dnnl_success &&
-         mb__cpu_onednn_exec(k->mm[i], t->stream, t->scratch[i] ? 4 : 3, args);
+         mb__cpu_onednn_exec(k->mm[i], t->stream, t->scratch[i] ? 4 : 3,
+                             args) == dnnl_success;
 }
 
 /* Key block j of K/V head g (of the group at g0) in the pack: K^T, V. */
@@ -331,7 +332,7 @@ static int pack_block(const attention_dnnl_t *k, thread_bufs_t *t,
                      dnnl_success) ||
         dnnl_memory_set_data_handle(t->rdst[i], packed(k, g, j, i)) !=
             dnnl_success ||
-        !mb__cpu_onednn_exec(k->re[r], t->stream, 2, args))
+        mb__cpu_onednn_exec(k->re[r], t->stream, 2, args) != dnnl_success)
       return 0;
   }
   return 1;

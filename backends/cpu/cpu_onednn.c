@@ -226,8 +226,7 @@ mb_status_t mb__cpu_onednn_create(mb_cpu_state_t *st, const char *what,
 static mb_status_t execute(mb_cpu_state_t *st, const char *what,
                            dnnl_primitive_t prim, dnnl_stream_t stream,
                            int nargs, const dnnl_exec_arg_t *args) {
-  dnnl_status_t s = dnnl_primitive_execute(prim, stream, nargs, args);
-  if (s == dnnl_success) s = dnnl_stream_wait(stream);
+  const dnnl_status_t s = mb__cpu_onednn_exec(prim, stream, nargs, args);
   if (s != dnnl_success) {
     MB_CPU_ERROR(st, "cpu/onednn: %s: execution failed: %s", what,
                  dnnl_status2str(s));
@@ -339,11 +338,11 @@ mb_status_t mb__cpu_onednn_reorder(mb_cpu_state_t *st, const char *what,
   return MB_ERR_UNSUPPORTED;
 }
 
-int mb__cpu_onednn_exec(dnnl_primitive_t prim, dnnl_stream_t stream, int n,
-                        const dnnl_exec_arg_t *args) {
+dnnl_status_t mb__cpu_onednn_exec(dnnl_primitive_t prim, dnnl_stream_t stream,
+                                  int n, const dnnl_exec_arg_t *args) {
   dnnl_status_t s = dnnl_primitive_execute(prim, stream, n, args);
   if (s == dnnl_success) s = dnnl_stream_wait(stream);
-  return s == dnnl_success;
+  return s;
 }
 
 /* oneDNN books a primitive's scratchpad for the threads it sees when the

@@ -84,10 +84,10 @@ mb_status_t mb__cpu_onednn_reorder(mb_cpu_state_t *st, const char *what,
                                    const dnnl_memory_desc_t *to,
                                    dnnl_primitive_t *prim);
 
-/* Executes prim with its n arguments on `stream` and waits: 1 when it ran
- * (for loops inside parallel regions, which report failure afterwards). */
-int mb__cpu_onednn_exec(dnnl_primitive_t prim, dnnl_stream_t stream, int n,
-                        const dnnl_exec_arg_t *args);
+/* Executes prim with its n arguments on `stream` and waits: what oneDNN
+ * said (loops inside parallel regions report a failure afterwards). */
+dnnl_status_t mb__cpu_onednn_exec(dnnl_primitive_t prim, dnnl_stream_t stream,
+                                  int n, const dnnl_exec_arg_t *args);
 
 /* Calls fn(arg) where oneDNN sees one thread: for creating primitives that
  * each thread of a parallel region runs on its own, with a scratchpad of
