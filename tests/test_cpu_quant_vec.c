@@ -105,7 +105,8 @@ static void test_quant_bytes(void **state) {
   void *x = malloc(CAP * 4 + 64);
   float *buf = malloc(CAP * sizeof *buf), *sv = malloc(CAP * sizeof *sv);
   uint8_t *qv = malloc(CAP + OFF), *qp = malloc(CAP + OFF);
-  assert_true(x && buf && sv && qv && qp);
+  uint8_t *qa = aligned_alloc(64, CAP); /* streamed lines */
+  assert_true(x && buf && sv && qv && qp && qa);
   size_t checked = 0;
   for (size_t xi = 0; xi < 3; ++xi)
     for (size_t qi = 0; qi < sizeof k_qdt / sizeof k_qdt[0]; ++qi)
@@ -122,7 +123,7 @@ static void test_quant_bytes(void **state) {
           const size_t w = e + len <= n ? len : n - e;
           const size_t qe = (e * 7) % OFF; /* an unaligned destination */
           memset(qv, 0xA5, CAP + OFF), memset(qp, 0xA5, CAP + OFF);
-          v->quant1(qv, qe, x, e, s, w);
+          v->quant1(qv, qe, x, e, s, w, (int)(e & 1)); /* nt: unaligned */
           xo->load(buf, x, e, w);
           qo->quant1(qp, qe, buf, s, w);
           if (memcmp(qv, qp, CAP + OFF) != 0) {
@@ -145,15 +146,24 @@ static void test_quant_bytes(void **state) {
                      (double)s, e, w);
           checked += w;
         }
-        /* the whole run in one call (the 32-wide loop) */
-        memset(qv, 0, CAP), memset(qp, 0, CAP);
-        v->quant1(qv, 0, x, 0, s, n);
+        /* the whole run in one call (the line-wide loop), plain and
+         * streamed from a line, and streamed from each odd element of a
+         * line (i4's leading nibble) */
         xo->load(buf, x, 0, n);
-        qo->quant1(qp, 0, buf, s, n);
-        assert_memory_equal(qv, qp, n);
+        for (int nt = 0; nt < 2; ++nt)
+          for (size_t e = 0; e < (nt ? 3u : 1u); e += 1) {
+            memset(qa, 0, CAP), memset(qp, 0, CAP);
+            /* this thread reads its own streamed stores: no fence */
+            v->quant1(qa, e, x, e, s, n - e, nt);
+            qo->quant1(qp, e, buf + e, s, n - e);
+            if (memcmp(qa, qp, n) != 0)
+              fail_msg("%s -> %s, s = %a, whole from %zu, nt %d",
+                       mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
+                       (double)s, e, nt);
+          }
       }
   assert_true(checked > 100000);
-  free(x), free(buf), free(sv), free(qv), free(qp);
+  free(x), free(buf), free(sv), free(qv), free(qp), free(qa);
 }
 
 /* The absmax pattern, NaN skipped and kept, with NaN, infinity and

@@ -155,7 +155,7 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
         for (int64_t b = c, end; b < c + w; b = end) {
           end = mb__cpu_block_end(b, v->bn, c + w);
           q->vx->quant1(out, e + (size_t)(b - c), x, e + (size_t)(b - c),
-                        sr[b / v->bn], (size_t)(end - b));
+                        sr[b / v->bn], (size_t)(end - b), q->stream);
         }
       if (next) prefetch(next + (size_t)c * es, (size_t)w * es);
     }
@@ -216,7 +216,7 @@ static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       for (int64_t c = c0, end; c < c0 + w; c = end) {
         end = mb__cpu_block_end(c, v->bn, c0 + w);
         q->vt->quant1(dst, e0 + (size_t)(c - c0), tile[r], (size_t)(c - c0),
-                      sr[c / v->bn], (size_t)(end - c));
+                      sr[c / v->bn], (size_t)(end - c), 0);
       }
     }
     if (q->lines) q->lines((unsigned char *)out + eq, qbuf[r], (size_t)w);
@@ -256,6 +256,7 @@ static void quant_all(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
   for (int64_t u = 0; u < (q->rows + unit - 1) / unit; ++u)
     for (int64_t i = u * unit; i < min64(q->rows, (u + 1) * unit); ++i)
       quant_row(q, xo, qo, x, out, v, i);
+  if (q->stream) mb__cpu_simd_sfence(); /* before another thread reads Q */
 }
 
 static void atomic_max(atomic_uint *p, uint32_t v) {
@@ -289,6 +290,7 @@ static void run_fused(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
         for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
           quant_row(q, xo, qo, x, out, &v, i);
       }
+    if (q->stream) mb__cpu_simd_sfence();
   }
 }
 
@@ -426,6 +428,13 @@ mb_status_t mb__cpu_quant_init(mb_cpu_state_t *st, mb_cpu_quant_t *q,
   /* One byte a code (not nibble pairs): a row's codes are whole bytes. */
   if (transpose && !mb__cpu_is_nibble(qdt))
     q->lines = mb__cpu_simd_stream_lines();
+  /* The copy kernel's rule: stream once X and Q outgrow the cache (the
+   * vector loops' rows; the transposed tiles stream by q->lines). */
+  q->stream = !transpose && q->vx &&
+              mb__cpu_stream_stores(
+                  st->cache_bytes[2],
+                  st->host.dtype_bytes(xdt, (size_t)(rows * cols)) +
+                      st->host.dtype_bytes(qdt, (size_t)(rows * cols)));
   if (q->static_scale > 0.0f) return MB_OK;
   q->fused = !transpose && q->gr >= 2 * (int64_t)st->threads;
   /* Block maxima per thread: Q's block columns (fused), or X's (two-pass);
@@ -494,6 +503,7 @@ mb_status_t mb__cpu_quantize_portable_prepare(void *bstate,
   if (st == MB_OK) {
     mb_cpu_quant_t *q = *kstate;
     q->vx = q->vt = NULL;
+    q->stream = 0;
   }
   return st;
 }

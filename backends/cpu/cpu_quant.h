@@ -120,9 +120,12 @@ typedef struct mb_cpu_qvec {
    * (a scale per column); NULL: the portable loop (f16, whose NaN patterns
    * the portable widening rewrites). */
   void (*amaxv)(uint32_t *m, const void *x, size_t e0, size_t n, int keep_nan);
-  /* q[qe + j] = cvt(x[xe + j] / s), j < n. */
+  /* q[qe + j] = cvt(x[xe + j] / s), j < n. nt: whole lines of Q from a
+   * line-aligned start are written with non-temporal stores (the caller
+   * fences, mb__cpu_simd_sfence, before another thread reads Q); a piece
+   * that starts off a line keeps plain stores. */
   void (*quant1)(void *q, size_t qe, const void *x, size_t xe, float s,
-                 size_t n);
+                 size_t n, int nt);
   /* The same with one scale per element, s[j]. */
   void (*quantv)(void *q, size_t qe, const void *x, size_t xe, const float *s,
                  size_t n);
@@ -154,6 +157,7 @@ typedef struct mb_cpu_quant {
   float nv_s;         /* NVFP4 (e4m3 block scales): the per-tensor S; else 0 */
   uint8_t *nv_sb;     /* NVFP4: the e4m3 block scales, stored after the run */
   int fused;          /* per block row: absmax then quantize, in cache */
+  int stream;         /* Q written past the caches (mb__cpu_stream_stores) */
   unsigned threads;
   atomic_uint *amax; /* gr x gc absmax patterns (two-pass mode) */
   uint32_t *local;   /* per thread: local_each block maxima */

@@ -86,25 +86,26 @@ MB_QV_TARGET static inline __m512i enc_e5m2(__m512 v) {
   return f8_encode(v, 2u, 112u, 0x38800000u, 0x1p7f, 0x7Bu, 0x7Eu);
 }
 
-/* mb__cvt_f32_to_int(v, -128, 127): NaN -> 0, else clamp, then RNE. */
+/* mb__cvt_f32_to_int(v, -128, 127): NaN -> 0, else clamp, then RNE. The
+ * clamps take v second, so a NaN passes both (MAXPS and MINPS return the
+ * second operand when either is NaN) and converts to the integer
+ * indefinite 0x80000000, whose low byte (vpmovdb keeps it) and low nibble
+ * are the 0 NaN gives: no compare and mask a vector. */
+MB_QV_TARGET static inline __m512i clamp_rne(__m512 v, float lo, float hi) {
+  const __m512 c =
+      _mm512_min_ps(_mm512_set1_ps(hi), _mm512_max_ps(_mm512_set1_ps(lo), v));
+  return _mm512_cvt_roundps_epi32(
+      c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
 MB_QV_TARGET static inline __m512i enc_i8(__m512 v) {
-  const __mmask16 ok = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
-  const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-128.0f)),
-                                 _mm512_set1_ps(127.0f));
-  return _mm512_maskz_cvt_roundps_epi32(
-      ok, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return clamp_rne(v, -128.0f, 127.0f);
 }
 
 /* mb__cvt_f32_to_i4: as enc_i8, clamped to [-8, 7]; the code in the low
  * nibble of each lane. */
 MB_QV_TARGET static inline __m512i enc_i4(__m512 v) {
-  const __mmask16 ok = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
-  const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-8.0f)),
-                                 _mm512_set1_ps(7.0f));
-  return _mm512_and_si512(
-      _mm512_maskz_cvt_roundps_epi32(
-          ok, c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-      _mm512_set1_epi32(0xF));
+  return _mm512_and_si512(clamp_rne(v, -8.0f, 7.0f), _mm512_set1_epi32(0xF));
 }
 
 /* 16 codes as 8 bytes, each pair's first in the low nibble: a 64-bit lane
@@ -115,18 +116,44 @@ MB_QV_TARGET static inline __m128i pack_nib(__m512i c) {
 
 /* ---- the loops ----------------------------------------------------------- */
 
-/* q[qe..qe+n) = enc(ld(x, xe..) / s). */
+/* 64 codes (four vectors of them, as 32-bit lanes) as one line's bytes. */
+MB_QV_TARGET static inline __m512i bytes64(__m512i a, __m512i b, __m512i c,
+                                           __m512i d) {
+  const __m256i lo =
+      _mm256_set_m128i(_mm512_cvtepi32_epi8(b), _mm512_cvtepi32_epi8(a));
+  const __m256i hi =
+      _mm256_set_m128i(_mm512_cvtepi32_epi8(d), _mm512_cvtepi32_epi8(c));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+/* A line of codes to o: streamed (non-temporal, o 64-byte aligned) when nt,
+ * which skips reading each line of Q for ownership before writing it. */
+MB_QV_TARGET static inline void put64(uint8_t *o, __m512i v, int nt) {
+  if (nt)
+    _mm512_stream_si512((__m512i *)o, v);
+  else
+    _mm512_storeu_si512(o, v);
+}
+
+/* Whether a piece of Q at o is streamed: the caller asks (nt) and the
+ * piece starts on a line; any other piece keeps plain stores. */
+static inline int stream_at(const void *o, int nt) {
+  return nt && (uintptr_t)o % 64 == 0;
+}
+
+/* q[qe..qe+n) = enc(ld(x, xe..) / s), a line of codes a step. */
 #define MB__QV_QUANT(name, LD, ENC)                                            \
   MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
-                                float s, size_t n) {                           \
+                                float s, size_t n, int nt) {                   \
     const __m512 vs = _mm512_set1_ps(s);                                       \
     uint8_t *o = (uint8_t *)q + qe;                                            \
+    const int st = stream_at(o, nt);                                           \
     size_t j = 0;                                                              \
-    for (; j + 32 <= n; j += 32) {                                             \
-      const __m512 a = _mm512_div_ps(LD(x, xe + j, 0xFFFF), vs);               \
-      const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, 0xFFFF), vs);          \
-      _mm_storeu_si128((__m128i *)(o + j), _mm512_cvtepi32_epi8(ENC(a)));      \
-      _mm_storeu_si128((__m128i *)(o + j + 16), _mm512_cvtepi32_epi8(ENC(b))); \
+    for (; j + 64 <= n; j += 64) {                                             \
+      __m512i c[4];                                                            \
+      for (int k = 0; k < 4; ++k)                                              \
+        c[k] = ENC(_mm512_div_ps(LD(x, xe + j + 16 * (size_t)k, 0xFFFF), vs)); \
+      put64(o + j, bytes64(c[0], c[1], c[2], c[3]), st);                       \
     }                                                                          \
     for (; j < n; j += 16) {                                                   \
       const __mmask16 m = mb__cpu_mask16(n - j);                               \
@@ -170,59 +197,74 @@ MB__QV_QUANTV(qv_f32_i8, ld_f32, enc_i8)
 
 /* i4: q[qe..qe+n) = cvt(x / S), two codes a byte. A leading odd element
  * and a trailing even one share their byte with a neighbour and are set
- * alone (mb__cpu_set_nibble); 32 elements (16 bytes) at a time between.
- * S(j, m) is the scale vector of elements j..j+15 (masked-off lanes 1),
- * S_(j) element j's. */
+ * alone (mb__cpu_set_nibble); 32 elements (16 bytes) at a time between, or
+ * 128 (a line) while streaming. S(j, m) is the scale vector of elements
+ * j..j+15 (masked-off lanes 1), S_(j) element j's; NTARG the streaming
+ * argument (one scale only), NT its value. */
 #define MB__QV_S1(j, m) vs
 #define MB__QV_SV(j, m) _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, s + (j))
 #define MB__QV_S1_(j) s
 #define MB__QV_SV_(j) s[j]
-#define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD)                        \
-  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe, \
-                                STYPE s, size_t n) {                          \
-    SETUP;                                                                    \
-    uint8_t *p = q;                                                           \
-    size_t j = 0;                                                             \
-    if ((qe & 1u) && n) {                                                     \
-      const float v = _mm512_cvtss_f32(LD(x, xe, 1));                         \
-      mb__cpu_set_nibble(p, qe, mb__cvt_f32_to_i4(v / S_(0)));                \
-      j = 1;                                                                  \
-    }                                                                         \
-    for (; j + 32 <= n; j += 32) {                                            \
-      const __m512 a = _mm512_div_ps(LD(x, xe + j, 0xFFFF), S(j, 0xFFFF));    \
-      const __m512 b =                                                        \
-          _mm512_div_ps(LD(x, xe + j + 16, 0xFFFF), S(j + 16, 0xFFFF));       \
-      _mm_storeu_si128(                                                       \
-          (__m128i *)(p + (qe + j) / 2),                                      \
-          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));      \
-    }                                                                         \
-    if (n - j >= 2) { /* whole bytes of the tail */                           \
-      const size_t r = (n - j) & ~(size_t)1;                                  \
-      const __mmask16 m0 = mb__cpu_mask16(r);                                 \
-      const __mmask16 m1 = mb__cpu_mask16(r > 16 ? r - 16 : 0);               \
-      const __m512 a = _mm512_div_ps(LD(x, xe + j, m0), S(j, m0));            \
-      const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, m1), S(j + 16, m1));  \
-      _mm_mask_storeu_epi8(                                                   \
-          p + (qe + j) / 2, mb__cpu_mask16(r / 2),                            \
-          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));      \
-      j += r;                                                                 \
-    }                                                                         \
-    if (j < n) {                                                              \
-      const float v = _mm512_cvtss_f32(LD(x, xe + j, 1));                     \
-      mb__cpu_set_nibble(p, qe + j, mb__cvt_f32_to_i4(v / S_(j)));            \
-    }                                                                         \
+#define MB__QV_NIB16(LD, S, j)                                              \
+  _mm_unpacklo_epi64(pack_nib(enc_i4(_mm512_div_ps(LD(x, xe + (j), 0xFFFF), \
+                                                   S((j), 0xFFFF)))),       \
+                     pack_nib(enc_i4(_mm512_div_ps(                         \
+                         LD(x, xe + (j) + 16, 0xFFFF), S((j) + 16, 0xFFFF)))))
+#define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD, NTARG, NT)              \
+  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
+                                STYPE s, size_t n NTARG) {                     \
+    SETUP;                                                                     \
+    uint8_t *p = q;                                                            \
+    size_t j = 0;                                                              \
+    if ((qe & 1u) && n) {                                                      \
+      const float v = _mm512_cvtss_f32(LD(x, xe, 1));                          \
+      mb__cpu_set_nibble(p, qe, mb__cvt_f32_to_i4(v / S_(0)));                 \
+      j = 1;                                                                   \
+    }                                                                          \
+    if (stream_at(p + (qe + j) / 2, NT))                                       \
+      for (; j + 128 <= n; j += 128) {                                         \
+        const __m256i lo = _mm256_set_m128i(MB__QV_NIB16(LD, S, j + 32),       \
+                                            MB__QV_NIB16(LD, S, j));           \
+        const __m256i hi = _mm256_set_m128i(MB__QV_NIB16(LD, S, j + 96),       \
+                                            MB__QV_NIB16(LD, S, j + 64));      \
+        put64(p + (qe + j) / 2,                                                \
+              _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), 1);       \
+      }                                                                        \
+    for (; j + 32 <= n; j += 32)                                               \
+      _mm_storeu_si128((__m128i *)(p + (qe + j) / 2), MB__QV_NIB16(LD, S, j)); \
+    if (n - j >= 2) { /* whole bytes of the tail */                            \
+      const size_t r = (n - j) & ~(size_t)1;                                   \
+      const __mmask16 m0 = mb__cpu_mask16(r);                                  \
+      const __mmask16 m1 = mb__cpu_mask16(r > 16 ? r - 16 : 0);                \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, m0), S(j, m0));             \
+      const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, m1), S(j + 16, m1));   \
+      _mm_mask_storeu_epi8(                                                    \
+          p + (qe + j) / 2, mb__cpu_mask16(r / 2),                             \
+          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));       \
+      j += r;                                                                  \
+    }                                                                          \
+    if (j < n) {                                                               \
+      const float v = _mm512_cvtss_f32(LD(x, xe + j, 1));                      \
+      mb__cpu_set_nibble(p, qe + j, mb__cvt_f32_to_i4(v / S_(j)));             \
+    }                                                                          \
   }
+#define MB__QV_COMMA ,
 #define MB__QV_I4(xt, LD)                                                      \
   MB__QV_QUANT_I4(q_##xt##_i4, float, const __m512 vs = _mm512_set1_ps(s),     \
-                  MB__QV_S1, MB__QV_S1_, LD)                                   \
+                  MB__QV_S1, MB__QV_S1_, LD, MB__QV_COMMA int nt, nt)          \
   MB__QV_QUANT_I4(qv_##xt##_i4, const float *, (void)0, MB__QV_SV, MB__QV_SV_, \
-                  LD)
+                  LD, , 0)
 MB__QV_I4(bf16, ld_bf16)
 MB__QV_I4(f16, ld_f16)
 MB__QV_I4(f32, ld_f32)
 
 /* max |x| pattern; 16-bit formats compare their own patterns (bf16's are
- * f32's upper halves; f16's order as the values do too), then widen. */
+ * f32's upper halves; f16's order as the values do too), then widen.
+ * NaN patterns lie above infinity's, so a maximum of plain |x| patterns
+ * that is no NaN saw none: it is the answer unless it is a NaN and NaN
+ * is to be skipped, when the span is read again with NaN lanes zeroed
+ * (rare: a tensor with a NaN). The pass with nothing to compute but an AND
+ * and a maximum a vector keeps pace with memory. */
 MB_QV_TARGET static inline __m512i abs16(const void *x, size_t e, __mmask32 m,
                                          uint16_t inf, int keep_nan) {
   const __m512i v =
@@ -234,8 +276,9 @@ MB_QV_TARGET static inline __m512i abs16(const void *x, size_t e, __mmask32 m,
   return _mm512_mask_mov_epi16(v, nan, _mm512_setzero_si512());
 }
 
-MB_QV_TARGET static uint16_t amax16(const void *x, size_t e0, size_t n,
-                                    uint16_t inf, int keep_nan) {
+MB_QV_TARGET static inline uint16_t amax16_pass(const void *x, size_t e0,
+                                                size_t n, uint16_t inf,
+                                                int keep_nan) {
   __m512i m0 = _mm512_setzero_si512(), m1 = m0;
   size_t j = 0;
   for (; j + 64 <= n; j += 64) {
@@ -253,6 +296,12 @@ MB_QV_TARGET static uint16_t amax16(const void *x, size_t e0, size_t n,
   const __m512i lo = _mm512_and_si512(m0, _mm512_set1_epi32(0xFFFF));
   const __m512i hi = _mm512_srli_epi32(m0, 16);
   return (uint16_t)_mm512_reduce_max_epu32(_mm512_max_epu32(lo, hi));
+}
+
+MB_QV_TARGET static uint16_t amax16(const void *x, size_t e0, size_t n,
+                                    uint16_t inf, int keep_nan) {
+  const uint16_t m = amax16_pass(x, e0, n, inf, 1);
+  return m > inf && !keep_nan ? amax16_pass(x, e0, n, inf, 0) : m;
 }
 
 MB_QV_TARGET static uint32_t amax_bf16(const void *x, size_t e0, size_t n,
