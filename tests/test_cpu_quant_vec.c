@@ -200,15 +200,29 @@ static void test_amax(void **state) {
                 "%08x, portable %08x",
                 mb_dtype_name(k_xdt[xi]), len, e0, k, keep, got, want);
           if (!v->amaxv) continue; /* f16: the portable loop */
-          /* per element, into running maxima (of another row) */
+          /* per column over a block of rows ld apart (a row group and a
+           * part of one: 1..11 rows), into running maxima (of other rows),
+           * the special in a random row */
+          const size_t rows = 1 + len % 11, ld = len + 5;
+          for (size_t i = 0; i < rows * ld; ++i)
+            f[i] =
+                ldexpf((float)(test_splitmix64(&seed) >> 40) * 0x1p-24f - 0.5f,
+                       (int)(i % 9) - 4);
+          if (k < sizeof big / sizeof big[0])
+            f[(size_t)(test_splitmix64(&seed) % rows) * ld + e0 +
+              (size_t)(test_splitmix64(&seed) % len)] = big[k];
+          mb_convert(x, k_xdt[xi], f, MB_DTYPE_F32, rows * ld, 0);
           uint32_t mv[300], mp[300];
           for (size_t i = 0; i < len; ++i)
             mv[i] = mp[i] = (uint32_t)test_splitmix64(&seed) & 0x7F800000u;
-          v->amaxv(mv, x, e0, len, keep);
-          mb__cpu_amax_bits_v(mp, buf, len, keep);
+          v->amaxv(mv, x, e0, ld, rows, len, keep);
+          for (size_t r = 0; r < rows; ++r) {
+            mb__cpu_qrow(k_xdt[xi])->load(buf, x, r * ld + e0, len);
+            mb__cpu_amax_bits_v(mp, buf, len, keep);
+          }
           if (memcmp(mv, mp, len * sizeof mv[0]) != 0)
-            fail_msg("%s amaxv of %zu at %zu (special %zu, keep_nan %d)",
-                     mb_dtype_name(k_xdt[xi]), len, e0, k, keep);
+            fail_msg("%s amaxv of %zu x %zu at %zu (special %zu, keep_nan %d)",
+                     mb_dtype_name(k_xdt[xi]), rows, len, e0, k, keep);
         }
   free(x), free(buf), free(f);
 }

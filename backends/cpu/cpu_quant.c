@@ -92,35 +92,38 @@ static int use_vec(const mb_cpu_qvec_t *v, int64_t bn) {
   return v && bn >= VEC_MIN_BN;
 }
 
-/* Folds row i (of a matrix with `cols` columns) into loc[c / bn]. */
-static void amax_row(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
-                     const void *x, int64_t i, int64_t cols, int64_t bn,
-                     uint32_t *loc, int keep_nan) {
+/* Folds rows [i0, i1) (of a matrix with `cols` columns) into loc[c / bn]. */
+static void amax_rows(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
+                      const void *x, int64_t i0, int64_t i1, int64_t cols,
+                      int64_t bn, uint32_t *loc, int keep_nan) {
   if (vx && vx->amaxv && bn == 1) { /* a scale per column */
-    vx->amaxv(loc, x, (size_t)(i * cols), (size_t)cols, keep_nan);
+    vx->amaxv(loc, x, (size_t)(i0 * cols), (size_t)cols, (size_t)(i1 - i0),
+              (size_t)cols, keep_nan);
     return;
   }
-  if (use_vec(vx, bn)) {
-    for (int64_t bj = 0; bj < cols / bn; ++bj) {
-      const uint32_t m =
-          vx->amax(x, (size_t)(i * cols + bj * bn), (size_t)bn, keep_nan);
-      loc[bj] = m > loc[bj] ? m : loc[bj];
-    }
-    return;
-  }
-  float buf[CHUNK];
-  for (int64_t c0 = 0; c0 < cols; c0 += CHUNK) {
-    const int64_t w = min64(CHUNK, cols - c0);
-    xo->load(buf, x, (size_t)(i * cols + c0), (size_t)w);
-    if (bn == 1) {
-      mb__cpu_amax_bits_v(loc + c0, buf, (size_t)w, keep_nan);
+  for (int64_t i = i0; i < i1; ++i) {
+    if (use_vec(vx, bn)) {
+      for (int64_t bj = 0; bj < cols / bn; ++bj) {
+        const uint32_t m =
+            vx->amax(x, (size_t)(i * cols + bj * bn), (size_t)bn, keep_nan);
+        loc[bj] = m > loc[bj] ? m : loc[bj];
+      }
       continue;
     }
-    for (int64_t c = c0, end; c < c0 + w; c = end) {
-      end = mb__cpu_block_end(c, bn, c0 + w);
-      const uint32_t m =
-          mb__cpu_amax_bits(buf + (c - c0), (size_t)(end - c), keep_nan);
-      loc[c / bn] = m > loc[c / bn] ? m : loc[c / bn];
+    float buf[CHUNK];
+    for (int64_t c0 = 0; c0 < cols; c0 += CHUNK) {
+      const int64_t w = min64(CHUNK, cols - c0);
+      xo->load(buf, x, (size_t)(i * cols + c0), (size_t)w);
+      if (bn == 1) {
+        mb__cpu_amax_bits_v(loc + c0, buf, (size_t)w, keep_nan);
+        continue;
+      }
+      for (int64_t c = c0, end; c < c0 + w; c = end) {
+        end = mb__cpu_block_end(c, bn, c0 + w);
+        const uint32_t m =
+            mb__cpu_amax_bits(buf + (c - c0), (size_t)(end - c), keep_nan);
+        loc[c / bn] = m > loc[c / bn] ? m : loc[c / bn];
+      }
     }
   }
 }
@@ -282,8 +285,8 @@ static void run_fused(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
     for (int64_t u = 0; u < (q->gr + unit - 1) / unit; ++u)
       for (int64_t bi = u * unit; bi < min64(q->gr, (u + 1) * unit); ++bi) {
         memset(loc, 0, (size_t)q->gc * sizeof *loc);
-        for (int64_t i = bi * q->bm; i < (bi + 1) * q->bm; ++i)
-          amax_row(xo, q->vx, x, i, q->cols, q->bn, loc, keep_nan(q));
+        amax_rows(xo, q->vx, x, bi * q->bm, (bi + 1) * q->bm, q->cols, q->bn,
+                  loc, keep_nan(q));
         for (int64_t bj = 0; bj < q->gc; ++bj)
           grid[bi * q->gc + bj] =
               scale_of(q, loc[bj], qo->qmax, bi * q->gc + bj);
@@ -319,8 +322,8 @@ static void run_two_pass(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
     for (int64_t i = r0; i < r1;) {
       const int64_t bi = i / xbm, end = min64(r1, (bi + 1) * xbm);
       memset(loc, 0, (size_t)xgc * sizeof *loc);
-      for (; i < end; ++i)
-        amax_row(xo, q->vx, x, i, xcols, xbn, loc, keep_nan(q));
+      amax_rows(xo, q->vx, x, i, end, xcols, xbn, loc, keep_nan(q));
+      i = end;
       for (int64_t bj = 0; bj < xgc; ++bj)
         atomic_max(&q->amax[bi * stride_i + bj * stride_j], loc[bj]);
     }

@@ -116,10 +116,12 @@ typedef struct mb_cpu_qvec {
   /* The largest |x| pattern of n elements from element e0, as
    * mb__cpu_amax_bits (NaN skipped unless keep_nan). */
   uint32_t (*amax)(const void *x, size_t e0, size_t n, int keep_nan);
-  /* m[j] = max(m[j], |x[e0 + j]| pattern), j < n, as mb__cpu_amax_bits_v
-   * (a scale per column); NULL: the portable loop (f16, whose NaN patterns
-   * the portable widening rewrites). */
-  void (*amaxv)(uint32_t *m, const void *x, size_t e0, size_t n, int keep_nan);
+  /* m[j] = max(m[j], |x[e0 + r * ld + j]| pattern), j < n, r < rows: a
+   * scale per column, as mb__cpu_amax_bits_v row by row; NULL: the
+   * portable loop (f16, whose NaN patterns the portable widening
+   * rewrites). */
+  void (*amaxv)(uint32_t *m, const void *x, size_t e0, size_t ld, size_t rows,
+                size_t n, int keep_nan);
   /* q[qe + j] = cvt(x[xe + j] / s), j < n. nt: whole lines of Q from a
    * line-aligned start are written with non-temporal stores (the caller
    * fences, mb__cpu_simd_sfence, before another thread reads Q); a piece

@@ -334,27 +334,65 @@ MB_QV_TARGET static uint32_t amax_f32(const void *x, size_t e0, size_t n,
   return (uint32_t)_mm512_reduce_max_epu32(m0);
 }
 
-/* m[j] = max(m[j], |x[e0 + j]|) as patterns, NaN lanes zeroed unless
- * kept; LD widens exactly (bf16: the pattern shifted, NaN payloads kept, as
- * the portable load keeps them). */
-#define MB__QV_AMAXV(name, LD, ES)                                             \
-  MB_QV_TARGET static void name(uint32_t *m, const void *x, size_t e0,         \
-                                size_t n, int keep_nan) {                      \
-    const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF);                          \
-    const __m512i inf = _mm512_set1_epi32(0x7F800000);                         \
-    for (size_t j = 0; j < n; j += 16) {                                       \
-      mb__cpu_prefetch_step16(x, (e0 + j) * ES, ES);                           \
-      const __mmask16 k = mb__cpu_mask16(n - j);                               \
-      __m512i v = _mm512_and_si512(_mm512_castps_si512(LD(x, e0 + j, k)), ab); \
-      if (!keep_nan)                                                           \
-        v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),          \
-                                  _mm512_setzero_si512());                     \
-      _mm512_mask_storeu_epi32(                                                \
-          m + j, k, _mm512_max_epu32(v, _mm512_maskz_loadu_epi32(k, m + j)));  \
-    }                                                                          \
+/* Rows taken together by the per-column absmax: their maxima stay in a
+ * register across the group, and m is read and written once a group. */
+enum { AMAXV_ROWS = 8 };
+
+/* m[j] = max(m[j], |x[e0 + r * ld + j]|) over r < rows, as patterns, NaN
+ * lanes zeroed unless kept; LD widens exactly (the pattern shifted, NaN
+ * payloads kept, as the portable load keeps them). f32: a row at a time. */
+MB_QV_TARGET static void amaxv_f32(uint32_t *m, const void *x, size_t e0,
+                                   size_t ld, size_t rows, size_t n,
+                                   int keep_nan) {
+  const __m512i ab = _mm512_set1_epi32(0x7FFFFFFF);
+  const __m512i inf = _mm512_set1_epi32(0x7F800000);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t j = 0; j < n; j += 16) {
+      const size_t e = e0 + r * ld + j;
+      mb__cpu_prefetch_step16(x, e * 4, 4);
+      const __mmask16 k = mb__cpu_mask16(n - j);
+      __m512i v = _mm512_and_si512(_mm512_castps_si512(ld_f32(x, e, k)), ab);
+      if (!keep_nan)
+        v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(v, inf),
+                                  _mm512_setzero_si512());
+      _mm512_mask_storeu_epi32(
+          m + j, k, _mm512_max_epu32(v, _mm512_maskz_loadu_epi32(k, m + j)));
+    }
+}
+
+/* bf16: 32 columns' maxima as bf16 patterns over a group of rows (their
+ * order is f32's), then widened into m. A group's maximum above infinity's
+ * pattern saw a NaN: unless NaN is kept, those 32 columns are read again
+ * with NaN lanes zeroed (abs16). */
+MB_QV_TARGET static void amaxv_bf16(uint32_t *m, const void *x, size_t e0,
+                                    size_t ld, size_t rows, size_t n,
+                                    int keep_nan) {
+  for (size_t r0 = 0; r0 < rows; r0 += AMAXV_ROWS) {
+    const size_t rb = rows - r0 < AMAXV_ROWS ? rows - r0 : AMAXV_ROWS;
+    for (size_t j = 0; j < n; j += 32) {
+      const __mmask32 k = mb__cpu_mask32(n - j);
+      const size_t e = e0 + r0 * ld + j;
+      __m512i a = _mm512_setzero_si512();
+      for (size_t r = 0; r < rb; ++r)
+        a = _mm512_max_epu16(a, abs16(x, e + r * ld, k, 0x7F80u, 1));
+      if (!keep_nan && _mm512_cmpgt_epu16_mask(a, _mm512_set1_epi16(0x7F80))) {
+        a = _mm512_setzero_si512();
+        for (size_t r = 0; r < rb; ++r)
+          a = _mm512_max_epu16(a, abs16(x, e + r * ld, k, 0x7F80u, 0));
+      }
+      const __m512i lo = _mm512_slli_epi32(
+          _mm512_cvtepu16_epi32(_mm512_castsi512_si256(a)), 16);
+      const __m512i hi = _mm512_slli_epi32(
+          _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(a, 1)), 16);
+      const __mmask16 k0 = (__mmask16)k, k1 = (__mmask16)(k >> 16);
+      _mm512_mask_storeu_epi32(
+          m + j, k0, _mm512_max_epu32(lo, _mm512_maskz_loadu_epi32(k0, m + j)));
+      _mm512_mask_storeu_epi32(
+          m + j + 16, k1,
+          _mm512_max_epu32(hi, _mm512_maskz_loadu_epi32(k1, m + j + 16)));
+    }
   }
-MB__QV_AMAXV(amaxv_bf16, ld_bf16, 2)
-MB__QV_AMAXV(amaxv_f32, ld_f32, 4)
+}
 
 /* 16 x 16 f32 in registers: r[i][j] -> r[j][i] (unpack pairs, then
  * 64-bit pairs, then 128-bit lanes twice). */
