@@ -138,7 +138,7 @@ static void test_quant_bytes(void **state) {
           /* one scale per element: s, 2s, 0.75s in turn */
           for (size_t i = 0; i < w; ++i)
             sv[i] = s * (float)(i % 3 + 1) * (i % 3 == 2 ? 0.375f : 1.0f);
-          v->quantv(qv, qe, x, e, sv, w);
+          v->quantv(qv, qe, x, e, sv, w, (int)(e & 1));
           qo->quantv(qp, qe, buf, sv, w);
           if (memcmp(qv, qp, CAP + OFF) != 0)
             fail_msg("%s -> %s, per-element scales from %a, piece %zu+%zu",
@@ -146,21 +146,29 @@ static void test_quant_bytes(void **state) {
                      (double)s, e, w);
           checked += w;
         }
-        /* the whole run in one call (the line-wide loop), plain and
-         * streamed from a line, and streamed from each odd element of a
-         * line (i4's leading nibble) */
+        /* the whole run in one call (the line-wide loop), one scale and
+         * one per element, plain and streamed from each of the first three
+         * elements of a line (the first is streamed; i4's odd start) */
         xo->load(buf, x, 0, n);
+        for (size_t i = 0; i < n; ++i)
+          sv[i] = s * (float)(i % 3 + 1) * (i % 3 == 2 ? 0.375f : 1.0f);
         for (int nt = 0; nt < 2; ++nt)
-          for (size_t e = 0; e < (nt ? 3u : 1u); e += 1) {
-            memset(qa, 0, CAP), memset(qp, 0, CAP);
-            /* this thread reads its own streamed stores: no fence */
-            v->quant1(qa, e, x, e, s, n - e, nt);
-            qo->quant1(qp, e, buf + e, s, n - e);
-            if (memcmp(qa, qp, n) != 0)
-              fail_msg("%s -> %s, s = %a, whole from %zu, nt %d",
-                       mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
-                       (double)s, e, nt);
-          }
+          for (size_t e = 0; e < (nt ? 3u : 1u); e += 1)
+            for (int per = 0; per < 2; ++per) {
+              memset(qa, 0, CAP), memset(qp, 0, CAP);
+              /* this thread reads its own streamed stores: no fence */
+              if (per) {
+                v->quantv(qa, e, x, e, sv + e, n - e, nt);
+                qo->quantv(qp, e, buf + e, sv + e, n - e);
+              } else {
+                v->quant1(qa, e, x, e, s, n - e, nt);
+                qo->quant1(qp, e, buf + e, s, n - e);
+              }
+              if (memcmp(qa, qp, n) != 0)
+                fail_msg("%s -> %s, s = %a, whole from %zu, nt %d, per %d",
+                         mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
+                         (double)s, e, nt, per);
+            }
       }
   assert_true(checked > 100000);
   free(x), free(buf), free(sv), free(qv), free(qp), free(qa);

@@ -153,7 +153,7 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       const int64_t w = min64(PIECE, q->cols - c);
       const size_t e = (size_t)(i * q->cols + c);
       if (v->bn == 1) /* a scale per column */
-        q->vx->quantv(out, e, x, e, sr + c, (size_t)w);
+        q->vx->quantv(out, e, x, e, sr + c, (size_t)w, q->stream);
       else /* the row straight from X, block by block */
         for (int64_t b = c, end; b < c + w; b = end) {
           end = mb__cpu_block_end(b, v->bn, c + w);

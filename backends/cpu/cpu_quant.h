@@ -130,7 +130,7 @@ typedef struct mb_cpu_qvec {
                  size_t n, int nt);
   /* The same with one scale per element, s[j]. */
   void (*quantv)(void *q, size_t qe, const void *x, size_t xe, const float *s,
-                 size_t n);
+                 size_t n, int nt);
   /* A transposed 16 x 16 tile as f32: t[i * ld + j] = x[xe + j * xld + i]
    * (X's column xe + i, row j), i, j < 16. */
   void (*tile16)(float *t, size_t ld, const void *x, size_t xe, size_t xld);

@@ -141,78 +141,63 @@ static inline int stream_at(const void *o, int nt) {
   return nt && (uintptr_t)o % 64 == 0;
 }
 
-/* q[qe..qe+n) = enc(ld(x, xe..) / s), a line of codes a step. */
-#define MB__QV_QUANT(name, LD, ENC)                                            \
-  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
-                                float s, size_t n, int nt) {                   \
-    const __m512 vs = _mm512_set1_ps(s);                                       \
-    uint8_t *o = (uint8_t *)q + qe;                                            \
-    const int st = stream_at(o, nt);                                           \
-    size_t j = 0;                                                              \
-    for (; j + 64 <= n; j += 64) {                                             \
-      __m512i c[4];                                                            \
-      for (int k = 0; k < 4; ++k)                                              \
-        c[k] = ENC(_mm512_div_ps(LD(x, xe + j + 16 * (size_t)k, 0xFFFF), vs)); \
-      put64(o + j, bytes64(c[0], c[1], c[2], c[3]), st);                       \
-    }                                                                          \
-    for (; j < n; j += 16) {                                                   \
-      const __mmask16 m = mb__cpu_mask16(n - j);                               \
-      const __m512 a = _mm512_div_ps(LD(x, xe + j, m), vs);                    \
-      _mm_mask_storeu_epi8(o + j, m, _mm512_cvtepi32_epi8(ENC(a)));            \
-    }                                                                          \
-  }
-MB__QV_QUANT(q_bf16_e4m3, ld_bf16, enc_e4m3)
-MB__QV_QUANT(q_bf16_e5m2, ld_bf16, enc_e5m2)
-MB__QV_QUANT(q_bf16_i8, ld_bf16, enc_i8)
-MB__QV_QUANT(q_f16_e4m3, ld_f16, enc_e4m3)
-MB__QV_QUANT(q_f16_e5m2, ld_f16, enc_e5m2)
-MB__QV_QUANT(q_f16_i8, ld_f16, enc_i8)
-MB__QV_QUANT(q_f32_e4m3, ld_f32, enc_e4m3)
-MB__QV_QUANT(q_f32_e5m2, ld_f32, enc_e5m2)
-MB__QV_QUANT(q_f32_i8, ld_f32, enc_i8)
-
-/* q[qe..qe+n) = enc(ld(x, xe..) / s[0..n)): one scale per element (a
- * column scale). */
-#define MB__QV_QUANTV(name, LD, ENC)                                          \
-  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe, \
-                                const float *s, size_t n) {                   \
-    uint8_t *o = (uint8_t *)q + qe;                                           \
-    for (size_t j = 0; j < n; j += 16) {                                      \
-      const __mmask16 m = mb__cpu_mask16(n - j);                              \
-      /* masked-off lanes divide 0 by 1: no flag, nothing stored */           \
-      const __m512 vs = _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, s + j); \
-      const __m512 a = _mm512_div_ps(LD(x, xe + j, m), vs);                   \
-      _mm_mask_storeu_epi8(o + j, m, _mm512_cvtepi32_epi8(ENC(a)));           \
-    }                                                                         \
-  }
-MB__QV_QUANTV(qv_bf16_e4m3, ld_bf16, enc_e4m3)
-MB__QV_QUANTV(qv_bf16_e5m2, ld_bf16, enc_e5m2)
-MB__QV_QUANTV(qv_bf16_i8, ld_bf16, enc_i8)
-MB__QV_QUANTV(qv_f16_e4m3, ld_f16, enc_e4m3)
-MB__QV_QUANTV(qv_f16_e5m2, ld_f16, enc_e5m2)
-MB__QV_QUANTV(qv_f16_i8, ld_f16, enc_i8)
-MB__QV_QUANTV(qv_f32_e4m3, ld_f32, enc_e4m3)
-MB__QV_QUANTV(qv_f32_e5m2, ld_f32, enc_e5m2)
-MB__QV_QUANTV(qv_f32_i8, ld_f32, enc_i8)
-
-/* i4: q[qe..qe+n) = cvt(x / S), two codes a byte. A leading odd element
- * and a trailing even one share their byte with a neighbour and are set
- * alone (mb__cpu_set_nibble); 32 elements (16 bytes) at a time between, or
- * 128 (a line) while streaming. S(j, m) is the scale vector of elements
- * j..j+15 (masked-off lanes 1), S_(j) element j's; NTARG the streaming
- * argument (one scale only), NT its value. */
+/* The scale of elements j..j+15 under lane mask m, for loops over one scale
+ * (S1: vs, set up once) or one per element (SV: s[j..], masked-off lanes 1,
+ * which divide 0 by 1: no flag, nothing stored); S1_(j) and SV_(j) element
+ * j's, as a float. */
 #define MB__QV_S1(j, m) vs
 #define MB__QV_SV(j, m) _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, s + (j))
 #define MB__QV_S1_(j) s
 #define MB__QV_SV_(j) s[j]
+#define MB__QV_SETUP1 const __m512 vs = _mm512_set1_ps(s)
+
+/* q[qe..qe+n) = enc(ld(x, xe..) / S), a line of codes a step. */
+#define MB__QV_QUANT(name, STYPE, SETUP, S, LD, ENC)                          \
+  MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe, \
+                                STYPE s, size_t n, int nt) {                  \
+    SETUP;                                                                    \
+    uint8_t *o = (uint8_t *)q + qe;                                           \
+    const int st = stream_at(o, nt);                                          \
+    size_t j = 0;                                                             \
+    for (; j + 64 <= n; j += 64) {                                            \
+      __m512i c[4];                                                           \
+      for (size_t k = 0; k < 4; ++k)                                          \
+        c[k] = ENC(_mm512_div_ps(LD(x, xe + j + 16 * k, 0xFFFF),              \
+                                 S(j + 16 * k, 0xFFFF)));                     \
+      put64(o + j, bytes64(c[0], c[1], c[2], c[3]), st);                      \
+    }                                                                         \
+    for (; j < n; j += 16) {                                                  \
+      const __mmask16 m = mb__cpu_mask16(n - j);                              \
+      const __m512 a = _mm512_div_ps(LD(x, xe + j, m), S(j, m));              \
+      _mm_mask_storeu_epi8(o + j, m, _mm512_cvtepi32_epi8(ENC(a)));           \
+    }                                                                         \
+  }
+/* q_X_Q: one scale; qv_X_Q: one per element (a column scale). */
+#define MB__QV_BYTES(xt, qt, LD, ENC)                                   \
+  MB__QV_QUANT(q_##xt##_##qt, float, MB__QV_SETUP1, MB__QV_S1, LD, ENC) \
+  MB__QV_QUANT(qv_##xt##_##qt, const float *, (void)0, MB__QV_SV, LD, ENC)
+MB__QV_BYTES(bf16, e4m3, ld_bf16, enc_e4m3)
+MB__QV_BYTES(bf16, e5m2, ld_bf16, enc_e5m2)
+MB__QV_BYTES(bf16, i8, ld_bf16, enc_i8)
+MB__QV_BYTES(f16, e4m3, ld_f16, enc_e4m3)
+MB__QV_BYTES(f16, e5m2, ld_f16, enc_e5m2)
+MB__QV_BYTES(f16, i8, ld_f16, enc_i8)
+MB__QV_BYTES(f32, e4m3, ld_f32, enc_e4m3)
+MB__QV_BYTES(f32, e5m2, ld_f32, enc_e5m2)
+MB__QV_BYTES(f32, i8, ld_f32, enc_i8)
+
+/* i4: q[qe..qe+n) = cvt(x / S), two codes a byte. A leading odd element
+ * and a trailing even one share their byte with a neighbour and are set
+ * alone (mb__cpu_set_nibble); 32 elements (16 bytes) at a time between, or
+ * 128 (a line) while streaming; S and S_ as above. */
 #define MB__QV_NIB16(LD, S, j)                                              \
   _mm_unpacklo_epi64(pack_nib(enc_i4(_mm512_div_ps(LD(x, xe + (j), 0xFFFF), \
                                                    S((j), 0xFFFF)))),       \
                      pack_nib(enc_i4(_mm512_div_ps(                         \
                          LD(x, xe + (j) + 16, 0xFFFF), S((j) + 16, 0xFFFF)))))
-#define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD, NTARG, NT)              \
+#define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD)                         \
   MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
-                                STYPE s, size_t n NTARG) {                     \
+                                STYPE s, size_t n, int nt) {                   \
     SETUP;                                                                     \
     uint8_t *p = q;                                                            \
     size_t j = 0;                                                              \
@@ -221,7 +206,7 @@ MB__QV_QUANTV(qv_f32_i8, ld_f32, enc_i8)
       mb__cpu_set_nibble(p, qe, mb__cvt_f32_to_i4(v / S_(0)));                 \
       j = 1;                                                                   \
     }                                                                          \
-    if (stream_at(p + (qe + j) / 2, NT))                                       \
+    if (stream_at(p + (qe + j) / 2, nt))                                       \
       for (; j + 128 <= n; j += 128) {                                         \
         const __m256i lo = _mm256_set_m128i(MB__QV_NIB16(LD, S, j + 32),       \
                                             MB__QV_NIB16(LD, S, j));           \
@@ -248,12 +233,11 @@ MB__QV_QUANTV(qv_f32_i8, ld_f32, enc_i8)
       mb__cpu_set_nibble(p, qe + j, mb__cvt_f32_to_i4(v / S_(j)));             \
     }                                                                          \
   }
-#define MB__QV_COMMA ,
 #define MB__QV_I4(xt, LD)                                                      \
-  MB__QV_QUANT_I4(q_##xt##_i4, float, const __m512 vs = _mm512_set1_ps(s),     \
-                  MB__QV_S1, MB__QV_S1_, LD, MB__QV_COMMA int nt, nt)          \
+  MB__QV_QUANT_I4(q_##xt##_i4, float, MB__QV_SETUP1, MB__QV_S1, MB__QV_S1_,    \
+                  LD)                                                          \
   MB__QV_QUANT_I4(qv_##xt##_i4, const float *, (void)0, MB__QV_SV, MB__QV_SV_, \
-                  LD, , 0)
+                  LD)
 MB__QV_I4(bf16, ld_bf16)
 MB__QV_I4(f16, ld_f16)
 MB__QV_I4(f32, ld_f32)
