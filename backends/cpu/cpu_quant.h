@@ -149,9 +149,6 @@ typedef struct mb_cpu_quant {
   int64_t bm, bn;     /* block of Q (resolved scaling) */
   int64_t gr, gc;     /* scale grid */
   int transpose;
-  /* A transposed Q of byte codes with AVX-512: its rows' pieces are written
-   * with non-temporal stores (mb__cpu_simd_stream_lines); else NULL. */
-  void (*lines)(void *dst, const void *src, size_t bytes);
   float static_scale; /* > 0: static, else dynamic absmax */
   int mx_emax;        /* e8m0 scales: emax_elem (MX rule); 0: f32 scales */
   float *grid32;      /* e8m0 scales: the grid in f32 before it is stored;
@@ -159,7 +156,7 @@ typedef struct mb_cpu_quant {
   float nv_s;         /* NVFP4 (e4m3 block scales): the per-tensor S; else 0 */
   uint8_t *nv_sb;     /* NVFP4: the e4m3 block scales, stored after the run */
   int fused;          /* per block row: absmax then quantize, in cache */
-  int stream;         /* Q written past the caches (mb__cpu_stream_stores) */
+  int stream;         /* the vector loops write Q past the caches */
   unsigned threads;
   atomic_uint *amax; /* gr x gc absmax patterns (two-pass mode) */
   uint32_t *local;   /* per thread: local_each block maxima */

@@ -312,7 +312,7 @@ mb_cpu_simd_bin_fn mb__cpu_simd_add_isa(mb_dtype_t in, mb_dtype_t out,
 }
 
 /* 4 lines per step, loads unaligned, stores aligned and non-temporal; no
- * fence (stream_copy's, or the caller's mb__cpu_simd_sfence). */
+ * fence (stream_copy's). */
 static MB_AVX512 void stream_lines(void *dst, const void *src, size_t bytes) {
   char *d = dst;
   const char *s = src;
@@ -345,10 +345,6 @@ mb_cpu_simd_copy_fn mb__cpu_simd_stream_copy(void) {
   return simd_index(MB_DTYPE_F32, MB_DTYPE_F32, 0) < 0 ? NULL : stream_copy;
 }
 
-mb_cpu_simd_copy_fn mb__cpu_simd_stream_lines(void) {
-  return simd_index(MB_DTYPE_F32, MB_DTYPE_F32, 0) < 0 ? NULL : stream_lines;
-}
-
 void mb__cpu_simd_sfence(void) {
   _mm_sfence();
 }
@@ -356,10 +352,6 @@ void mb__cpu_simd_sfence(void) {
 #else /* not x86-64: the portable kernels only */
 
 mb_cpu_simd_copy_fn mb__cpu_simd_stream_copy(void) {
-  return NULL;
-}
-
-mb_cpu_simd_copy_fn mb__cpu_simd_stream_lines(void) {
   return NULL;
 }
 

@@ -49,10 +49,8 @@ mb_cpu_simd_bin_fn mb__cpu_simd_add_isa(mb_dtype_t in, mb_dtype_t out,
  * plain head copy): NULL without AVX-512. */
 typedef void (*mb_cpu_simd_copy_fn)(void *dst, const void *src, size_t bytes);
 mb_cpu_simd_copy_fn mb__cpu_simd_stream_copy(void);
-/* The same without the closing store fence, for many short copies: the
- * caller runs mb__cpu_simd_sfence once after the last, before another
- * thread reads dst. */
-mb_cpu_simd_copy_fn mb__cpu_simd_stream_lines(void);
+/* The store fence a thread runs after its last non-temporal store, before
+ * another thread reads what it wrote. */
 void mb__cpu_simd_sfence(void);
 
 #endif
