@@ -39,6 +39,17 @@ copy there does not reach the target by better memory access alone: its
 arithmetic on these cores is the bound (for column and transposed scales
 the small shape's own overheads weigh in too).
 
+Each row also has its traffic ceiling: the share of copy's rate the
+memory system allows a kernel with that row's mix of reads and writes, from
+bench/mem_shapes run in the same session (the program beside mbench in its
+build; --mem-shapes PATH): an activation or norm moves copy's mix (100 %),
+add and silu_mul two reads to a write, quantize narrows 2 bytes to 1,
+dequantize widens; a dynamic quantization with one scale for the whole
+tensor, per column or transposed reads X twice (its absmax, then the
+division) where the byte count holds it once, which leaves |X| + |Q| over
+|X| / read + (|X| + |Q|) / narrow. A row whose ceiling is under the target
+cannot meet it on this machine with any kernel.
+
 Each row also has its correctness check (pass / FAIL, mbench's own). Where
 PyTorch imports (Debian's python3-torch, for /usr/bin/python3), the same
 ops are timed in torch on the CPU in the same run (bench/torch_compare.py
@@ -50,12 +61,12 @@ mirror for say why in the notes.
       [--samples N] [--timeout S] [--out-dir DIR] [--no-torch] [--rounds R]
   python3 bench/cpu_roofs.py --tiny ...     small shapes (tests, a smoke run)
   python3 bench/cpu_roofs.py --results R.json [ROUND2.json ...]
-      [--torch-json T.json] [--in-cache-json C.json]
+      [--torch-json T.json] [--in-cache-json C.json] [--mem-shapes-md M.md]
       render the tables from an earlier run (a document, or the .jsonl
       stream a killed run left), running nothing
 
 The result documents (roofs.json, round2.json ..., incache.json,
-torch.json) are kept in --out-dir. The full plan with --samples 3 took
+torch.json, mem_shapes.md) are kept in --out-dir. The full plan with --samples 3 took
 21.7 min on the 2-core Intel VM at a load average of 13 (other builds
 running; copy then gave 3.7 of its 22.7 GB/s), most of it per-entry setup
 of the 8192x8192 operands; with --samples 5 on an idle VM, about 7 min
@@ -98,8 +109,14 @@ TINY = {"[[8192, 8192]]": "[[128, 256]]",
 # 128 blocks), operands of at most 6 MiB at 8192 bf16 columns.
 IN_CACHE = {"[[8192, 8192]]": "[[128, 8192]]", "[[128, 256]]": "[[128, 128]]"}
 MEMORY_HEADER = ["op", "GB/s", "% of copy", "% of copy, each round", "GB/s in cache",
-                 "in cache, % of copy",
+                 "in cache, % of copy", "traffic ceiling, % of copy",
                  "target", "verdict", "check", "torch GB/s", "ours / torch"]
+# bench/mem_shapes' rows (its "traffic" column) this script reads.
+READ, NARROW, WIDEN, COPY_SHAPE, TWO_TO_ONE = (
+    "read only", "narrow 2 -> 1", "widen 1 -> 2", "copy 1 : 1", "two reads : one write")
+# Bytes an element of a dtype takes (the memory-bound rows' dtypes).
+ELEMENT_BYTES = {"f32": 4.0, "bf16": 2.0, "f16": 2.0, "f8e4m3": 1.0, "f8e5m2": 1.0,
+                 "i8": 1.0, "i4": 0.5, "f4e2m1": 0.5}
 COMPUTE_HEADER = ["op", "GFLOP/s", "% bf16 vector peak", "% bf16 peak (AMX)",
                   "target", "verdict", "check", "torch GFLOP/s", "ours / torch"]
 
@@ -261,6 +278,44 @@ def in_cache_rates(cached):
             for r in cached or [] if r.get("status") == "ok"}
 
 
+def parse_mem_shapes(text):
+    """{traffic: GB/s} from bench/mem_shapes' table ({} when there is none)."""
+    rows = re.findall(r"^\|\s*([^|]+?)\s*\|[^|]*\|\s*([0-9]+(?:\.[0-9]+)?)\s*\|",
+                      text or "", re.M)
+    return {name: float(gbps) for name, gbps in rows}
+
+
+def two_pass(r):
+    """Whether quantize row r reads X twice from memory: dynamic, with one
+    scale for the whole tensor, per column, or transposed (the CPU
+    kernel's two-pass cases; rows, 1 x G groups and tall 128 x 128 blocks
+    read each block while it is in cache)."""
+    p = r.get("params") or {}
+    mode = (p.get("scale_a") or {}).get("mode")
+    return not p.get("static") and (bool(p.get("transpose")) or mode in ("tensor", "col"))
+
+
+def traffic_ceiling(r, shapes):
+    """(% of copy, which traffic) the memory system allows row r, from
+    mem_shapes' rates (shapes); (None, None) for copy itself, or without
+    the rates it needs."""
+    op, dt = r.get("op"), r.get("dtypes") or {}
+    copy = shapes.get(COPY_SHAPE)
+    if op == "copy" or not copy:
+        return None, None
+    if op == "quantize":
+        x, q = ELEMENT_BYTES.get(dt.get("a")), ELEMENT_BYTES.get(dt.get("out"))
+        read, narrow = shapes.get(READ), shapes.get(NARROW)
+        if not (x and q and read and narrow):
+            return None, None
+        if two_pass(r):
+            return pct((x + q) / (x / read + (x + q) / narrow), copy), "X read twice"
+        return pct(narrow, copy), "narrow"
+    kind = {"dequantize": WIDEN, "add": TWO_TO_ONE, "silu_mul": TWO_TO_ONE}.get(op, COPY_SHAPE)
+    word = {WIDEN: "widen", TWO_TO_ONE: "2 reads : 1 write", COPY_SHAPE: "copy's"}[kind]
+    return (pct(shapes[kind], copy), word) if shapes.get(kind) else (None, None)
+
+
 def over_rounds(r, rounds, refs):
     """Row r's (GB/s, % of copy, [% of copy in each round], check) over
     the rounds (result lists, the whole plan's first) matched by name:
@@ -281,10 +336,11 @@ def over_rounds(r, rounds, refs):
     return median(rates), median(shares), shares, check
 
 
-def build_rows(results, devices, torch_doc, cached=None, more=()):
+def build_rows(results, devices, torch_doc, cached=None, more=(), shapes=None):
     """(memory rows, compute rows, notes, summary): the tables' cells;
     cached: the in-cache run's results (None: not run); more: the result
-    lists of the memory-bound entries' further rounds."""
+    lists of the memory-bound entries' further rounds; shapes: mem_shapes'
+    rates (parse_mem_shapes; None: not run)."""
     by_id = {e.get("id"): e for e in (torch_doc or {}).get("entries", [])}
     rounds = [results] + list(more)
     refs = [copy_refs(res) for res in rounds]
@@ -304,9 +360,11 @@ def build_rows(results, devices, torch_doc, cached=None, more=()):
             tg, why = torch_rate(r, t_entry, "bytes")
             target = None if op == "copy" else TARGET_COPY
             gc = fast.get(label(r))
+            ceil, why_ceil = traffic_ceiling(r, shapes or {})
             mem.append([label(r), fmt(g), fmt(share),
                         ", ".join(fmt(v) for v in each) if len(rounds) > 1 else "-",
                         fmt(gc), fmt(pct(gc, copy)),
+                        "-" if ceil is None else "%.0f (%s)" % (ceil, why_ceil),
                         "-" if target is None else "≥ %g %%" % target,
                         "-" if target is None else verdict(r, share, target),
                         check, fmt(tg),
@@ -359,12 +417,13 @@ def git_commit():
     return head + (" with uncommitted changes" if dirty else "")
 
 
-def render(doc, torch_doc, meta, cached=None, more=()):
+def render(doc, torch_doc, meta, cached=None, more=(), shapes_md=None):
     """The markdown: the header lines, then the two tables and notes;
     cached: the in-cache run's results, or None; more: the further
-    rounds' results."""
+    rounds' results; shapes_md: bench/mem_shapes' output, or None."""
     results, devices = doc.get("results", []), doc.get("devices", [])
-    mem, comp, notes, s = build_rows(results, devices, torch_doc, cached, more)
+    shapes = parse_mem_shapes(shapes_md)
+    mem, comp, notes, s = build_rows(results, devices, torch_doc, cached, more, shapes)
     dev = next((d for d in devices if d.get("kind") == "cpu"), {})
     out = ["## CPU roofs (issue 26)", ""]
     out.append("- machine: %s, %s cores, host %s" % (
@@ -395,7 +454,7 @@ def render(doc, torch_doc, meta, cached=None, more=()):
     else:
         out.append("- torch: not run (%s)" % (t.get("why") or "no torch results"))
     out += ["", "Memory-bound ops, % of the copy bandwidth of this run:", ""]
-    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 5 + ["---"] * 3 + ["---:"] * 2,
+    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 6 + ["---"] * 3 + ["---:"] * 2,
                         mem))
     out += ["", "GB/s in cache: the same op on 128 rows of the same length, its "
             "operands left in the caches between runs (%s), as a share of the "
@@ -404,6 +463,17 @@ def render(doc, torch_doc, meta, cached=None, more=()):
             "better memory access alone: its arithmetic on these cores (for column "
             "and transposed scales, also the small shape's own overheads) is the "
             "bound." % ("not run" if cached is None else "same run", TARGET_COPY)]
+    if shapes:
+        out += ["", "Traffic ceiling: the share of copy's rate the memory system "
+                "allows the row's mix of reads and writes, bench/mem_shapes in this "
+                "run (%s). \"X read twice\": a dynamic quantization with one scale "
+                "for the whole tensor, per column or transposed reads X for its "
+                "absmax and again to divide, past the caches, while its bytes count "
+                "X once. A row whose ceiling is under the target cannot meet it on "
+                "this machine with any kernel."
+                % ", ".join("%s %.1f GB/s" % (k, v) for k, v in shapes.items())]
+    else:
+        out += ["", "Traffic ceiling: not measured (bench/mem_shapes not run)."]
     out += ["", "Attention and weight-only GEMMs, % of the bf16 peak:", ""]
     out.append(rt.table(COMPUTE_HEADER, ["---"] + ["---:"] * 3 + ["---"] * 3 + ["---:"] * 2,
                         comp))
@@ -513,6 +583,9 @@ def parse_args(argv):
                     "plan's, then further rounds'); run nothing")
     ap.add_argument("--torch-json", help="with --results: torch_compare's document")
     ap.add_argument("--in-cache-json", help="with --results: the in-cache run's document")
+    ap.add_argument("--mem-shapes", help="bench/mem_shapes to run for the traffic "
+                    "ceilings (default: the one beside mbench)")
+    ap.add_argument("--mem-shapes-md", help="with --results: mem_shapes' output")
     ap.add_argument("--no-in-cache", action="store_true",
                     help="leave out the in-cache run of the memory-bound ops "
                     "(it runs every one of them, whatever --filter keeps)")
@@ -572,13 +645,36 @@ def run_in_cache(args, config, out_dir, meta):
     return cached
 
 
+def run_mem_shapes(args, out_dir, meta):
+    """bench/mem_shapes' table (kept in out_dir/mem_shapes.md), or None
+    when there is no program to run or it failed (said on stderr)."""
+    prog = args.mem_shapes or os.path.join(os.path.dirname(find_mbench(args.mbench)),
+                                           "mem_shapes")
+    if not (os.path.isfile(prog) and os.access(prog, os.X_OK)):
+        print("cpu_roofs.py: no %s: the traffic ceilings are left out" % prog,
+              file=sys.stderr)
+        return None
+    cmd = [prog] + (["16", "2"] if args.tiny else ["128", "5"])
+    meta["commands"].append(quote(cmd))
+    env = dict(os.environ)
+    env.setdefault("OMP_PROC_BIND", "close")
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if run.returncode:
+        print("cpu_roofs.py: mem_shapes exited %d: %s" % (run.returncode, run.stderr),
+              file=sys.stderr)
+        return None
+    with open(os.path.join(out_dir, "mem_shapes.md"), "w", encoding="utf-8") as f:
+        f.write(run.stdout)
+    return run.stdout
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     meta = {"host": socket.gethostname(), "commit": git_commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commands": ["python3 bench/cpu_roofs.py " + quote(argv)]}
-    torch_doc, cached, more = None, None, []
+    torch_doc, cached, more, shapes_md = None, None, [], None
     if args.results:
         path = args.results[0]
         more = [read_results(p) for p in args.results[1:]]
@@ -589,6 +685,9 @@ def main(argv=None):
                 torch_doc = json.load(f)
         if args.in_cache_json:
             cached = read_results(args.in_cache_json)
+        if args.mem_shapes_md:
+            with open(args.mem_shapes_md, encoding="utf-8") as f:
+                shapes_md = f.read()
     else:
         out_dir = args.out_dir or tempfile.mkdtemp(prefix="cpu_roofs.")
         os.makedirs(out_dir, exist_ok=True)
@@ -609,6 +708,7 @@ def main(argv=None):
         if rc:
             print("cpu_roofs.py: mbench exited %d (the table shows what it has)" % rc,
                   file=sys.stderr)
+        shapes_md = run_mem_shapes(args, out_dir, meta)
         more = run_rounds(args, config, out_dir, meta)
         if not args.no_in_cache:
             cached = run_in_cache(args, config, out_dir, meta)
@@ -651,7 +751,7 @@ def main(argv=None):
     host = (run.get("host") or {}).get("hostname")
     if host:
         meta["host"] = host
-    text = render(doc, torch_doc, meta, cached, more)
+    text = render(doc, torch_doc, meta, cached, more, shapes_md)
     sys.stdout.write(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:

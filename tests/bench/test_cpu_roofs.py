@@ -1,8 +1,9 @@
 """bench/cpu_roofs.py: the CPU roofs table (issue 26).
 
 A synthetic result document checks the arithmetic (% of the copies
-nearest each row, the in-cache rate beside it, % of both bf16 peaks, the
-verdicts, torch's rate and the ratio, the medians over rounds); the
+nearest each row, the in-cache rate beside it, the traffic ceiling from
+bench/mem_shapes' rates, % of both bf16 peaks, the verdicts, torch's rate
+and the ratio, the medians over rounds); the
 in-cache plan is derived from
 the real config; with MB_TEST_MBENCH set (ctest: bench_cpu_roofs) the
 script runs the whole plan at --tiny shapes without torch, in two rounds,
@@ -120,12 +121,15 @@ class Arithmetic(unittest.TestCase):
         self.assertEqual(mem["copy"][1:6], ["40.0", "100.0", "-", "-", "-"])
         # 30 / 40 = 75 %: under 85 %; in cache 20 GB/s, 50 % of copy.
         q = mem["quantize → f8e4m3, row"]
-        self.assertEqual(q[1:9], ["30.0", "75.0", "-", "20.0", "50.0", "≥ 85 %", "FAIL",
-                                  "pass"])
+        # (no mem_shapes output: no traffic ceiling)
+        self.assertEqual(q[1:10], ["30.0", "75.0", "-", "20.0", "50.0", "-", "≥ 85 %",
+                                   "FAIL", "pass"])
         # torch: 30e3 bytes in 2000 ns = 15 GB/s; ours / torch = 2.
-        self.assertEqual(q[9:], ["15.0", "2.00"])
+        self.assertEqual(q[10:], ["15.0", "2.00"])
         s = mem["softmax"]
-        self.assertEqual(s[1:9], ["36.0", "90.0", "-", "-", "-", "≥ 85 %", "pass", "FAIL"])
+        self.assertEqual(s[1:10], ["36.0", "90.0", "-", "-", "-", "-", "≥ 85 %", "pass",
+                                   "FAIL"])
+        self.assertIn("Traffic ceiling: not measured", text)
         self.assertIn("GB/s in cache: the same op on 128 rows", text)
         self.assertIn("(same run)", text)
         self.assertIn("softmax: torch n/a: no mirror", text)
@@ -135,6 +139,53 @@ class Arithmetic(unittest.TestCase):
         w = comp["int4 weight-only GEMM (bf16 x i4)"]
         self.assertEqual(w[1:6], ["700.0", "350.0", "70.0", "≥ 70 %", "pass"])
         self.assertIn("copy in this run: 40.0 GB/s", text)
+
+    def test_traffic_ceilings(self):
+        """Each row's ceiling from mem_shapes' rates: its own mix of reads
+        and writes as a share of copy's; X read twice for dynamic tensor,
+        column and transposed quantization."""
+        shapes_md = "\n".join([
+            "| traffic | like | GB/s | of copy |", "|---|---|---:|---:|",
+            "| read only | an absmax pass | 30.0 | 75 % |",
+            "| write only | - | 50.0 | 125 % |",
+            "| copy 1 : 1 | copy | 40.0 | 100 % |",
+            "| widen 1 -> 2 | dequantize | 36.0 | 90 % |",
+            "| narrow 2 -> 1 | quantize | 38.0 | 95 % |",
+            "| two reads : one write | add | 34.0 | 85 % |", "", "Two passes ..."])
+        q = {"a": "bf16", "out": "i8"}
+        results = [
+            result("c", "copy", gbps=40.0, name=COPY),
+            result("row", "quantize", gbps=30.0, dtypes=q, params={"scale_a": {"mode": "row"}}),
+            result("t", "quantize", gbps=20.0, dtypes=q, params={"scale_a": {"mode": "tensor"}}),
+            result("st", "quantize", gbps=30.0, dtypes=q,
+                   params={"scale_a": {"mode": "tensor"}, "static": True}),
+            result("tr", "quantize", gbps=10.0, dtypes=q,
+                   params={"scale_a": {"mode": "row"}, "transpose": True}),
+            result("i4", "quantize", gbps=10.0, dtypes={"a": "bf16", "out": "i4"},
+                   params={"scale_a": {"mode": "col"}}),
+            result("d", "dequantize", gbps=30.0, dtypes={"a": "i8", "out": "bf16"},
+                   params={"scale_a": {"mode": "row"}}),
+            result("add", "add", gbps=30.0), result("sm", "softmax", gbps=30.0),
+            result("sw", "silu_mul", gbps=30.0),
+        ]
+        text = cpu_roofs.render({"results": results, "devices": []}, None,
+                                {"commands": ["x"]}, None, (), shapes_md)
+        mem = {r[0]: r[6] for r in tables(text)[tuple(cpu_roofs.MEMORY_HEADER)]}
+        self.assertEqual(mem["copy"], "-")
+        self.assertEqual(mem["quantize → i8, row"], "95 (narrow)")
+        self.assertEqual(mem["quantize → i8, tensor, static"], "95 (narrow)")
+        # 3 bytes an element counted, 2 / 30 + 3 / 38 ns moved: 20.6 GB/s.
+        twice = 100 * 3 / (2 / 30 + 3 / 38) / 40
+        self.assertEqual(mem["quantize → i8, tensor"], "%.0f (X read twice)" % twice)
+        self.assertEqual(mem["quantize → i8, row, transposed"], "%.0f (X read twice)" % twice)
+        i4 = 100 * 2.5 / (2 / 30 + 2.5 / 38) / 40  # half a byte a code
+        self.assertEqual(mem["quantize → i4, col"], "%.0f (X read twice)" % i4)
+        self.assertEqual(mem["dequantize i8 → bf16, row"], "90 (widen)")
+        self.assertEqual(mem["add"], "85 (2 reads : 1 write)")
+        self.assertEqual(mem["silu_mul"], "85 (2 reads : 1 write)")
+        self.assertEqual(mem["softmax"], "100 (copy's)")
+        self.assertIn("Traffic ceiling: the share of copy's rate", text)
+        self.assertIn("read only 30.0 GB/s", text)
 
     def test_nearest_copies_are_the_reference(self):
         """Each row against the mean of the copies just before and after
@@ -166,7 +217,7 @@ class Arithmetic(unittest.TestCase):
         t = tables(cpu_roofs.render(doc, None, {}))
         q = {r[0]: r for r in t[tuple(cpu_roofs.MEMORY_HEADER)]}["quantize → f8e4m3, row"]
         self.assertEqual(q[2], "-")
-        self.assertEqual(q[7], "-")
+        self.assertEqual(q[8], "-")
 
     def test_rounds(self):
         """Each row is the median of its shares of its own round's copy;
@@ -184,10 +235,10 @@ class Arithmetic(unittest.TestCase):
         q = mem["quantize → f8e4m3, row"]
         # 75, 85, 50 % (of 40, 20, 32): median 75; GB/s median of 30, 17, 16.
         self.assertEqual(q[1:4], ["17.0", "75.0", "75.0, 85.0, 50.0"])
-        self.assertEqual(q[7:9], ["FAIL", "FAIL"])  # 75 % under 85; round 2's check
+        self.assertEqual(q[8:10], ["FAIL", "FAIL"])  # 75 % under 85; round 2's check
         s = mem["softmax"]  # 90, 95, 85 %: median 90
         self.assertEqual(s[1:4], ["27.2", "90.0", "90.0, 95.0, 85.0"])
-        self.assertEqual(s[7:9], ["pass", "FAIL"])  # round 1's softmax check failed
+        self.assertEqual(s[8:10], ["pass", "FAIL"])  # round 1's softmax check failed
         # A copy: a share of its round's median copy (30 of 31 in round 3).
         self.assertEqual(mem["copy"][2:4], ["100.0", "100.0, 100.0, 96.8"])
         self.assertIn("copy in this run: 31.0 GB/s, the median of its 4 copies "
@@ -269,7 +320,8 @@ class TinyRun(unittest.TestCase):
             again = subprocess.run(
                 [sys.executable, os.path.join(BENCH, "cpu_roofs.py"), "--results",
                  os.path.join(tmp, "roofs.json"), os.path.join(tmp, "round2.json"),
-                 "--in-cache-json", os.path.join(tmp, "incache.json")],
+                 "--in-cache-json", os.path.join(tmp, "incache.json"),
+                 "--mem-shapes-md", os.path.join(tmp, "mem_shapes.md")],
                 capture_output=True, text=True, timeout=60)
             self.assertEqual(again.returncode, 0, again.stderr)
             with open(os.path.join(tmp, "incache.json"), encoding="utf-8") as f:
@@ -309,9 +361,11 @@ class TinyRun(unittest.TestCase):
             self.assertEqual(row[1], "%.1f" % statistics.median(gs), r["name"])
             self.assertEqual(row[2], "%.1f" % share, r["name"])
             self.assertEqual(row[3], ", ".join("%.1f" % v for v in shares), r["name"])
-            self.assertEqual(row[8], "pass", r["name"])  # every kernel checks out
+            self.assertEqual(row[9], "pass", r["name"])  # every kernel checks out
             if r["op"] != "copy":
-                self.assertEqual(row[7], "pass" if share >= 85 else "FAIL")
+                self.assertEqual(row[8], "pass" if share >= 85 else "FAIL")
+                # the traffic ceiling, from mem_shapes beside mbench
+                self.assertRegex(row[6], r"^[0-9]+ \(", r["name"])
             checked += 1
         self.assertEqual(len(round2), checked)  # the memory-bound entries alone
         # Every memory-bound row ran in cache too, at the in-cache shape.
