@@ -169,6 +169,20 @@ static void test_quant_bytes(void **state) {
                          mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
                          (double)s, e, nt, per);
             }
+        /* a row's blocks in one call (quantg): blocks of 37, 64 and 128
+         * from an odd start, the last one short, block k's scale sv[k] */
+        for (size_t gi = 0; gi < 3; ++gi) {
+          const size_t g = gi == 0 ? 37 : 64u << (gi - 1), e = 3;
+          memset(qa, 0, CAP), memset(qp, 0, CAP);
+          v->quantg(qa, e, x, e, sv, g, n - e, 0);
+          for (size_t k = 0, j = 0; j < n - e; ++k, j += g)
+            qo->quant1(qp, e + j, buf + e + j, sv[k],
+                       n - e - j < g ? n - e - j : g);
+          if (memcmp(qa, qp, n) != 0)
+            fail_msg("%s -> %s, s = %a, blocks of %zu",
+                     mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
+                     (double)s, g);
+        }
       }
   assert_true(checked > 100000);
   free(x), free(buf), free(sv), free(qv), free(qp), free(qa);
@@ -207,6 +221,24 @@ static void test_amax(void **state) {
                 "%s amax of %zu at %zu (special %zu, keep_nan %d): "
                 "%08x, portable %08x",
                 mb_dtype_name(k_xdt[xi]), len, e0, k, keep, got, want);
+          /* a row's blocks in one call (amaxg): blocks of 7 and of 32,
+           * the last one short, into running maxima */
+          for (size_t g = 7; g <= 32; g += 25) {
+            uint32_t mg[300], mw[300];
+            for (size_t b = 0; b < (len + g - 1) / g; ++b)
+              mg[b] = mw[b] = (uint32_t)test_splitmix64(&seed) & 0x7F000000u;
+            v->amaxg(mg, x, e0, len, g, keep);
+            for (size_t b = 0, j = 0; j < len; ++b, j += g) {
+              const uint32_t m =
+                  mb__cpu_amax_bits(buf + j, len - j < g ? len - j : g, keep);
+              mw[b] = m > mw[b] ? m : mw[b];
+            }
+            if (memcmp(mg, mw, (len + g - 1) / g * sizeof mg[0]) != 0)
+              fail_msg(
+                  "%s amaxg of %zu at %zu in blocks of %zu (special %zu, "
+                  "keep_nan %d)",
+                  mb_dtype_name(k_xdt[xi]), len, e0, g, k, keep);
+          }
           if (!v->amaxv) continue; /* f16: the portable loop */
           /* per column over a block of rows ld apart (a row group and a
            * part of one: 1..11 rows), into running maxima (of other rows),

@@ -109,11 +109,7 @@ static void amax_rows(const mb_cpu_qrow_t *xo, const mb_cpu_qvec_t *vx,
   }
   for (int64_t i = i0; i < i1; ++i) {
     if (use_vec(vx, bn)) {
-      for (int64_t bj = 0; bj < cols / bn; ++bj) {
-        const uint32_t m =
-            vx->amax(x, (size_t)(i * cols + bj * bn), (size_t)bn, keep_nan);
-        loc[bj] = m > loc[bj] ? m : loc[bj];
-      }
+      vx->amaxg(loc, x, (size_t)(i * cols), (size_t)cols, (size_t)bn, keep_nan);
       continue;
     }
     float buf[CHUNK];
@@ -166,6 +162,9 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       const size_t e = (size_t)(i * q->cols + c);
       if (v->bn == 1) /* a scale per column */
         q->vx->quantv(out, e, x, e, sr + c, (size_t)w, q->stream);
+      else if (c % v->bn == 0) /* the piece's blocks in one call */
+        q->vx->quantg(out, e, x, e, sr + c / v->bn, (size_t)v->bn, (size_t)w,
+                      q->stream);
       else /* the row straight from X, block by block */
         for (int64_t b = c, end; b < c + w; b = end) {
           end = mb__cpu_block_end(b, v->bn, c + w);

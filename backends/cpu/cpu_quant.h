@@ -134,6 +134,13 @@ typedef struct mb_cpu_qvec {
   /* A transposed 16 x 16 tile as f32: t[i * ld + j] = x[xe + j * xld + i]
    * (X's column xe + i, row j), i, j < 16. */
   void (*tile16)(float *t, size_t ld, const void *x, size_t xe, size_t xld);
+  /* A row's blocks in one call: m[k] = max(m[k], amax of elements [e0 + k g,
+   * e0 + (k + 1) g)) over the n from e0 (the last block may be short). */
+  void (*amaxg)(uint32_t *m, const void *x, size_t e0, size_t n, size_t g,
+                int keep_nan);
+  /* quant1 over the same blocks, block k with the scale s[k]. */
+  void (*quantg)(void *q, size_t qe, const void *x, size_t xe, const float *s,
+                 size_t g, size_t n, int nt);
 } mb_cpu_qvec_t;
 
 /* Whether this CPU runs the vector loops of quantization and dequantization

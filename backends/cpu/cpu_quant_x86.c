@@ -378,6 +378,43 @@ MB_QV_TARGET static void amaxv_bf16(uint32_t *m, const void *x, size_t e0,
   }
 }
 
+/* ---- a row's blocks in one call ------------------------------------------
+ * Blocks of g elements along a row (1 x G groups, a row of 128 x 128 tiles)
+ * called one at a time through the table cost an indirect call each and
+ * lose the loop around them to the call (a group of 128 bf16 is a handful
+ * of vectors): here the block loop calls the loops above directly, and
+ * flatten inlines them. */
+#define MB__QV_FLAT MB_QV_TARGET __attribute__((flatten))
+
+/* m[k] = max(m[k], AMAX of block k), the blocks of g from e0 over n. */
+#define MB__QV_AMAXG(name, AMAX)                                           \
+  MB__QV_FLAT static void name(uint32_t *m, const void *x, size_t e0,      \
+                               size_t n, size_t g, int keep_nan) {         \
+    for (size_t k = 0, j = 0; j < n; ++k, j += g) {                        \
+      const uint32_t a = AMAX(x, e0 + j, n - j < g ? n - j : g, keep_nan); \
+      m[k] = a > m[k] ? a : m[k];                                          \
+    }                                                                      \
+  }
+MB__QV_AMAXG(amaxg_bf16, amax_bf16)
+MB__QV_AMAXG(amaxg_f16, amax_f16)
+MB__QV_AMAXG(amaxg_f32, amax_f32)
+
+/* Q1 block by block: block k of g (from qe / xe over n) divided by s[k]. */
+#define MB__QV_QUANTG(name, Q1)                                              \
+  MB__QV_FLAT static void name(void *q, size_t qe, const void *x, size_t xe, \
+                               const float *s, size_t g, size_t n, int nt) { \
+    for (size_t k = 0, j = 0; j < n; ++k, j += g)                            \
+      Q1(q, qe + j, x, xe + j, s[k], n - j < g ? n - j : g, nt);             \
+  }
+#define MB__QV_QUANTG_ALL(qt)             \
+  MB__QV_QUANTG(g_bf16_##qt, q_bf16_##qt) \
+  MB__QV_QUANTG(g_f16_##qt, q_f16_##qt)   \
+  MB__QV_QUANTG(g_f32_##qt, q_f32_##qt)
+MB__QV_QUANTG_ALL(e4m3)
+MB__QV_QUANTG_ALL(e5m2)
+MB__QV_QUANTG_ALL(i8)
+MB__QV_QUANTG_ALL(i4)
+
 /* 16 x 16 f32 in registers: r[i][j] -> r[j][i] (unpack pairs, then
  * 64-bit pairs, then 128-bit lanes twice). */
 MB_QV_TARGET static inline void tr16(__m512 r[16]) {
@@ -417,29 +454,26 @@ MB__QV_TILE(tile_bf16, ld_bf16)
 MB__QV_TILE(tile_f16, ld_f16)
 MB__QV_TILE(tile_f32, ld_f32)
 
+/* X's dtype, Q's, and the loops: by X's dtype (amax, amaxv, amaxg, tile)
+ * and by both (quant1, quantv, quantg). */
+#define MB__QV_ENTRY(XD, QD, xt, qt, AMAXV)                             \
+  {                                                                     \
+    XD, QD, amax_##xt, AMAXV, q_##xt##_##qt, qv_##xt##_##qt, tile_##xt, \
+        amaxg_##xt, g_##xt##_##qt                                       \
+  }
 static const mb_cpu_qvec_t k_vec[] = {
-    {MB_DTYPE_BF16, MB_DTYPE_F8E4M3, amax_bf16, amaxv_bf16, q_bf16_e4m3,
-     qv_bf16_e4m3, tile_bf16},
-    {MB_DTYPE_BF16, MB_DTYPE_F8E5M2, amax_bf16, amaxv_bf16, q_bf16_e5m2,
-     qv_bf16_e5m2, tile_bf16},
-    {MB_DTYPE_BF16, MB_DTYPE_I8, amax_bf16, amaxv_bf16, q_bf16_i8, qv_bf16_i8,
-     tile_bf16},
-    {MB_DTYPE_F16, MB_DTYPE_F8E4M3, amax_f16, NULL, q_f16_e4m3, qv_f16_e4m3,
-     tile_f16},
-    {MB_DTYPE_F16, MB_DTYPE_F8E5M2, amax_f16, NULL, q_f16_e5m2, qv_f16_e5m2,
-     tile_f16},
-    {MB_DTYPE_F16, MB_DTYPE_I8, amax_f16, NULL, q_f16_i8, qv_f16_i8, tile_f16},
-    {MB_DTYPE_F32, MB_DTYPE_F8E4M3, amax_f32, amaxv_f32, q_f32_e4m3,
-     qv_f32_e4m3, tile_f32},
-    {MB_DTYPE_F32, MB_DTYPE_F8E5M2, amax_f32, amaxv_f32, q_f32_e5m2,
-     qv_f32_e5m2, tile_f32},
-    {MB_DTYPE_F32, MB_DTYPE_I8, amax_f32, amaxv_f32, q_f32_i8, qv_f32_i8,
-     tile_f32},
-    {MB_DTYPE_BF16, MB_DTYPE_I4, amax_bf16, amaxv_bf16, q_bf16_i4, qv_bf16_i4,
-     tile_bf16},
-    {MB_DTYPE_F16, MB_DTYPE_I4, amax_f16, NULL, q_f16_i4, qv_f16_i4, tile_f16},
-    {MB_DTYPE_F32, MB_DTYPE_I4, amax_f32, amaxv_f32, q_f32_i4, qv_f32_i4,
-     tile_f32},
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E4M3, bf16, e4m3, amaxv_bf16),
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E5M2, bf16, e5m2, amaxv_bf16),
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I8, bf16, i8, amaxv_bf16),
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I4, bf16, i4, amaxv_bf16),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E4M3, f16, e4m3, NULL),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E5M2, f16, e5m2, NULL),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I8, f16, i8, NULL),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I4, f16, i4, NULL),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E4M3, f32, e4m3, amaxv_f32),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E5M2, f32, e5m2, amaxv_f32),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I8, f32, i8, amaxv_f32),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I4, f32, i4, amaxv_f32),
 };
 
 /* F16C, CPUID leaf 1 ECX bit 29: clang's __builtin_cpu_supports does not
