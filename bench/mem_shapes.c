@@ -185,10 +185,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   bufs_t m = {NULL, NULL, NULL, (size_t)mib << 20, 0};
-  const size_t align = (size_t)2 << 20; /* huge-page sized, as mbench's */
-  m.a = aligned_alloc(align, m.n);
-  m.b = aligned_alloc(align, m.n);
-  m.c = aligned_alloc(align, m.n);
+  /* huge-page aligned, as mbench's; C11 wants a size the alignment divides */
+  const size_t align = (size_t)2 << 20;
+  const size_t bytes = (m.n + align - 1) / align * align;
+  m.a = aligned_alloc(align, bytes);
+  m.b = aligned_alloc(align, bytes);
+  m.c = aligned_alloc(align, bytes);
   if (!m.a || !m.b || !m.c) {
     fprintf(stderr, "mem_shapes: out of memory for 3 x %ld MiB\n", mib);
     return 1;
