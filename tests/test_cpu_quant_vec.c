@@ -169,19 +169,23 @@ static void test_quant_bytes(void **state) {
                          mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
                          (double)s, e, nt, per);
             }
-        /* a row's blocks in one call (quantg): blocks of 37, 64 and 128
-         * from an odd start, the last one short, block k's scale sv[k] */
-        for (size_t gi = 0; gi < 3; ++gi) {
-          const size_t g = gi == 0 ? 37 : 64u << (gi - 1), e = 3;
+        /* a piece's blocks in one call (quantg): blocks of 37, 64 and
+         * 128, the piece starting at element 3 of X and Q and `off` into
+         * its first block (0, or the rest of a block: the first piece
+         * short), the last one short, piece k's scale sv[k] */
+        for (size_t gi = 0; gi < 6; ++gi) {
+          const size_t g = gi % 3 == 0 ? 37 : 64u << (gi % 3 - 1), e = 3;
+          const size_t off = gi < 3 ? 0 : g - 5;
           memset(qa, 0, CAP), memset(qp, 0, CAP);
-          v->quantg(qa, e, x, e, sv, g, n - e, 0);
-          for (size_t k = 0, j = 0; j < n - e; ++k, j += g)
+          v->quantg(qa, e, x, e, sv, g, off, n - e, 0);
+          for (size_t k = 0, j = 0, len = g - off; j < n - e;
+               ++k, j += len, len = g)
             qo->quant1(qp, e + j, buf + e + j, sv[k],
-                       n - e - j < g ? n - e - j : g);
+                       n - e - j < len ? n - e - j : len);
           if (memcmp(qa, qp, n) != 0)
-            fail_msg("%s -> %s, s = %a, blocks of %zu",
+            fail_msg("%s -> %s, s = %a, blocks of %zu from %zu into one",
                      mb_dtype_name(k_xdt[xi]), mb_dtype_name(k_qdt[qi]),
-                     (double)s, g);
+                     (double)s, g, off);
         }
       }
   assert_true(checked > 100000);

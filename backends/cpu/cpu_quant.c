@@ -162,15 +162,9 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
       const size_t e = (size_t)(i * q->cols + c);
       if (v->bn == 1) /* a scale per column */
         q->vx->quantv(out, e, x, e, sr + c, (size_t)w, q->stream);
-      else if (c % v->bn == 0) /* the piece's blocks in one call */
-        q->vx->quantg(out, e, x, e, sr + c / v->bn, (size_t)v->bn, (size_t)w,
-                      q->stream);
-      else /* the row straight from X, block by block */
-        for (int64_t b = c, end; b < c + w; b = end) {
-          end = mb__cpu_block_end(b, v->bn, c + w);
-          q->vx->quant1(out, e + (size_t)(b - c), x, e + (size_t)(b - c),
-                        sr[b / v->bn], (size_t)(end - b), q->stream);
-        }
+      else /* the row straight from X, the piece's blocks in one call */
+        q->vx->quantg(out, e, x, e, sr + c / v->bn, (size_t)v->bn,
+                      (size_t)(c % v->bn), (size_t)w, q->stream);
       if (next) prefetch(next + (size_t)c * es, (size_t)w * es);
     }
     return;
@@ -224,15 +218,11 @@ static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
   for (int64_t r = 0; r < h; ++r) {
     const size_t eq = (size_t)((r0 + r) * q->cols + c0);
     const float *sr = srow(v, r0 + r);
-    if (!use_vec(q->vt, v->bn)) {
+    if (!use_vec(q->vt, v->bn))
       quant_span(qo, out, eq, tile[r], sr, c0, w, v->bn);
-    } else {
-      for (int64_t c = c0, end; c < c0 + w; c = end) {
-        end = mb__cpu_block_end(c, v->bn, c0 + w);
-        q->vt->quant1(out, eq + (size_t)(c - c0), tile[r], (size_t)(c - c0),
-                      sr[c / v->bn], (size_t)(end - c), q->stream);
-      }
-    }
+    else
+      q->vt->quantg(out, eq, tile[r], 0, sr + c0 / v->bn, (size_t)v->bn,
+                    (size_t)(c0 % v->bn), (size_t)w, q->stream);
   }
 }
 

@@ -138,9 +138,10 @@ typedef struct mb_cpu_qvec {
    * e0 + (k + 1) g)) over the n from e0 (the last block may be short). */
   void (*amaxg)(uint32_t *m, const void *x, size_t e0, size_t n, size_t g,
                 int keep_nan);
-  /* quant1 over the same blocks, block k with the scale s[k]. */
+  /* quant1 over blocks of g, for n elements that start `off` into a block
+   * (the first piece is the rest of it); piece k with the scale s[k]. */
   void (*quantg)(void *q, size_t qe, const void *x, size_t xe, const float *s,
-                 size_t g, size_t n, int nt);
+                 size_t g, size_t off, size_t n, int nt);
 } mb_cpu_qvec_t;
 
 /* Whether this CPU runs the vector loops of quantization and dequantization

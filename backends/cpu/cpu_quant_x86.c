@@ -399,12 +399,15 @@ MB__QV_AMAXG(amaxg_bf16, amax_bf16)
 MB__QV_AMAXG(amaxg_f16, amax_f16)
 MB__QV_AMAXG(amaxg_f32, amax_f32)
 
-/* Q1 block by block: block k of g (from qe / xe over n) divided by s[k]. */
-#define MB__QV_QUANTG(name, Q1)                                              \
-  MB__QV_FLAT static void name(void *q, size_t qe, const void *x, size_t xe, \
-                               const float *s, size_t g, size_t n, int nt) { \
-    for (size_t k = 0, j = 0; j < n; ++k, j += g)                            \
-      Q1(q, qe + j, x, xe + j, s[k], n - j < g ? n - j : g, nt);             \
+/* Q1 block by block over n elements from qe / xe, which start `off` into
+ * a block of g: the first piece is the rest of that block, and piece k is
+ * divided by s[k]. */
+#define MB__QV_QUANTG(name, Q1)                                                \
+  MB__QV_FLAT static void name(void *q, size_t qe, const void *x, size_t xe,   \
+                               const float *s, size_t g, size_t off, size_t n, \
+                               int nt) {                                       \
+    for (size_t k = 0, j = 0, len = g - off; j < n; ++k, j += len, len = g)    \
+      Q1(q, qe + j, x, xe + j, s[k], n - j < len ? n - j : len, nt);           \
   }
 #define MB__QV_QUANTG_ALL(qt)             \
   MB__QV_QUANTG(g_bf16_##qt, q_bf16_##qt) \
