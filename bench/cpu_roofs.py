@@ -298,7 +298,8 @@ def two_pass(r):
 def traffic_ceiling(r, shapes):
     """(% of copy, which traffic) the memory system allows row r, from
     mem_shapes' rates (shapes); (None, None) for copy itself, or without
-    the rates it needs."""
+    the rates it needs. Every dequantize takes widen 1 -> 2's rate (i4's
+    half byte to 2 is the nearest shape measured, not its own)."""
     op, dt = r.get("op"), r.get("dtypes") or {}
     copy = shapes.get(COPY_SHAPE)
     if op == "copy" or not copy:
