@@ -63,10 +63,6 @@ MB_CPU_CLONES static void softmax_block(mb_att_tile_t *t, const int64_t *see,
 #define MB_ATT_SW(v) mb__cpu_bf16_sw16(v)
 #define MB_ATT_HW(v) mb__cpu_bf16_hw16(v, 0xffff)
 
-MB_ATT_AVX512 static inline __m512 f32x16(__m256i h) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 /* The lanes of keys [j, j + 16) below n. */
 static inline __mmask16 visible(int64_t j, int64_t n) {
   return j < n ? (__mmask16)mb__cpu_mask16((size_t)(n - j)) : 0;
@@ -121,7 +117,7 @@ static inline __mmask16 visible(int64_t j, int64_t n) {
         const __m256i h = CVT(e);                                            \
         _mm256_storeu_si256((__m256i *)(hi + j), h);                         \
         _mm256_storeu_si256((__m256i *)(lo + j),                             \
-                            CVT(_mm512_sub_ps(e, f32x16(h))));               \
+                            CVT(_mm512_sub_ps(e, mb__cpu_bf16_widen16(h)))); \
       }                                                                      \
       for (; j < kt; j += 16) {                                              \
         _mm256_storeu_si256((__m256i *)(hi + j), _mm256_setzero_si256());    \

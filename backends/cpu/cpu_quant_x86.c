@@ -22,6 +22,7 @@
 #include <immintrin.h>
 
 #include "cpu_simd.h"
+#include "cpu_simd_bf16.h"
 
 #define MB_QV_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c")))
@@ -31,7 +32,7 @@
 MB_QV_TARGET static inline __m512 ld_bf16(const void *x, size_t e,
                                           __mmask16 m) {
   const __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)x + e);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return mb__cpu_bf16_widen16(h);
 }
 
 MB_QV_TARGET static inline __m512 ld_f16(const void *x, size_t e, __mmask16 m) {
@@ -247,8 +248,8 @@ MB__QV_I4(f32, ld_f32)
  * NaN patterns lie above infinity's, so a maximum of plain |x| patterns
  * that is no NaN saw none: it is the answer unless it is a NaN and NaN
  * is to be skipped, when the span is read again with NaN lanes zeroed
- * (rare: a tensor with a NaN). The pass with nothing to compute but an AND
- * and a maximum a vector keeps pace with memory. */
+ * (rare: a tensor with a NaN): an AND and a maximum a vector instead of
+ * a compare and a masked move besides. */
 MB_QV_TARGET static inline __m512i abs16(const void *x, size_t e, __mmask32 m,
                                          uint16_t inf, int keep_nan) {
   const __m512i v =
@@ -364,10 +365,10 @@ MB_QV_TARGET static void amaxv_bf16(uint32_t *m, const void *x, size_t e0,
         for (size_t r = 0; r < rb; ++r)
           a = _mm512_max_epu16(a, abs16(x, e + r * ld, k, 0x7F80u, 0));
       }
-      const __m512i lo = _mm512_slli_epi32(
-          _mm512_cvtepu16_epi32(_mm512_castsi512_si256(a)), 16);
-      const __m512i hi = _mm512_slli_epi32(
-          _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(a, 1)), 16);
+      const __m512i lo =
+          _mm512_castps_si512(mb__cpu_bf16_widen16(_mm512_castsi512_si256(a)));
+      const __m512i hi = _mm512_castps_si512(
+          mb__cpu_bf16_widen16(_mm512_extracti64x4_epi64(a, 1)));
       const __mmask16 k0 = (__mmask16)k, k1 = (__mmask16)(k >> 16);
       _mm512_mask_storeu_epi32(
           m + j, k0, _mm512_max_epu32(lo, _mm512_maskz_loadu_epi32(k0, m + j)));

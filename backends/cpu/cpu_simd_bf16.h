@@ -1,9 +1,10 @@
-/* CPU backend — f32 to bf16 on 16 AVX-512 lanes, mb__cvt_f32_to_bf16_sw
- * lane by lane (round to nearest even by adding 0x7fff plus the kept lsb
- * and truncating; a NaN truncated and made quiet, its sign kept): the one
+/* CPU backend — bf16 to f32 and f32 to bf16 on 16 AVX-512 lanes, the one
  * copy the element-wise kernels (cpu_simd_elt.c), the norms
- * (cpu_simd_norm.c), the dequantize loops (cpu_dequant_x86.c) and
- * attention's P (cpu_attention_loops.c) share; and the same answer from
+ * (cpu_simd_norm.c), the quantize and dequantize loops (cpu_quant_x86.c,
+ * cpu_dequant_x86.c) and attention's P (cpu_attention_loops.c) share.
+ * Widening is exact; narrowing is mb__cvt_f32_to_bf16_sw lane by lane
+ * (round to nearest even by adding 0x7fff plus the kept lsb and truncating;
+ * a NaN truncated and made quiet, its sign kept), and the same answer from
  * vcvtneps2bf16 where the CPU has AVX512-BF16. x86-64 builds only. */
 #ifndef MB_CPU_SIMD_BF16_H
 #define MB_CPU_SIMD_BF16_H
@@ -22,6 +23,15 @@ static inline
   const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   return _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+}
+
+/* 16 bf16 as f32: the upper halves of the f32 patterns, exact (NaN
+ * payloads kept). */
+static inline
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
+    __m512
+    mb__cpu_bf16_widen16(__m256i h) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
 /* The 16 bf16 in order. */

@@ -35,7 +35,7 @@ MB_AVX512_INLINE __m512 ld_bf16(const void *p, size_t i, __mmask16 m,
   const uint16_t *s = (const uint16_t *)p + i;
   const __m256i h = full ? _mm256_loadu_si256((const __m256i *)s)
                          : _mm256_maskz_loadu_epi16(m, s);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return mb__cpu_bf16_widen16(h);
 }
 
 /* The prefetch ahead of the 16 elements at i (cpu_simd.h). */

@@ -30,7 +30,7 @@
 MB_SIMD_INLINE __m512 load16(const void *row, int bf16, size_t j, __mmask16 m) {
   if (!bf16) return _mm512_maskz_loadu_ps(m, (const float *)row + j);
   const __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)row + j);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return mb__cpu_bf16_widen16(h);
 }
 
 /* v into the 16 elements from j under m; non-temporal (nt) where all 16
