@@ -142,6 +142,45 @@ static void check_pair(mb_dtype_t in, mb_dtype_t out, const uint8_t *q,
   free(w);
 }
 
+/* What the portable path writes for a span whose groups of g (the first
+ * `off` into its group) have the scales s[0], s[1], ...: one want_span a
+ * group. */
+static void want_groups(mb_dtype_t in, mb_dtype_t out, void *y, const void *got,
+                        size_t ye, const void *q, size_t e0, const float *s,
+                        size_t g, size_t off, size_t n) {
+  for (size_t k = 0, j = 0, len = g - off; j < n; ++k, j += len, len = g)
+    want_span(in, out, y, got, ye + j, q, e0 + j, s[k], NULL,
+              n - j < len ? n - j : len);
+}
+
+/* deqg for one (in, out): groups of 2, 3, 16, 113 and 128, pieces of
+ * 0..300 elements starting at every offset into a group up to 5 and at its
+ * last element, at an even and an odd element (a mid-byte start for
+ * nibbles), streamed and not; the scales any pattern or a special. */
+static void check_groups(mb_dtype_t in, mb_dtype_t out, const uint8_t *q,
+                         const float *sv, mb_cpu_dqtab_t *tab) {
+  static const size_t k_g[] = {2, 3, 16, 113, 128};
+  const mb_cpu_dqvec_t *v = mb__cpu_dqvec(in, out);
+  assert_non_null(v);
+  const size_t cap64 = (out_bytes(out, CAP + OFF + GUARD) + 63) / 64 * 64;
+  uint8_t *y = aligned_alloc(64, cap64), *w = aligned_alloc(64, cap64);
+  for (size_t gi = 0; gi < sizeof k_g / sizeof k_g[0]; ++gi)
+    for (size_t off = 0; off < k_g[gi]; ++off)
+      for (size_t n = 0; n <= 300 && (off <= 5 || off == k_g[gi] - 1);
+           n += n < 40 ? 1 : 37)
+        for (size_t e0 = 0; e0 <= 1; ++e0) {
+          const int nt = (int)((n + off) & 1);
+          memset(y, 0xA5, cap64);
+          memset(w, 0xA5, cap64);
+          v->deqg(y, 0, q, e0, sv, k_g[gi], off, n, nt, tab);
+          if (nt) v->fence();
+          want_groups(in, out, w, y, 0, q, e0, sv, k_g[gi], off, n);
+          same(y, w, out_bytes(out, n + GUARD), "deqg", in, out, e0, n, nt);
+        }
+  free(y);
+  free(w);
+}
+
 static void test_spans(void **state) {
   (void)state;
   if (!mb__cpu_quant_vec_cpu()) skip(); /* the CPU's answer */
@@ -160,6 +199,9 @@ static void test_spans(void **state) {
   for (size_t i = 0; i < sizeof k_in / sizeof k_in[0]; ++i)
     for (size_t o = 0; o < sizeof k_out / sizeof k_out[0]; ++o)
       check_pair(k_in[i], k_out[o], q, sv, &tab);
+  for (size_t i = 0; i < sizeof k_in / sizeof k_in[0]; ++i)
+    for (size_t o = 0; o < sizeof k_out / sizeof k_out[0]; ++o)
+      check_groups(k_in[i], k_out[o], q, sv, &tab);
   free(q);
   free(sv);
 }
@@ -171,7 +213,10 @@ static void test_matrix(void **state) {
   if (!mb__cpu_quant_vec_cpu()) skip(); /* the CPU's answer */
   assert_non_null(mb__cpu_dqvec(MB_DTYPE_I8, MB_DTYPE_F32));
   enum { ROWS = 12, COLS = 2 * 1024 + 96 + 3 }; /* two chunks and a part */
-  static const int64_t blocks[][2] = {{1, 1}, {4, 1}, {1, COLS}, {3, 1}};
+  /* COLS = 19 x 113: groups of an odd size, each row's pieces starting
+   * inside one and mid-byte */
+  static const int64_t blocks[][2] = {{1, 1}, {4, 1},   {1, COLS},
+                                      {3, 1}, {1, 113}, {2, 113}};
   uint8_t *q = malloc(ROWS * COLS);
   float *grid = malloc(ROWS * COLS * sizeof *grid);
   uint8_t *y = malloc(ROWS * COLS * 4), *w = malloc(ROWS * COLS * 4);

@@ -326,53 +326,94 @@ MB_DQ_TARGET static inline __m512i look256(const __m512i t[8], __m512i w) {
   }
 
 /* 32 elements of 4-bit codes from byte p (`bytes` of them read), each
- * byte's low nibble and then its high one, as 16-bit lanes. */
+ * byte's low nibble and then its high one, as 16-bit lanes: byte k in
+ * 32-bit lane k; shifted up 12 its high nibble sits at bits 16-19, where
+ * the byte itself has zeros, as the shifted copy has at bits 0-3; one
+ * ternary-logic AND of their OR with 0x000F000F keeps the two nibbles. */
 MB_DQ_TARGET static inline __m512i nib_idx(const uint8_t *p, size_t bytes) {
   const __m512i d =
       _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mb__cpu_mask16(bytes), p));
-  return _mm512_or_si512(
-      _mm512_and_si512(d, _mm512_set1_epi32(0x0F)),
-      _mm512_slli_epi32(_mm512_and_si512(d, _mm512_set1_epi32(0xF0)), 12));
+  return _mm512_ternarylogic_epi32(_mm512_set1_epi32(0x000F000F), d,
+                                   _mm512_slli_epi32(d, 12), 0xE0);
 }
 
-/* 4-bit codes: 16 outputs, one vector to build. */
-#define MB__DQ_NIB_TAB(in, IN, TABLE, out, OUT)                                \
-  MB_DQ_TARGET static void d1_##in##_##out(void *y, size_t ye, const void *q,  \
-                                           size_t qe, float s, size_t n,       \
-                                           int nt, mb_cpu_dqtab_t *tab) {      \
-    const uint32_t key = MB__DQ_KEY(IN, OUT);                                  \
-    int build;                                                                 \
-    if (!use_tab(tab, key, s, n, NIB_TAB_MIN, &build)) {                       \
-      c1_##in##_##out(y, ye, q, qe, s, n, nt);                                 \
-      return;                                                                  \
-    }                                                                          \
-    if (build) {                                                               \
-      _mm256_storeu_si256((__m256i *)tab->v,                                   \
-                          _mm512_cvtepi32_epi16(out##_lanes(_mm512_mul_ps(     \
-                              _mm512_loadu_ps(TABLE), _mm512_set1_ps(s)))));   \
-      tab->key = key, tab->s_bits = mb__cvt_bits(s);                           \
-    }                                                                          \
-    const __m512i t =                                                          \
-        _mm512_inserti64x4(_mm512_setzero_si512(),                             \
-                           _mm256_loadu_si256((const __m256i *)tab->v), 0);    \
-    const uint8_t *p = q;                                                      \
-    uint16_t *o = (uint16_t *)y + ye;                                          \
-    size_t j = 0;                                                              \
-    if ((qe & 1u) && n) { /* the high nibble of its byte */                    \
-      o[0] = tab->v[p[qe / 2] >> 4];                                           \
-      j = 1;                                                                   \
-    }                                                                          \
-    for (; j + 32 <= n; j += 32) {                                             \
-      if (!((qe + j) / 2 & 48)) mb__cpu_prefetch_ahead(p, (qe + j) / 2);       \
-      st64(o + j, _mm512_permutexvar_epi16(nib_idx(p + (qe + j) / 2, 16), t),  \
-           nt);                                                                \
-    }                                                                          \
-    if (j < n)                                                                 \
-      _mm512_mask_storeu_epi16(                                                \
-          o + j, mb__cpu_mask32(n - j),                                        \
-          _mm512_permutexvar_epi16(nib_idx(p + (qe + j) / 2, (n - j + 1) / 2), \
-                                   t));                                        \
+/* o[0..n) = the outputs t (16 16-bit lanes) holds for the codes of
+ * elements e.. of p: a leading odd element (the high nibble of its byte)
+ * alone, then 32 a step by one permute, then a masked tail. */
+MB_DQ_TARGET static inline void nib_look(uint16_t *o, const uint8_t *p,
+                                         size_t e, size_t n, __m512i t,
+                                         int nt) {
+  size_t j = 0;
+  if ((e & 1u) && n) {
+    uint16_t v[32];
+    _mm512_storeu_si512(v, t);
+    o[0] = v[p[e / 2] >> 4];
+    j = 1;
   }
+  for (; j + 32 <= n; j += 32) {
+    if (!((e + j) / 2 & 48)) mb__cpu_prefetch_ahead(p, (e + j) / 2);
+    st64(o + j, _mm512_permutexvar_epi16(nib_idx(p + (e + j) / 2, 16), t), nt);
+  }
+  if (j < n)
+    _mm512_mask_storeu_epi16(
+        o + j, mb__cpu_mask32(n - j),
+        _mm512_permutexvar_epi16(nib_idx(p + (e + j) / 2, (n - j + 1) / 2), t));
+}
+
+/* The 16 nibbles' outputs for scale s (codes: their values, TABLE), in
+ * the low 16 16-bit lanes: the product and rounding c1 computes. */
+#define MB__DQ_NIB_OUT(out)                                                 \
+  MB_DQ_TARGET static inline __m512i nib_tab_##out(__m512 codes, float s) { \
+    return _mm512_zextsi256_si512(_mm512_cvtepi32_epi16(                    \
+        out##_lanes(_mm512_mul_ps(codes, _mm512_set1_ps(s)))));             \
+  }
+MB__DQ_NIB_OUT(bf16)
+MB__DQ_NIB_OUT(f16)
+
+/* 4-bit codes: 16 outputs, one vector to build. */
+#define MB__DQ_NIB_TAB(in, IN, TABLE, out, OUT)                               \
+  MB_DQ_TARGET static void d1_##in##_##out(void *y, size_t ye, const void *q, \
+                                           size_t qe, float s, size_t n,      \
+                                           int nt, mb_cpu_dqtab_t *tab) {     \
+    const uint32_t key = MB__DQ_KEY(IN, OUT);                                 \
+    int build;                                                                \
+    if (!use_tab(tab, key, s, n, NIB_TAB_MIN, &build)) {                      \
+      c1_##in##_##out(y, ye, q, qe, s, n, nt);                                \
+      return;                                                                 \
+    }                                                                         \
+    if (build) {                                                              \
+      _mm256_storeu_si256(                                                    \
+          (__m256i *)tab->v,                                                  \
+          _mm512_castsi512_si256(nib_tab_##out(_mm512_loadu_ps(TABLE), s)));  \
+      tab->key = key, tab->s_bits = mb__cvt_bits(s);                          \
+    }                                                                         \
+    nib_look(                                                                 \
+        (uint16_t *)y + ye, q, qe, n,                                         \
+        _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *)tab->v)),  \
+        nt);                                                                  \
+  }
+
+/* ---- a scale per group of g: a row's groups in one call ------------------
+ * The first group starts `off` elements into its block (s[0] its scale).
+ * Nibbles to 16 bits build each group's 16 outputs in a register (a call
+ * and a table in memory a group cost i4 with group-128 scales ~40 % of its
+ * work); the others run deq1 a group. */
+#define MB__DQ_GROUPS(name, BODY)                                             \
+  MB_DQ_TARGET static void name(void *y, size_t ye, const void *q, size_t qe, \
+                                const float *s, size_t g, size_t off,         \
+                                size_t n, int nt, mb_cpu_dqtab_t *tab) {      \
+    for (size_t k = 0, j = 0, len = g - off; j < n; ++k, j += len, len = g) { \
+      const size_t m = n - j < len ? n - j : len;                             \
+      BODY;                                                                   \
+    }                                                                         \
+  }
+#define MB__DQ_G_D1(in, out)    \
+  MB__DQ_GROUPS(g_##in##_##out, \
+                d1_##in##_##out(y, ye + j, q, qe + j, s[k], m, nt, tab))
+#define MB__DQ_G_NIB(in, TABLE, out)                           \
+  MB__DQ_GROUPS(g_##in##_##out, (void)tab;                     \
+                nib_look((uint16_t *)y + ye + j, q, qe + j, m, \
+                         nib_tab_##out(_mm512_loadu_ps(TABLE), s[k]), nt))
 
 #define MB__DQ_D1(BODY, in, IN, ARG) \
   MB__DQ_D1_F32(in)                  \
@@ -383,6 +424,19 @@ MB__DQ_D1(MB__DQ_BYTES_TAB, e5m2, F8E5M2, dec_e5m2)
 MB__DQ_D1(MB__DQ_BYTES_TAB, i8, I8, dec_i8)
 MB__DQ_D1(MB__DQ_NIB_TAB, i4, I4, k_i4)
 MB__DQ_D1(MB__DQ_NIB_TAB, e2m1, F4E2M1, k_e2m1)
+#define MB__DQ_G_BYTES(in) \
+  MB__DQ_G_D1(in, f32)     \
+  MB__DQ_G_D1(in, bf16)    \
+  MB__DQ_G_D1(in, f16)
+MB__DQ_G_BYTES(e4m3)
+MB__DQ_G_BYTES(e5m2)
+MB__DQ_G_BYTES(i8)
+#define MB__DQ_G_NIBS(in, TABLE) \
+  MB__DQ_G_D1(in, f32)           \
+  MB__DQ_G_NIB(in, TABLE, bf16)  \
+  MB__DQ_G_NIB(in, TABLE, f16)
+MB__DQ_G_NIBS(i4, k_i4)
+MB__DQ_G_NIBS(e2m1, k_e2m1)
 
 MB_DQ_TARGET static void fence(void) {
   _mm_sfence();
@@ -390,8 +444,11 @@ MB_DQ_TARGET static void fence(void) {
 
 /* ---- the table ----------------------------------------------------------- */
 
-#define MB__DQ_ROW(IN, in, OUT, out) \
-  { MB_DTYPE_##IN, MB_DTYPE_##OUT, d1_##in##_##out, dv_##in##_##out, fence }
+#define MB__DQ_ROW(IN, in, OUT, out)                                 \
+  {                                                                  \
+    MB_DTYPE_##IN, MB_DTYPE_##OUT, d1_##in##_##out, dv_##in##_##out, \
+        g_##in##_##out, fence                                        \
+  }
 #define MB__DQ_ROWS(IN, in)                                     \
   MB__DQ_ROW(IN, in, F32, f32), MB__DQ_ROW(IN, in, BF16, bf16), \
       MB__DQ_ROW(IN, in, F16, f16)

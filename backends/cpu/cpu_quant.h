@@ -215,13 +215,18 @@ typedef struct mb_cpu_dqtab {
  * scale (deq1) or one per element, s[j] (deqv), j < n; element offsets, so
  * a 4-bit span may start in the middle of a byte. nt: non-temporal stores
  * where aligned, which a thread ends with fence() before others read Y.
- * tab: deq1's lookup table for 16-bit outputs (NULL: none, compute). */
+ * tab: deq1's lookup table for 16-bit outputs (NULL: none, compute).
+ * deqg: one scale per group of g elements, s[k] the k-th group's from the
+ * one holding element qe, which starts `off` elements into its group (a
+ * row's groups in one call). */
 typedef struct mb_cpu_dqvec {
   mb_dtype_t in, out;
   void (*deq1)(void *y, size_t ye, const void *q, size_t qe, float s, size_t n,
                int nt, mb_cpu_dqtab_t *tab);
   void (*deqv)(void *y, size_t ye, const void *q, size_t qe, const float *s,
                size_t n, int nt);
+  void (*deqg)(void *y, size_t ye, const void *q, size_t qe, const float *s,
+               size_t g, size_t off, size_t n, int nt, mb_cpu_dqtab_t *tab);
   void (*fence)(void);
 } mb_cpu_dqvec_t;
 

@@ -215,10 +215,10 @@ int mb__cpu_dequant_supports(mb_dtype_t in, mb_dtype_t out) {
   return mb__cpu_qrow(in) && o && o->store;
 }
 
-/* One task's span with the vector loops: one call per scale block (or
- * per span when the scale is per element, or there is none: s = 1, a
- * product that changes nothing, NaN included, the decoded NaNs being
- * quiet). tab: the thread's lookup table. */
+/* One task's span with the vector loops: one call for its scale blocks
+ * (deqg), or per element scales (deqv), or none (s = 1, a product that
+ * changes nothing, NaN included, the decoded NaNs being quiet). tab: the
+ * thread's lookup table. */
 static void dequant_span(const mb_cpu_dqvec_t *vec, int nt, void *dst,
                          const void *src, size_t e0, const float *srow,
                          int64_t c0, int64_t w, int64_t bn,
@@ -231,11 +231,8 @@ static void dequant_span(const mb_cpu_dqvec_t *vec, int nt, void *dst,
     vec->deqv(dst, e0, src, e0, srow + c0, (size_t)w, nt);
     return;
   }
-  for (int64_t c = c0, end; c < c0 + w; c = end) {
-    end = mb__cpu_block_end(c, bn, c0 + w);
-    const size_t e = e0 + (size_t)(c - c0);
-    vec->deq1(dst, e, src, e, srow[c / bn], (size_t)(end - c), nt, tab);
-  }
+  vec->deqg(dst, e0, src, e0, srow + c0 / bn, (size_t)bn, (size_t)(c0 % bn),
+            (size_t)w, nt, tab);
 }
 
 /* Tasks are (row, chunk) pairs, so a short, wide matrix still spreads over
