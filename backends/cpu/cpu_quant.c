@@ -181,7 +181,11 @@ static void quant_row(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
 /* Rows [r0, r0 + QT) by columns [c0, c0 + w) of a transposed Q, turned
  * through tile[][] in L1. Each piece of X's row (QT elements, a line or
  * two) is read once, into lines[][]: rows a power of two apart share an
- * L1 set, and a line read half at a time was gone before its second half. */
+ * L1 set, and a line read half at a time was gone before its second half.
+ * Byte codes whose row piece has one scale (rows, tensor, static, blocks
+ * as wide as the panel) are quantized as each 16 x 16 turns, in registers,
+ * into codes[][], and written a line a row: no f32 tile stored and read
+ * back, no call a row. */
 static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                        const mb_cpu_qrow_t *qo, const void *x, void *out,
                        const scale_view_t *v, int64_t r0, int64_t c0,
@@ -190,7 +194,12 @@ static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
   const int64_t h = min64(QT, q->rows - r0);
   if (q->vx && h == QT && w % 16 == 0) {              /* 16 x 16 in registers */
     const size_t es = q->xdt == MB_DTYPE_F32 ? 4 : 2; /* f32, bf16, f16 */
+    const int direct = q->vx->tileq16 && c0 / v->bn == (c0 + w - 1) / v->bn;
     unsigned char lines[16][QT * 4];
+    uint8_t codes[QT][PANEL];
+    float s[QT];
+    for (int64_t r = 0; direct && r < QT; ++r)
+      s[r] = srow(v, r0 + r)[c0 / v->bn];
     for (int64_t c = 0; c < w; c += 16) {
       const unsigned char *xr =
           (const unsigned char *)x + (size_t)((c0 + c) * q->rows + r0) * es;
@@ -203,8 +212,17 @@ static void quant_tile(const mb_cpu_quant_t *q, const mb_cpu_qrow_t *xo,
                     (size_t)QT * es);
       }
       for (int64_t r = 0; r < QT; r += 16)
-        q->vx->tile16(&tile[r][c], PANEL, lines, (size_t)r,
-                      sizeof lines[0] / es);
+        if (direct)
+          q->vx->tileq16(&codes[r][c], PANEL, lines, (size_t)r,
+                         sizeof lines[0] / es, s + r);
+        else
+          q->vx->tile16(&tile[r][c], PANEL, lines, (size_t)r,
+                        sizeof lines[0] / es);
+    }
+    if (direct) {
+      q->vx->put_rows(out, (size_t)(r0 * q->cols + c0), (size_t)q->cols,
+                      &codes[0][0], PANEL, QT, (size_t)w, q->stream);
+      return;
     }
   } else {
     for (int64_t c = 0; c < w; ++c) { /* X row c0 + c has rows cols of Q */

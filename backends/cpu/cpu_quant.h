@@ -142,6 +142,14 @@ typedef struct mb_cpu_qvec {
    * (the first piece is the rest of it); piece k with the scale s[k]. */
   void (*quantg)(void *q, size_t qe, const void *x, size_t xe, const float *s,
                  size_t g, size_t off, size_t n, int nt);
+  /* tile16 quantized to byte codes: c[i * ld + j] = cvt(x[xe + j * xld + i]
+   * / s[i]), i, j < 16 (Q row i has the scale s[i]); NULL for i4. */
+  void (*tileq16)(uint8_t *c, size_t ld, const void *x, size_t xe, size_t xld,
+                  const float *s);
+  /* rows x w bytes of codes (rows ld apart) to Q from element qe, its rows
+   * qld apart, whole lines streamed as quant1 does (nt). */
+  void (*put_rows)(void *q, size_t qe, size_t qld, const uint8_t *c, size_t ld,
+                   size_t rows, size_t w, int nt);
 } mb_cpu_qvec_t;
 
 /* Whether this CPU runs the vector loops of quantization and dequantization

@@ -458,26 +458,68 @@ MB__QV_TILE(tile_bf16, ld_bf16)
 MB__QV_TILE(tile_f16, ld_f16)
 MB__QV_TILE(tile_f32, ld_f32)
 
+/* The same 16 x 16 turned and quantized in registers: each of the 16
+ * vectors is a row of Q, divided by its scale and encoded, 16 codes
+ * stored. */
+#define MB__QV_TILEQ(name, LD, ENC)                                          \
+  MB_QV_TARGET static void name(uint8_t *c, size_t ld, const void *x,        \
+                                size_t xe, size_t xld, const float *s) {     \
+    __m512 r[16];                                                            \
+    for (int j = 0; j < 16; ++j) r[j] = LD(x, xe + (size_t)j * xld, 0xFFFF); \
+    tr16(r);                                                                 \
+    for (int i = 0; i < 16; ++i)                                             \
+      _mm_storeu_si128((__m128i *)(c + (size_t)i * ld),                      \
+                       _mm512_cvtepi32_epi8(                                 \
+                           ENC(_mm512_div_ps(r[i], _mm512_set1_ps(s[i]))))); \
+  }
+#define MB__QV_TILEQ_ALL(qt)                    \
+  MB__QV_TILEQ(tq_bf16_##qt, ld_bf16, enc_##qt) \
+  MB__QV_TILEQ(tq_f16_##qt, ld_f16, enc_##qt)   \
+  MB__QV_TILEQ(tq_f32_##qt, ld_f32, enc_##qt)
+MB__QV_TILEQ_ALL(e4m3)
+MB__QV_TILEQ_ALL(e5m2)
+MB__QV_TILEQ_ALL(i8)
+
+MB_QV_TARGET static void put_rows(void *q, size_t qe, size_t qld,
+                                  const uint8_t *c, size_t ld, size_t rows,
+                                  size_t w, int nt) {
+  for (size_t i = 0; i < rows; ++i) {
+    uint8_t *o = (uint8_t *)q + qe + i * qld;
+    const uint8_t *src = c + i * ld;
+    const int st = stream_at(o, nt);
+    size_t j = 0;
+    for (; j + 64 <= w; j += 64) put64(o + j, _mm512_loadu_si512(src + j), st);
+    if (j < w) {
+      const __mmask64 m = (1ull << (w - j)) - 1u; /* w - j < 64 */
+      _mm512_mask_storeu_epi8(o + j, m, _mm512_maskz_loadu_epi8(m, src + j));
+    }
+  }
+}
+
 /* X's dtype, Q's, and the loops: by X's dtype (amax, amaxv, amaxg, tile)
  * and by both (quant1, quantv, quantg). */
-#define MB__QV_ENTRY(XD, QD, xt, qt, AMAXV)                             \
+#define MB__QV_ENTRY(XD, QD, xt, qt, AMAXV, TILEQ)                      \
   {                                                                     \
     XD, QD, amax_##xt, AMAXV, q_##xt##_##qt, qv_##xt##_##qt, tile_##xt, \
-        amaxg_##xt, g_##xt##_##qt                                       \
+        amaxg_##xt, g_##xt##_##qt, TILEQ, put_rows                      \
   }
 static const mb_cpu_qvec_t k_vec[] = {
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E4M3, bf16, e4m3, amaxv_bf16),
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E5M2, bf16, e5m2, amaxv_bf16),
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I8, bf16, i8, amaxv_bf16),
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I4, bf16, i4, amaxv_bf16),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E4M3, f16, e4m3, NULL),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E5M2, f16, e5m2, NULL),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I8, f16, i8, NULL),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I4, f16, i4, NULL),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E4M3, f32, e4m3, amaxv_f32),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E5M2, f32, e5m2, amaxv_f32),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I8, f32, i8, amaxv_f32),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I4, f32, i4, amaxv_f32),
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E4M3, bf16, e4m3, amaxv_bf16,
+                 tq_bf16_e4m3),
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E5M2, bf16, e5m2, amaxv_bf16,
+                 tq_bf16_e5m2),
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I8, bf16, i8, amaxv_bf16, tq_bf16_i8),
+    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I4, bf16, i4, amaxv_bf16, NULL),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E4M3, f16, e4m3, NULL, tq_f16_e4m3),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E5M2, f16, e5m2, NULL, tq_f16_e5m2),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I8, f16, i8, NULL, tq_f16_i8),
+    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I4, f16, i4, NULL, NULL),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E4M3, f32, e4m3, amaxv_f32,
+                 tq_f32_e4m3),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E5M2, f32, e5m2, amaxv_f32,
+                 tq_f32_e5m2),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I8, f32, i8, amaxv_f32, tq_f32_i8),
+    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I4, f32, i4, amaxv_f32, NULL),
 };
 
 /* F16C, CPUID leaf 1 ECX bit 29: clang's __builtin_cpu_supports does not
