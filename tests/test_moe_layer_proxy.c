@@ -7,7 +7,7 @@
  * emulated GPU with every step checked. */
 #include <math.h>
 
-#include "test_util.h"
+#include "test_op_util.h"
 #include "models/composite.h"
 #include "models/model_ops.h"
 #include "ops/verify.h"
@@ -212,28 +212,6 @@ static double *naive_layer(void *const *host, mb_dtype_t dt, int64_t t,
   return y;
 }
 
-/* Inputs drawn as the runner draws them (the op's fill, seeded per role);
- * one more slot for Y. */
-static void **make_inputs(const mb_op_params_t *p, uint64_t seed) {
-  void **host = calloc(NUM_IN + 1, sizeof *host);
-  assert_non_null(host);
-  for (uint32_t role = 0; role <= NUM_IN; role++) {
-    size_t n = mb__operand_numel(op, p, role);
-    assert_non_null(host[role] = calloc(n, 4));
-    if (role == Y) continue;
-    mb_fill_t f = MB_FILL_INIT;
-    f.seed = seed + role;
-    if (op->fill) op->fill(p, role, &f);
-    assert_int_equal(mb_fill_host(host[role], p->dtype, n, &f), MB_OK);
-  }
-  return host;
-}
-
-static void free_inputs(void **host) {
-  for (int i = 0; i <= NUM_IN; i++) free(host[i]);
-  free(host);
-}
-
 static void check_element(const void *ref, const double *naive, size_t idx) {
   double v, s;
   op->ref_element(ref, 0, idx, &v, &s);
@@ -249,7 +227,8 @@ static void check_reference(int64_t b, int64_t s, int64_t d, mb_dtype_t dt,
                             size_t stride) {
   mb_op_params_t p = moe_params(b, s, d, dt);
   assert_int_equal(mb_op_resolve(op, &p), MB_OK);
-  void **host = make_inputs(&p, 500 + (uint64_t)(s * d));
+  void **host =
+      test_op_operands(op, &p, NUM_IN + 1, NUM_IN, 500 + (uint64_t)(s * d));
   double *naive = naive_layer(host, dt, b * s, d, p.eps);
   void *ref = NULL;
   assert_int_equal(op->ref_prepare(&p, (const void *const *)host, &ref), MB_OK);
@@ -258,7 +237,7 @@ static void check_reference(int64_t b, int64_t s, int64_t d, mb_dtype_t dt,
     check_element(ref, naive, idx);
   op->ref_release(ref);
   free(naive);
-  free_inputs(host);
+  test_op_operands_free(host, NUM_IN + 1);
 }
 
 static void test_reference(void **state) {
@@ -358,7 +337,7 @@ static void test_planted_missing_residual(void **state) {
   (void)state;
   mb_op_params_t p = moe_params(1, 8, 32, MB_DTYPE_F32);
   assert_int_equal(mb_op_resolve(op, &p), MB_OK);
-  void **host = make_inputs(&p, 9);
+  void **host = test_op_operands(op, &p, NUM_IN + 1, NUM_IN, 9);
   mb__graph_t *g = compose(&p);
   mb_accuracy_t right = accuracy_of(g, &p, host);
   if (!right.pass)
@@ -389,7 +368,7 @@ static void test_planted_missing_residual(void **state) {
   wrong = accuracy_of(g, &p, host);
   assert_false(wrong.pass);
   free(g);
-  free_inputs(host);
+  test_op_operands_free(host, NUM_IN + 1);
 }
 
 /* ---- runs ---------------------------------------------------------------- */

@@ -27,4 +27,23 @@ static inline void *test_op_operand(const mb_op_t *op, const mb_op_params_t *p,
   return host;
 }
 
+/* Operands [0, n) of op at p, role r from test_op_operand seeded seed + r
+ * (the runner seeds each role apart); roles from `first_unfilled` on are
+ * left zero. Freed by test_op_operands_free. */
+static inline void **test_op_operands(const mb_op_t *op,
+                                      const mb_op_params_t *p, uint32_t n,
+                                      uint32_t first_unfilled, uint64_t seed) {
+  void **host = calloc(n, sizeof *host);
+  assert_non_null(host);
+  for (uint32_t role = 0; role < n; role++)
+    host[role] =
+        test_op_operand(op, p, role, seed + role, role < first_unfilled);
+  return host;
+}
+
+static inline void test_op_operands_free(void **host, uint32_t n) {
+  for (uint32_t role = 0; role < n; role++) free(host[role]);
+  free(host);
+}
+
 #endif

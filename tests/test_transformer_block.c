@@ -3,7 +3,7 @@
  * against a naive double implementation written here independently. */
 #include <math.h>
 
-#include "test_util.h"
+#include "test_op_util.h"
 #include "models/model_ops.h"
 #include "ops/recipe.h"
 
@@ -355,27 +355,6 @@ static double *naive_block(void *const *host, mb_dtype_t dt, int64_t m,
   return y;
 }
 
-/* Inputs drawn as the runner draws them (the op's fill, seeded per role). */
-static void **make_inputs(const mb_op_params_t *p, uint64_t seed) {
-  void **host = calloc(NUM_IN, sizeof *host);
-  assert_non_null(host);
-  for (uint32_t role = 0; role < NUM_IN; role++) {
-    size_t n = mb__operand_numel(op, p, role);
-    host[role] = malloc(n * 4);
-    assert_non_null(host[role]);
-    mb_fill_t f = MB_FILL_INIT;
-    f.seed = seed + role;
-    op->fill(p, role, &f);
-    assert_int_equal(mb_fill_host(host[role], p->dtype, n, &f), MB_OK);
-  }
-  return host;
-}
-
-static void free_inputs(void **host) {
-  for (int i = 0; i < NUM_IN; i++) free(host[i]);
-  free(host);
-}
-
 /* The reference at element idx agrees with the naive Y to ~1e-12 of its
  * scale, and the scale bounds |Y|. */
 static void check_element(const void *ref, const double *naive, size_t idx) {
@@ -395,7 +374,8 @@ static void check_reference(int64_t m, int64_t k, mb_dtype_t dt, int affine,
   mb_op_params_t p = tb_params(m, k, dt);
   if (!affine) p.flags |= MB_PARAM_NO_WEIGHT;
   assert_int_equal(mb_op_resolve(op, &p), MB_OK);
-  void **host = make_inputs(&p, 1000 + (uint64_t)(m * k));
+  void **host =
+      test_op_operands(op, &p, NUM_IN, NUM_IN, 1000 + (uint64_t)(m * k));
   double *naive = naive_block(host, dt, m, k, p.eps, affine);
   void *ref = NULL;
   assert_int_equal(op->ref_prepare(&p, (const void *const *)host, &ref), MB_OK);
@@ -406,7 +386,7 @@ static void check_reference(int64_t m, int64_t k, mb_dtype_t dt, int affine,
     check_element(ref, naive, idx);
   op->ref_release(ref);
   free(naive);
-  free_inputs(host);
+  test_op_operands_free(host, NUM_IN);
 }
 
 static void test_reference(void **state) {
@@ -452,7 +432,7 @@ static void test_ref_sample(void **state) {
   /* Sampled checking as verify will do it, on M = 64. */
   p = tb_params(64, 16, MB_DTYPE_BF16);
   assert_int_equal(mb_op_resolve(op, &p), MB_OK);
-  void **host = make_inputs(&p, 7);
+  void **host = test_op_operands(op, &p, NUM_IN, NUM_IN, 7);
   double *naive = naive_block(host, p.dtype, 64, 16, p.eps, 1);
   void *ref = NULL;
   assert_int_equal(op->ref_prepare(&p, (const void *const *)host, &ref), MB_OK);
@@ -462,7 +442,7 @@ static void test_ref_sample(void **state) {
     check_element(ref, naive, op->ref_sample(&p, 0, s * 0x9E3779B97F4A7C15ull));
   op->ref_release(ref);
   free(naive);
-  free_inputs(host);
+  test_op_operands_free(host, NUM_IN);
 }
 
 int main(void) {

@@ -54,9 +54,7 @@ static mb_status_t seen_prepare(const mb_op_params_t *p,
  * moves the figures). */
 static void **operands(const mb_op_t *op, const mb_op_params_t *p) {
   const uint32_t n = op->num_inputs + op->num_outputs;
-  void **host = calloc(n, sizeof *host);
-  for (uint32_t role = 0; role < n; role++)
-    host[role] = test_op_operand(op, p, role, 11 + role, 1);
+  void **host = test_op_operands(op, p, n, n, 11);
   assert_int_equal(op->post_fill(p, host, 5), MB_OK);
   return host;
 }
@@ -112,8 +110,7 @@ static void test_pure_check_same_verdict_on_threads(void **state) {
     printf("  one CPU: the threads part is not checked\n");
   pthread_mutex_destroy(&s1.lock);
   pthread_mutex_destroy(&s2.lock);
-  for (uint32_t r = 0; r < op->num_inputs + op->num_outputs; r++) free(host[r]);
-  free(host);
+  test_op_operands_free(host, op->num_inputs + op->num_outputs);
 }
 
 int main(void) {
