@@ -112,8 +112,9 @@ MEMORY_HEADER = ["op", "GB/s", "% of copy", "% of copy, each round", "GB/s in ca
                  "in cache, % of copy", "traffic ceiling, % of copy",
                  "target", "verdict", "check", "torch GB/s", "ours / torch"]
 # bench/mem_shapes' rows (its "traffic" column) this script reads.
-READ, NARROW, WIDEN, COPY_SHAPE, TWO_TO_ONE = (
-    "read only", "narrow 2 -> 1", "widen 1 -> 2", "copy 1 : 1", "two reads : one write")
+READ, NARROW, WIDEN, WIDEN4, COPY_SHAPE, TWO_TO_ONE = (
+    "read only", "narrow 2 -> 1", "widen 1 -> 2", "widen 1 -> 4", "copy 1 : 1",
+    "two reads : one write")
 # Bytes an element of a dtype takes (the memory-bound rows' dtypes).
 ELEMENT_BYTES = {"f32": 4.0, "bf16": 2.0, "f16": 2.0, "f8e4m3": 1.0, "f8e5m2": 1.0,
                  "i8": 1.0, "i4": 0.5, "f4e2m1": 0.5}
@@ -298,8 +299,8 @@ def two_pass(r):
 def traffic_ceiling(r, shapes):
     """(% of copy, which traffic) the memory system allows row r, from
     mem_shapes' rates (shapes); (None, None) for copy itself, or without
-    the rates it needs. Every dequantize takes widen 1 -> 2's rate (i4's
-    half byte to 2 is the nearest shape measured, not its own)."""
+    the rates it needs. A dequantize takes widen 1 -> 2's rate, from 4-bit
+    codes widen 1 -> 4's (1 -> 2's where mem_shapes has no 1 -> 4)."""
     op, dt = r.get("op"), r.get("dtypes") or {}
     copy = shapes.get(COPY_SHAPE)
     if op == "copy" or not copy:
@@ -313,7 +314,10 @@ def traffic_ceiling(r, shapes):
             return pct((x + q) / (x / read + (x + q) / narrow), copy), "X read twice"
         return pct(narrow, copy), "narrow"
     kind = {"dequantize": WIDEN, "add": TWO_TO_ONE, "silu_mul": TWO_TO_ONE}.get(op, COPY_SHAPE)
-    word = {WIDEN: "widen", TWO_TO_ONE: "2 reads : 1 write", COPY_SHAPE: "copy's"}[kind]
+    if kind == WIDEN and ELEMENT_BYTES.get(dt.get("a")) == 0.5 and shapes.get(WIDEN4):
+        kind = WIDEN4
+    word = {WIDEN: "widen", WIDEN4: "widen 1 -> 4", TWO_TO_ONE: "2 reads : 1 write",
+            COPY_SHAPE: "copy's"}[kind]
     return (pct(shapes[kind], copy), word) if shapes.get(kind) else (None, None)
 
 

@@ -1,8 +1,9 @@
 /* The memory system's rate for each shape of traffic the CPU backend's
  * memory-bound kernels have (docs/results/cpu.md, issue 26): read only (an
  * absmax pass), write only, copy (one read, one write of the same size),
- * widen 1 -> 2 bytes (dequantize fp8/i8 -> bf16), narrow 2 -> 1 (quantize
- * bf16 -> fp8/i8), and two reads to one write (add). Each in GB/s of the
+ * widen 1 -> 2 bytes (dequantize fp8/i8 -> bf16), widen 1 -> 4 (4-bit
+ * codes -> bf16), narrow 2 -> 1 (quantize bf16 -> fp8/i8), and two reads to
+ * one write (add). Each in GB/s of the
  * bytes it moves and as a share of copy's, on the same threads in one run:
  * the copy bandwidth is the roof the CPU roofs table holds every
  * memory-bound op to, and a kernel whose mix of reads and writes differs
@@ -136,6 +137,19 @@ static void widen(bufs_t *m) {
   }
 }
 
+/* n/4 bytes read, n written: each vector read is stored four times over. */
+static void widen4(bufs_t *m) {
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (size_t i = 0; i < m->n / 4; i += V) {
+      const vec_t v = vload(m->a + i);
+      for (size_t k = 0; k < 4; ++k) vstream(m->c + 4 * i + k * V, v);
+    }
+    fence();
+  }
+}
+
 /* n read, n/2 written. */
 static void narrow(bufs_t *m) {
 #pragma omp parallel
@@ -169,6 +183,7 @@ static const shape_t k_shapes[] = {
     {"write only", "-", write_only, 0.0, 1.0},
     {"copy 1 : 1", "copy", copy, 1.0, 1.0},
     {"widen 1 -> 2", "dequantize fp8/i8 -> bf16", widen, 0.5, 1.0},
+    {"widen 1 -> 4", "dequantize i4/e2m1 -> bf16", widen4, 0.25, 1.0},
     {"narrow 2 -> 1", "quantize bf16 -> fp8/i8", narrow, 1.0, 0.5},
     {"two reads : one write", "add", two_to_one, 2.0, 1.0},
 };

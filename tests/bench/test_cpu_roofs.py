@@ -150,6 +150,7 @@ class Arithmetic(unittest.TestCase):
             "| write only | - | 50.0 | 125 % |",
             "| copy 1 : 1 | copy | 40.0 | 100 % |",
             "| widen 1 -> 2 | dequantize | 36.0 | 90 % |",
+            "| widen 1 -> 4 | dequantize i4 | 32.0 | 80 % |",
             "| narrow 2 -> 1 | quantize | 38.0 | 95 % |",
             "| two reads : one write | add | 34.0 | 85 % |", "", "Two passes ..."])
         q = {"a": "bf16", "out": "i8"}
@@ -165,6 +166,8 @@ class Arithmetic(unittest.TestCase):
                    params={"scale_a": {"mode": "col"}}),
             result("d", "dequantize", gbps=30.0, dtypes={"a": "i8", "out": "bf16"},
                    params={"scale_a": {"mode": "row"}}),
+            result("d4", "dequantize", gbps=30.0, dtypes={"a": "i4", "out": "bf16"},
+                   params={"scale_a": {"mode": "group", "block": [1, 128]}}),
             result("add", "add", gbps=30.0), result("sm", "softmax", gbps=30.0),
             result("sw", "silu_mul", gbps=30.0),
         ]
@@ -181,6 +184,7 @@ class Arithmetic(unittest.TestCase):
         i4 = 100 * 2.5 / (2 / 30 + 2.5 / 38) / 40  # half a byte a code
         self.assertEqual(mem["quantize → i4, col"], "%.0f (X read twice)" % i4)
         self.assertEqual(mem["dequantize i8 → bf16, row"], "90 (widen)")
+        self.assertEqual(mem["dequantize i4 → bf16, group 128"], "80 (widen 1 -> 4)")
         self.assertEqual(mem["add"], "85 (2 reads : 1 write)")
         self.assertEqual(mem["silu_mul"], "85 (2 reads : 1 write)")
         self.assertEqual(mem["softmax"], "100 (copy's)")
