@@ -104,15 +104,10 @@ MB_QV_TARGET static inline __m512i enc_i8(__m512 v) {
 }
 
 /* mb__cvt_f32_to_i4: as enc_i8, clamped to [-8, 7]; the code in the low
- * nibble of each lane. */
+ * nibble of each lane (the bits above it are the sign's: nib_pairs keeps
+ * only the nibble). */
 MB_QV_TARGET static inline __m512i enc_i4(__m512 v) {
-  return _mm512_and_si512(clamp_rne(v, -8.0f, 7.0f), _mm512_set1_epi32(0xF));
-}
-
-/* 16 codes as 8 bytes, each pair's first in the low nibble: a 64-bit lane
- * holds a pair, the second code shifted down beside the first. */
-MB_QV_TARGET static inline __m128i pack_nib(__m512i c) {
-  return _mm512_cvtepi64_epi8(_mm512_or_si512(c, _mm512_srli_epi64(c, 28)));
+  return clamp_rne(v, -8.0f, 7.0f);
 }
 
 /* ---- the loops ----------------------------------------------------------- */
@@ -125,6 +120,30 @@ MB_QV_TARGET static inline __m512i bytes64(__m512i a, __m512i b, __m512i c,
   const __m256i hi =
       _mm256_set_m128i(_mm512_cvtepi32_epi8(d), _mm512_cvtepi32_epi8(c));
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+/* Codes as bytes (b: 2k codes, each in its byte's low nibble) into k
+ * bytes, each pair's first in the low nibble: a pair as a 16-bit word is
+ * c0 | c1 << 8; shifted down 4, c1's nibble lies at bits 4-7, where one
+ * ternary-logic select (0x000F ? word : shifted) keeps c0's nibble beside
+ * it, and the narrowing keeps the low byte. For 64 codes from bytes64,
+ * and for 32 from two vectors, this replaced a mask, an OR, a shift and a
+ * narrowing from 64-bit lanes each 16 codes (one thread in L1, 8192 bf16
+ * to i4 on Zen 4: row 0.127 -> 0.108 ns an element, group-128 0.138 ->
+ * 0.109). */
+MB_QV_TARGET static inline __m512i nib_pairs(__m512i b) {
+  return _mm512_ternarylogic_epi32(_mm512_set1_epi16(0x000F), b,
+                                   _mm512_srli_epi16(b, 4), 0xCA);
+}
+MB_QV_TARGET static inline __m256i nib64(__m512i a, __m512i b, __m512i c,
+                                         __m512i d) {
+  return _mm512_cvtepi16_epi8(nib_pairs(bytes64(a, b, c, d)));
+}
+MB_QV_TARGET static inline __m128i nib32(__m512i a, __m512i b) {
+  const __m256i c =
+      _mm256_set_m128i(_mm512_cvtepi32_epi8(b), _mm512_cvtepi32_epi8(a));
+  return _mm256_cvtepi16_epi8(
+      _mm512_castsi512_si256(nib_pairs(_mm512_castsi256_si512(c))));
 }
 
 /* A line of codes to o: streamed (non-temporal, o 64-byte aligned) when nt,
@@ -191,11 +210,13 @@ MB__QV_BYTES(f32, i8, ld_f32, enc_i8)
  * and a trailing even one share their byte with a neighbour and are set
  * alone (mb__cpu_set_nibble); 32 elements (16 bytes) at a time between, or
  * 128 (a line) while streaming; S and S_ as above. */
-#define MB__QV_NIB16(LD, S, j)                                              \
-  _mm_unpacklo_epi64(pack_nib(enc_i4(_mm512_div_ps(LD(x, xe + (j), 0xFFFF), \
-                                                   S((j), 0xFFFF)))),       \
-                     pack_nib(enc_i4(_mm512_div_ps(                         \
-                         LD(x, xe + (j) + 16, 0xFFFF), S((j) + 16, 0xFFFF)))))
+#define MB__QV_I4V(LD, S, j) \
+  enc_i4(_mm512_div_ps(LD(x, xe + (j), 0xFFFF), S((j), 0xFFFF)))
+#define MB__QV_NIB16(LD, S, j) \
+  nib32(MB__QV_I4V(LD, S, j), MB__QV_I4V(LD, S, (j) + 16))
+#define MB__QV_NIB32(LD, S, j)                             \
+  nib64(MB__QV_I4V(LD, S, j), MB__QV_I4V(LD, S, (j) + 16), \
+        MB__QV_I4V(LD, S, (j) + 32), MB__QV_I4V(LD, S, (j) + 48))
 #define MB__QV_QUANT_I4(name, STYPE, SETUP, S, S_, LD)                         \
   MB_QV_TARGET static void name(void *q, size_t qe, const void *x, size_t xe,  \
                                 STYPE s, size_t n, int nt) {                   \
@@ -209,13 +230,14 @@ MB__QV_BYTES(f32, i8, ld_f32, enc_i8)
     }                                                                          \
     if (stream_at(p + (qe + j) / 2, nt))                                       \
       for (; j + 128 <= n; j += 128) {                                         \
-        const __m256i lo = _mm256_set_m128i(MB__QV_NIB16(LD, S, j + 32),       \
-                                            MB__QV_NIB16(LD, S, j));           \
-        const __m256i hi = _mm256_set_m128i(MB__QV_NIB16(LD, S, j + 96),       \
-                                            MB__QV_NIB16(LD, S, j + 64));      \
+        const __m256i lo = MB__QV_NIB32(LD, S, j);                             \
+        const __m256i hi = MB__QV_NIB32(LD, S, j + 64);                        \
         put64(p + (qe + j) / 2,                                                \
               _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), 1);       \
       }                                                                        \
+    for (; j + 64 <= n; j += 64)                                               \
+      _mm256_storeu_si256((__m256i *)(p + (qe + j) / 2),                       \
+                          MB__QV_NIB32(LD, S, j));                             \
     for (; j + 32 <= n; j += 32)                                               \
       _mm_storeu_si128((__m128i *)(p + (qe + j) / 2), MB__QV_NIB16(LD, S, j)); \
     if (n - j >= 2) { /* whole bytes of the tail */                            \
@@ -224,9 +246,8 @@ MB__QV_BYTES(f32, i8, ld_f32, enc_i8)
       const __mmask16 m1 = mb__cpu_mask16(r > 16 ? r - 16 : 0);                \
       const __m512 a = _mm512_div_ps(LD(x, xe + j, m0), S(j, m0));             \
       const __m512 b = _mm512_div_ps(LD(x, xe + j + 16, m1), S(j + 16, m1));   \
-      _mm_mask_storeu_epi8(                                                    \
-          p + (qe + j) / 2, mb__cpu_mask16(r / 2),                             \
-          _mm_unpacklo_epi64(pack_nib(enc_i4(a)), pack_nib(enc_i4(b))));       \
+      _mm_mask_storeu_epi8(p + (qe + j) / 2, mb__cpu_mask16(r / 2),            \
+                           nib32(enc_i4(a), enc_i4(b)));                       \
       j += r;                                                                  \
     }                                                                          \
     if (j < n) {                                                               \
