@@ -208,8 +208,8 @@ MB__QV_BYTES(f32, i8, ld_f32, enc_i8)
 
 /* i4: q[qe..qe+n) = cvt(x / S), two codes a byte. A leading odd element
  * and a trailing even one share their byte with a neighbour and are set
- * alone (mb__cpu_set_nibble); 32 elements (16 bytes) at a time between, or
- * 128 (a line) while streaming; S and S_ as above. */
+ * alone (mb__cpu_set_nibble); 64 elements (32 bytes) and then 32 at a time
+ * between, or 128 (a line) while streaming; S and S_ as above. */
 #define MB__QV_I4V(LD, S, j) \
   enc_i4(_mm512_div_ps(LD(x, xe + (j), 0xFFFF), S((j), 0xFFFF)))
 #define MB__QV_NIB16(LD, S, j) \
