@@ -114,40 +114,30 @@ static void write_only(bufs_t *m) {
   }
 }
 
+/* n/k bytes read, n written: each vector read is stored k times over; k = 1
+ * is copy, 2 and 4 the widening of dequantize. */
+static void spread(bufs_t *m, size_t k) {
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (size_t i = 0; i < m->n / k; i += V) {
+      const vec_t v = vload(m->a + i);
+      for (size_t r = 0; r < k; ++r) vstream(m->c + k * i + r * V, v);
+    }
+    fence();
+  }
+}
+
 static void copy(bufs_t *m) {
-#pragma omp parallel
-  {
-#pragma omp for schedule(static)
-    for (size_t i = 0; i < m->n; i += V) vstream(m->c + i, vload(m->a + i));
-    fence();
-  }
+  spread(m, 1);
 }
 
-/* n/2 bytes read, n written: each vector read is stored twice over. */
 static void widen(bufs_t *m) {
-#pragma omp parallel
-  {
-#pragma omp for schedule(static)
-    for (size_t i = 0; i < m->n / 2; i += V) {
-      const vec_t v = vload(m->a + i);
-      vstream(m->c + 2 * i, v);
-      vstream(m->c + 2 * i + V, v);
-    }
-    fence();
-  }
+  spread(m, 2);
 }
 
-/* n/4 bytes read, n written: each vector read is stored four times over. */
 static void widen4(bufs_t *m) {
-#pragma omp parallel
-  {
-#pragma omp for schedule(static)
-    for (size_t i = 0; i < m->n / 4; i += V) {
-      const vec_t v = vload(m->a + i);
-      for (size_t k = 0; k < 4; ++k) vstream(m->c + 4 * i + k * V, v);
-    }
-    fence();
-  }
+  spread(m, 4);
 }
 
 /* n read, n/2 written. */

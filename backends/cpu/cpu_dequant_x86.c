@@ -403,8 +403,7 @@ MB__DQ_NIB_OUT(f16)
   MB_DQ_TARGET static void name(void *y, size_t ye, const void *q, size_t qe, \
                                 const float *s, size_t g, size_t off,         \
                                 size_t n, int nt, mb_cpu_dqtab_t *tab) {      \
-    for (size_t k = 0, j = 0, len = g - off; j < n; ++k, j += len, len = g) { \
-      const size_t m = n - j < len ? n - j : len;                             \
+    MB__CPU_PIECES(k, j, m, g, off, n) {                                      \
       BODY;                                                                   \
     }                                                                         \
   }

@@ -73,6 +73,19 @@ static inline int64_t mb__cpu_block_end(int64_t c, int64_t bn, int64_t hi) {
   return e < hi ? e : hi;
 }
 
+/* The same walk for the vector loops' block-at-a-time calls (quantg, amaxg,
+ * deqg), without mb__cpu_block_end's division a block (a group of 32 is a
+ * few vectors of work): n elements that start `off` into a block of g,
+ * piece k starting j elements in and `len` long, the first the rest of its
+ * block. The statement after it is the loop's body. It steps by the whole
+ * block (len##_full) and clips len to n apart: stepping by the clipped len
+ * cost deqg on i4 groups of 128 12 % (one thread, in L1, Zen 4). */
+#define MB__CPU_PIECES(k, j, len, g, off, n)             \
+  for (size_t k = 0, j = 0, len##_full = (g) - (off),    \
+              len = (n) < len##_full ? (n) : len##_full; \
+       j < (n); ++k, j += len##_full, len##_full = (g),  \
+              len = (n)-j < len##_full ? (n)-j : len##_full)
+
 /* ---- row operations (cpu_quant_rows.c) -------------------------------------
  * Every loop over elements lives here, one function per dtype, so gcc
  * vectorises each (and clones it for AVX2/AVX-512). Element offsets count

@@ -112,14 +112,16 @@ MB_QV_TARGET static inline __m512i enc_i4(__m512 v) {
 
 /* ---- the loops ----------------------------------------------------------- */
 
-/* 64 codes (four vectors of them, as 32-bit lanes) as one line's bytes. */
+/* 32 codes (two vectors of them, as 32-bit lanes) as bytes. */
+MB_QV_TARGET static inline __m256i bytes32(__m512i a, __m512i b) {
+  return _mm256_set_m128i(_mm512_cvtepi32_epi8(b), _mm512_cvtepi32_epi8(a));
+}
+
+/* 64 codes (four vectors) as one line's bytes. */
 MB_QV_TARGET static inline __m512i bytes64(__m512i a, __m512i b, __m512i c,
                                            __m512i d) {
-  const __m256i lo =
-      _mm256_set_m128i(_mm512_cvtepi32_epi8(b), _mm512_cvtepi32_epi8(a));
-  const __m256i hi =
-      _mm256_set_m128i(_mm512_cvtepi32_epi8(d), _mm512_cvtepi32_epi8(c));
-  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(bytes32(a, b)),
+                            bytes32(c, d), 1);
 }
 
 /* Codes as bytes (b: 2k codes, each in its byte's low nibble) into k
@@ -140,10 +142,8 @@ MB_QV_TARGET static inline __m256i nib64(__m512i a, __m512i b, __m512i c,
   return _mm512_cvtepi16_epi8(nib_pairs(bytes64(a, b, c, d)));
 }
 MB_QV_TARGET static inline __m128i nib32(__m512i a, __m512i b) {
-  const __m256i c =
-      _mm256_set_m128i(_mm512_cvtepi32_epi8(b), _mm512_cvtepi32_epi8(a));
   return _mm256_cvtepi16_epi8(
-      _mm512_castsi512_si256(nib_pairs(_mm512_castsi256_si512(c))));
+      _mm512_castsi512_si256(nib_pairs(_mm512_castsi256_si512(bytes32(a, b)))));
 }
 
 /* A line of codes to o: streamed (non-temporal, o 64-byte aligned) when nt,
@@ -409,13 +409,13 @@ MB_QV_TARGET static void amaxv_bf16(uint32_t *m, const void *x, size_t e0,
 #define MB__QV_FLAT MB_QV_TARGET __attribute__((flatten))
 
 /* m[k] = max(m[k], AMAX of block k), the blocks of g from e0 over n. */
-#define MB__QV_AMAXG(name, AMAX)                                           \
-  MB__QV_FLAT static void name(uint32_t *m, const void *x, size_t e0,      \
-                               size_t n, size_t g, int keep_nan) {         \
-    for (size_t k = 0, j = 0; j < n; ++k, j += g) {                        \
-      const uint32_t a = AMAX(x, e0 + j, n - j < g ? n - j : g, keep_nan); \
-      m[k] = a > m[k] ? a : m[k];                                          \
-    }                                                                      \
+#define MB__QV_AMAXG(name, AMAX)                                      \
+  MB__QV_FLAT static void name(uint32_t *m, const void *x, size_t e0, \
+                               size_t n, size_t g, int keep_nan) {    \
+    MB__CPU_PIECES(k, j, len, g, 0, n) {                              \
+      const uint32_t a = AMAX(x, e0 + j, len, keep_nan);              \
+      m[k] = a > m[k] ? a : m[k];                                     \
+    }                                                                 \
   }
 MB__QV_AMAXG(amaxg_bf16, amax_bf16)
 MB__QV_AMAXG(amaxg_f16, amax_f16)
@@ -428,8 +428,9 @@ MB__QV_AMAXG(amaxg_f32, amax_f32)
   MB__QV_FLAT static void name(void *q, size_t qe, const void *x, size_t xe,   \
                                const float *s, size_t g, size_t off, size_t n, \
                                int nt) {                                       \
-    for (size_t k = 0, j = 0, len = g - off; j < n; ++k, j += len, len = g)    \
-      Q1(q, qe + j, x, xe + j, s[k], n - j < len ? n - j : len, nt);           \
+    MB__CPU_PIECES(k, j, len, g, off, n) {                                     \
+      Q1(q, qe + j, x, xe + j, s[k], len, nt);                                 \
+    }                                                                          \
   }
 #define MB__QV_QUANTG_ALL(qt)             \
   MB__QV_QUANTG(g_bf16_##qt, q_bf16_##qt) \
