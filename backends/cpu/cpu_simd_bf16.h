@@ -28,10 +28,12 @@ static inline
 /* 16 bf16 as f32: the upper halves of the f32 patterns, exact (NaN
  * payloads kept). One VPERMW puts bf16 k into the upper half of 32-bit
  * lane k and zeroes the lower halves, where zero extension and a shift
- * took two operations: one micro-op on Zen 4 and Ice Lake onwards (two on
- * Skylake-X, the same as before there). On the Zen 4 VM, one thread in
- * L1, 8192 bf16: add 1.19-1.23x, relu 1.07-1.11x, silu and quantize
- * unchanged; 2 threads in L2, layernorm 1.09-1.14x, rmsnorm 1.15-1.18x. */
+ * took two operations (instruction tables give VPERMW one micro-op on Zen
+ * 4 and Ice Lake onwards, two shuffle micro-ops on Skylake-X, where it may
+ * cost more than the pair: measured only on Zen 4). On the Zen 4 VM, one
+ * thread in L1, 8192 bf16: add 1.19-1.23x, relu 1.07-1.11x, silu and
+ * quantize unchanged; 2 threads in L2, layernorm 1.09-1.14x, rmsnorm
+ * 1.15-1.18x. */
 static inline
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), always_inline))
     __m512
