@@ -8,18 +8,12 @@
 
 #include "config/cfg_tree.h"
 #include "error.h"
-
-/* FNV-1a: short keys, no adversary to defend against but a large file. */
-static size_t hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return (size_t)h;
-}
+#include "mb_fnv.h"
 
 /* The slot where key is, or the empty one where it would go. */
 static size_t *find(const mb__cfg_keyset_t *ks, char *const *keys,
                     const char *key) {
-  size_t i = hash(key) & (ks->cap - 1);
+  size_t i = (size_t)mb__fnv1a_str(key) & (ks->cap - 1);
   while (ks->slots[i] && strcmp(keys[ks->slots[i] - 1], key))
     i = (i + 1) & (ks->cap - 1);
   return &ks->slots[i];

@@ -9,20 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mb_fnv.h"
 #include "plan/jax_names.h"
 #include "plan/plan_internal.h"
 #include "rng.h"
 #include "results/result.h"
 
-static uint64_t hash_name(const char *s) {
-  uint64_t h = 1469598103934665603u; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-  return h;
-}
-
 /* The slot of `name`, or of the empty slot where it would go. */
 static size_t name_slot(const mb_plan_t *plan, const char *name) {
-  size_t mask = plan->names_cap - 1, i = hash_name(name) & mask;
+  size_t mask = plan->names_cap - 1, i = (size_t)mb__fnv1a_str(name) & mask;
   while (plan->names[i] && strcmp(plan->entries[plan->names[i] - 1].name, name))
     i = (i + 1) & mask;
   return i;
