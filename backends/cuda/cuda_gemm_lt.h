@@ -1,6 +1,8 @@
-/* CUDA backend — GEMM through cuBLASLt (cuda_gemm_lt.c: prepare, autotune,
- * run; cuda_gemm_lt_plan.c: which cuBLASLt problem a request becomes, the
- * reasons it declines, and the host-side re-layouts made in prepare).
+/* CUDA backend — GEMM through cuBLASLt (cuda_gemm_lt.c: prepare and run;
+ * cuda_gemm_lt_tune.c: autotuning; cuda_gemm_lt_plan.c: which cuBLASLt
+ * problem a request becomes and the reasons it declines;
+ * cuda_gemm_lt_scales.c: the scale layouts and the host-side re-layouts
+ * made in prepare).
  *
  * Our operands are row-major: A is M x K, B is K x N, D is M x N. cuBLASLt
  * is column-major, so every variant computes D^T = B^T A^T: cuBLASLt's "A"
@@ -130,13 +132,19 @@ mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
 mb_status_t mb__cuda_lt_plan_fp4(const mb_cuda_device_t *d,
                                  const mb_op_params_t *p, mb_lt_plan_t *pl,
                                  char *why, size_t cap);
-/* The planner's pieces FP4's shares (cuda_gemm_lt_plan.c): one side's mode,
- * source, outer size and buffer count; the plan's scale_mode text. */
+/* The planner's pieces FP4's shares: one side's mode, source, outer size and
+ * buffer count (cuda_gemm_lt_scales.c); the plan's scale_mode text
+ * (cuda_gemm_lt_plan.c). */
 void mb__cuda_lt_side(mb_lt_side_t *s, int32_t mode, mb_lt_scale_src_t src,
                       int64_t outer, int64_t k);
 void mb__cuda_lt_describe(const mb_op_params_t *p, mb_lt_plan_t *pl);
+/* Names for that text (cuda_gemm_lt_scales.c): a cublasLtMatmulMatrixScale_t
+ * ("VEC128_32F"), and where one side's scales come from. */
+const char *mb__cuda_lt_mode_name(int32_t mode);
+const char *mb__cuda_lt_src_name(mb_lt_scale_src_t src, int our_b);
 
-/* Host re-layouts done in prepare (untimed). */
+/* Host re-layouts done in prepare (untimed; cuda_gemm_lt_scales.c, the
+ * nibble transpose cuda_gemm_lt_fp4.c). */
 /* dst (cols x rows) = src (rows x cols)^T, packed nibbles (FP4). */
 void mb__cuda_lt_transpose_u4(const uint8_t *src, uint8_t *dst, int64_t rows,
                               int64_t cols);
