@@ -1,6 +1,6 @@
-/* CUDA backend — which cuBLASLt problem a GEMM request becomes, why it is
- * declined when it cannot be one, and the host-side re-layouts prepare
- * makes (see cuda_gemm_lt.h for the operand swap).
+/* CUDA backend — which cuBLASLt problem a GEMM request becomes and why it
+ * is declined when it cannot be one (see cuda_gemm_lt.h for the operand
+ * swap; the scale layouts and prepare's re-layouts: cuda_gemm_lt_scales.c).
  *
  * Sources: cuBLAS 13 documentation, "cublasLtMatmul()" (supported type
  * combinations; IMMA and fp8 requirements: TN format, 16-byte alignment,
@@ -149,90 +149,16 @@ static const char *side_name(const mb_op_params_t *p, const sdesc_t *s,
   return buf;
 }
 
-static const char *mode_name(int32_t mode) {
-  switch (mode) {
-    case CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F:
-      return "SCALAR_32F";
-    case CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F:
-      return "OUTER_VEC_32F";
-    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F:
-      return "VEC128_32F";
-    case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F:
-      return "BLK128x128_32F";
-    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0:
-      return "VEC32_UE8M0";
-    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3:
-      return "VEC16_UE4M3";
-    default:
-      return "?";
-  }
-}
-
-static const char *src_name(mb_lt_scale_src_t src, int our_b) {
-  switch (src) {
-    case MB_LT_SC_CALL:
-      return "the op's scale tensor as given";
-    case MB_LT_SC_OUTER:
-      return our_b ? "expanded to one per column in prepare"
-                   : "expanded to one per row in prepare";
-    case MB_LT_SC_VEC128:
-      return our_b ? "N-major copy made in prepare"
-                   : "M-major copy made in prepare";
-    case MB_LT_SC_BLK128:
-      return "K-major copy (padded to 4) made in prepare";
-    case MB_LT_SC_QUANT:
-      return "computed by the quantize kernel in the op";
-    case MB_LT_SC_MX32:
-      return "byte scales, tiled 128x4 on the device in prepare";
-    case MB_LT_SC_QUANT_MX:
-      return "byte scales from the quantize kernel, tiled 128x4 in the op";
-    default:
-      return "none";
-  }
-}
-
-static size_t side_count(int32_t mode, int64_t outer, int64_t k) {
-  const int64_t l = (k + 127) / 128, l4 = (l + 3) / 4 * 4;
-  switch (mode) {
-    case CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F:
-      return (size_t)outer;
-    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F:
-      return (size_t)(l * outer);
-    case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F:
-      return (size_t)(l4 * ((outer + 127) / 128));
-    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0: /* bytes, 128 x 4 tiles */
-      return (size_t)((outer + 127) / 128 * 128) *
-             (size_t)((k / 32 + 3) / 4 * 4);
-    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3: /* the same, per 16 */
-      return (size_t)((outer + 127) / 128 * 128) *
-             (size_t)((k / 16 + 3) / 4 * 4);
-    default:
-      return 1;
-  }
-}
-
-static void set_side(mb_lt_side_t *s, int32_t mode, mb_lt_scale_src_t src,
-                     int64_t outer, int64_t k) {
-  s->mode = mode;
-  s->src = src;
-  s->outer = outer;
-  s->count = side_count(mode, outer, k);
-}
-
-void mb__cuda_lt_side(mb_lt_side_t *s, int32_t mode, mb_lt_scale_src_t src,
-                      int64_t outer, int64_t k) {
-  set_side(s, mode, src, outer, k);
-}
-
 static void describe_scales(const mb_op_params_t *p, mb_lt_plan_t *pl) {
   char ba[48], bb[48];
   const sdesc_t a = describe(p, 0), b = describe(p, 1);
   snprintf(pl->scale_mode, sizeof pl->scale_mode,
            "scale_a %s -> cuBLASLt B %s (%s); scale_b %s -> cuBLASLt A %s "
            "(%s)",
-           side_name(p, &a, ba, sizeof ba), mode_name(pl->lb.mode),
-           src_name(pl->lb.src, 0), side_name(p, &b, bb, sizeof bb),
-           mode_name(pl->la.mode), src_name(pl->la.src, 1));
+           side_name(p, &a, ba, sizeof ba), mb__cuda_lt_mode_name(pl->lb.mode),
+           mb__cuda_lt_src_name(pl->lb.src, 0), side_name(p, &b, bb, sizeof bb),
+           mb__cuda_lt_mode_name(pl->la.mode),
+           mb__cuda_lt_src_name(pl->la.src, 1));
 }
 
 void mb__cuda_lt_describe(const mb_op_params_t *p, mb_lt_plan_t *pl) {
@@ -304,10 +230,10 @@ static mb_status_t mx_scales(const mb_cuda_device_t *d, const mb_op_params_t *p,
                   "%zu.%zu.%zu",
                   v / 10000, (v / 100) % 100, v % 100);
   pl->scale_vec = 32;
-  set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src, p->shape[GN],
-           p->shape[GK]);
-  set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src, p->shape[GM],
-           p->shape[GK]);
+  mb__cuda_lt_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src,
+                   p->shape[GN], p->shape[GK]);
+  mb__cuda_lt_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, src,
+                   p->shape[GM], p->shape[GK]);
   return MB_OK;
 }
 
@@ -388,10 +314,10 @@ static mb_status_t fp8_scales(const mb_cuda_device_t *d,
   if (p->dtype_scale == MB_DTYPE_E8M0)
     return mx_scales(d, p, pl, MB_LT_SC_MX32, why, cap);
   if (scalar(&a) && scalar(&b)) {
-    set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_CALL, n,
-             k);
-    set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_CALL, m,
-             k);
+    mb__cuda_lt_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+                     MB_LT_SC_CALL, n, k);
+    mb__cuda_lt_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+                     MB_LT_SC_CALL, m, k);
     return MB_OK;
   }
   const int outer_vec = a.bk == k && b.bk == k;
@@ -408,10 +334,10 @@ static mb_status_t fp8_scales(const mb_cuda_device_t *d,
   if (st != MB_OK) return st;
   if (outer_vec) {
     /* Constant along K: one scale per row of A and per column of B. */
-    set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
-             per_outer(&b) ? MB_LT_SC_CALL : MB_LT_SC_OUTER, n, k);
-    set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
-             per_outer(&a) ? MB_LT_SC_CALL : MB_LT_SC_OUTER, m, k);
+    mb__cuda_lt_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
+                     per_outer(&b) ? MB_LT_SC_CALL : MB_LT_SC_OUTER, n, k);
+    mb__cuda_lt_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
+                     per_outer(&a) ? MB_LT_SC_CALL : MB_LT_SC_OUTER, m, k);
     return MB_OK;
   }
   if (a.bk % 128 == 0 && b.bk % 128 == 0) {
@@ -426,20 +352,20 @@ static mb_status_t fp8_scales(const mb_cuda_device_t *d,
     const int64_t l = k / 128;
     const int b_blk = blk128(&b), a_blk = blk128(&a) && !b_blk;
     if (b_blk)
-      set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
-               MB_LT_SC_BLK128, n, k);
+      mb__cuda_lt_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+                       MB_LT_SC_BLK128, n, k);
     else /* our B's (K/128) x N row-major grid is N-major already */
-      set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
-               (b.bk == 128 && b.bo == 1) ? MB_LT_SC_CALL : MB_LT_SC_VEC128, n,
-               k);
+      mb__cuda_lt_side(
+          &pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+          (b.bk == 128 && b.bo == 1) ? MB_LT_SC_CALL : MB_LT_SC_VEC128, n, k);
     if (a_blk) /* (M/128) x L row-major is K-major when L % 4 == 0 */
-      set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
-               l % 4 == 0 ? MB_LT_SC_CALL : MB_LT_SC_BLK128, m, k);
+      mb__cuda_lt_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+                       l % 4 == 0 ? MB_LT_SC_CALL : MB_LT_SC_BLK128, m, k);
     else /* our A's M x L row-major grid is K-major: transposed */
-      set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
-               (a.bk == 128 && a.bo == 1 && l == 1) ? MB_LT_SC_CALL
-                                                    : MB_LT_SC_VEC128,
-               m, k);
+      mb__cuda_lt_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+                       (a.bk == 128 && a.bo == 1 && l == 1) ? MB_LT_SC_CALL
+                                                            : MB_LT_SC_VEC128,
+                       m, k);
     return MB_OK;
   }
   return refuse(why, cap,
@@ -558,17 +484,17 @@ static mb_status_t plan_qi(const mb_cuda_device_t *d, const mb_op_params_t *p,
     if ((st = mx_scales(d, p, pl, MB_LT_SC_QUANT_MX, why, cap)) != MB_OK)
       return st;
   } else if (scalar(&a) && scalar(&b)) {
-    set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_QUANT,
-             n, k);
-    set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, MB_LT_SC_QUANT,
-             m, k);
+    mb__cuda_lt_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+                     MB_LT_SC_QUANT, n, k);
+    mb__cuda_lt_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+                     MB_LT_SC_QUANT, m, k);
   } else if (per_outer(&a) && per_outer(&b)) {
     if ((st = need_hopper_scales(d, pl, "row x col", why, cap)) != MB_OK)
       return st;
-    set_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
-             MB_LT_SC_QUANT, n, k);
-    set_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
-             MB_LT_SC_QUANT, m, k);
+    mb__cuda_lt_side(&pl->la, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
+                     MB_LT_SC_QUANT, n, k);
+    mb__cuda_lt_side(&pl->lb, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
+                     MB_LT_SC_QUANT, m, k);
   } else {
     return refuse(why, cap,
                   "quantize-inputs with scale_a %s / scale_b %s: the quantize "
@@ -642,67 +568,4 @@ mb_status_t mb__cuda_lt_plan(const mb_cuda_device_t *d, const mb_op_params_t *p,
   pl->d_type = cuda_type(p->dtype_out);
   pl->d_bytes = type_bytes(p->dtype_out);
   return MB_OK;
-}
-
-/* ---- host re-layouts (prepare) ------------------------------------------- */
-
-void mb__cuda_lt_transpose_u8(const uint8_t *src, uint8_t *dst, int64_t rows,
-                              int64_t cols) {
-  for (int64_t r0 = 0; r0 < rows; r0 += 64)
-    for (int64_t c0 = 0; c0 < cols; c0 += 64)
-      for (int64_t r = r0; r < r0 + 64 && r < rows; r++)
-        for (int64_t c = c0; c < c0 + 64 && c < cols; c++)
-          dst[c * rows + r] = src[r * cols + c];
-}
-
-size_t mb__cuda_lt_grid_count(const mb_op_params_t *p, int our_b) {
-  const mb_scaling_t *s = our_b ? &p->scale_b : &p->scale_a;
-  const int64_t rows = our_b ? p->shape[GK] : p->shape[GM];
-  const int64_t cols = our_b ? p->shape[GN] : p->shape[GK];
-  if (s->mode == MB_SCALE_NONE || s->block[0] <= 0 || s->block[1] <= 0)
-    return 1;
-  return (size_t)((rows / s->block[0]) * (cols / s->block[1]));
-}
-
-/* The scale of our A at (row `outer`, column kk), or of our B at (row kk,
- * column `outer`), from the op's row-major grid. */
-static float scale_at(const mb_op_params_t *p, int our_b, const float *grid,
-                      int64_t outer, int64_t kk) {
-  const mb_scaling_t *s = our_b ? &p->scale_b : &p->scale_a;
-  if (s->mode == MB_SCALE_NONE || s->block[0] <= 0 || s->block[1] <= 0)
-    return grid[0];
-  const int64_t r = our_b ? kk : outer, c = our_b ? outer : kk;
-  const int64_t cols = our_b ? p->shape[GN] : p->shape[GK];
-  return grid[(r / s->block[0]) * (cols / s->block[1]) + c / s->block[1]];
-}
-
-/* Layouts (cuBLAS docs, "128-element 1D and 128x128 2D block scaling"):
- * OUTER_VEC: one per row of the operand in the product (m or n values);
- * VEC128: outer x L, outer-major: [kb * outer + o];
- * BLK128x128: L4 x ceil(outer / 128), K-major with the column stride L4
- * (L rounded up to a multiple of 4): [ob * L4 + kb], padding zero. */
-void mb__cuda_lt_relayout(const mb_op_params_t *p, int our_b,
-                          const mb_lt_side_t *side, const float *grid,
-                          float *out) {
-  const int64_t k = p->shape[GK], outer = side->outer;
-  const int64_t l = (k + 127) / 128, l4 = (l + 3) / 4 * 4;
-  switch (side->mode) {
-    case CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F:
-      for (int64_t o = 0; o < outer; o++)
-        out[o] = scale_at(p, our_b, grid, o, 0);
-      break;
-    case CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F:
-      for (int64_t kb = 0; kb < l; kb++)
-        for (int64_t o = 0; o < outer; o++)
-          out[kb * outer + o] = scale_at(p, our_b, grid, o, kb * 128);
-      break;
-    case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F:
-      for (int64_t ob = 0; ob < (outer + 127) / 128; ob++)
-        for (int64_t kb = 0; kb < l4; kb++)
-          out[ob * l4 + kb] =
-              kb < l ? scale_at(p, our_b, grid, ob * 128, kb * 128) : 0.0f;
-      break;
-    default:
-      out[0] = grid[0];
-  }
 }
