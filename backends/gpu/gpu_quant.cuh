@@ -1,8 +1,9 @@
 /* Private to the quantization family's shared kernels (gpu_quant.cu,
- * gpu_quant_rows.cu, gpu_quant_tile.cu, gpu_dequant.cu): the dtypes as
- * compile-time traits, vector loads and stores, exact division by a
- * constant divisor, the scale rule, and the plan of one quantization that
- * gpu_quant.cu makes and the launchers of the other files carry out.
+ * gpu_quant_rows.cu, gpu_quant_amax.cu, gpu_quant_tile.cu, gpu_dequant.cu):
+ * the dtypes as compile-time traits, vector loads and stores, exact
+ * division by a constant divisor, the scale rule, the launch helpers, and
+ * the plan of one quantization that gpu_quant.cu makes and the launchers
+ * of the other files carry out.
  *
  * Semantics (lib/quant.c, lib/ops/quantize.c), reproduced bit for bit:
  * Q is rows x cols (X, or X^T with MB_PARAM_TRANSPOSE), one f32 scale per
@@ -302,17 +303,38 @@ typedef struct mb_gq_plan {
 /* Threads of the 256-thread kernels. */
 enum { MB_GQ_BLOCK = 256 };
 
-/* A grid-stride launch of `kernel` (MB_GQ_BLOCK threads) over `need`
- * blocks' worth of work, on env->stream; `what` names it in errors. */
+static inline int64_t mb_gq_ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+/* The smallest power of two >= v. */
+static inline int mb_gq_pow2_ceil(int64_t v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+/* Enqueues kernel(a), `threads` a block, on a grid-stride grid over `items`
+ * blocks' worth of work (mb_gpu_grid: `waves` waves of what the device
+ * holds), on env->stream; `what` names it in errors. */
+template <class K, class A>
+inline mb_status_t mb_gq_launch_n(const mb_gpu_env_t *env, const char *what,
+                                  K kernel, int threads, int64_t items,
+                                  unsigned waves, const A &a) {
+  unsigned grid = 0;
+  const mb_status_t st =
+      mb_gpu_grid(env, what, kernel, (unsigned)threads, 0,
+                  (size_t)(items > 0 ? items : 0), waves, &grid);
+  if (st != MB_OK) return st;
+  MB_GPU_LAUNCH(kernel, grid, threads, 0, (mb_gpu_stream_t)env->stream, a);
+  return mb__gpu_launched(env, what);
+}
+
+/* The same with MB_GQ_BLOCK threads and 4 waves over `need` blocks. */
 template <class K, class A>
 inline mb_status_t mb_gq_launch(const mb_gpu_env_t *env, const char *what,
                                 K kernel, size_t need, const A &a) {
-  unsigned grid = 0;
-  const mb_status_t st =
-      mb_gpu_grid(env, what, kernel, MB_GQ_BLOCK, 0, need, 4, &grid);
-  if (st != MB_OK) return st;
-  MB_GPU_LAUNCH(kernel, grid, MB_GQ_BLOCK, 0, (mb_gpu_stream_t)env->stream, a);
-  return mb__gpu_launched(env, what);
+  return mb_gq_launch_n(env, what, kernel, MB_GQ_BLOCK, (int64_t)need, 4, a);
 }
 
 /* ---- row passes: quantize's apply pass and dequantize --------------------
@@ -395,8 +417,8 @@ mb_status_t mb_gq_launch_flat(const mb_gpu_env_t *env, const mb_gq_plan_t *p,
 /* Not transposed, scales from the grid. Not for i4 with odd cols. */
 int mb_gq_apply_ok(const mb_gq_plan_t *p);
 mb_status_t mb_gq_launch_apply(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
-/* The absmax of all of X into grid[0] as an f32 bit pattern (atomic max;
- * grid[0] zeroed before). */
+/* gpu_quant_amax.cu. The absmax of all of X into grid[0] as an f32 bit
+ * pattern (atomic max; grid[0] zeroed before). */
 mb_status_t mb_gq_launch_amax_all(const mb_gpu_env_t *env,
                                   const mb_gq_plan_t *p);
 /* The blocks' absmax patterns into the (zeroed) grid, walking X as stored,
@@ -405,7 +427,8 @@ int mb_gq_strips_ok(const mb_gq_plan_t *p);
 mb_status_t mb_gq_launch_strips(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
 /* Grid entries: absmax patterns -> scales (dynamic), or the static scale. */
 mb_status_t mb_gq_launch_grid(const mb_gpu_env_t *env, const mb_gq_plan_t *p);
-/* i4 by bytes, any layout, scales from the grid (odd cols). */
+/* gpu_quant_rows.cu. i4 by bytes, any layout, scales from the grid (odd
+ * cols). */
 mb_status_t mb_gq_launch_i4_pairs(const mb_gpu_env_t *env,
                                   const mb_gq_plan_t *p);
 
