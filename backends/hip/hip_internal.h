@@ -17,7 +17,7 @@
 #include "gpu_host.h"
 
 typedef struct mb_hip_smi mb_hip_smi_t;         /* hip_smi.c */
-typedef struct mb_hip_blaslt mb_hip_blaslt_t;   /* hip_blaslt.c */
+typedef struct mb_hip_blaslt mb_hip_blaslt_t;   /* hip_blaslt_kernel.h */
 typedef struct mb_hip_rocblas mb_hip_rocblas_t; /* hip_rocblas.c */
 
 typedef struct mb_hip_device {
