@@ -50,6 +50,12 @@ division) where the byte count holds it once, which leaves |X| + |Q| over
 |X| / read + (|X| + |Q|) / narrow. A row whose ceiling is under the target
 cannot meet it on this machine with any kernel.
 
+A failing memory-bound row says what it is bound by, the first that
+applies: "traffic ceiling" (its ceiling is under the target), "arithmetic"
+(under the target in cache too), "memory access" (only the run from
+memory falls short), or "not known" (no in-cache run); a line after the
+table counts the passes and each bound.
+
 Each row also has its correctness check (pass / FAIL, mbench's own). Where
 PyTorch imports (Debian's python3-torch, for /usr/bin/python3), the same
 ops are timed in torch on the CPU in the same run (bench/torch_compare.py
@@ -110,7 +116,11 @@ TINY = {"[[8192, 8192]]": "[[128, 256]]",
 IN_CACHE = {"[[8192, 8192]]": "[[128, 8192]]", "[[128, 256]]": "[[128, 128]]"}
 MEMORY_HEADER = ["op", "GB/s", "% of copy", "% of copy, each round", "GB/s in cache",
                  "in cache, % of copy", "traffic ceiling, % of copy",
-                 "target", "verdict", "check", "torch GB/s", "ours / torch"]
+                 "target", "verdict", "bound by", "check", "torch GB/s", "ours / torch"]
+# A failing memory-bound row's "bound by": what keeps it under the target,
+# the first that applies.
+CEILING, ARITHMETIC, MEMORY_ACCESS, UNKNOWN = (
+    "traffic ceiling", "arithmetic", "memory access", "not known")
 # bench/mem_shapes' rows (its "traffic" column) this script reads.
 READ, NARROW, WIDEN, WIDEN4, COPY_SHAPE, TWO_TO_ONE = (
     "read only", "narrow 2 -> 1", "widen 1 -> 2", "widen 1 -> 4", "copy 1 : 1",
@@ -259,6 +269,39 @@ def verdict(r, value, target):
     return "pass" if value >= target else "FAIL"
 
 
+def bound_by(verdict_cell, ceiling, in_cache):
+    """Why a memory-bound row fails its target ("-" unless it fails): its
+    traffic ceiling is under the target (no kernel meets it here); else it
+    is under the target with its operands in the caches too (its
+    arithmetic on these cores is the bound); else only the run from
+    memory falls short (memory access); without the in-cache run, not
+    known."""
+    if verdict_cell != "FAIL":
+        return "-"
+    if ceiling is not None and ceiling < TARGET_COPY:
+        return CEILING
+    if in_cache is None:
+        return UNKNOWN
+    return ARITHMETIC if in_cache < TARGET_COPY else MEMORY_ACCESS
+
+
+def verdict_summary(mem):
+    """The line after the memory table: how many rows pass, and what bounds
+    the ones that fail ([] when no row has a verdict)."""
+    iv, ib = MEMORY_HEADER.index("verdict"), MEMORY_HEADER.index("bound by")
+    judged = [row for row in mem if row[iv] in ("pass", "FAIL")]
+    why = [row[ib] for row in judged if row[iv] == "FAIL"]
+    if not judged:
+        return []
+    if not why:
+        return ["", "Verdicts: all %d memory-bound rows pass." % len(judged)]
+    return ["", "Verdicts: %d of %d memory-bound rows pass; the %d that fail are "
+            "bound by %s." % (len(judged) - len(why), len(judged), len(why),
+                              ", ".join("%s (%d)" % (k, why.count(k))
+                                        for k in (CEILING, ARITHMETIC, MEMORY_ACCESS,
+                                                  UNKNOWN) if why.count(k)))]
+
+
 def torch_rate(r, entry, what):
     """torch's GB/s ("bytes") or GFLOP/s ("flop") by our result's own count
     over torch's median, and the note when torch has none."""
@@ -366,12 +409,13 @@ def build_rows(results, devices, torch_doc, cached=None, more=(), shapes=None):
             target = None if op == "copy" else TARGET_COPY
             gc = fast.get(label(r))
             ceil, why_ceil = traffic_ceiling(r, shapes or {})
+            v = "-" if target is None else verdict(r, share, target)
             mem.append([label(r), fmt(g), fmt(share),
                         ", ".join(fmt(v) for v in each) if len(rounds) > 1 else "-",
                         fmt(gc), fmt(pct(gc, copy)),
                         "-" if ceil is None else "%.0f (%s)" % (ceil, why_ceil),
                         "-" if target is None else "≥ %g %%" % target,
-                        "-" if target is None else verdict(r, share, target),
+                        v, bound_by(v, ceil, pct(gc, copy)),
                         check, fmt(tg),
                         fmt(g / tg if g and tg else None, "%.2f")])
         elif op == "attention" or op == "gemm" or op == "linear":
@@ -459,8 +503,13 @@ def render(doc, torch_doc, meta, cached=None, more=(), shapes_md=None):
     else:
         out.append("- torch: not run (%s)" % (t.get("why") or "no torch results"))
     out += ["", "Memory-bound ops, % of the copy bandwidth of this run:", ""]
-    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 6 + ["---"] * 3 + ["---:"] * 2,
+    out.append(rt.table(MEMORY_HEADER, ["---"] + ["---:"] * 6 + ["---"] * 4 + ["---:"] * 2,
                         mem))
+    out += verdict_summary(mem)
+    out += ["", "Bound by (a failing row): \"%s\" when its traffic ceiling is under "
+            "the target, \"%s\" when it is under the target in cache too, \"%s\" "
+            "when only the run from memory falls short." % (CEILING, ARITHMETIC,
+                                                           MEMORY_ACCESS)]
     out += ["", "GB/s in cache: the same op on 128 rows of the same length, its "
             "operands left in the caches between runs (%s), as a share of the "
             "median copy, memory mostly out of "

@@ -122,12 +122,14 @@ class Arithmetic(unittest.TestCase):
         # 30 / 40 = 75 %: under 85 %; in cache 20 GB/s, 50 % of copy.
         q = mem["quantize → f8e4m3, row"]
         # (no mem_shapes output: no traffic ceiling)
-        self.assertEqual(q[1:10], ["30.0", "75.0", "-", "20.0", "50.0", "-", "≥ 85 %",
-                                   "FAIL", "pass"])
+        # (no mem_shapes output: no traffic ceiling); 50 % in cache too:
+        # the arithmetic is the bound.
+        self.assertEqual(q[1:11], ["30.0", "75.0", "-", "20.0", "50.0", "-", "≥ 85 %",
+                                   "FAIL", "arithmetic", "pass"])
         # torch: 30e3 bytes in 2000 ns = 15 GB/s; ours / torch = 2.
-        self.assertEqual(q[10:], ["15.0", "2.00"])
+        self.assertEqual(q[11:], ["15.0", "2.00"])
         s = mem["softmax"]
-        self.assertEqual(s[1:10], ["36.0", "90.0", "-", "-", "-", "-", "≥ 85 %", "pass",
+        self.assertEqual(s[1:11], ["36.0", "90.0", "-", "-", "-", "-", "≥ 85 %", "pass", "-",
                                    "FAIL"])
         self.assertIn("Traffic ceiling: not measured", text)
         self.assertIn("GB/s in cache: the same op on 128 rows", text)
@@ -191,6 +193,48 @@ class Arithmetic(unittest.TestCase):
         self.assertIn("Traffic ceiling: the share of copy's rate", text)
         self.assertIn("read only 30.0 GB/s", text)
 
+    def test_bound_by(self):
+        """A failing row names its bound: a traffic ceiling under the target
+        first, then its in-cache share (under the target: arithmetic; at
+        or over it: memory access); passing rows and copies have none; the
+        line after the table counts them."""
+        shapes_md = "\n".join([
+            "| traffic | like | GB/s | of copy |", "|---|---|---:|---:|",
+            "| read only | an absmax pass | 30.0 | 75 % |",
+            "| copy 1 : 1 | copy | 40.0 | 100 % |",
+            "| narrow 2 -> 1 | quantize | 38.0 | 95 % |"])
+        q = {"a": "bf16", "out": "i8"}
+        results = [
+            result("c", "copy", gbps=40.0, name=COPY),
+            result("row", "quantize", gbps=30.0, dtypes=q, params={"scale_a": {"mode": "row"}}),
+            result("t", "quantize", gbps=30.0, dtypes=q, params={"scale_a": {"mode": "tensor"}}),
+            result("sm", "softmax", gbps=20.0), result("add", "add", gbps=36.0),
+            result("ln", "layernorm", gbps=30.0),
+        ]
+        cached = [result("row-s", "quantize", gbps=40.0, dtypes=q,
+                         params={"scale_a": {"mode": "row"}}),
+                  result("t-s", "quantize", gbps=10.0, dtypes=q,
+                         params={"scale_a": {"mode": "tensor"}}),
+                  result("sm-s", "softmax", gbps=30.0), result("add-s", "add", gbps=80.0)]
+        text = cpu_roofs.render({"results": results, "devices": []}, None,
+                                {"commands": ["x"]}, cached, (), shapes_md)
+        ib = cpu_roofs.MEMORY_HEADER.index("bound by")
+        mem = {r[0]: r[ib] for r in tables(text)[tuple(cpu_roofs.MEMORY_HEADER)]}
+        self.assertEqual(mem["copy"], "-")
+        # 75 % from memory, 100 % in cache, ceiling 95: memory access.
+        self.assertEqual(mem["quantize → i8, row"], "memory access")
+        # X read twice: a ceiling of 52 %, whatever its in-cache share (25 %).
+        self.assertEqual(mem["quantize → i8, tensor"], "traffic ceiling")
+        self.assertEqual(mem["softmax"], "arithmetic")  # 75 % in cache
+        self.assertEqual(mem["add"], "-")  # 90 %: passes
+        self.assertEqual(mem["layernorm"], "not known")  # not run in cache
+        self.assertIn("Verdicts: 1 of 5 memory-bound rows pass; the 4 that fail are "
+                      "bound by traffic ceiling (1), arithmetic (1), memory access (1), "
+                      "not known (1).", text)
+        results[1:] = [result("add", "add", gbps=36.0)]
+        text = cpu_roofs.render({"results": results, "devices": []}, None, {}, cached)
+        self.assertIn("Verdicts: all 1 memory-bound rows pass.", text)
+
     def test_nearest_copies_are_the_reference(self):
         """Each row against the mean of the copies just before and after
         it: a plan copy (40), quantize, copy_2 (20), softmax, copy_end (50)."""
@@ -239,10 +283,11 @@ class Arithmetic(unittest.TestCase):
         q = mem["quantize → f8e4m3, row"]
         # 75, 85, 50 % (of 40, 20, 32): median 75; GB/s median of 30, 17, 16.
         self.assertEqual(q[1:4], ["17.0", "75.0", "75.0, 85.0, 50.0"])
-        self.assertEqual(q[8:10], ["FAIL", "FAIL"])  # 75 % under 85; round 2's check
+        # 75 % under 85 (no in-cache run: bound not known); round 2's check
+        self.assertEqual(q[8:11], ["FAIL", "not known", "FAIL"])
         s = mem["softmax"]  # 90, 95, 85 %: median 90
         self.assertEqual(s[1:4], ["27.2", "90.0", "90.0, 95.0, 85.0"])
-        self.assertEqual(s[8:10], ["pass", "FAIL"])  # round 1's softmax check failed
+        self.assertEqual(s[8:11], ["pass", "-", "FAIL"])  # round 1's softmax check failed
         # A copy: a share of its round's median copy (30 of 31 in round 3).
         self.assertEqual(mem["copy"][2:4], ["100.0", "100.0, 100.0, 96.8"])
         self.assertIn("copy in this run: 31.0 GB/s, the median of its 4 copies "
@@ -365,7 +410,7 @@ class TinyRun(unittest.TestCase):
             self.assertEqual(row[1], "%.1f" % statistics.median(gs), r["name"])
             self.assertEqual(row[2], "%.1f" % share, r["name"])
             self.assertEqual(row[3], ", ".join("%.1f" % v for v in shares), r["name"])
-            self.assertEqual(row[9], "pass", r["name"])  # every kernel checks out
+            self.assertEqual(row[10], "pass", r["name"])  # every kernel checks out
             if r["op"] != "copy":
                 self.assertEqual(row[8], "pass" if share >= 85 else "FAIL")
                 # the traffic ceiling, from mem_shapes beside mbench
