@@ -106,6 +106,10 @@ static mb_status_t host_comm_collective(void *host, const mb_coll_t *c) {
   return mb_comm_collective(ctx->comm, c, mb_comm_wait(ctx->comm));
 }
 
+static double host_comm_wait(void *host) {
+  return mb_comm_wait(((mb_context_t *)host)->comm);
+}
+
 mb_status_t mb_context_create(mb_context_t **out,
                               const mb_context_options_t *opts) {
   mb_context_options_t defaults = MB_CONTEXT_OPTIONS_INIT;
@@ -144,6 +148,7 @@ mb_status_t mb_context_create(mb_context_t **out,
       .comm_info = host_comm_info,
       .comm_bcast = host_comm_bcast,
       .comm_collective = host_comm_collective,
+      .comm_wait = host_comm_wait,
   };
   mb__loader_scan(ctx, defaults.backend_path, defaults.flags);
   *out = ctx;

@@ -440,6 +440,7 @@ static const mb_host_api_t k_host = {MB_BACKEND_ABI_VERSION,
                                      host_reason,
                                      NULL,
                                      NULL,
+                                     NULL,
                                      NULL};
 
 /* Loads backend `name`'s module from the tests' module directory and

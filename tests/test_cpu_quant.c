@@ -63,7 +63,8 @@ static int setup(void **state) {
                              NULL /* reason: the cpu kernels' are static */,
                              NULL,
                              NULL,
-                             NULL /* no communicator */};
+                             NULL /* no communicator */,
+                             NULL};
   fx->vt = sym ? entry(&fx->host) : NULL;
   if (!fx->vt || fx->vt->init(&fx->host, &fx->state) != MB_OK) {
     fprintf(stderr, "cpu module: %s\n", g_error);

@@ -14,6 +14,7 @@
  * not NCCL. */
 #include <dlfcn.h>
 #include <string.h>
+#include <time.h>
 
 #include "test_one_rank.h"
 #include "test_util.h"
@@ -267,6 +268,50 @@ static void test_unique_id_through_the_communicator(void **state) {
   unsetenv("MB_NCCL_LIBRARY");
 }
 
+/* A rank that never joins: ncclCommInitRank does not return (the fake
+ * sleeps in it far longer than the test runs). The benchmark fails within
+ * the communicator's wait, saying so, and the context goes on: the next
+ * collective, with a library that returns, makes its communicator. Last in
+ * the file: the abandoned call's thread is still asleep in the fake. */
+static void test_init_wait_bounded(void **state) {
+  (void)state;
+  fake_t f = open_fake();
+  mb_context_t *ctx = emu_context(FAKE_NCCL);
+  one_t one = {.corrupt = 0};
+  mb_comm_t *comm = one_rank_comm(&one);
+  assert_non_null(comm);
+  mb_comm_set_wait(comm, 0.5);
+  mb_context_set_comm(ctx, comm);
+  setenv("FAKE_NCCL_INIT_SLEEP", "3600", 1);
+  const time_t t0 = time(NULL);
+  mb_result_t *r = run(ctx, "all_reduce", MB_DTYPE_F32, MB_REDUCE_SUM, 0, 0);
+  const double waited = difftime(time(NULL), t0);
+  unsetenv("FAKE_NCCL_INIT_SLEEP");
+  mb_result_info_t info = MB_RESULT_INFO_INIT;
+  assert_int_equal(mb_result_info(r, &info), MB_OK);
+  assert_int_equal(info.status, MB_RESULT_FAILED);
+  assert_contains(info.reason,
+                  "ncclCommInitRank (rank 0 of 1, device 0) did "
+                  "not return within 0.5 s");
+  assert_contains(info.reason, "NCCL stays loaded");
+  if (waited > 5.0) fail_msg("the benchmark took %.0f s", waited);
+  mb_result_destroy(r);
+  assert_int_equal(count_calls(&f, "ncclCommInitRank"), 1);
+  r = run(ctx, "all_reduce", MB_DTYPE_F32, MB_REDUCE_SUM, 0, 0);
+  expect_passed(r, "all_reduce after an init that never returned");
+  mb_result_destroy(r);
+  assert_int_equal(count_calls(&f, "ncclCommInitRank"), 2);
+  mb_context_destroy(ctx);
+  mb_comm_destroy(comm);
+  dlclose(f.dl);
+  /* The abandoned call's thread is still in the library: the backend left
+   * it loaded, though every handle the test knows of is closed. */
+  void *still = dlopen(FAKE_NCCL, RTLD_NOW | RTLD_NOLOAD);
+  assert_non_null(still);
+  dlclose(still);
+  unsetenv("MB_NCCL_LIBRARY");
+}
+
 /* ---- without the library ----------------------------------------------------
  */
 
@@ -304,6 +349,7 @@ int main(void) {
       cmocka_unit_test(test_every_op_through_nccl),
       cmocka_unit_test(test_unique_id_through_the_communicator),
       cmocka_unit_test(test_not_loaded),
+      cmocka_unit_test(test_init_wait_bounded), /* last: leaves a thread */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

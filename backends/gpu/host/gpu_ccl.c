@@ -10,9 +10,10 @@
  * collective and kept for the backend's life: the rank and size are the
  * context's communicator's (host->comm_info; without one a single rank,
  * NCCL on one GPU), rank 0's unique id goes to every rank through
- * host->comm_bcast, then ncclCommInitRank on the benchmark's device. Every
- * rank reaches that point at the same benchmark: collectives run on all
- * ranks in lockstep (lib/measure/runner_lock.c). */
+ * host->comm_bcast, then ncclCommInitRank on the benchmark's device, on a
+ * thread of its own and waited for at most the communicator's wait
+ * (gpu_ccl_init.c). Every rank reaches that point at the same benchmark:
+ * collectives run on all ranks in lockstep (lib/measure/runner_lock.c). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "gpu_ccl.h"
 #include "gpu_ccl_abi.h"
+#include "gpu_ccl_init.h"
 #include "gpu_host_dlopen.h"
 
 /* ---- the ABI subset against the vendor's header, where there is one ----- */
@@ -126,6 +128,8 @@ typedef struct ccl_dev {
 
 struct mb_gpuh_ccl {
   ccl_lib_t *lib; /* NULL: not loaded, `why` says why */
+  int stuck;      /* an init was given up on: its thread may still be in
+                     the library, which then stays loaded */
   char why[700];
   char file[512];
   char version[64];
@@ -198,7 +202,7 @@ void mb__gpuh_ccl_close(mb_gpuh_state_t *st) {
     }
   free(c->devs);
   if (c->lib) {
-    dlclose(c->lib->dl);
+    if (!c->stuck) dlclose(c->lib->dl);
     free(c->lib);
   }
   free(c);
@@ -384,6 +388,53 @@ typedef struct id_msg {
   mb_ccl_unique_id_t id;
 } id_msg_t;
 
+static int set_device(int ordinal) {
+  return mb_gpu_set_device(ordinal) == mb_gpu_success;
+}
+
+/* ncclCommInitRank on device d, waiting for it at most the communicator's
+ * wait (gpu_ccl_init.c). */
+static mb_status_t init_rank(mb_gpuh_state_t *st, struct mb_gpuh_ccl *c,
+                             const mb_gpuh_device_t *d, int size,
+                             mb_ccl_unique_id_t id, int rank,
+                             mb_ccl_comm_t *comm) {
+  const double wait_s = MB_HOST_HAS_COMM_WAIT(&st->host)
+                            ? st->host.comm_wait(st->host.host)
+                            : 3600.0;
+  const mb_ccl_init_t a = {c->lib->comm_init_rank,
+                           c->lib->comm_destroy,
+                           set_device,
+                           d->ordinal,
+                           size,
+                           rank,
+                           id};
+  ccl_res r = MB_CCL_SUCCESS;
+  switch (mb__gpuh_ccl_init_bounded(&a, wait_s, comm, &r)) {
+    case MB_CCL_WAIT_RETURNED:
+      return r == MB_CCL_SUCCESS ? MB_OK
+                                 : ccl_fail(st, c->lib, "ncclCommInitRank", r);
+    case MB_CCL_WAIT_TIMED_OUT:
+      c->stuck = 1;
+      st->host.set_error(
+          "%s: ncclCommInitRank (rank %d of %d, device %d) did not return "
+          "within %g s, the communicator's wait (--rank-wait): a rank that "
+          "never joined, or a network %s cannot reach; it is left waiting "
+          "and %s stays loaded",
+          MB_CCL_IMPL, rank, size, d->ordinal, wait_s, MB_CCL_NAME,
+          MB_CCL_NAME);
+      return MB_ERR_BACKEND;
+    case MB_CCL_WAIT_NO_DEVICE:
+      st->host.set_error(
+          "%s: could not make device %d current for "
+          "ncclCommInitRank",
+          MB_CCL_IMPL, d->ordinal);
+      return MB_ERR_BACKEND;
+    default:
+      st->host.set_error("%s: no thread for ncclCommInitRank", MB_CCL_IMPL);
+      return MB_ERR_NO_MEMORY;
+  }
+}
+
 /* The device's communicator, made now if it has none. */
 static mb_status_t comm_of(mb_gpuh_state_t *st, struct mb_gpuh_ccl *c,
                            uint32_t dev, const mb_gpuh_device_t *d,
@@ -430,8 +481,8 @@ static mb_status_t comm_of(mb_gpuh_state_t *st, struct mb_gpuh_ccl *c,
       mb__gpuh_check(st, mb_gpu_set_device(d->ordinal), "set device");
   if (ds != MB_OK) return ds;
   mb_ccl_comm_t comm = NULL;
-  r = c->lib->comm_init_rank(&comm, size, msg.id, rank);
-  if (r != MB_CCL_SUCCESS) return ccl_fail(st, c->lib, "ncclCommInitRank", r);
+  ds = init_rank(st, c, d, size, msg.id, rank, &comm);
+  if (ds != MB_OK) return ds;
   *cd = (ccl_dev_t){comm, rank, size};
   MB_GPUH_LOG(st, MB_LOG_DEBUG,
               "%s: %s communicator on device %u: rank %d of %d",

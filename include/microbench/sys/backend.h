@@ -87,6 +87,13 @@ typedef struct mb_host_api {
   /* The communicator's own data plane on host buffers (MPI for
    * libmicrobench_mpi): MB_ERR_UNSUPPORTED, saying why, when it has none. */
   mb_status_t (*comm_collective)(void *host, const mb_coll_t *c);
+
+  /* ---- appended: how long the communicator's waits are (mb_comm_wait;
+   * 3600 s without a communicator), for a kernel's own wait on a library
+   * the communicator does not see: a GPU library's communicator set-up
+   * (ncclCommInitRank), which waits for every rank with no bound of its
+   * own. ---------------------------------------------------------------- */
+  double (*comm_wait)(void *host);
 } mb_host_api_t;
 
 /* Whether `host` has the communicator calls (a library from before them
@@ -95,6 +102,12 @@ typedef struct mb_host_api {
   ((host)->struct_size >= offsetof(mb_host_api_t, comm_collective) + \
                               sizeof((host)->comm_collective) &&     \
    (host)->comm_collective)
+
+/* Whether `host` has comm_wait (a library from before it does not). */
+#define MB_HOST_HAS_COMM_WAIT(host)                                      \
+  ((host)->struct_size >=                                                \
+       offsetof(mb_host_api_t, comm_wait) + sizeof((host)->comm_wait) && \
+   (host)->comm_wait)
 
 /* One kernel invocation. Pointers are device addresses, in the op's operand
  * order (inputs, then outputs); params are resolved (no NONE dtypes). */
