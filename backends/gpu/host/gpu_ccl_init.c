@@ -1,5 +1,5 @@
-/* GPU host layer — ncclCommInitRank (rcclCommInitRank's twin) with a bound
- * on its wait, for gpu_ccl.c.
+/* GPU host layer — ncclCommInitRank (RCCL's too: it keeps NCCL's names)
+ * with a bound on its wait, for gpu_ccl.c.
  *
  * The call returns once every rank has joined the communicator, and NCCL
  * puts no time limit on that: a rank that died after the unique id went
