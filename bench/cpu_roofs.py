@@ -413,7 +413,7 @@ def build_rows(results, devices, torch_doc, cached=None, more=(), shapes=None):
             mem.append([label(r), fmt(g), fmt(share),
                         ", ".join(fmt(v) for v in each) if len(rounds) > 1 else "-",
                         fmt(gc), fmt(pct(gc, copy)),
-                        "-" if ceil is None else "%.0f (%s)" % (ceil, why_ceil),
+                        "-" if ceil is None else "%.1f (%s)" % (ceil, why_ceil),
                         "-" if target is None else "≥ %g %%" % target,
                         v, bound_by(v, ceil, pct(gc, copy)),
                         check, fmt(tg),

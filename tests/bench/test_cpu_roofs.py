@@ -121,7 +121,6 @@ class Arithmetic(unittest.TestCase):
         self.assertEqual(mem["copy"][1:6], ["40.0", "100.0", "-", "-", "-"])
         # 30 / 40 = 75 %: under 85 %; in cache 20 GB/s, 50 % of copy.
         q = mem["quantize → f8e4m3, row"]
-        # (no mem_shapes output: no traffic ceiling)
         # (no mem_shapes output: no traffic ceiling); 50 % in cache too:
         # the arithmetic is the bound.
         self.assertEqual(q[1:11], ["30.0", "75.0", "-", "20.0", "50.0", "-", "≥ 85 %",
@@ -177,19 +176,19 @@ class Arithmetic(unittest.TestCase):
                                 {"commands": ["x"]}, None, (), shapes_md)
         mem = {r[0]: r[6] for r in tables(text)[tuple(cpu_roofs.MEMORY_HEADER)]}
         self.assertEqual(mem["copy"], "-")
-        self.assertEqual(mem["quantize → i8, row"], "95 (narrow)")
-        self.assertEqual(mem["quantize → i8, tensor, static"], "95 (narrow)")
+        self.assertEqual(mem["quantize → i8, row"], "95.0 (narrow)")
+        self.assertEqual(mem["quantize → i8, tensor, static"], "95.0 (narrow)")
         # 3 bytes an element counted, 2 / 30 + 3 / 38 ns moved: 20.6 GB/s.
         twice = 100 * 3 / (2 / 30 + 3 / 38) / 40
-        self.assertEqual(mem["quantize → i8, tensor"], "%.0f (X read twice)" % twice)
-        self.assertEqual(mem["quantize → i8, row, transposed"], "%.0f (X read twice)" % twice)
+        self.assertEqual(mem["quantize → i8, tensor"], "%.1f (X read twice)" % twice)
+        self.assertEqual(mem["quantize → i8, row, transposed"], "%.1f (X read twice)" % twice)
         i4 = 100 * 2.5 / (2 / 30 + 2.5 / 38) / 40  # half a byte a code
-        self.assertEqual(mem["quantize → i4, col"], "%.0f (X read twice)" % i4)
-        self.assertEqual(mem["dequantize i8 → bf16, row"], "90 (widen)")
-        self.assertEqual(mem["dequantize i4 → bf16, group 128"], "80 (widen 1 -> 4)")
-        self.assertEqual(mem["add"], "85 (2 reads : 1 write)")
-        self.assertEqual(mem["silu_mul"], "85 (2 reads : 1 write)")
-        self.assertEqual(mem["softmax"], "100 (copy's)")
+        self.assertEqual(mem["quantize → i4, col"], "%.1f (X read twice)" % i4)
+        self.assertEqual(mem["dequantize i8 → bf16, row"], "90.0 (widen)")
+        self.assertEqual(mem["dequantize i4 → bf16, group 128"], "80.0 (widen 1 -> 4)")
+        self.assertEqual(mem["add"], "85.0 (2 reads : 1 write)")
+        self.assertEqual(mem["silu_mul"], "85.0 (2 reads : 1 write)")
+        self.assertEqual(mem["softmax"], "100.0 (copy's)")
         self.assertIn("Traffic ceiling: the share of copy's rate", text)
         self.assertIn("read only 30.0 GB/s", text)
 
@@ -414,7 +413,7 @@ class TinyRun(unittest.TestCase):
             if r["op"] != "copy":
                 self.assertEqual(row[8], "pass" if share >= 85 else "FAIL")
                 # the traffic ceiling, from mem_shapes beside mbench
-                self.assertRegex(row[6], r"^[0-9]+ \(", r["name"])
+                self.assertRegex(row[6], r"^[0-9]+\.[0-9] \(", r["name"])
             checked += 1
         self.assertEqual(len(round2), checked)  # the memory-bound entries alone
         # Every memory-bound row ran in cache too, at the in-cache shape.
