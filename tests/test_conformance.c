@@ -169,7 +169,7 @@ static const conf_case_t k_cases[] = {
     {"attention", S5KV(1, 8, 33, 33, 64, 4), "f32", N, N, N, N, N, N,
      MB_PARAM_BSHD},
     /* bf16 past the oneDNN kernel's tiles (cpu_attention_onednn.c: 128
-     * queries x 256 keys, 128 causal): several query and key blocks, a
+     * queries x 256 keys, 128 on causal diagonals): several query and key blocks, a
      * partial last one of each, Sq != Skv, both layouts, with and without
      * the mask, grouped-query; a wrong online-softmax rescale, mask or
      * tail copy fails the reference */
@@ -180,6 +180,11 @@ static const conf_case_t k_cases[] = {
      MB_PARAM_BSHD | MB_PARAM_CAUSAL},
     {"attention", S5(1, 2, 257, 513, 16), "bf16", N, N, N, N, N, N,
      MB_PARAM_BSHD},
+    /* Sq = Skv, causal: every other query block's diagonal key block on
+     * the half-block matmuls (128 keys), one of them the last block, in
+     * place where the full block is padded */
+    {"attention", S5(1, 2, 384, 384, 32), "bf16", N, N, N, N, N, N,
+     MB_PARAM_CAUSAL},
     {"copy", S2(257, 129), "f32", N, N, N, N, N, N, 0},
     {"copy", S2(3, 1000), "bf16", N, N, N, N, N, N, 0},
     {"copy", S2(64, 64), "f8e4m3", N, N, N, N, N, N, 0},

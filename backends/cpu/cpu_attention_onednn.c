@@ -34,7 +34,10 @@
  * Causal (bottom-right aligned, query i sees keys j <= i + Skv - Sq): key
  * blocks past the query block's last visible key are skipped, the others
  * masked per row. FLOPs are the op's (unmasked pairs only), so the masked
- * part of the diagonal blocks is work not credited. */
+ * part of the diagonal blocks is work not credited. A key block whose
+ * visible keys all lie in its first half (the diagonal block of every
+ * other query block at Sq = Skv) runs on a second pair of matmuls over
+ * half as many keys, KT / 2, its half of K and V packed for them too. */
 #include "cpu_attention.h"
 #include "cpu_attention_tile.h"
 #include "cpu_onednn.h"
@@ -51,16 +54,18 @@ enum { AQ = MB_ATT_AQ, NT = MB_ATT_NT };
 #define MB_ATT_PACK_BYTES ((size_t)1 << 20)
 
 /* The matmuls S = Q K^T and C = P V, on packed weights; the reorders that
- * pack a K^T or V block from the input in place or from the padded copy. */
+ * pack a K^T or V block from the input in place or from the padded copy;
+ * each over a whole key block (FULL) and, causal, its first half (HALF). */
 enum { QK, PV, NMM };
 enum { R_K, R_KPAD, R_V, R_VPAD, NRE };
+enum { FULL, HALF, NV };
 
 typedef struct thread_bufs {
   mb_att_tile_t tile;
   dnnl_stream_t stream;
-  dnnl_memory_t src[NMM], wei[NMM], dst[NMM], scratch[NMM];
-  dnnl_memory_t rsrc[NRE], rdst[NMM]; /* the reorders' ends */
-  uint16_t *q;                        /* AQ x d bf16 */
+  dnnl_memory_t src[NV][NMM], wei[NV][NMM], dst[NV][NMM], scratch[NV][NMM];
+  dnnl_memory_t rsrc[NV][NRE], rdst[NV][NMM]; /* the reorders' ends */
+  uint16_t *q;                                /* AQ x d bf16 */
   uint16_t *kpad; /* kt x d: the last key block, zero padded */
   uint16_t *vpad; /* kt x d */
 } thread_bufs_t;
@@ -70,24 +75,29 @@ typedef struct attention_dnnl {
   int64_t heads, ld, kv_heads, kv_ld;
   int64_t group; /* K/V heads packed at a time */
   int causal, bshd;
+  int nv; /* matmul variants: FULL, and HALF when causal */
   mb_att_softmax_fn softmax;
   mb_att_accumulate_fn accumulate;
   unsigned threads;
   mb_cpu_state_t *st; /* for the run's error message */
-  dnnl_primitive_t mm[NMM], re[NRE];
-  dnnl_memory_desc_t packed[NMM]; /* a packed K^T block, V block */
-  size_t psize[NMM];              /* their bytes */
-  char *pack;                     /* group x nblk x (K^T block, V block) */
+  dnnl_primitive_t mm[NV][NMM], re[NV][NRE];
+  dnnl_memory_desc_t packed[NV][NMM]; /* a packed K^T block, V block */
+  size_t psize[NV][NMM];              /* their bytes */
+  size_t block;                       /* a key block's in the pack */
+  char *pack; /* group x nblk x (K^T, V; causal, their halves too) */
   thread_bufs_t *t;
 } attention_dnnl_t;
 
 static void release_bufs(thread_bufs_t *t) {
-  dnnl_memory_t *mems[] = {t->src, t->wei, t->dst, t->scratch, t->rdst};
-  for (size_t g = 0; g < sizeof mems / sizeof *mems; ++g)
-    for (int i = 0; i < NMM; ++i)
-      if (mems[g][i]) dnnl_memory_destroy(mems[g][i]);
-  for (int i = 0; i < NRE; ++i)
-    if (t->rsrc[i]) dnnl_memory_destroy(t->rsrc[i]);
+  for (int v = 0; v < NV; ++v) {
+    dnnl_memory_t *mems[] = {t->src[v], t->wei[v], t->dst[v], t->scratch[v],
+                             t->rdst[v]};
+    for (size_t g = 0; g < sizeof mems / sizeof *mems; ++g)
+      for (int i = 0; i < NMM; ++i)
+        if (mems[g][i]) dnnl_memory_destroy(mems[g][i]);
+    for (int i = 0; i < NRE; ++i)
+      if (t->rsrc[v][i]) dnnl_memory_destroy(t->rsrc[v][i]);
+  }
   if (t->stream) dnnl_stream_destroy(t->stream);
   free(t->q);
   free(t->tile.s);
@@ -104,10 +114,12 @@ void mb__cpu_attention_onednn_release(void *kstate) {
   if (!k) return;
   if (k->t)
     for (unsigned i = 0; i < k->threads; ++i) release_bufs(&k->t[i]);
-  for (int i = 0; i < NMM; ++i)
-    if (k->mm[i]) dnnl_primitive_destroy(k->mm[i]);
-  for (int i = 0; i < NRE; ++i)
-    if (k->re[i]) dnnl_primitive_destroy(k->re[i]);
+  for (int v = 0; v < NV; ++v) {
+    for (int i = 0; i < NMM; ++i)
+      if (k->mm[v][i]) dnnl_primitive_destroy(k->mm[v][i]);
+    for (int i = 0; i < NRE; ++i)
+      if (k->re[v][i]) dnnl_primitive_destroy(k->re[v][i]);
+  }
   free(k->pack);
   free(k->t);
   free(k);
@@ -120,10 +132,15 @@ static dnnl_status_t md(dnnl_memory_desc_t *d, int64_t rows, int64_t cols,
   return dnnl_memory_desc_init_by_strides(d, 2, dims, dt, strides);
 }
 
+/* Keys a block of variant v. */
+static int64_t kt_of(const attention_dnnl_t *k, int v) {
+  return v == HALF ? k->kt / 2 : k->kt;
+}
+
 /* Matmul i's src and dst (its weights: the layout oneDNN picks). */
-static dnnl_status_t mm_mds(const attention_dnnl_t *k, int i,
+static dnnl_status_t mm_mds(const attention_dnnl_t *k, int v, int i,
                             dnnl_memory_desc_t *src, dnnl_memory_desc_t *dst) {
-  const int64_t d = k->d, kt = k->kt, rows = i == QK ? AQ : NT * AQ;
+  const int64_t d = k->d, kt = kt_of(k, v), rows = i == QK ? AQ : NT * AQ;
   const int64_t in = i == QK ? d : kt, out = i == QK ? kt : d;
   const dnnl_status_t s = md(src, rows, in, dnnl_bf16, in, 1);
   return s == dnnl_success ? md(dst, rows, out, dnnl_f32, out, 1) : s;
@@ -131,29 +148,31 @@ static dnnl_status_t mm_mds(const attention_dnnl_t *k, int i,
 
 /* Reorder i's source: K^T (d x kt) or V (kt x d), in place (rows kv_ld
  * apart) or the padded copy (d apart). */
-static dnnl_status_t re_md(const attention_dnnl_t *k, int i,
+static dnnl_status_t re_md(const attention_dnnl_t *k, int v, int i,
                            dnnl_memory_desc_t *m) {
-  const int64_t ld = i == R_K || i == R_V ? k->kv_ld : k->d;
-  return i == R_K || i == R_KPAD ? md(m, k->d, k->kt, dnnl_bf16, 1, ld)
-                                 : md(m, k->kt, k->d, dnnl_bf16, ld, 1);
+  const int64_t ld = i == R_K || i == R_V ? k->kv_ld : k->d, kt = kt_of(k, v);
+  return i == R_K || i == R_KPAD ? md(m, k->d, kt, dnnl_bf16, 1, ld)
+                                 : md(m, kt, k->d, dnnl_bf16, ld, 1);
 }
 
 static const char *const k_mm_names[NMM] = {"attention Q K^T", "attention P V"};
 
-/* Creates matmul i (its weights' packed layout into k->packed[i]) and the
- * two reorders that pack them; `scratch` gets the matmul's scratchpad. */
-static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
+/* Creates matmul i of variant v (its weights' packed layout into
+ * k->packed[v][i]) and the two reorders that pack them; `scratch` gets the
+ * matmul's scratchpad. */
+static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int v, int i,
                          dnnl_memory_desc_t *scratch) {
-  const int64_t rows = i == QK ? AQ : NT * AQ;
+  const int64_t rows = i == QK ? AQ : NT * AQ, kt = kt_of(k, v);
   mb_status_t status = mb__cpu_onednn_packed_matmul(
-      st, k_mm_names[i], rows, i == QK ? k->d : k->kt, i == QK ? k->kt : k->d,
-      &k->mm[i], &k->packed[i], scratch);
-  if (status == MB_OK) k->psize[i] = dnnl_memory_desc_get_size(&k->packed[i]);
+      st, k_mm_names[i], rows, i == QK ? k->d : kt, i == QK ? kt : k->d,
+      &k->mm[v][i], &k->packed[v][i], scratch);
+  if (status == MB_OK)
+    k->psize[v][i] = dnnl_memory_desc_get_size(&k->packed[v][i]);
   for (int r = 2 * i; r < 2 * i + 2 && status == MB_OK; ++r) {
     dnnl_memory_desc_t from;
-    if (re_md(k, r, &from) != dnnl_success) return MB_ERR_BACKEND;
-    status = mb__cpu_onednn_reorder(st, k_mm_names[i], &from, &k->packed[i],
-                                    &k->re[r]);
+    if (re_md(k, v, r, &from) != dnnl_success) return MB_ERR_BACKEND;
+    status = mb__cpu_onednn_reorder(st, k_mm_names[i], &from, &k->packed[v][i],
+                                    &k->re[v][r]);
   }
   return status;
 }
@@ -161,7 +180,7 @@ static mb_status_t build(mb_cpu_state_t *st, attention_dnnl_t *k, int i,
 typedef struct build_args {
   mb_cpu_state_t *st;
   attention_dnnl_t *k;
-  dnnl_memory_desc_t *scratch; /* NMM */
+  dnnl_memory_desc_t (*scratch)[NMM]; /* NV x NMM */
 } build_args_t;
 
 /* The primitives, each run by one thread at a time on its own (with that
@@ -169,15 +188,16 @@ typedef struct build_args {
 static mb_status_t build_all(void *arg) {
   const build_args_t *b = arg;
   mb_status_t status = MB_OK;
-  for (int i = 0; i < NMM && status == MB_OK; ++i)
-    status = build(b->st, b->k, i, &b->scratch[i]);
+  for (int v = 0; v < b->k->nv; ++v)
+    for (int i = 0; i < NMM && status == MB_OK; ++i)
+      status = build(b->st, b->k, v, i, &b->scratch[v][i]);
   return status;
 }
 
 /* Thread t's buffers, streams and memory objects. */
 static mb_status_t make_bufs(mb_cpu_state_t *st, attention_dnnl_t *k,
                              thread_bufs_t *t,
-                             const dnnl_memory_desc_t scratch[NMM]) {
+                             const dnnl_memory_desc_t scratch[NV][NMM]) {
   const size_t d = (size_t)k->d, kt = (size_t)k->kt;
   mb_att_tile_t *a = &t->tile;
   t->q = calloc(AQ * d, sizeof *t->q);
@@ -200,33 +220,36 @@ static mb_status_t make_bufs(mb_cpu_state_t *st, attention_dnnl_t *k,
   dnnl_status_t s =
       dnnl_stream_create(&t->stream, st->engine, dnnl_stream_default_flags);
   /* Handles pointed at each block before it runs: the packed blocks, the
-   * in-place K and V (oneDNN only reads through those). */
-  for (int i = 0; i < NMM && s == dnnl_success; ++i) {
-    dnnl_memory_desc_t src, dst;
-    s = mm_mds(k, i, &src, &dst);
-    if (s == dnnl_success)
-      s = dnnl_memory_create(&t->src[i], &src, st->engine,
-                             i == QK ? (void *)t->q : (void *)a->p);
-    if (s == dnnl_success)
-      s = dnnl_memory_create(&t->wei[i], &k->packed[i], st->engine,
-                             DNNL_MEMORY_NONE);
-    if (s == dnnl_success)
-      s = dnnl_memory_create(&t->dst[i], &dst, st->engine,
-                             i == QK ? (void *)a->s : (void *)a->c);
-    if (s == dnnl_success && dnnl_memory_desc_get_size(&scratch[i]) > 0)
-      s = dnnl_memory_create(&t->scratch[i], &scratch[i], st->engine,
-                             DNNL_MEMORY_ALLOCATE);
-    if (s == dnnl_success)
-      s = dnnl_memory_create(&t->rdst[i], &k->packed[i], st->engine,
-                             DNNL_MEMORY_NONE);
-  }
-  for (int r = 0; r < NRE && s == dnnl_success; ++r) {
-    dnnl_memory_desc_t from;
-    void *pad = r == R_KPAD ? t->kpad : r == R_VPAD ? t->vpad : NULL;
-    s = re_md(k, r, &from);
-    if (s == dnnl_success)
-      s = dnnl_memory_create(&t->rsrc[r], &from, st->engine,
-                             pad ? pad : DNNL_MEMORY_NONE);
+   * in-place K and V (oneDNN only reads through those). HALF's S and P
+   * are the first AQ x kt / 2 and NT AQ x kt / 2 of the same buffers. */
+  for (int v = 0; v < k->nv; ++v) {
+    for (int i = 0; i < NMM && s == dnnl_success; ++i) {
+      dnnl_memory_desc_t src, dst;
+      s = mm_mds(k, v, i, &src, &dst);
+      if (s == dnnl_success)
+        s = dnnl_memory_create(&t->src[v][i], &src, st->engine,
+                               i == QK ? (void *)t->q : (void *)a->p);
+      if (s == dnnl_success)
+        s = dnnl_memory_create(&t->wei[v][i], &k->packed[v][i], st->engine,
+                               DNNL_MEMORY_NONE);
+      if (s == dnnl_success)
+        s = dnnl_memory_create(&t->dst[v][i], &dst, st->engine,
+                               i == QK ? (void *)a->s : (void *)a->c);
+      if (s == dnnl_success && dnnl_memory_desc_get_size(&scratch[v][i]) > 0)
+        s = dnnl_memory_create(&t->scratch[v][i], &scratch[v][i], st->engine,
+                               DNNL_MEMORY_ALLOCATE);
+      if (s == dnnl_success)
+        s = dnnl_memory_create(&t->rdst[v][i], &k->packed[v][i], st->engine,
+                               DNNL_MEMORY_NONE);
+    }
+    for (int r = 0; r < NRE && s == dnnl_success; ++r) {
+      dnnl_memory_desc_t from;
+      void *pad = r == R_KPAD ? t->kpad : r == R_VPAD ? t->vpad : NULL;
+      s = re_md(k, v, r, &from);
+      if (s == dnnl_success)
+        s = dnnl_memory_create(&t->rsrc[v][r], &from, st->engine,
+                               pad ? pad : DNNL_MEMORY_NONE);
+    }
   }
   if (s == dnnl_success) return MB_OK;
   MB_CPU_ERROR(st, "cpu/onednn: attention: memory objects: %s",
@@ -263,15 +286,19 @@ mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
   /* 256 keys a block, causal too: 128 would halve the masked work on the
    * diagonal (3 % of the pairs at Sq = Skv = 4096, against 6 %), but the
    * smaller matmuls cost more (on the Zen 4 VM, 4 rounds interleaved:
-   * 47.1 -> 48.6 % of the peak at the median with 256). */
+   * 47.1 -> 48.6 % of the peak at the median with 256). Causal, the
+   * diagonal blocks whose visible keys fit in 128 run on 128 (HALF). */
   k->kt = 256;
+  k->nv = k->causal ? NV : 1;
   k->nblk = (k->skv + k->kt - 1) / k->kt;
   mb__cpu_att_loops(k->kt, &k->softmax, &k->accumulate);
-  dnnl_memory_desc_t scratch[NMM];
+  dnnl_memory_desc_t scratch[NV][NMM];
   build_args_t b = {st, k, scratch};
   status = mb__cpu_onednn_one_thread(build_all, &b);
   if (status == MB_OK) {
-    const size_t head = (size_t)k->nblk * (k->psize[QK] + k->psize[PV]);
+    for (int v = 0; v < k->nv; ++v)
+      k->block += k->psize[v][QK] + k->psize[v][PV];
+    const size_t head = (size_t)k->nblk * k->block;
     const int64_t kvbh = p->shape[0] * kvh;
     k->group = (int64_t)(MB_ATT_PACK_BYTES / head);
     k->group = k->group < 1 ? 1 : k->group > kvbh ? kvbh : k->group;
@@ -292,22 +319,24 @@ mb_status_t mb__cpu_attention_onednn_prepare(void *bstate,
   return MB_OK;
 }
 
-static int matmul(const attention_dnnl_t *k, thread_bufs_t *t, int i,
+static int matmul(const attention_dnnl_t *k, thread_bufs_t *t, int v, int i,
                   void *packed) {
-  const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, t->src[i]},
-                                   {DNNL_ARG_WEIGHTS, t->wei[i]},
-                                   {DNNL_ARG_DST, t->dst[i]},
-                                   {DNNL_ARG_SCRATCHPAD, t->scratch[i]}};
-  return dnnl_memory_set_data_handle(t->wei[i], packed) == dnnl_success &&
-         mb__cpu_onednn_exec(k->mm[i], t->stream, t->scratch[i] ? 4 : 3,
+  const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, t->src[v][i]},
+                                   {DNNL_ARG_WEIGHTS, t->wei[v][i]},
+                                   {DNNL_ARG_DST, t->dst[v][i]},
+                                   {DNNL_ARG_SCRATCHPAD, t->scratch[v][i]}};
+  return dnnl_memory_set_data_handle(t->wei[v][i], packed) == dnnl_success &&
+         mb__cpu_onednn_exec(k->mm[v][i], t->stream, t->scratch[v][i] ? 4 : 3,
                              args) == dnnl_success;
 }
 
-/* Key block j of K/V head g (of the group at g0) in the pack: K^T, V. */
-static char *packed(const attention_dnnl_t *k, int64_t g, int64_t j, int i) {
-  const size_t at =
-      ((size_t)g * (size_t)k->nblk + (size_t)j) * (k->psize[QK] + k->psize[PV]);
-  return k->pack + at + (i == PV ? k->psize[QK] : 0);
+/* Key block j of K/V head g (of the group at g0) in the pack, variant v's
+ * matmul i's weights: K^T, V, then (causal) their halves. */
+static char *packed(const attention_dnnl_t *k, int64_t g, int64_t j, int v,
+                    int i) {
+  size_t at = ((size_t)g * (size_t)k->nblk + (size_t)j) * k->block;
+  for (int u = 0; u < v; ++u) at += k->psize[u][QK] + k->psize[u][PV];
+  return k->pack + at + (i == PV ? k->psize[v][QK] : 0);
 }
 
 /* Packs key block j of K/V head kvbh (batch b, head kvh) into slot g. */
@@ -318,23 +347,24 @@ static int pack_block(const attention_dnnl_t *k, thread_bufs_t *t,
   const size_t off = mb__cpu_att_row(k->bshd, d, b, kvbh % k->kv_heads,
                                      k->kv_heads, k->skv, j0);
   const int64_t kn = k->skv - j0 < k->kt ? k->skv - j0 : k->kt;
-  const int pad = kn < k->kt; /* the last, partial block: zero padded */
-  for (int64_t r = 0; pad && r < kn; ++r) {
+  /* The last, partial block: zero padded (its rows past kn stay zero). */
+  for (int64_t r = 0; kn < k->kt && r < kn; ++r) {
     memcpy(t->kpad + r * d, kp + off + (size_t)(r * k->kv_ld), (size_t)d * 2);
     memcpy(t->vpad + r * d, vp + off + (size_t)(r * k->kv_ld), (size_t)d * 2);
   }
-  for (int i = 0; i < NMM; ++i) {
-    const int r = (i == QK ? R_K : R_V) + pad;
-    const void *from = i == QK ? kp + off : vp + off;
-    const dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, t->rsrc[r]},
-                                     {DNNL_ARG_TO, t->rdst[i]}};
-    if ((!pad && dnnl_memory_set_data_handle(t->rsrc[r], (void *)from) !=
-                     dnnl_success) ||
-        dnnl_memory_set_data_handle(t->rdst[i], packed(k, g, j, i)) !=
-            dnnl_success ||
-        mb__cpu_onednn_exec(k->re[r], t->stream, 2, args) != dnnl_success)
-      return 0;
-  }
+  for (int v = 0; v < k->nv; ++v)
+    for (int i = 0; i < NMM; ++i) {
+      const int pad = kn < kt_of(k, v), r = (i == QK ? R_K : R_V) + pad;
+      const void *from = i == QK ? kp + off : vp + off;
+      const dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, t->rsrc[v][r]},
+                                       {DNNL_ARG_TO, t->rdst[v][i]}};
+      if ((!pad && dnnl_memory_set_data_handle(t->rsrc[v][r], (void *)from) !=
+                       dnnl_success) ||
+          dnnl_memory_set_data_handle(t->rdst[v][i], packed(k, g, j, v, i)) !=
+              dnnl_success ||
+          mb__cpu_onednn_exec(k->re[v][r], t->stream, 2, args) != dnnl_success)
+        return 0;
+    }
   return 1;
 }
 
@@ -358,8 +388,12 @@ static int query_block(const attention_dnnl_t *k, thread_bufs_t *t,
   memset(a->o, 0, (size_t)(AQ * d) * sizeof *a->o);
   const int64_t last = k->causal ? i0 + rows - 1 + off : k->skv - 1;
   for (int64_t j0 = 0; j0 <= last; j0 += kt) {
-    const int64_t kn = k->skv - j0 < kt ? k->skv - j0 : kt;
-    if (!matmul(k, t, QK, packed(k, g, j0 / kt, QK))) return 0;
+    /* Every visible key of the block in its first half: HALF's matmuls. */
+    const int v = k->nv > 1 && last - j0 < kt / 2 ? HALF : FULL;
+    const int64_t kv = kt_of(k, v);
+    const int64_t kn = k->skv - j0 < kv ? k->skv - j0 : kv;
+    a->kt = kv;
+    if (!matmul(k, t, v, QK, packed(k, g, j0 / kt, v, QK))) return 0;
     int64_t see[AQ];
     float alpha[AQ];
     for (int64_t r = 0; r < AQ; ++r) {
@@ -367,7 +401,7 @@ static int query_block(const attention_dnnl_t *k, thread_bufs_t *t,
       see[r] = vis < 0 ? 0 : vis < kn ? vis : kn;
     }
     k->softmax(a, see, alpha);
-    if (!matmul(k, t, PV, packed(k, g, j0 / kt, PV))) return 0;
+    if (!matmul(k, t, v, PV, packed(k, g, j0 / kt, v, PV))) return 0;
     k->accumulate(a, alpha);
   }
   for (int64_t r = 0; r < rows; ++r) {
