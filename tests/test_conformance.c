@@ -169,9 +169,9 @@ static const conf_case_t k_cases[] = {
     {"attention", S5KV(1, 8, 33, 33, 64, 4), "f32", N, N, N, N, N, N,
      MB_PARAM_BSHD},
     /* bf16 past the oneDNN kernel's tiles (cpu_attention_onednn.c: 128
-     * queries x 256 keys, 128 on causal diagonals): several query and key blocks, a
-     * partial last one of each, Sq != Skv, both layouts, with and without
-     * the mask, grouped-query; a wrong online-softmax rescale, mask or
+     * queries x 256 keys, 128 on causal diagonals): several query and key
+     * blocks, a partial last one of each, Sq != Skv, both layouts, with and
+     * without the mask, grouped-query; a wrong online-softmax rescale, mask or
      * tail copy fails the reference */
     {"attention", S5(1, 2, 300, 600, 64), "bf16", N, N, N, N, N, N, 0},
     {"attention", S5(1, 2, 333, 517, 40), "bf16", N, N, N, N, N, N,
