@@ -519,29 +519,22 @@ MB_QV_TARGET static void put_rows(void *q, size_t qe, size_t qld,
 }
 
 /* X's dtype, Q's, and the loops: by X's dtype (amax, amaxv, amaxg, tile)
- * and by both (quant1, quantv, quantg). */
+ * and by both (quant1, quantv, quantg, tileq: none for i4). */
 #define MB__QV_ENTRY(XD, QD, xt, qt, AMAXV, TILEQ)                      \
   {                                                                     \
     XD, QD, amax_##xt, AMAXV, q_##xt##_##qt, qv_##xt##_##qt, tile_##xt, \
         amaxg_##xt, g_##xt##_##qt, TILEQ, put_rows                      \
   }
+/* The four Q dtypes of one X dtype. */
+#define MB__QV_ENTRIES(XD, xt, AMAXV)                                     \
+  MB__QV_ENTRY(XD, MB_DTYPE_F8E4M3, xt, e4m3, AMAXV, tq_##xt##_e4m3),     \
+      MB__QV_ENTRY(XD, MB_DTYPE_F8E5M2, xt, e5m2, AMAXV, tq_##xt##_e5m2), \
+      MB__QV_ENTRY(XD, MB_DTYPE_I8, xt, i8, AMAXV, tq_##xt##_i8),         \
+      MB__QV_ENTRY(XD, MB_DTYPE_I4, xt, i4, AMAXV, NULL)
 static const mb_cpu_qvec_t k_vec[] = {
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E4M3, bf16, e4m3, amaxv_bf16,
-                 tq_bf16_e4m3),
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_F8E5M2, bf16, e5m2, amaxv_bf16,
-                 tq_bf16_e5m2),
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I8, bf16, i8, amaxv_bf16, tq_bf16_i8),
-    MB__QV_ENTRY(MB_DTYPE_BF16, MB_DTYPE_I4, bf16, i4, amaxv_bf16, NULL),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E4M3, f16, e4m3, NULL, tq_f16_e4m3),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_F8E5M2, f16, e5m2, NULL, tq_f16_e5m2),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I8, f16, i8, NULL, tq_f16_i8),
-    MB__QV_ENTRY(MB_DTYPE_F16, MB_DTYPE_I4, f16, i4, NULL, NULL),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E4M3, f32, e4m3, amaxv_f32,
-                 tq_f32_e4m3),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_F8E5M2, f32, e5m2, amaxv_f32,
-                 tq_f32_e5m2),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I8, f32, i8, amaxv_f32, tq_f32_i8),
-    MB__QV_ENTRY(MB_DTYPE_F32, MB_DTYPE_I4, f32, i4, amaxv_f32, NULL),
+    MB__QV_ENTRIES(MB_DTYPE_BF16, bf16, amaxv_bf16),
+    MB__QV_ENTRIES(MB_DTYPE_F16, f16, NULL),
+    MB__QV_ENTRIES(MB_DTYPE_F32, f32, amaxv_f32),
 };
 
 /* F16C, CPUID leaf 1 ECX bit 29: clang's __builtin_cpu_supports does not
